@@ -1,0 +1,326 @@
+"""Embedded :class:`~ragline.ports.VectorStore`: one SQLite file, FTS5 BM25 + exact cosine in numpy.
+
+Every scope (tenant, namespace) shares the file. Scoping is enforced here, not by callers:
+
+- keyword search matches an indexed *scope token* (a hash of tenant and namespace) AND the terms, with
+  the scope column weighted 0 in ``bm25()``, so FTS5 never even visits another scope's rows;
+- semantic search runs over a contiguous float32 matrix holding only this scope's vectors, so a query
+  is one matrix-vector product. The matrix is rebuilt when the scope's ``generation`` (bumped on
+  every write, also by other processes) moves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragline import errors
+from ragline.adapters.sqlite_store_sql import SCHEMA, fts_query
+from ragline.domain.fusion import rrf_fuse
+from ragline.domain.models import (
+    Chunk,
+    ChunkMetadata,
+    HybridQuery,
+    KeywordQuery,
+    MetadataFilter,
+    ScoreBreakdown,
+    SearchHit,
+    SearchQuery,
+    SemanticQuery,
+    StoreCapabilities,
+    TenantScope,
+)
+
+_COLUMNS = "c.rowid, c.document_id, c.seq, c.text, c.metadata"
+
+
+def scope_token(scope: TenantScope) -> str:
+    """A single FTS token naming the scope (ids may hold ``-``/``.``, which FTS would split)."""
+    digest = hashlib.sha256(f"{scope.tenant_id}\0{scope.namespace_id}".encode()).hexdigest()
+    return f"s{digest[:24]}"
+
+
+@dataclass
+class _Matrix:
+    generation: int
+    rowids: NDArray[np.int64]
+    vectors: NDArray[np.float32]
+    document_ids: NDArray[np.object_]
+    filenames: NDArray[np.object_]
+
+
+class SqliteVectorStoreProvider:
+    """Owns the connection and the per-scope vector matrices; hands out scope-bound stores."""
+
+    def __init__(self, path: Path | str, *, dimension: int) -> None:
+        self.path = Path(path)
+        self.dimension = dimension
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self._matrices: dict[TenantScope, _Matrix] = {}
+
+    def connection(self) -> sqlite3.Connection:
+        with self._lock:
+            if self._conn is None:
+                if str(self.path) != ":memory:":
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(SCHEMA)
+                self._conn = conn
+            return self._conn
+
+    def scoped(self, scope: TenantScope) -> SqliteVectorStore:
+        return SqliteVectorStore(self, scope)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            self._matrices.clear()
+
+    def matrix(self, scope: TenantScope) -> _Matrix:
+        """This scope's vectors, reloaded only when another write moved its generation."""
+        with self._lock:
+            conn = self.connection()
+            row = conn.execute(
+                "SELECT generation FROM scopes WHERE tenant_id=? AND namespace_id=?",
+                (scope.tenant_id, scope.namespace_id),
+            ).fetchone()
+            generation = row[0] if row else 0
+            cached = self._matrices.get(scope)
+            if cached is not None and cached.generation == generation:
+                return cached
+            rows = conn.execute(
+                "SELECT rowid, document_id, filename, embedding FROM chunks"
+                " WHERE tenant_id=? AND namespace_id=? ORDER BY rowid",
+                (scope.tenant_id, scope.namespace_id),
+            ).fetchall()
+            vectors = np.empty((len(rows), self.dimension), dtype=np.float32)
+            for i, r in enumerate(rows):
+                vectors[i] = np.frombuffer(r[3], dtype=np.float32)
+            built = _Matrix(
+                generation=generation,
+                rowids=np.array([r[0] for r in rows], dtype=np.int64),
+                vectors=vectors,
+                document_ids=np.array([r[1] for r in rows], dtype=object),
+                filenames=np.array([r[2] for r in rows], dtype=object),
+            )
+            self._matrices[scope] = built
+            return built
+
+
+class SqliteVectorStore:
+    """A scope-bound view of the SQLite store (see the module docstring for how scoping holds)."""
+
+    def __init__(self, provider: SqliteVectorStoreProvider, scope: TenantScope) -> None:
+        self._p = provider
+        self.scope = scope
+        self._token = scope_token(scope)
+
+    def capabilities(self) -> StoreCapabilities:
+        return StoreCapabilities()
+
+    # -- writes -------------------------------------------------------------------------------
+    def upsert(self, chunks: Sequence[Chunk]) -> int:
+        rows = [self._row(c) for c in chunks]
+        if not rows:
+            return 0
+        with self._p._lock:
+            conn = self._p.connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(
+                    "INSERT INTO chunks (tenant_id, namespace_id, scope_token, document_id, seq, filename,"
+                    " text, metadata, embedding) VALUES (?,?,?,?,?,?,?,?,?)"
+                    " ON CONFLICT(tenant_id, namespace_id, document_id, seq) DO UPDATE SET"
+                    " filename=excluded.filename, text=excluded.text, metadata=excluded.metadata,"
+                    " embedding=excluded.embedding",
+                    rows,
+                )
+                self._bump(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return len(rows)
+
+    def _row(self, c: Chunk) -> tuple[object, ...]:
+        if c.embedding is None or len(c.embedding) != self._p.dimension:
+            raise errors.EmbeddingMismatch(
+                "chunk embedding does not match the store's dimension",
+                chunk_id=c.id,
+                expected=self._p.dimension,
+                got=None if c.embedding is None else len(c.embedding),
+            )
+        vec = np.asarray(c.embedding, dtype=np.float32)
+        return (
+            self.scope.tenant_id,
+            self.scope.namespace_id,
+            self._token,
+            c.document_id,
+            c.sequence_number,
+            c.metadata.filename,
+            c.text,
+            c.metadata.model_dump_json(),
+            vec.tobytes(),
+        )
+
+    def delete_document(self, document_id: str, *, keep_below: int = 0) -> int:
+        with self._p._lock:
+            conn = self._p.connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                cur = conn.execute(
+                    "DELETE FROM chunks WHERE tenant_id=? AND namespace_id=? AND document_id=? AND seq>=?",
+                    (self.scope.tenant_id, self.scope.namespace_id, document_id, keep_below),
+                )
+                if cur.rowcount:
+                    self._bump(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            return cur.rowcount
+
+    def _bump(self, conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "INSERT INTO scopes (tenant_id, namespace_id, generation) VALUES (?,?,1)"
+            " ON CONFLICT(tenant_id, namespace_id) DO UPDATE SET generation=generation+1",
+            (self.scope.tenant_id, self.scope.namespace_id),
+        )
+
+    # -- reads --------------------------------------------------------------------------------
+    def count(self, document_id: str | None = None) -> int:
+        sql = "SELECT count(*) FROM chunks WHERE tenant_id=? AND namespace_id=?"
+        args: list[object] = [self.scope.tenant_id, self.scope.namespace_id]
+        if document_id is not None:
+            sql += " AND document_id=?"
+            args.append(document_id)
+        with self._p._lock:
+            return int(self._p.connection().execute(sql, args).fetchone()[0])
+
+    def neighbors(self, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5) -> list[Chunk]:
+        with self._p._lock:
+            rows = (
+                self._p.connection()
+                .execute(
+                    f"SELECT {_COLUMNS} FROM chunks c WHERE c.tenant_id=? AND c.namespace_id=?"
+                    " AND c.document_id=? AND c.seq BETWEEN ? AND ? ORDER BY c.seq",
+                    (
+                        self.scope.tenant_id,
+                        self.scope.namespace_id,
+                        document_id,
+                        sequence_number - before,
+                        sequence_number + after,
+                    ),
+                )
+                .fetchall()
+            )
+        return [_chunk(r) for r in rows]
+
+    def search(self, query: SearchQuery) -> list[SearchHit]:
+        if isinstance(query, SemanticQuery):
+            return self._semantic(query.vector, query.k, query.filters)
+        if isinstance(query, KeywordQuery):
+            return self._keyword(query.text, query.k, query.filters)
+        assert isinstance(query, HybridQuery)
+        semantic = self._semantic(query.vector, query.candidates, query.filters)
+        keyword = self._keyword(query.text, query.candidates, query.filters)
+        return rrf_fuse(semantic, keyword, k=query.rrf_k, limit=query.k)
+
+    def _semantic(self, vector: Sequence[float], k: int, filters: MetadataFilter) -> list[SearchHit]:
+        m = self._p.matrix(self.scope)
+        q = np.asarray(vector, dtype=np.float32)
+        if q.shape != (self._p.dimension,):
+            raise errors.EmbeddingMismatch(
+                "query vector does not match the store's dimension", expected=self._p.dimension, got=q.size
+            )
+        if not len(m.rowids):
+            return []
+        scores = m.vectors @ (q / (np.linalg.norm(q) or 1.0))
+        mask = _filter_mask(m, filters)
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+        k = min(k, int(np.isfinite(scores).sum()))
+        if k <= 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((m.rowids[top], -scores[top]))]
+        chunks = self._by_rowid([int(m.rowids[i]) for i in top])
+        return [
+            SearchHit(
+                chunk=chunks[int(m.rowids[i])],
+                score=float(scores[i]),
+                breakdown=ScoreBreakdown(semantic_rank=rank, semantic_score=float(scores[i])),
+            )
+            for rank, i in enumerate(top, start=1)
+        ]
+
+    def _keyword(self, text: str, k: int, filters: MetadataFilter) -> list[SearchHit]:
+        terms = fts_query(text)
+        if not terms:
+            return []
+        sql = (
+            f"SELECT {_COLUMNS}, bm25(chunks_fts, 0.0, 1.0) AS s FROM chunks_fts"
+            " JOIN chunks c ON c.rowid = chunks_fts.rowid"
+            " WHERE chunks_fts MATCH ? AND c.tenant_id=? AND c.namespace_id=?"
+        )
+        args: list[object] = [f"scope_token:{self._token} AND ({terms})", self.scope.tenant_id, self.scope.namespace_id]
+        for column, values in (("document_id", filters.document_ids), ("filename", filters.filenames)):
+            if values:
+                sql += f" AND c.{column} IN ({','.join('?' * len(values))})"
+                args.extend(values)
+        sql += " ORDER BY s, c.rowid LIMIT ?"
+        args.append(k)
+        with self._p._lock:
+            rows = self._p.connection().execute(sql, args).fetchall()
+        return [
+            SearchHit(
+                chunk=_chunk(r),
+                score=-float(r[5]),
+                breakdown=ScoreBreakdown(keyword_rank=rank, keyword_score=-float(r[5])),
+            )
+            for rank, r in enumerate(rows, start=1)
+        ]
+
+    def _by_rowid(self, rowids: list[int]) -> dict[int, Chunk]:
+        with self._p._lock:
+            rows = (
+                self._p.connection()
+                .execute(
+                    f"SELECT {_COLUMNS} FROM chunks c WHERE c.rowid IN ({','.join('?' * len(rowids))})"
+                    " AND c.tenant_id=? AND c.namespace_id=?",
+                    [*rowids, self.scope.tenant_id, self.scope.namespace_id],
+                )
+                .fetchall()
+            )
+        return {int(r[0]): _chunk(r) for r in rows}
+
+
+def _filter_mask(m: _Matrix, filters: MetadataFilter) -> NDArray[np.bool_] | None:
+    mask: NDArray[np.bool_] | None = None
+    for values, column in ((filters.document_ids, m.document_ids), (filters.filenames, m.filenames)):
+        if values:
+            hit = np.isin(column, np.array(values, dtype=object))
+            mask = hit if mask is None else mask & hit
+    return mask
+
+
+def _chunk(r: sqlite3.Row | tuple[object, ...]) -> Chunk:
+    return Chunk(
+        document_id=str(r[1]),
+        sequence_number=int(r[2]),  # type: ignore[call-overload]
+        text=str(r[3]),
+        metadata=ChunkMetadata.model_validate(json.loads(str(r[4]))),
+    )

@@ -1,0 +1,73 @@
+"""Settings: the only place that reads the environment.
+
+Everything configurable is a field here, read once by :func:`load_settings` and passed down by the
+composition root. Nothing else in Ragline touches ``os.environ``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Runtime settings; ``RAGLINE_*`` env vars (plus the OpenAI ones) override the defaults."""
+
+    model_config = SettingsConfigDict(env_prefix="RAGLINE_", extra="ignore", frozen=True)
+
+    backend: Literal["embedded", "aws"] = "embedded"
+    home: Path = Path(".ragline")
+    """Folder holding all embedded state (store, ledger, objects, caches)."""
+
+    store: Literal["auto", "sqlite", "opensearch"] = "auto"
+    """Vector store; ``auto`` = sqlite for the embedded backend, opensearch for aws."""
+    opensearch_url: str = ""
+    opensearch_auth: Literal["none", "basic", "sigv4"] = "none"
+    opensearch_username: str = ""
+    opensearch_password: SecretStr = SecretStr("")
+    opensearch_service: Literal["es", "aoss"] = "es"
+    opensearch_index_prefix: str = "ragline-chunks"
+    opensearch_refresh: Literal["false", "true", "wait_for"] = "false"
+    aws_region: str = Field(default="us-east-1", validation_alias=AliasChoices("RAGLINE_AWS_REGION", "AWS_REGION"))
+
+    openai_api_key: SecretStr = Field(
+        default=SecretStr(""), validation_alias=AliasChoices("RAGLINE_OPENAI_API_KEY", "OPENAI_API_KEY")
+    )
+    openai_base_url: str = Field(
+        default="", validation_alias=AliasChoices("RAGLINE_OPENAI_BASE_URL", "OPENAI_BASE_URL")
+    )
+    chat_model: str = "gpt-4o-mini"
+    embedding_provider: Literal["auto", "local", "openai"] = "local"
+    """The embedder is fixed per namespace (vectors must match), so it never follows the chat key."""
+    openai_embedding_model: str = "text-embedding-3-small"
+    llm_timeout_s: float = 60.0
+    llm_max_retries: int = 3
+    max_output_tokens: int = 5000
+
+    chunk_tokens: int = 200
+    chunk_overlap_tokens: int = 32
+    max_document_bytes: int = 50 * 1024 * 1024
+    embed_batch_size: int = 32
+    rrf_k: int = 60
+    default_top_k: int = 10
+
+    @property
+    def llm_configured(self) -> bool:
+        """True when an OpenAI-compatible endpoint should replace the offline extractive model."""
+        return bool(self.openai_api_key.get_secret_value() or self.openai_base_url)
+
+    @property
+    def resolved_store(self) -> Literal["sqlite", "opensearch"]:
+        if self.store != "auto":
+            return self.store
+        return "opensearch" if self.backend == "aws" else "sqlite"
+
+
+@lru_cache(maxsize=1)
+def load_settings() -> Settings:
+    """Read the environment once per process."""
+    return Settings()

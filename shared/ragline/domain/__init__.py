@@ -1,0 +1,1 @@
+"""Pure types and algorithms: no I/O, no vendor SDKs."""

@@ -1,0 +1,124 @@
+"""One error tree. Every error Ragline raises on purpose is a :class:`RaglineError` with a stable code.
+
+HTTP statuses are assigned at the edge (:mod:`ragline.http`), from ``code`` alone; nothing ever
+matches on message text.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class RaglineError(Exception):
+    """Base of all Ragline errors: a stable machine ``code``, a human message, optional details."""
+
+    code: ClassVar[str] = "internal_error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        """The one JSON error shape: ``{"error": {"code", "message", "details"}}``."""
+        return {"error": {"code": self.code, "message": self.message, "details": self.details}}
+
+
+class InvalidRequest(RaglineError):
+    """The caller sent something malformed (bad field, bad mode, empty query)."""
+
+    code = "invalid_request"
+
+
+class Unauthorized(RaglineError):
+    """No or unknown credentials."""
+
+    code = "unauthorized"
+
+
+class Forbidden(RaglineError):
+    """Credentials are valid but lack the scope or namespace access."""
+
+    code = "forbidden"
+
+
+class NotFound(RaglineError):
+    """A tenant, namespace, document or path that does not exist (for this caller)."""
+
+    code = "not_found"
+
+
+class NamespaceNotFound(NotFound):
+    """The namespace does not exist in this tenant's store."""
+
+    code = "namespace_not_found"
+
+
+class Conflict(RaglineError):
+    """The request conflicts with stored state (e.g. an embedding model mismatch)."""
+
+    code = "conflict"
+
+
+class EmbeddingMismatch(Conflict):
+    """Vectors of another model or dimension would corrupt the namespace; refused."""
+
+    code = "embedding_mismatch"
+
+
+class DocumentTooLarge(RaglineError):
+    """The document exceeds the configured size limit."""
+
+    code = "document_too_large"
+
+
+class UnsupportedDocument(RaglineError):
+    """No parser for this file type."""
+
+    code = "unsupported_document"
+
+
+class UnreadableDocument(RaglineError):
+    """The parser could not read the file (corrupt, encrypted, not what its extension says)."""
+
+    code = "unreadable_document"
+
+
+class EmptyDocument(RaglineError):
+    """The file parsed but holds no text to index."""
+
+    code = "empty_document"
+
+
+class QuotaExceeded(RaglineError):
+    """The tenant has used its quota for the period."""
+
+    code = "quota_exceeded"
+
+
+class Throttled(RaglineError):
+    """A dependency asked us to slow down; safe to retry later."""
+
+    code = "throttled"
+
+
+class DependencyUnavailable(RaglineError):
+    """A dependency (store, model endpoint) is down or timed out; retryable."""
+
+    code = "dependency_unavailable"
+
+
+class DependencyFailed(RaglineError):
+    """A dependency rejected a request Ragline built (a bug or a misconfiguration, not retryable)."""
+
+    code = "dependency_failed"
+
+
+class ConfigurationError(RaglineError):
+    """Settings are inconsistent or a required setting is missing."""
+
+    code = "configuration_error"
+
+
+RETRYABLE: tuple[type[RaglineError], ...] = (Throttled, DependencyUnavailable)
+"""Errors a caller may retry with backoff (SQS redelivery, client retries)."""

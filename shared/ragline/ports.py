@@ -1,0 +1,153 @@
+"""Ports: the small Protocols the core depends on. Their docstrings are the contracts.
+
+Every port has an embedded implementation (no servers) and a production one, and one contract-test
+suite in ``tests/contract`` that both pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
+from ragline.domain.models import Chunk, RunUsage, SearchHit, SearchQuery, StoreCapabilities, TenantScope
+from ragline.domain.tenancy import Namespace
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Chunks of one tenant's namespace; the scope is bound at construction, never per call.
+
+    Contract:
+    - ``upsert`` inserts or replaces chunks by id (``{document_id}#{sequence_number}``); every chunk
+      carries an embedding of the store's dimension. Replacing a document's chunks with fewer chunks
+      is done by ``upsert`` then ``delete_document(..., keep_below=n)`` so readers never see zero.
+    - ``search`` honours the query's mode; every hit carries a :class:`ScoreBreakdown` for the legs
+      that produced it; no hit ever belongs to another tenant or namespace.
+    - ``neighbors`` returns the document's chunks with sequence numbers in
+      ``[seq - before, seq + after]``, ordered by sequence number.
+    - Writes are visible to the next ``search`` from the same process (read-your-writes).
+    """
+
+    scope: TenantScope
+
+    def capabilities(self) -> StoreCapabilities: ...
+
+    def upsert(self, chunks: Sequence[Chunk]) -> int: ...
+
+    def delete_document(self, document_id: str, *, keep_below: int = 0) -> int:
+        """Delete the document's chunks with ``sequence_number >= keep_below``; returns how many."""
+        ...
+
+    def search(self, query: SearchQuery) -> list[SearchHit]: ...
+
+    def neighbors(self, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5) -> list[Chunk]:
+        ...
+
+    def count(self, document_id: str | None = None) -> int:
+        """Chunks in the scope (or in one document of it)."""
+        ...
+
+
+class VectorStoreProvider(Protocol):
+    """Builds scope-bound stores over one physical store (a SQLite file, an OpenSearch index)."""
+
+    def scoped(self, scope: TenantScope) -> VectorStore: ...
+
+    def close(self) -> None: ...
+
+
+class Embedder(Protocol):
+    """Turns text into unit-length float32 vectors of a fixed ``dimension``.
+
+    ``model_id`` names the model *and* its settings (truncation, pooling), so a namespace can refuse
+    vectors from a different embedding space.
+    """
+
+    model_id: str
+    dimension: int
+
+    def embed_query(self, text: str) -> NDArray[np.float32]: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Shape ``(len(texts), dimension)``; batches internally."""
+        ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+class Tokenizer(Protocol):
+    """Counts text in model tokens (the chunker's unit of size); one call per document."""
+
+    def count_many(self, texts: Sequence[str]) -> list[int]: ...
+
+
+class Reranker(Protocol):
+    """Reorders hits by relevance to the query; sets ``breakdown.rerank_score``; keeps ``top_n``."""
+
+    name: str
+
+    def rerank(self, query: str, hits: Sequence[SearchHit], top_n: int) -> list[SearchHit]: ...
+
+
+class ChatModel(Protocol):
+    """A tool-calling chat model that streams.
+
+    Contract: ``stream`` yields zero or more :class:`TextDelta`, then at most one
+    :class:`ToolCallsReady` (arguments fully assembled), then one :class:`TokenUsage`, then one
+    :class:`TurnEnd`. Vendor errors surface as Ragline errors.
+    """
+
+    name: str
+
+    def stream(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: ChatOptions
+    ) -> Iterator[ModelEvent]: ...
+
+
+class UsageLedger(Protocol):
+    """Counts each run's usage exactly once.
+
+    Contract: ``commit`` for a ``run_id`` charges the tenant's period counter once; later commits of
+    the same run are no-ops returning the first charge. ``reserve`` refuses with ``QuotaExceeded``
+    when the period's quota is already used.
+    """
+
+    def reserve(self, tenant_id: str, run_id: str) -> None: ...
+
+    def commit(self, tenant_id: str, run_id: str, usage: RunUsage) -> RunUsage: ...
+
+    def period_usage(self, tenant_id: str, period: str) -> RunUsage: ...
+
+
+class TenantRegistry(Protocol):
+    """Tenants and their namespaces (API keys arrive with the tenancy issue)."""
+
+    def create_namespace(self, namespace: Namespace) -> Namespace:
+        """Raises ``Conflict`` when it exists."""
+        ...
+
+    def get_namespace(self, tenant_id: str, namespace_id: str) -> Namespace:
+        """Raises ``NamespaceNotFound``."""
+        ...
+
+    def list_namespaces(self, tenant_id: str) -> list[Namespace]: ...
+
+    def update_namespace(self, namespace: Namespace) -> Namespace: ...
+
+
+class ObjectStore(Protocol):
+    """Documents as bytes under keys ``<tenant>/<namespace>/<path>``."""
+
+    def get(self, key: str) -> bytes:
+        """Raises ``NotFound``."""
+        ...
+
+    def put(self, key: str, data: bytes) -> None: ...
+
+    def delete(self, key: str) -> None: ...
+
+    def list(self, prefix: str) -> list[str]: ...

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
+from ragline.domain.models import KeywordQuery, TenantScope
+from tests.contract.vector_store_contract import DIM, VectorStoreContract, make_chunks
+
+pytestmark = pytest.mark.contract
+
+
+class TestSqliteVectorStore(VectorStoreContract):
+    @pytest.fixture
+    def provider(self, tmp_path: Path) -> Iterator[SqliteVectorStoreProvider]:
+        p = SqliteVectorStoreProvider(tmp_path / "store.sqlite", dimension=DIM)
+        yield p
+        p.close()
+
+
+def test_writes_from_another_process_are_seen(tmp_path: Path) -> None:
+    """Given two providers on one file (two CLI processes), a write by one is visible to the other."""
+    scope = TenantScope(tenant_id="acme", namespace_id="docs")
+    reader = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
+    writer = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
+    assert reader.scoped(scope).search(KeywordQuery(text="bees")) == []
+    reader.scoped(scope)._p.matrix(scope)  # warm the matrix cache before the foreign write
+    writer.scoped(scope).upsert(make_chunks("b", ["bees buzz"]))
+    from tests.contract.vector_store_contract import semantic
+
+    assert [h.chunk.id for h in reader.scoped(scope).search(semantic("bees buzz"))] == ["b#0"]

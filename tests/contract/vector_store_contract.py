@@ -1,0 +1,195 @@
+"""The VectorStore contract: every backend subclasses :class:`VectorStoreContract` with one fixture.
+
+Given a ``provider`` (a :class:`~ragline.ports.VectorStoreProvider` over a fresh, empty physical
+store of dimension ``DIM``), every test here must pass unchanged.
+"""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragline import errors
+from ragline.domain.models import (
+    Chunk,
+    ChunkMetadata,
+    HybridQuery,
+    KeywordQuery,
+    MetadataFilter,
+    SemanticQuery,
+    TenantScope,
+)
+from ragline.ports import VectorStore, VectorStoreProvider
+from tests.support.vectors import DIM, bow_vector
+
+DOCS = {
+    "solar": ["Solar panels convert sunlight into electricity.", "Photovoltaic cells are made of silicon."],
+    "bees": ["Honey bees pollinate flowering plants.", "A bee colony has one queen.", "Workers gather nectar."],
+    "rust": ["Iron rusts when exposed to oxygen and water."],
+}
+
+
+def make_chunks(doc: str, texts: list[str], filename: str | None = None) -> list[Chunk]:
+    return [
+        Chunk(
+            document_id=doc,
+            sequence_number=i,
+            text=t,
+            metadata=ChunkMetadata(filename=filename or f"{doc}.txt", page=1, heading_path=("Intro",)),
+            embedding=bow_vector(t),
+        )
+        for i, t in enumerate(texts)
+    ]
+
+
+def semantic(text: str, k: int = 10, **kw: object) -> SemanticQuery:
+    return SemanticQuery(text=text, vector=bow_vector(text), k=k, **kw)  # type: ignore[arg-type]
+
+
+def hybrid(text: str, k: int = 10, **kw: object) -> HybridQuery:
+    return HybridQuery(text=text, vector=bow_vector(text), k=k, **kw)  # type: ignore[arg-type]
+
+
+class VectorStoreContract:
+    """Subclasses provide the ``provider`` fixture."""
+
+    @pytest.fixture
+    def provider(self) -> VectorStoreProvider:
+        raise NotImplementedError
+
+    @pytest.fixture
+    def store(self, provider: VectorStoreProvider) -> VectorStore:
+        s = provider.scoped(TenantScope(tenant_id="acme", namespace_id="docs"))
+        for doc, texts in DOCS.items():
+            s.upsert(make_chunks(doc, texts))
+        return s
+
+    # -- writes -------------------------------------------------------------------------------
+    def test_given_chunks_when_upserted_then_counted_per_document(self, store: VectorStore) -> None:
+        assert store.count() == 6
+        assert store.count("bees") == 3
+
+    def test_given_same_ids_when_upserted_again_then_replaced_not_duplicated(self, store: VectorStore) -> None:
+        store.upsert(make_chunks("rust", ["Copper turns green with patina."]))
+        assert store.count("rust") == 1
+        hits = store.search(KeywordQuery(text="patina copper"))
+        assert [h.chunk.id for h in hits] == ["rust#0"]
+        assert store.search(KeywordQuery(text="iron oxygen")) == []
+
+    def test_given_document_when_deleted_then_its_chunks_are_gone(self, store: VectorStore) -> None:
+        assert store.delete_document("bees") == 3
+        assert store.count() == 3
+        assert all(h.chunk.document_id != "bees" for h in store.search(semantic("bee colony queen")))
+        assert store.delete_document("bees") == 0
+
+    def test_given_shorter_new_version_when_tail_deleted_then_only_tail_removed(self, store: VectorStore) -> None:
+        store.upsert(make_chunks("bees", ["Bumblebees are fuzzy."]))
+        assert store.delete_document("bees", keep_below=1) == 2
+        assert [c.text for c in store.neighbors("bees", 0)] == ["Bumblebees are fuzzy."]
+
+    def test_given_wrong_dimension_when_upserted_then_refused_and_nothing_stored(self, store: VectorStore) -> None:
+        bad = Chunk(document_id="x", sequence_number=0, text="t", embedding=(1.0, 0.0))
+        good = make_chunks("y", ["fine"])[0]
+        with pytest.raises(errors.EmbeddingMismatch):
+            store.upsert([good, bad])
+        assert store.count("y") == 0 and store.count("x") == 0
+
+    # -- the three modes ----------------------------------------------------------------------
+    def test_semantic_ranks_nearest_vector_first_with_breakdown(self, store: VectorStore) -> None:
+        hits = store.search(semantic("Honey bees pollinate flowering plants.", k=3))
+        assert hits[0].chunk.id == "bees#0"
+        assert len(hits) == 3
+        assert [h.breakdown.semantic_rank for h in hits] == [1, 2, 3]
+        assert hits[0].breakdown.semantic_score == pytest.approx(1.0, abs=1e-3)
+        assert hits[0].breakdown.keyword_rank is None
+        assert hits[0].score >= hits[1].score >= hits[2].score
+
+    def test_keyword_matches_terms_with_bm25_breakdown(self, store: VectorStore) -> None:
+        hits = store.search(KeywordQuery(text="silicon photovoltaic", k=5))
+        assert hits[0].chunk.id == "solar#1"
+        assert hits[0].breakdown.keyword_rank == 1
+        assert hits[0].breakdown.keyword_score is not None and hits[0].breakdown.keyword_score > 0
+        assert hits[0].breakdown.semantic_rank is None
+        assert hits[0].chunk.metadata.filename == "solar.txt"
+
+    def test_keyword_with_no_matching_term_returns_nothing(self, store: VectorStore) -> None:
+        assert store.search(KeywordQuery(text="zeppelin")) == []
+
+    def test_hybrid_fuses_both_legs_with_rrf(self, store: VectorStore) -> None:
+        hits = store.search(hybrid("queen colony", k=4, rrf_k=60))
+        top = hits[0]
+        assert top.chunk.id == "bees#1"
+        assert top.breakdown.semantic_rank is not None and top.breakdown.keyword_rank is not None
+        expected = 1 / (60 + top.breakdown.semantic_rank) + 1 / (60 + top.breakdown.keyword_rank)
+        assert top.breakdown.fused_score == pytest.approx(expected)
+        assert top.score == pytest.approx(expected)
+        assert len(hits) <= 4
+
+    def test_k_limits_results(self, store: VectorStore) -> None:
+        assert len(store.search(semantic("anything at all", k=2))) == 2
+
+    # -- neighbours and filters ---------------------------------------------------------------
+    def test_neighbors_are_ordered_and_bounded(self, provider: VectorStoreProvider) -> None:
+        s = provider.scoped(TenantScope(tenant_id="acme", namespace_id="long"))
+        s.upsert(make_chunks("book", [f"Sentence number {i}." for i in range(20)]))
+        got = s.neighbors("book", 10, before=5, after=5)
+        assert [c.sequence_number for c in got] == list(range(5, 16))
+        assert [c.sequence_number for c in s.neighbors("book", 1)] == list(range(0, 7))
+        assert s.neighbors("missing", 3) == []
+
+    def test_filters_narrow_every_mode(self, store: VectorStore) -> None:
+        f = MetadataFilter(document_ids=("bees",))
+        for q in (semantic("sunlight", filters=f), KeywordQuery(text="bee sunlight", filters=f), hybrid("sun bee", filters=f)):
+            hits = store.search(q)
+            assert hits and {h.chunk.document_id for h in hits} == {"bees"}
+        by_name = store.search(semantic("sunlight", filters=MetadataFilter(filenames=("rust.txt",))))
+        assert [h.chunk.id for h in by_name] == ["rust#0"]
+
+    def test_metadata_round_trips(self, store: VectorStore) -> None:
+        c = store.neighbors("solar", 0, before=0, after=0)[0]
+        assert c.metadata.page == 1 and c.metadata.heading_path == ("Intro",)
+        assert c.id == "solar#0"
+
+    # -- isolation ----------------------------------------------------------------------------
+    def test_other_tenant_and_namespace_never_see_chunks(self, provider: VectorStoreProvider) -> None:
+        a = provider.scoped(TenantScope(tenant_id="acme", namespace_id="docs"))
+        b = provider.scoped(TenantScope(tenant_id="globex", namespace_id="docs"))
+        c = provider.scoped(TenantScope(tenant_id="acme", namespace_id="other"))
+        a.upsert(make_chunks("shared-id", ["Secret plans of acme about rockets."]))
+        b.upsert(make_chunks("shared-id", ["Globex gardening notes about tulips."]))
+        for store, own in ((a, "rockets"), (b, "tulips")):
+            for q in (semantic("rockets tulips"), KeywordQuery(text="rockets tulips"), hybrid("rockets tulips")):
+                assert [own in h.chunk.text for h in store.search(q)] == [True]
+        for q in (semantic("rockets"), KeywordQuery(text="rockets acme"), hybrid("rockets")):
+            assert c.search(q) == []
+        assert c.neighbors("shared-id", 0) == [] and c.count() == 0
+        assert b.delete_document("shared-id") == 1
+        assert a.count("shared-id") == 1
+
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(
+        data=st.lists(
+            st.tuples(st.sampled_from(["t1", "t2", "t3"]), st.sampled_from(["n1", "n2"]),
+                      st.text(alphabet=string.ascii_lowercase + " ", min_size=3, max_size=30)),
+            min_size=1, max_size=8,
+        ),
+        query=st.text(alphabet=string.ascii_lowercase + " ", min_size=1, max_size=20).filter(str.strip),
+    )
+    def test_property_no_hit_ever_crosses_a_scope(
+        self, provider: VectorStoreProvider, data: list[tuple[str, str, str]], query: str
+    ) -> None:
+        # Every document text is tagged with its own scope; a hit must carry the searcher's tag.
+        run = f"r{abs(hash((tuple(data), query))) % 10**8}"
+        for i, (t, n, text) in enumerate(data):
+            provider.scoped(TenantScope(tenant_id=f"{run}{t}", namespace_id=n)).upsert(
+                make_chunks(f"d{i}", [f"{text} {query} tag{t}{n}"])
+            )
+        for t in ("t1", "t2", "t3"):
+            for n in ("n1", "n2"):
+                s = provider.scoped(TenantScope(tenant_id=f"{run}{t}", namespace_id=n))
+                for q in (semantic(query, k=50), KeywordQuery(text=query, k=50), hybrid(query, k=50)):
+                    for h in s.search(q):
+                        assert h.chunk.text.endswith(f"tag{t}{n}")
