@@ -41,7 +41,7 @@ class Settings(BaseSettings):
         default="", validation_alias=AliasChoices("RAGLINE_OPENAI_BASE_URL", "OPENAI_BASE_URL")
     )
     chat_model: str = "gpt-4o-mini"
-    embedding_provider: Literal["auto", "local", "openai"] = "local"
+    embedding_provider: Literal["local", "openai"] = "local"
     """The embedder is fixed per namespace (vectors must match), so it never follows the chat key."""
     openai_embedding_model: str = "text-embedding-3-small"
     llm_timeout_s: float = 60.0

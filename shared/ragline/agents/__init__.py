@@ -1,0 +1,1 @@
+"""Agents: model-driven loops over the retrieval core."""

@@ -1,0 +1,29 @@
+"""Prompts as module constants (one place to tune them)."""
+
+from __future__ import annotations
+
+AGENTIC_PROMPT = """You answer questions using ONLY the tenant's documents, which you reach through tools.
+
+- Call `search` with a focused query before answering; search again with different words if the
+  results do not answer the question. Use mode "keyword" for exact names, codes and numbers and
+  "semantic" otherwise.
+- Call `expand` on a result whose text is cut off or needs its surrounding context.
+- When you have enough evidence, answer concisely. If the documents do not contain the answer, say so.
+"""
+
+PLATFORM_CONTRACT = """Citation rules (always apply):
+- After each sentence that uses a document, cite the chunk ids you used exactly as
+  <citation ids="ID1,ID2"/> with ids copied from the tool results' "id" fields.
+- Never cite an id that did not appear in a tool result. Never invent sources.
+"""
+
+KNOWN_DEFAULT_PROMPTS: frozenset[str] = frozenset()
+"""Historical default prompts (frozen); a namespace storing one of these gets the tuned prompt."""
+
+
+def resolve_system_prompt(stored: str) -> str:
+    """Empty or a known default → the tuned prompt; a custom prompt is kept and the contract appended."""
+    custom = stored.strip()
+    if not custom or custom in KNOWN_DEFAULT_PROMPTS:
+        return AGENTIC_PROMPT + "\n" + PLATFORM_CONTRACT
+    return custom + "\n\n" + PLATFORM_CONTRACT

@@ -1,0 +1,133 @@
+"""The agent's tools, ``search`` and ``expand``, and the out-of-band context they run in.
+
+The model controls only the query text and mode (and which chunk to expand). Tenant, namespaces and
+retrieval settings come from :class:`ToolContext`, which the model never sees.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ragline.domain.chat import ToolSpec
+from ragline.domain.models import Chunk, RunUsage, SearchHit, SearchMode, TenantScope
+from ragline.ports import VectorStore
+
+
+class SearchArgs(BaseModel):
+    query: str = Field(min_length=1, max_length=1000, description="What to look for.")
+    mode: Literal["semantic", "keyword"] = Field(default="semantic", description="keyword for exact terms.")
+    label: str = Field(default="", max_length=120, description="A short status line for the user interface.")
+
+
+class ExpandArgs(BaseModel):
+    documentId: str = Field(min_length=1)  # noqa: N815 - the wire name the model sees
+    sequence_number: int = Field(ge=0)
+
+
+SearchFn = Callable[[TenantScope, str, SearchMode, int], tuple[list[SearchHit], RunUsage]]
+
+
+@dataclass
+class ToolContext:
+    """Everything the tools need that the model must not control."""
+
+    scopes: list[TenantScope]
+    stores: dict[TenantScope, VectorStore]
+    search: SearchFn
+    top_k: int = 10
+    semantic_as_hybrid: bool = True
+    neighbours: int = 5
+    usage: RunUsage = field(default_factory=RunUsage)
+    retrieved: dict[str, tuple[Chunk, SearchHit | None]] = field(default_factory=dict)
+    origins: dict[str, TenantScope] = field(default_factory=dict)
+    """Which scope each retrieved document came from, so ``expand`` reads the right one."""
+
+    def specs(self) -> list[ToolSpec]:
+        tools = [ToolSpec(name="search", description="Search the documents.", parameters=SearchArgs.model_json_schema())]
+        if all(s.capabilities().neighbors for s in self.stores.values()):
+            tools.append(
+                ToolSpec(
+                    name="expand",
+                    description="Read the 5 chunks before and after a result, in order.",
+                    parameters=ExpandArgs.model_json_schema(),
+                )
+            )
+        return tools
+
+
+@dataclass
+class ToolResult:
+    content: str
+    hits: int
+    label: str
+    error: str | None = None
+
+
+def compact(chunk: Chunk) -> dict[str, Any]:
+    """What the model sees of a chunk: enough to cite and expand it, nothing internal."""
+    return {
+        "id": chunk.id,
+        "documentId": chunk.document_id,
+        "sequence_number": chunk.sequence_number,
+        "filename": chunk.metadata.filename,
+        "text": chunk.text,
+    }
+
+
+def rich(chunk: Chunk, hit: SearchHit | None) -> dict[str, Any]:
+    """What the client sees: the chunk, its metadata and scores."""
+    out: dict[str, Any] = {"id": chunk.id, "text": chunk.text, **chunk.metadata.model_dump(exclude={"extra"})}
+    if hit is not None:
+        out["score"] = hit.score
+        out["scores"] = hit.breakdown.model_dump(exclude_none=True)
+    return out
+
+
+def run_tool(ctx: ToolContext, name: str, arguments: str) -> ToolResult:
+    """Run one call; bad arguments come back to the model as a tool error it can correct."""
+    try:
+        if name == "search":
+            return _search(ctx, SearchArgs.model_validate_json(arguments or "{}"))
+        if name == "expand" and "expand" in {t.name for t in ctx.specs()}:
+            return _expand(ctx, ExpandArgs.model_validate_json(arguments or "{}"))
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+        return ToolResult(json.dumps({"error": f"invalid arguments: {problems}"}), 0, name, error="invalid_arguments")
+    return ToolResult(json.dumps({"error": f"unknown tool {name!r}"}), 0, name, error="unknown_tool")
+
+
+def _search(ctx: ToolContext, args: SearchArgs) -> ToolResult:
+    mode: SearchMode = "hybrid" if args.mode == "semantic" and ctx.semantic_as_hybrid else args.mode
+    found: list[SearchHit] = []
+    for scope in ctx.scopes:
+        hits, usage = ctx.search(scope, args.query, mode, ctx.top_k)
+        ctx.usage.add(usage)
+        found.extend(hits)
+        for h in hits:
+            ctx.origins.setdefault(h.chunk.document_id, scope)
+    found.sort(key=lambda h: -h.score)
+    found = found[: ctx.top_k]
+    for h in found:
+        ctx.retrieved.setdefault(h.chunk.id, (h.chunk, h))
+    return ToolResult(json.dumps([compact(h.chunk) for h in found]), len(found), args.label or args.query)
+
+
+def _expand(ctx: ToolContext, args: ExpandArgs) -> ToolResult:
+    scope = ctx.origins.get(args.documentId)
+    if scope is None:
+        return ToolResult(
+            json.dumps({"error": "expand only works on a documentId returned by search"}), 0, "expand",
+            error="unknown_document",
+        )
+    chunks = ctx.stores[scope].neighbors(
+        args.documentId, args.sequence_number, before=ctx.neighbours, after=ctx.neighbours
+    )
+    ctx.usage.retrievals += 1
+    for c in chunks:
+        ctx.retrieved.setdefault(c.id, (c, None))
+    return ToolResult(json.dumps([compact(c) for c in chunks]), len(chunks), f"Reading {args.documentId}")

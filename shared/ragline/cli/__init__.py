@@ -1,0 +1,1 @@
+"""The ``ragline`` command line."""

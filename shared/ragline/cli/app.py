@@ -1,0 +1,158 @@
+"""``ragline``: the command line over the same services the Lambda handlers use.
+
+Heavy modules (models, SDKs, the services) are imported inside the commands so ``--help`` is instant.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from ragline.wiring import Container
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="Ragline: multi-tenant agentic retrieval.")
+namespaces_app = typer.Typer(no_args_is_help=True, help="Manage namespaces (collections).")
+app.add_typer(namespaces_app, name="namespaces")
+
+Home = Annotated[Path | None, typer.Option("--home", help="State folder (default ./.ragline or RAGLINE_HOME).")]
+Tenant = Annotated[str, typer.Option("--tenant", help="Tenant id for local use.")]
+Namespace = Annotated[str, typer.Option("--namespace", "-n", help="Namespace id.")]
+Mode = Annotated[str, typer.Option("--mode", "-m", help="semantic | keyword | hybrid")]
+
+
+def _container(home: Path | None) -> Container:
+    from ragline.config import Settings
+    from ragline.wiring import Container
+
+    return Container(Settings(home=home) if home is not None else Settings())
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    from ragline.errors import RaglineError
+
+    if isinstance(exc, RaglineError):
+        typer.secho(f"error [{exc.code}]: {exc.message}", err=True, fg="red")
+        return typer.Exit(2)
+    raise exc
+
+
+@namespaces_app.command("create")
+def namespaces_create(
+    namespace_id: str, home: Home = None, tenant: Tenant = "local", description: str = "", default: bool = False
+) -> None:
+    """Create a namespace."""
+    from ragline.errors import RaglineError
+    from ragline.services.namespaces import new_namespace
+
+    c = _container(home)
+    try:
+        c.registry.create_namespace(new_namespace(tenant, namespace_id, description, default))
+    except RaglineError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"created namespace {namespace_id}")
+
+
+@namespaces_app.command("list")
+def namespaces_list(home: Home = None, tenant: Tenant = "local") -> None:
+    """List namespaces."""
+    for ns in _container(home).registry.list_namespaces(tenant):
+        typer.echo(f"{ns.namespace_id}\t{ns.settings.embedding_model or '-'}\t{ns.description}")
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders.")],
+    namespace: Namespace = "default",
+    home: Home = None,
+    tenant: Tenant = "local",
+    create: Annotated[bool, typer.Option("--create", help="Create the namespace if it does not exist.")] = False,
+) -> None:
+    """Parse, chunk, embed and index files; prints a summary table. Exit 1 if any file failed."""
+    from ragline.cli.ingest import run_ingest
+
+    raise typer.Exit(run_ingest(_container(home), tenant, namespace, paths, create=create))
+
+
+@app.command()
+def search(
+    query: str,
+    namespace: Namespace = "default",
+    mode: Mode = "hybrid",
+    k: Annotated[int, typer.Option("-k", help="Number of hits.")] = 10,
+    home: Home = None,
+    tenant: Tenant = "local",
+) -> None:
+    """Search a namespace and print the hits with their score breakdown."""
+    from ragline.cli.output import print_hits
+    from ragline.domain.models import TenantScope
+    from ragline.errors import RaglineError
+
+    if mode not in ("semantic", "keyword", "hybrid"):
+        raise _fail(_invalid(f"unknown mode {mode!r}; use semantic, keyword or hybrid"))
+    c = _container(home)
+    try:
+        out = c.search.search(TenantScope(tenant_id=tenant, namespace_id=namespace), query, mode=mode, k=k)  # type: ignore[arg-type]
+    except (RaglineError, ValueError) as exc:
+        raise _fail(_as_ragline(exc)) from exc
+    print_hits(out.hits, out.warnings)
+
+
+@app.command()
+def chat(
+    question: str,
+    namespace: Annotated[list[str], typer.Option("--namespace", "-n", help="Namespace(s).")] = ["default"],  # noqa: B006
+    home: Home = None,
+    tenant: Tenant = "local",
+) -> None:
+    """Ask a question: streams the answer and prints the cited sources."""
+    from ragline.cli.output import stream_chat
+    from ragline.domain.chat import ChatMessage
+    from ragline.errors import RaglineError
+
+    c = _container(home)
+    try:
+        events = c.chat.answer_chat(tenant, namespace, [ChatMessage(role="user", content=question)])
+        stream_chat(events, c.chat_model.name)
+    except RaglineError as exc:
+        raise _fail(exc) from exc
+
+
+@app.command("eval")
+def evaluate(
+    dataset: Annotated[Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv")],
+    split: Annotated[str, typer.Option(help="train | test | dev")] = "test",
+    modes: Annotated[str, typer.Option(help="Comma-separated modes.")] = "keyword,semantic,hybrid",
+    home: Home = None,
+) -> None:
+    """Index a BEIR dataset and print nDCG@10, Recall@100 and MRR@10 per mode."""
+    from ragline.cli.output import run_eval
+    from ragline.errors import RaglineError
+
+    try:
+        run_eval(_container(home), dataset, split, [m.strip() for m in modes.split(",") if m.strip()])
+    except RaglineError as exc:
+        raise _fail(exc) from exc
+
+
+def _invalid(message: str) -> Exception:
+    from ragline.errors import InvalidRequest
+
+    return InvalidRequest(message)
+
+
+def _as_ragline(exc: Exception) -> Exception:
+    from ragline.errors import InvalidRequest, RaglineError
+
+    return exc if isinstance(exc, RaglineError) else InvalidRequest(str(exc).splitlines()[-1].strip())
+
+
+def main() -> None:
+    app(prog_name="ragline")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""Terminal rendering for ``search``, ``chat`` and ``eval``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress
+from rich.table import Table
+
+from ragline import errors
+from ragline.agents.events import AnswerDelta, RunEvent, RunFinished, Sources, ToolFinished, ToolStarted, Warning
+from ragline.domain.models import SearchHit, SearchMode, TenantScope
+from ragline.services.evaluation import load_beir
+from ragline.wiring import Container
+
+console = Console()
+
+
+def _fmt(x: float | int | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.4f}" if isinstance(x, float) else str(x)
+
+
+def print_hits(hits: list[SearchHit], warnings: list[str]) -> None:
+    for w in warnings:
+        console.print(f"[yellow]warning: {w}[/yellow]")
+    table = Table()
+    for col in ("#", "chunk", "score", "sem rank", "kw rank", "text"):
+        table.add_column(col)
+    for i, h in enumerate(hits, start=1):
+        b = h.breakdown
+        text = " ".join(h.chunk.text.split())
+        table.add_row(str(i), h.chunk.id, _fmt(h.score), _fmt(b.semantic_rank), _fmt(b.keyword_rank), text[:90])
+    console.print(table)
+
+
+def stream_chat(events: Iterable[RunEvent], model_name: str) -> None:
+    console.print(f"[dim]model: {model_name}[/dim]")
+    final: RunFinished | None = None
+    sources: Sources | None = None
+    for ev in events:
+        if isinstance(ev, AnswerDelta):
+            console.print(ev.text, end="", highlight=False, markup=False)
+        elif isinstance(ev, ToolStarted):
+            console.print(f"[dim]→ {ev.tool}…[/dim]")
+        elif isinstance(ev, ToolFinished):
+            console.print(f"[dim]  {ev.label}: {ev.hits} hits{f' ({ev.error})' if ev.error else ''}[/dim]")
+        elif isinstance(ev, Warning):
+            console.print(f"\n[yellow]warning [{ev.code}]: {ev.message}[/yellow]")
+        elif isinstance(ev, Sources):
+            sources = ev
+        elif isinstance(ev, RunFinished):
+            final = ev
+    console.print()
+    if sources and sources.chunks:
+        console.print("[bold]Sources[/bold]")
+        for s in sources.chunks:
+            where = f", page {s['page']}" if s.get("page") else ""
+            text = " ".join(s["text"].split())[:100]
+            console.print(escape(f"  [{s['id']}] {s.get('filename', '')}{where}: {text}"), highlight=False)
+    if final:
+        u = final.usage
+        console.print(
+            f"[dim]run {final.run_id} · exit {final.exit_reason} · retrievals {u.retrievals}"
+            f" · tokens in/out {u.llm_input_tokens}/{u.llm_output_tokens}[/dim]"
+        )
+
+
+def run_eval(c: Container, dataset: Path, split: str, modes: list[str]) -> None:
+    for m in modes:
+        if m not in ("semantic", "keyword", "hybrid"):
+            raise errors.InvalidRequest(f"unknown mode {m!r}")
+    data = load_beir(dataset, split)
+    scope = TenantScope(tenant_id="eval", namespace_id=f"beir-{dataset.resolve().name}"[:100])
+    with Progress(console=Console(stderr=True)) as progress:
+        task = progress.add_task("indexing corpus", total=len(data.corpus))
+        c.evaluation.index(scope, data, progress=lambda n: progress.advance(task, n))
+        progress.update(task, completed=len(data.corpus))
+    table = Table(title=f"{dataset.name} ({split}, {len(data.queries)} queries, {len(data.corpus)} docs)")
+    for col in ("mode", "nDCG@10", "Recall@100", "MRR@10", "ms/query"):
+        table.add_column(col)
+    for m in modes:
+        mode: SearchMode = m  # type: ignore[assignment]
+        started = time.perf_counter()
+        s = c.evaluation.score(scope, data, mode)
+        per_query = (time.perf_counter() - started) * 1000 / max(s.queries, 1)
+        table.add_row(m, f"{s.ndcg_at_10:.4f}", f"{s.recall_at_100:.4f}", f"{s.mrr_at_10:.4f}", f"{per_query:.1f}")
+    console.print(table)

@@ -1,0 +1,1 @@
+"""Use cases the handlers and the CLI call."""

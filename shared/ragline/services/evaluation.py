@@ -1,0 +1,116 @@
+"""``ragline eval``: index a BEIR-format dataset into a namespace and score every search mode.
+
+BEIR documents are short abstracts, so each is one chunk of title + text (the baselines index them
+the same way); chunk hits are collapsed to documents before scoring.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragline import errors
+from ragline.domain.metrics import dedupe_documents, mrr_at, ndcg_at, recall_at
+from ragline.domain.models import Chunk, ChunkMetadata, SearchMode, TenantScope
+from ragline.domain.tenancy import Namespace
+from ragline.ports import Embedder, TenantRegistry, VectorStoreProvider
+from ragline.services.namespaces import claim_embedding_space, new_namespace
+from ragline.services.search import SearchService
+
+
+@dataclass(frozen=True)
+class BeirDataset:
+    corpus: dict[str, tuple[str, str]]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+
+@dataclass(frozen=True)
+class ModeScore:
+    mode: SearchMode
+    ndcg_at_10: float
+    recall_at_100: float
+    mrr_at_10: float
+    queries: int
+
+
+def _jsonl(path: Path) -> Iterator[dict[str, str]]:
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                yield json.loads(line)
+
+
+def load_beir(directory: Path, split: str) -> BeirDataset:
+    corpus_path, queries_path, qrels_path = (
+        directory / "corpus.jsonl", directory / "queries.jsonl", directory / "qrels" / f"{split}.tsv"
+    )
+    for p in (corpus_path, queries_path, qrels_path):
+        if not p.is_file():
+            raise errors.InvalidRequest(f"not a BEIR dataset: {p} is missing", path=str(p))
+    try:
+        corpus = {d["_id"]: (d.get("title", ""), d.get("text", "")) for d in _jsonl(corpus_path)}
+        queries = {q["_id"]: q["text"] for q in _jsonl(queries_path)}
+        qrels: dict[str, dict[str, int]] = {}
+        with qrels_path.open(encoding="utf-8") as fh:
+            for row in csv.DictReader(fh, delimiter="\t"):
+                qrels.setdefault(row["query-id"], {})[row["corpus-id"]] = int(row["score"])
+    except (KeyError, ValueError) as exc:
+        raise errors.InvalidRequest(f"malformed BEIR dataset in {directory}: {exc}") from exc
+    return BeirDataset(corpus, {q: t for q, t in queries.items() if q in qrels}, qrels)
+
+
+class EvaluationService:
+    def __init__(
+        self, *, registry: TenantRegistry, stores: VectorStoreProvider, embedder: Embedder, search: SearchService
+    ) -> None:
+        self._registry = registry
+        self._stores = stores
+        self._embedder = embedder
+        self._search = search
+
+    def index(self, scope: TenantScope, data: BeirDataset, progress: Callable[[int], None] | None = None) -> int:
+        """Index the corpus once; an index already holding exactly this corpus is reused."""
+        try:
+            ns: Namespace = self._registry.get_namespace(scope.tenant_id, scope.namespace_id)
+        except errors.NamespaceNotFound:
+            ns = self._registry.create_namespace(new_namespace(scope.tenant_id, scope.namespace_id, "BEIR eval"))
+        claim_embedding_space(self._registry, ns, self._embedder)
+        store = self._stores.scoped(scope)
+        if store.count() == len(data.corpus):
+            return 0
+        ids = list(data.corpus)
+        for start in range(0, len(ids), 256):
+            batch = ids[start : start + 256]
+            texts = [f"{data.corpus[i][0]}\n{data.corpus[i][1]}".strip() for i in batch]
+            vectors = self._embedder.embed_documents(texts)
+            store.upsert(
+                [
+                    Chunk(
+                        document_id=doc_id,
+                        sequence_number=0,
+                        text=text,
+                        metadata=ChunkMetadata(filename=doc_id, source=f"beir:{doc_id}"),
+                        embedding=tuple(float(x) for x in vectors[j]),
+                    )
+                    for j, (doc_id, text) in enumerate(zip(batch, texts, strict=True))
+                ]
+            )
+            if progress:
+                progress(len(batch))
+        return len(ids)
+
+    def score(self, scope: TenantScope, data: BeirDataset, mode: SearchMode) -> ModeScore:
+        ndcg = recall = mrr = 0.0
+        for qid, text in data.queries.items():
+            hits = self._search.search(scope, text, mode=mode, k=100).hits
+            ranked = dedupe_documents([h.chunk.document_id for h in hits])
+            rel = data.qrels[qid]
+            ndcg += ndcg_at(ranked, rel, 10)
+            recall += recall_at(ranked, rel, 100)
+            mrr += mrr_at(ranked, rel, 10)
+        n = len(data.queries) or 1
+        return ModeScore(mode, ndcg / n, recall / n, mrr / n, len(data.queries))

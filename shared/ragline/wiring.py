@@ -1,0 +1,124 @@
+"""The composition root: the only module that imports adapters. Everything is built lazily.
+
+``embedded`` (default) wires SQLite files under ``settings.home`` and offline models; ``aws`` wires
+OpenSearch, DynamoDB and S3. A model endpoint (``OPENAI_API_KEY``/``OPENAI_BASE_URL``) replaces the
+offline extractive chat model in either backend.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from ragline.config import Settings
+from ragline.ports import ChatModel, Embedder, TenantRegistry, Tokenizer, UsageLedger, VectorStoreProvider
+from ragline.services.chat import ChatService
+from ragline.services.evaluation import EvaluationService
+from ragline.services.ingest import IngestService, IngestSettings
+from ragline.services.search import SearchService
+
+if TYPE_CHECKING:
+    from ragline.adapters.local_embedder import LocalOnnxEmbedder
+
+
+class Container:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @cached_property
+    def onnx(self) -> LocalOnnxEmbedder:
+        from ragline.adapters.local_embedder import LocalOnnxEmbedder
+
+        return LocalOnnxEmbedder()
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        """Offline by default; vectors are cached (re-embedding unchanged text costs nothing)."""
+        from ragline.adapters.embedding_cache import EmbeddingCache
+
+        inner: Embedder = self.onnx
+        if self.settings.embedding_provider == "openai":
+            from ragline.adapters.openai_embedder import OpenAIEmbedder
+
+            inner = OpenAIEmbedder.from_settings(self.settings)
+        return EmbeddingCache(inner, self.settings.home / "cache" / "embeddings.sqlite")
+
+    @cached_property
+    def tokenizer(self) -> Tokenizer:
+        """The chunker counts in the embedder's own tokens."""
+        return self.onnx
+
+    @cached_property
+    def stores(self) -> VectorStoreProvider:
+        if self.settings.resolved_store == "opensearch":
+            from ragline.adapters.opensearch_store import OpenSearchVectorStoreProvider
+
+            return OpenSearchVectorStoreProvider.from_settings(self.settings, dimension=self.embedder.dimension)
+        from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
+
+        return SqliteVectorStoreProvider(self.settings.home / "store.sqlite", dimension=self.embedder.dimension)
+
+    @cached_property
+    def registry(self) -> TenantRegistry:
+        from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
+
+        return SqliteTenantRegistry(self.settings.home / "tenants.sqlite")
+
+    @cached_property
+    def ledger(self) -> UsageLedger:
+        from ragline.adapters.sqlite_ledger import SqliteUsageLedger
+
+        return SqliteUsageLedger(self.settings.home / "usage.sqlite")
+
+    @cached_property
+    def chat_model(self) -> ChatModel:
+        if self.settings.llm_configured:
+            from ragline.adapters.openai_chat import OpenAIChatModel
+
+            return OpenAIChatModel.from_settings(self.settings)
+        from ragline.adapters.extractive_chat import ExtractiveChatModel
+
+        return ExtractiveChatModel()
+
+    @cached_property
+    def search(self) -> SearchService:
+        return SearchService(
+            registry=self.registry, stores=self.stores, embedder=self.embedder, rrf_k=self.settings.rrf_k
+        )
+
+    @cached_property
+    def ingest(self) -> IngestService:
+        s = self.settings
+        return IngestService(
+            registry=self.registry,
+            stores=self.stores,
+            embedder=self.embedder,
+            tokenizer=self.tokenizer,
+            settings=IngestSettings(
+                chunk_tokens=s.chunk_tokens,
+                chunk_overlap_tokens=s.chunk_overlap_tokens,
+                max_document_bytes=s.max_document_bytes,
+                embed_batch_size=s.embed_batch_size,
+            ),
+        )
+
+    @cached_property
+    def chat(self) -> ChatService:
+        return ChatService(
+            registry=self.registry,
+            stores=self.stores,
+            search=self.search,
+            model=self.chat_model,
+            ledger=self.ledger,
+            top_k=self.settings.default_top_k,
+        )
+
+    @cached_property
+    def evaluation(self) -> EvaluationService:
+        return EvaluationService(
+            registry=self.registry, stores=self.stores, embedder=self.embedder, search=self.search
+        )
+
+    def close(self) -> None:
+        if "stores" in self.__dict__:
+            self.stores.close()
