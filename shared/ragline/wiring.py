@@ -53,10 +53,14 @@ class Container:
         if self.settings.resolved_store == "opensearch":
             from ragline.adapters.opensearch_store import OpenSearchVectorStoreProvider
 
-            return OpenSearchVectorStoreProvider.from_settings(self.settings, dimension=self.embedder.dimension)
+            return OpenSearchVectorStoreProvider.from_settings(
+                self.settings, dimension=self.embedder.dimension, model_id=self.embedder.model_id
+            )
         from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
 
-        return SqliteVectorStoreProvider(self.settings.home / "store.sqlite", dimension=self.embedder.dimension)
+        return SqliteVectorStoreProvider(
+            self.settings.home / "store.sqlite", dimension=self.embedder.dimension
+        )
 
     @cached_property
     def registry(self) -> TenantRegistry:

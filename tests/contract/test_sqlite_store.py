@@ -7,7 +7,8 @@ import pytest
 
 from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
 from ragline.domain.models import KeywordQuery, TenantScope
-from tests.contract.vector_store_contract import DIM, VectorStoreContract, make_chunks
+from tests.contract.vector_store_contract import VectorStoreContract, make_chunks
+from tests.support.vectors import DIM
 
 pytestmark = pytest.mark.contract
 

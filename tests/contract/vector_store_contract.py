@@ -23,11 +23,15 @@ from ragline.domain.models import (
     TenantScope,
 )
 from ragline.ports import VectorStore, VectorStoreProvider
-from tests.support.vectors import DIM, bow_vector
+from tests.support.vectors import bow_vector
 
 DOCS = {
     "solar": ["Solar panels convert sunlight into electricity.", "Photovoltaic cells are made of silicon."],
-    "bees": ["Honey bees pollinate flowering plants.", "A bee colony has one queen.", "Workers gather nectar."],
+    "bees": [
+        "Honey bees pollinate flowering plants.",
+        "A bee colony has one queen.",
+        "Workers gather nectar.",
+    ],
     "rust": ["Iron rusts when exposed to oxygen and water."],
 }
 
@@ -72,7 +76,9 @@ class VectorStoreContract:
         assert store.count() == 6
         assert store.count("bees") == 3
 
-    def test_given_same_ids_when_upserted_again_then_replaced_not_duplicated(self, store: VectorStore) -> None:
+    def test_given_same_ids_when_upserted_again_then_replaced_not_duplicated(
+        self, store: VectorStore
+    ) -> None:
         store.upsert(make_chunks("rust", ["Copper turns green with patina."]))
         assert store.count("rust") == 1
         hits = store.search(KeywordQuery(text="patina copper"))
@@ -85,12 +91,16 @@ class VectorStoreContract:
         assert all(h.chunk.document_id != "bees" for h in store.search(semantic("bee colony queen")))
         assert store.delete_document("bees") == 0
 
-    def test_given_shorter_new_version_when_tail_deleted_then_only_tail_removed(self, store: VectorStore) -> None:
+    def test_given_shorter_new_version_when_tail_deleted_then_only_tail_removed(
+        self, store: VectorStore
+    ) -> None:
         store.upsert(make_chunks("bees", ["Bumblebees are fuzzy."]))
         assert store.delete_document("bees", keep_below=1) == 2
         assert [c.text for c in store.neighbors("bees", 0)] == ["Bumblebees are fuzzy."]
 
-    def test_given_wrong_dimension_when_upserted_then_refused_and_nothing_stored(self, store: VectorStore) -> None:
+    def test_given_wrong_dimension_when_upserted_then_refused_and_nothing_stored(
+        self, store: VectorStore
+    ) -> None:
         bad = Chunk(document_id="x", sequence_number=0, text="t", embedding=(1.0, 0.0))
         good = make_chunks("y", ["fine"])[0]
         with pytest.raises(errors.EmbeddingMismatch):
@@ -142,7 +152,11 @@ class VectorStoreContract:
 
     def test_filters_narrow_every_mode(self, store: VectorStore) -> None:
         f = MetadataFilter(document_ids=("bees",))
-        for q in (semantic("sunlight", filters=f), KeywordQuery(text="bee sunlight", filters=f), hybrid("sun bee", filters=f)):
+        for q in (
+            semantic("sunlight", filters=f),
+            KeywordQuery(text="bee sunlight", filters=f),
+            hybrid("sun bee", filters=f),
+        ):
             hits = store.search(q)
             assert hits and {h.chunk.document_id for h in hits} == {"bees"}
         by_name = store.search(semantic("sunlight", filters=MetadataFilter(filenames=("rust.txt",))))
@@ -161,7 +175,11 @@ class VectorStoreContract:
         a.upsert(make_chunks("shared-id", ["Secret plans of acme about rockets."]))
         b.upsert(make_chunks("shared-id", ["Globex gardening notes about tulips."]))
         for store, own in ((a, "rockets"), (b, "tulips")):
-            for q in (semantic("rockets tulips"), KeywordQuery(text="rockets tulips"), hybrid("rockets tulips")):
+            for q in (
+                semantic("rockets tulips"),
+                KeywordQuery(text="rockets tulips"),
+                hybrid("rockets tulips"),
+            ):
                 assert [own in h.chunk.text for h in store.search(q)] == [True]
         for q in (semantic("rockets"), KeywordQuery(text="rockets acme"), hybrid("rockets")):
             assert c.search(q) == []
@@ -172,9 +190,13 @@ class VectorStoreContract:
     @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(
         data=st.lists(
-            st.tuples(st.sampled_from(["t1", "t2", "t3"]), st.sampled_from(["n1", "n2"]),
-                      st.text(alphabet=string.ascii_lowercase + " ", min_size=3, max_size=30)),
-            min_size=1, max_size=8,
+            st.tuples(
+                st.sampled_from(["t1", "t2", "t3"]),
+                st.sampled_from(["n1", "n2"]),
+                st.text(alphabet=string.ascii_lowercase + " ", min_size=3, max_size=30),
+            ),
+            min_size=1,
+            max_size=8,
         ),
         query=st.text(alphabet=string.ascii_lowercase + " ", min_size=1, max_size=20).filter(str.strip),
     )

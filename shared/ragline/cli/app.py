@@ -5,7 +5,6 @@ Heavy modules (models, SDKs, the services) are imported inside the commands so `
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,7 +17,9 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="Ragline: mul
 namespaces_app = typer.Typer(no_args_is_help=True, help="Manage namespaces (collections).")
 app.add_typer(namespaces_app, name="namespaces")
 
-Home = Annotated[Path | None, typer.Option("--home", help="State folder (default ./.ragline or RAGLINE_HOME).")]
+Home = Annotated[
+    Path | None, typer.Option("--home", help="State folder (default ./.ragline or RAGLINE_HOME).")
+]
 Tenant = Annotated[str, typer.Option("--tenant", help="Tenant id for local use.")]
 Namespace = Annotated[str, typer.Option("--namespace", "-n", help="Namespace id.")]
 Mode = Annotated[str, typer.Option("--mode", "-m", help="semantic | keyword | hybrid")]
@@ -42,7 +43,11 @@ def _fail(exc: Exception) -> typer.Exit:
 
 @namespaces_app.command("create")
 def namespaces_create(
-    namespace_id: str, home: Home = None, tenant: Tenant = "local", description: str = "", default: bool = False
+    namespace_id: str,
+    home: Home = None,
+    tenant: Tenant = "local",
+    description: str = "",
+    default: bool = False,
 ) -> None:
     """Create a namespace."""
     from ragline.errors import RaglineError
@@ -69,7 +74,9 @@ def ingest(
     namespace: Namespace = "default",
     home: Home = None,
     tenant: Tenant = "local",
-    create: Annotated[bool, typer.Option("--create", help="Create the namespace if it does not exist.")] = False,
+    create: Annotated[
+        bool, typer.Option("--create", help="Create the namespace if it does not exist.")
+    ] = False,
 ) -> None:
     """Parse, chunk, embed and index files; prints a summary table. Exit 1 if any file failed."""
     from ragline.cli.ingest import run_ingest
@@ -123,7 +130,9 @@ def chat(
 
 @app.command("eval")
 def evaluate(
-    dataset: Annotated[Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv")],
+    dataset: Annotated[
+        Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
+    ],
     split: Annotated[str, typer.Option(help="train | test | dev")] = "test",
     modes: Annotated[str, typer.Option(help="Comma-separated modes.")] = "keyword,semantic,hybrid",
     home: Home = None,
@@ -155,4 +164,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -12,7 +12,15 @@ from rich.progress import Progress
 from rich.table import Table
 
 from ragline import errors
-from ragline.agents.events import AnswerDelta, RunEvent, RunFinished, Sources, ToolFinished, ToolStarted, Warning
+from ragline.agents.events import (
+    AnswerDelta,
+    RunEvent,
+    RunFinished,
+    Sources,
+    ToolFinished,
+    ToolStarted,
+    Warning,
+)
 from ragline.domain.models import SearchHit, SearchMode, TenantScope
 from ragline.services.evaluation import load_beir
 from ragline.wiring import Container
@@ -35,7 +43,9 @@ def print_hits(hits: list[SearchHit], warnings: list[str]) -> None:
     for i, h in enumerate(hits, start=1):
         b = h.breakdown
         text = " ".join(h.chunk.text.split())
-        table.add_row(str(i), h.chunk.id, _fmt(h.score), _fmt(b.semantic_rank), _fmt(b.keyword_rank), text[:90])
+        table.add_row(
+            str(i), h.chunk.id, _fmt(h.score), _fmt(b.semantic_rank), _fmt(b.keyword_rank), text[:90]
+        )
     console.print(table)
 
 
@@ -89,5 +99,7 @@ def run_eval(c: Container, dataset: Path, split: str, modes: list[str]) -> None:
         started = time.perf_counter()
         s = c.evaluation.score(scope, data, mode)
         per_query = (time.perf_counter() - started) * 1000 / max(s.queries, 1)
-        table.add_row(m, f"{s.ndcg_at_10:.4f}", f"{s.recall_at_100:.4f}", f"{s.mrr_at_10:.4f}", f"{per_query:.1f}")
+        table.add_row(
+            m, f"{s.ndcg_at_10:.4f}", f"{s.recall_at_100:.4f}", f"{s.mrr_at_10:.4f}", f"{per_query:.1f}"
+        )
     console.print(table)

@@ -1,0 +1,168 @@
+"""Pure request builders for the OpenSearch store: plain dicts, unit-tested without a cluster.
+
+Tenant and namespace filters come only from the bound :class:`TenantScope` and are placed inside the
+kNN ``filter`` (efficient filtered search: the filter restricts HNSW candidates, it is not a
+post-filter that could return fewer than k hits).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ragline.domain.models import Chunk, MetadataFilter, TenantScope
+
+VECTOR_FIELD = "embedding"
+SOURCE_EXCLUDES = [VECTOR_FIELD]
+
+
+def index_name(prefix: str, model_id: str, dimension: int) -> str:
+    """One pooled index per embedding space (model + dimension); tenants share it, routed by tenant."""
+    slug = re.sub(r"[^a-z0-9]+", "-", model_id.lower()).strip("-")
+    return f"{prefix}-{slug}-{dimension}"
+
+
+def index_body(dimension: int, *, shards: int = 1, replicas: int = 0) -> dict[str, Any]:
+    return {
+        "settings": {
+            "index": {"knn": True, "number_of_shards": shards, "number_of_replicas": replicas},
+            "analysis": {
+                "analyzer": {
+                    "ragline_text": {
+                        "type": "custom",
+                        "tokenizer": "standard",
+                        "filter": ["lowercase", "english_possessive", "english_stop", "porter_stem"],
+                    }
+                },
+                "filter": {
+                    "english_possessive": {"type": "stemmer", "language": "possessive_english"},
+                    "english_stop": {"type": "stop", "stopwords": "_english_"},
+                },
+            },
+        },
+        "mappings": {
+            "_routing": {"required": True},
+            "dynamic": "strict",
+            "properties": {
+                "tenant_id": {"type": "keyword"},
+                "namespace_id": {"type": "keyword"},
+                "document_id": {"type": "keyword"},
+                "sequence_number": {"type": "integer"},
+                "filename": {"type": "keyword"},
+                "text": {"type": "text", "analyzer": "ragline_text"},
+                "metadata": {"type": "object", "enabled": False},
+                VECTOR_FIELD: {
+                    "type": "knn_vector",
+                    "dimension": dimension,
+                    "method": {
+                        "name": "hnsw",
+                        "engine": "lucene",
+                        "space_type": "cosinesimil",
+                        "parameters": {"m": 16, "ef_construction": 128},
+                    },
+                },
+            },
+        },
+    }
+
+
+def doc_id(scope: TenantScope, chunk_id: str) -> str:
+    return f"{scope.tenant_id}/{scope.namespace_id}/{chunk_id}"
+
+
+def scope_filter(scope: TenantScope, filters: MetadataFilter | None = None) -> list[dict[str, Any]]:
+    clauses: list[dict[str, Any]] = [
+        {"term": {"tenant_id": scope.tenant_id}},
+        {"term": {"namespace_id": scope.namespace_id}},
+    ]
+    if filters and filters.document_ids:
+        clauses.append({"terms": {"document_id": list(filters.document_ids)}})
+    if filters and filters.filenames:
+        clauses.append({"terms": {"filename": list(filters.filenames)}})
+    return clauses
+
+
+def knn_search(
+    scope: TenantScope, vector: Sequence[float], k: int, filters: MetadataFilter
+) -> dict[str, Any]:
+    return {
+        "size": k,
+        "_source": {"excludes": SOURCE_EXCLUDES},
+        "query": {
+            "knn": {
+                VECTOR_FIELD: {
+                    "vector": [float(x) for x in vector],
+                    "k": k,
+                    "filter": {"bool": {"filter": scope_filter(scope, filters)}},
+                }
+            }
+        },
+    }
+
+
+def bm25_search(scope: TenantScope, text: str, k: int, filters: MetadataFilter) -> dict[str, Any]:
+    return {
+        "size": k,
+        "_source": {"excludes": SOURCE_EXCLUDES},
+        "query": {
+            "bool": {"must": [{"match": {"text": {"query": text}}}], "filter": scope_filter(scope, filters)}
+        },
+        "sort": ["_score", {"sequence_number": "asc"}, {"document_id": "asc"}],
+        "track_scores": True,
+    }
+
+
+def document_query(
+    scope: TenantScope, document_id: str, *, seq_from: int | None = None, seq_to: int | None = None
+) -> dict[str, Any]:
+    clauses = [*scope_filter(scope), {"term": {"document_id": document_id}}]
+    if seq_from is not None or seq_to is not None:
+        bounds: dict[str, int] = {}
+        if seq_from is not None:
+            bounds["gte"] = seq_from
+        if seq_to is not None:
+            bounds["lte"] = seq_to
+        clauses.append({"range": {"sequence_number": bounds}})
+    return {"bool": {"filter": clauses}}
+
+
+def neighbors_search(
+    scope: TenantScope, document_id: str, seq: int, before: int, after: int
+) -> dict[str, Any]:
+    return {
+        "size": before + after + 1,
+        "_source": {"excludes": SOURCE_EXCLUDES},
+        "query": document_query(scope, document_id, seq_from=max(0, seq - before), seq_to=seq + after),
+        "sort": [{"sequence_number": "asc"}],
+    }
+
+
+def bulk_actions(scope: TenantScope, index: str, chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
+    return [
+        {
+            "_op_type": "index",
+            "_index": index,
+            "_id": doc_id(scope, c.id),
+            "_routing": scope.tenant_id,
+            "_source": {
+                "tenant_id": scope.tenant_id,
+                "namespace_id": scope.namespace_id,
+                "document_id": c.document_id,
+                "sequence_number": c.sequence_number,
+                "filename": c.metadata.filename,
+                "text": c.text,
+                "metadata": c.metadata.model_dump(mode="json"),
+                VECTOR_FIELD: list(c.embedding or ()),
+            },
+        }
+        for c in chunks
+    ]
+
+
+if __name__ == "__main__":  # regenerate infra/opensearch/chunks-index.json
+    import json
+    import sys
+
+    json.dump(index_body(384), sys.stdout, indent=2)
+    sys.stdout.write("\n")

@@ -1,0 +1,282 @@
+""":class:`~ragline.ports.VectorStore` on OpenSearch: lucene HNSW kNN + BM25, client-side RRF.
+
+Requests are built by :mod:`ragline.adapters.opensearch_requests` (pure); this module only sends them
+and translates vendor errors (:func:`translate`) into Ragline errors.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Literal
+
+from ragline import errors
+from ragline.adapters import opensearch_requests as rq
+from ragline.config import Settings
+from ragline.domain.fusion import rrf_fuse
+from ragline.domain.models import (
+    Chunk,
+    ChunkMetadata,
+    HybridQuery,
+    KeywordQuery,
+    ScoreBreakdown,
+    SearchHit,
+    SearchQuery,
+    SemanticQuery,
+    StoreCapabilities,
+    TenantScope,
+)
+
+if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
+
+Refresh = Literal["false", "true", "wait_for"]
+HybridStrategy = Literal["msearch", "concurrent"]
+
+
+@contextmanager
+def translate(action: str) -> Iterator[None]:
+    """Vendor errors → Ragline errors, by exception type and HTTP status, never by message text."""
+    from opensearchpy import exceptions as ex
+    from opensearchpy.helpers import BulkIndexError
+
+    try:
+        yield
+    except (ex.ConnectionTimeout, ex.ConnectionError) as exc:
+        raise errors.DependencyUnavailable(f"OpenSearch unreachable during {action}") from exc
+    except BulkIndexError as exc:
+        statuses = {next(iter(e.values())).get("status") for e in exc.errors}
+        if statuses & {429}:
+            raise errors.Throttled(f"OpenSearch throttled {action}") from exc
+        raise errors.DependencyFailed(f"OpenSearch rejected {action}", failed=len(exc.errors)) from exc
+    except ex.NotFoundError as exc:
+        raise errors.NotFound(f"OpenSearch: not found during {action}") from exc
+    except ex.TransportError as exc:
+        status = exc.status_code if isinstance(exc.status_code, int) else 0
+        if status == 429:
+            raise errors.Throttled(f"OpenSearch throttled {action}") from exc
+        if status >= 500 or status == 0:
+            raise errors.DependencyUnavailable(f"OpenSearch failed during {action}", status=status) from exc
+        raise errors.DependencyFailed(f"OpenSearch rejected {action}", status=status) from exc
+
+
+def build_client(settings: Settings) -> OpenSearch:
+    from opensearchpy import OpenSearch, Urllib3HttpConnection
+
+    if not settings.opensearch_url:
+        raise errors.ConfigurationError("RAGLINE_OPENSEARCH_URL is required for the OpenSearch store")
+    kwargs: dict[str, Any] = {
+        "hosts": [settings.opensearch_url],
+        "connection_class": Urllib3HttpConnection,
+        "timeout": 30,
+        "max_retries": 3,
+        "retry_on_timeout": True,
+        "retry_on_status": (502, 503, 504),
+        "http_compress": True,
+    }
+    if settings.opensearch_auth == "basic":
+        kwargs["http_auth"] = (settings.opensearch_username, settings.opensearch_password.get_secret_value())
+    elif settings.opensearch_auth == "sigv4":
+        import boto3
+        from opensearchpy import Urllib3AWSV4SignerAuth
+
+        credentials = boto3.Session().get_credentials()
+        kwargs["http_auth"] = Urllib3AWSV4SignerAuth(
+            credentials, settings.aws_region, settings.opensearch_service
+        )
+    return OpenSearch(**kwargs)
+
+
+class OpenSearchVectorStoreProvider:
+    def __init__(
+        self,
+        client: OpenSearch,
+        *,
+        index: str,
+        dimension: int,
+        refresh: Refresh = "wait_for",
+        hybrid: HybridStrategy = "msearch",
+    ) -> None:
+        self.client = client
+        self.index = index
+        self.dimension = dimension
+        self.refresh = refresh
+        self.hybrid = hybrid
+        self._ready = False
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, dimension: int, model_id: str
+    ) -> OpenSearchVectorStoreProvider:
+        return cls(
+            build_client(settings),
+            index=rq.index_name(settings.opensearch_index_prefix, model_id, dimension),
+            dimension=dimension,
+            refresh=settings.opensearch_refresh,
+        )
+
+    def ensure_index(self) -> None:
+        """Create the pooled index on first use (idempotent; a concurrent creator is fine)."""
+        if self._ready:
+            return
+        with self._lock, translate("index creation"):
+            if not self.client.indices.exists(index=self.index):
+                from opensearchpy.exceptions import RequestError
+
+                try:
+                    self.client.indices.create(index=self.index, body=rq.index_body(self.dimension))
+                except RequestError as exc:
+                    if exc.error != "resource_already_exists_exception":
+                        raise
+            self._ready = True
+
+    def scoped(self, scope: TenantScope) -> OpenSearchVectorStore:
+        self.ensure_index()
+        return OpenSearchVectorStore(self, scope)
+
+    def pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ragline-os")
+            return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+        self.client.close()
+
+
+class OpenSearchVectorStore:
+    def __init__(self, provider: OpenSearchVectorStoreProvider, scope: TenantScope) -> None:
+        self._p = provider
+        self.scope = scope
+        self._routing = scope.tenant_id
+
+    def capabilities(self) -> StoreCapabilities:
+        return StoreCapabilities()
+
+    def upsert(self, chunks: Sequence[Chunk]) -> int:
+        for c in chunks:
+            if c.embedding is None or len(c.embedding) != self._p.dimension:
+                raise errors.EmbeddingMismatch(
+                    "chunk embedding does not match the index dimension",
+                    chunk_id=c.id,
+                    expected=self._p.dimension,
+                    got=None if c.embedding is None else len(c.embedding),
+                )
+        if not chunks:
+            return 0
+        from opensearchpy import helpers
+
+        with translate("bulk indexing"):
+            ok, _ = helpers.bulk(
+                self._p.client,
+                rq.bulk_actions(self.scope, self._p.index, chunks),
+                refresh=self._p.refresh,
+                chunk_size=500,
+                max_retries=3,
+                initial_backoff=1,
+            )
+        return int(ok)
+
+    def delete_document(self, document_id: str, *, keep_below: int = 0) -> int:
+        body = {"query": rq.document_query(self.scope, document_id, seq_from=keep_below)}
+        with translate("delete"):
+            resp = self._p.client.delete_by_query(
+                index=self._p.index,
+                body=body,
+                routing=self._routing,
+                refresh=self._p.refresh != "false",
+                conflicts="proceed",
+            )
+        return int(resp.get("deleted", 0))
+
+    def count(self, document_id: str | None = None) -> int:
+        query = (
+            rq.document_query(self.scope, document_id)
+            if document_id is not None
+            else {"bool": {"filter": rq.scope_filter(self.scope)}}
+        )
+        with translate("count"):
+            resp = self._p.client.count(index=self._p.index, body={"query": query}, routing=self._routing)
+        return int(resp["count"])
+
+    def neighbors(
+        self, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5
+    ) -> list[Chunk]:
+        body = rq.neighbors_search(self.scope, document_id, sequence_number, before, after)
+        with translate("neighbors"):
+            resp = self._p.client.search(index=self._p.index, body=body, routing=self._routing)
+        return [_chunk(h["_source"]) for h in resp["hits"]["hits"]]
+
+    def search(self, query: SearchQuery) -> list[SearchHit]:
+        if isinstance(query, SemanticQuery):
+            return self._hits(self._send(self._knn(query.vector, query.k, query)), "semantic")
+        if isinstance(query, KeywordQuery):
+            return self._hits(
+                self._send(rq.bm25_search(self.scope, query.text, query.k, query.filters)), "keyword"
+            )
+        assert isinstance(query, HybridQuery)
+        knn = self._knn(query.vector, query.candidates, query)
+        bm25 = rq.bm25_search(self.scope, query.text, query.candidates, query.filters)
+        if self._p.hybrid == "msearch":
+            sem, kw = self._msearch([knn, bm25])
+        else:
+            futures = [self._p.pool().submit(self._send, body) for body in (knn, bm25)]
+            sem, kw = (f.result() for f in futures)
+        return rrf_fuse(self._hits(sem, "semantic"), self._hits(kw, "keyword"), k=query.rrf_k, limit=query.k)
+
+    def _knn(self, vector: Sequence[float], k: int, query: SemanticQuery | HybridQuery) -> dict[str, Any]:
+        if len(vector) != self._p.dimension:
+            raise errors.EmbeddingMismatch(
+                "query vector does not match the index dimension", expected=self._p.dimension, got=len(vector)
+            )
+        return rq.knn_search(self.scope, vector, k, query.filters)
+
+    def _send(self, body: dict[str, Any]) -> dict[str, Any]:
+        with translate("search"):
+            resp: dict[str, Any] = self._p.client.search(
+                index=self._p.index, body=body, routing=self._routing
+            )
+        return resp
+
+    def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        lines: list[dict[str, Any]] = []
+        for body in bodies:
+            lines += [{"index": self._p.index, "routing": self._routing}, body]
+        with translate("search"):
+            resp = self._p.client.msearch(body=lines)
+        out: list[dict[str, Any]] = []
+        for item in resp["responses"]:
+            if "error" in item:
+                raise errors.DependencyFailed("OpenSearch rejected a search leg", status=item.get("status"))
+            out.append(item)
+        return out
+
+    @staticmethod
+    def _hits(resp: dict[str, Any], leg: Literal["semantic", "keyword"]) -> list[SearchHit]:
+        hits = []
+        for rank, h in enumerate(resp["hits"]["hits"], start=1):
+            raw = float(h["_score"])
+            # lucene cosinesimil scores are (1 + cos) / 2; report the cosine like the embedded store.
+            score = 2 * raw - 1 if leg == "semantic" else raw
+            breakdown = (
+                ScoreBreakdown(semantic_rank=rank, semantic_score=score)
+                if leg == "semantic"
+                else ScoreBreakdown(keyword_rank=rank, keyword_score=score)
+            )
+            hits.append(SearchHit(chunk=_chunk(h["_source"]), score=score, breakdown=breakdown))
+        return hits
+
+
+def _chunk(src: dict[str, Any]) -> Chunk:
+    return Chunk(
+        document_id=src["document_id"],
+        sequence_number=src["sequence_number"],
+        text=src["text"],
+        metadata=ChunkMetadata.model_validate(src.get("metadata") or {}),
+    )

@@ -1,0 +1,21 @@
+"""Shared fixtures: the real services the suites run against."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def opensearch_url() -> str:
+    """The local OpenSearch node started by ``scripts/run-tests`` (``make test``).
+
+    Missing is a failure, not a skip: a suite that silently skips its real backend proves nothing.
+    """
+    url = os.environ.get("RAGLINE_TEST_OPENSEARCH_URL", "")
+    if not url:
+        pytest.fail(
+            "RAGLINE_TEST_OPENSEARCH_URL is not set: run the suite with `make test` (scripts/run-tests)"
+        )
+    return url

@@ -1,0 +1,128 @@
+"""The ``ragline`` CLI end to end on the embedded backend (real parsers, embedder, SQLite store)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ragline.cli.app import app
+from ragline.config import Settings
+from ragline.domain.models import TenantScope
+from ragline.wiring import Container
+
+pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).parents[2]
+SAMPLES = ROOT / "samples" / "northwind"
+runner = CliRunner()
+
+
+def cli(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args), catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    h = tmp_path_factory.mktemp("home")
+    code, out = cli("ingest", str(SAMPLES), "-n", "northwind", "--create", "--home", str(h))
+    assert code == 0, out
+    return h
+
+
+def stored(home: Path, document_id: str, namespace: str = "northwind") -> int:
+    c = Container(Settings(home=home))
+    return c.stores.scoped(TenantScope(tenant_id="local", namespace_id=namespace)).count(document_id)
+
+
+def test_ingest_indexes_every_sample_format_and_prints_a_summary(home: Path) -> None:
+    for name in (
+        "faq.txt",
+        "returns-policy.md",
+        "maintenance-guide.html",
+        "volt-manual.pdf",
+        "workshop-services.docx",
+        "stores.json",
+        "service-intervals.csv",
+    ):
+        assert stored(home, name) >= 1, name
+    code, out = cli("ingest", str(SAMPLES), "-n", "northwind", "--home", str(home))
+    assert code == 0 and out.count("unchanged") == 7
+
+
+def test_chat_streams_an_answer_that_cites_real_chunks(home: Path) -> None:
+    code, out = cli("chat", "How often should I lubricate the chain?", "-n", "northwind", "--home", str(home))
+    assert code == 0, out
+    assert "200 kilometres" in out or "200 km" in out
+    cited = re.findall(r'<citation ids="([^"]+)"', out)
+    assert cited
+    for ids in cited:
+        for cid in ids.split(","):
+            doc, seq = cid.rsplit("#", 1)
+            assert stored(home, doc) > int(seq), cid
+    assert "Sources" in out and "extractive" in out
+
+
+def test_search_prints_hits_with_breakdown(home: Path) -> None:
+    code, out = cli(
+        "search", "battery charging time", "-n", "northwind", "--mode", "keyword", "--home", str(home)
+    )
+    assert code == 0 and "volt-manual.pdf#0" in out
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_search_modes_find_the_pdf(home: Path, mode: str) -> None:
+    code, out = cli(
+        "search", "electric bike range", "-n", "northwind", "-m", mode, "-k", "3", "--home", str(home)
+    )
+    assert code == 0 and "volt-manual.pdf" in out
+
+
+def test_bad_files_fail_clearly_and_store_nothing(home: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    (bad / "empty.txt").write_bytes(b"")
+    (bad / "notes.xyz").write_text("some text")
+    shutil.copy(SAMPLES / "faq.txt", bad / "good.txt")
+    code, out = cli("ingest", str(bad), "-n", "northwind", "--home", str(home))
+    assert code == 1
+    assert "unreadable_document" in out and "empty_document" in out and "unsupported_document" in out
+    assert (
+        stored(home, "broken.pdf") == 0 and stored(home, "empty.txt") == 0 and stored(home, "notes.xyz") == 0
+    )
+    assert stored(home, "good.txt") == 1
+
+
+def test_unknown_namespace_is_a_clear_error(home: Path) -> None:
+    for args in (("search", "chain"), ("chat", "chain?"), ("ingest", str(SAMPLES / "faq.txt"))):
+        code, out = cli(*args, "-n", "nope", "--home", str(home))
+        assert code == 2 and "namespace_not_found" in out and "'nope'" in out, args
+
+
+def test_bad_mode_is_rejected(home: Path) -> None:
+    code, out = cli("search", "chain", "-n", "northwind", "-m", "fuzzy", "--home", str(home))
+    assert code == 2 and "unknown mode" in out
+
+
+def test_eval_prints_metrics_per_mode(tmp_path: Path) -> None:
+    code, out = cli(
+        "eval", str(ROOT / "tests" / "fixtures" / "beir-mini"), "--split", "test", "--home", str(tmp_path)
+    )
+    assert code == 0, out
+    rows = {
+        line.split()[1]: line for line in out.splitlines() if re.match(r"^│ (keyword|semantic|hybrid) ", line)
+    }
+    assert set(rows) == {"keyword", "semantic", "hybrid"}
+    assert "3 queries" in out
+    # three easy queries: every mode ranks the right document first
+    for line in rows.values():
+        assert "1.0000" in line
+
+
+def test_eval_on_a_folder_that_is_not_beir_fails_clearly(tmp_path: Path) -> None:
+    code, out = cli("eval", str(tmp_path), "--home", str(tmp_path))
+    assert code == 2 and "not a BEIR dataset" in out

@@ -1,0 +1,70 @@
+"""The OpenSearch request builders, as plain dicts (no cluster)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragline.adapters import opensearch_requests as rq
+from ragline.domain.models import Chunk, ChunkMetadata, MetadataFilter, TenantScope
+
+pytestmark = pytest.mark.unit
+SCOPE = TenantScope(tenant_id="acme", namespace_id="docs")
+MAPPING = Path(__file__).parents[2] / "infra" / "opensearch" / "chunks-index.json"
+
+
+def test_knn_filter_is_inside_the_knn_clause_and_names_the_bound_scope() -> None:
+    body = rq.knn_search(SCOPE, [0.1, 0.2], 7, MetadataFilter(document_ids=("d1",)))
+    knn = body["query"]["knn"]["embedding"]
+    assert knn["k"] == 7 and body["size"] == 7
+    assert knn["filter"]["bool"]["filter"] == [
+        {"term": {"tenant_id": "acme"}},
+        {"term": {"namespace_id": "docs"}},
+        {"terms": {"document_id": ["d1"]}},
+    ]
+    assert body["_source"] == {"excludes": ["embedding"]}
+
+
+def test_bm25_query_is_filtered_by_scope_not_scored_by_it() -> None:
+    body = rq.bm25_search(SCOPE, "bees", 5, MetadataFilter())
+    assert body["query"]["bool"]["must"] == [{"match": {"text": {"query": "bees"}}}]
+    assert {"term": {"tenant_id": "acme"}} in body["query"]["bool"]["filter"]
+
+
+def test_neighbors_is_an_ordered_sequence_range_within_the_document() -> None:
+    body = rq.neighbors_search(SCOPE, "doc", 3, 5, 5)
+    rng = body["query"]["bool"]["filter"][-1]
+    assert rng == {"range": {"sequence_number": {"gte": 0, "lte": 8}}}
+    assert body["sort"] == [{"sequence_number": "asc"}] and body["size"] == 11
+
+
+def test_bulk_action_routes_by_tenant_and_stamps_scope_from_the_binding() -> None:
+    chunk = Chunk(
+        document_id="d",
+        sequence_number=2,
+        text="t",
+        metadata=ChunkMetadata(filename="f.txt"),
+        embedding=(1.0,),
+    )
+    [action] = rq.bulk_actions(SCOPE, "idx", [chunk])
+    assert action["_routing"] == "acme" and action["_id"] == "acme/docs/d#2"
+    assert action["_source"]["tenant_id"] == "acme" and action["_source"]["namespace_id"] == "docs"
+
+
+def test_mapping_uses_lucene_hnsw_cosine_and_matches_the_checked_in_copy() -> None:
+    body = rq.index_body(384)
+    method = body["mappings"]["properties"]["embedding"]["method"]
+    assert (method["engine"], method["name"], method["space_type"]) == ("lucene", "hnsw", "cosinesimil")
+    assert body["mappings"]["_routing"] == {"required": True}
+    assert json.loads(MAPPING.read_text()) == body, (
+        "regenerate with: python -m ragline.adapters.opensearch_requests"
+    )
+
+
+def test_index_name_is_per_embedding_space() -> None:
+    assert (
+        rq.index_name("ragline-chunks", "all-MiniLM-L6-v2-int8@256", 384)
+        == "ragline-chunks-all-minilm-l6-v2-int8-256-384"
+    )

@@ -1,0 +1,142 @@
+"""Structural checks of the SAM template (template.yaml) that need no AWS tooling.
+
+Full validation (SAM translator + cfn-lint) is `infra/sam/validate`; it is not
+run from pytest. These tests only read template.yaml as YAML and the handler
+sources with `ast` (nothing is imported).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.unit
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE_PATH = REPO_ROOT / "template.yaml"
+
+LAYER_ID = "RaglineLayer"
+FUNCTION_TYPE = "AWS::Serverless::Function"
+LAYER_TYPE = "AWS::Serverless::LayerVersion"
+
+
+class CfnLoader(yaml.SafeLoader):
+    """SafeLoader that accepts CloudFormation short-form tags (!Ref, !GetAtt, !Sub, ...).
+
+    Each tag becomes its long form: `!Ref X` -> {"Ref": "X"},
+    `!GetAtt A.B` -> {"Fn::GetAtt": ["A", "B"]}, `!Sub s` -> {"Fn::Sub": "s"}.
+    """
+
+
+def _construct_cfn_tag(loader: CfnLoader, tag_suffix: str, node: yaml.Node) -> dict[str, Any]:
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)
+    if tag_suffix == "Ref":
+        return {"Ref": value}
+    if tag_suffix == "GetAtt" and isinstance(value, str):
+        value = value.split(".", 1)
+    return {f"Fn::{tag_suffix}": value}
+
+
+CfnLoader.add_multi_constructor("!", _construct_cfn_tag)
+
+
+def load_template(path: Path = TEMPLATE_PATH) -> dict[str, Any]:
+    with path.open(encoding="utf-8") as fh:
+        data = yaml.load(fh, Loader=CfnLoader)  # CfnLoader is a SafeLoader subclass
+    assert isinstance(data, dict), f"{path} is not a YAML mapping"
+    return data
+
+
+TEMPLATE = load_template()
+RESOURCES: dict[str, dict[str, Any]] = TEMPLATE.get("Resources", {})
+GLOBAL_FUNCTION: dict[str, Any] = (TEMPLATE.get("Globals") or {}).get("Function") or {}
+FUNCTION_IDS = sorted(rid for rid, res in RESOURCES.items() if res.get("Type") == FUNCTION_TYPE)
+
+
+def function_property(function_id: str, name: str) -> Any:
+    """A function property, falling back to Globals.Function (SAM semantics for scalars)."""
+    props = RESOURCES[function_id].get("Properties") or {}
+    return props.get(name, GLOBAL_FUNCTION.get(name))
+
+
+def function_layers(function_id: str) -> list[Any]:
+    """Layers as SAM resolves them: Globals.Function.Layers + the function's own Layers."""
+    props = RESOURCES[function_id].get("Properties") or {}
+    return list(GLOBAL_FUNCTION.get("Layers") or []) + list(props.get("Layers") or [])
+
+
+def handler_source(function_id: str) -> tuple[Path, str]:
+    """(path of the handler module, handler function name) for a zip Python function."""
+    code_uri = function_property(function_id, "CodeUri")
+    handler = function_property(function_id, "Handler")
+    assert isinstance(code_uri, str) and code_uri, f"{function_id}: CodeUri must be a local path"
+    assert isinstance(handler, str) and "." in handler, f"{function_id}: Handler must be 'module.function'"
+    module, func = handler.rsplit(".", 1)
+    return REPO_ROOT / code_uri / (module.replace(".", "/") + ".py"), func
+
+
+def top_level_names(source: str, filename: str) -> set[str]:
+    """Names bound at module level: def/async def/class, assignments and imports."""
+    names: set[str] = set()
+    for node in ast.parse(source, filename=filename).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return names
+
+
+def test_template_is_a_sam_template() -> None:
+    assert TEMPLATE.get("AWSTemplateFormatVersion") == "2010-09-09"
+    assert TEMPLATE.get("Transform") == "AWS::Serverless-2016-10-31"
+
+
+def test_loader_understands_short_form_tags() -> None:
+    doc = yaml.load(
+        "a: !Ref X\nb: !GetAtt Fn.Arn\nc: !Sub 'x-${Y}'\nd: !Join [',', [a, b]]\n",
+        Loader=CfnLoader,
+    )
+    assert doc == {
+        "a": {"Ref": "X"},
+        "b": {"Fn::GetAtt": ["Fn", "Arn"]},
+        "c": {"Fn::Sub": "x-${Y}"},
+        "d": {"Fn::Join": [",", ["a", "b"]]},
+    }
+
+
+def test_layer_exists_with_python312() -> None:
+    layer = RESOURCES.get(LAYER_ID)
+    assert layer is not None, f"{LAYER_ID} missing from template.yaml"
+    assert layer["Type"] == LAYER_TYPE
+    assert "python3.12" in layer["Properties"]["CompatibleRuntimes"]
+
+
+def test_template_defines_functions() -> None:
+    # Guards the parametrized tests below against silently running on nothing.
+    assert FUNCTION_IDS, f"no {FUNCTION_TYPE} resources in template.yaml"
+
+
+@pytest.mark.parametrize("function_id", FUNCTION_IDS)
+def test_function_handler_exists(function_id: str) -> None:
+    path, func = handler_source(function_id)
+    assert path.is_file(), f"{function_id}: handler module {path.relative_to(REPO_ROOT)} does not exist"
+    names = top_level_names(path.read_text(encoding="utf-8"), str(path))
+    assert func in names, f"{function_id}: {path.relative_to(REPO_ROOT)} does not define {func!r}"
+
+
+@pytest.mark.parametrize("function_id", FUNCTION_IDS)
+def test_function_uses_ragline_layer(function_id: str) -> None:
+    assert {"Ref": LAYER_ID} in function_layers(function_id), f"{function_id} does not use {LAYER_ID}"
