@@ -63,7 +63,9 @@ def _docx(path: Path) -> None:
     doc = Document()
     doc.add_heading("Northwind workshop services", level=1)
     doc.add_heading("Service packages", level=2)
-    doc.add_paragraph("The Basic service costs 60 pounds and includes gear and brake adjustment and a safety check.")
+    doc.add_paragraph(
+        "The Basic service costs 60 pounds and includes gear and brake adjustment and a safety check."
+    )
     doc.add_paragraph(
         "The Full service costs 140 pounds and adds a drivetrain deep clean, wheel truing and new cables."
     )

@@ -44,8 +44,9 @@ class VectorStore(Protocol):
 
     def search(self, query: SearchQuery) -> list[SearchHit]: ...
 
-    def neighbors(self, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5) -> list[Chunk]:
-        ...
+    def neighbors(
+        self, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5
+    ) -> list[Chunk]: ...
 
     def count(self, document_id: str | None = None) -> int:
         """Chunks in the scope (or in one document of it)."""

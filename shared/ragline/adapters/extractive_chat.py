@@ -31,9 +31,66 @@ from ragline.domain.citations import format_citation
 
 _WORD = re.compile(r"\w+")
 _STOP = frozenset(
-    "a an and are as at be but by can do does for from had has have how i if in into is it its me my no not of"
-    " on or our so such that the their them then there these they this to was we what when where which who"
-    " why will with you your about".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "such",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+        "about",
+    ]
 )
 _MAX_SENTENCES = 3
 _KEEP_RATIO = 0.6
@@ -58,7 +115,8 @@ class ExtractiveChatModel:
         prompt_tokens = sum(len(m.content) for m in messages) // 4
         if "search" not in called and "search" in tool_names:
             yield from self._call(
-                "search", {"query": question, "mode": "semantic", "label": f"Searching: {question[:60]}"},
+                "search",
+                {"query": question, "mode": "semantic", "label": f"Searching: {question[:60]}"},
                 prompt_tokens,
             )
             return
@@ -66,7 +124,8 @@ class ExtractiveChatModel:
         top = chunks[0] if chunks else None
         if top and "expand" not in called and "expand" in tool_names and not _ends_sentence(top["text"]):
             yield from self._call(
-                "expand", {"documentId": top["documentId"], "sequence_number": top["sequence_number"]},
+                "expand",
+                {"documentId": top["documentId"], "sequence_number": top["sequence_number"]},
                 prompt_tokens,
             )
             return

@@ -42,7 +42,10 @@ def build_request(
     }
     if tools:
         body["tools"] = [
-            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+            }
             for t in tools
         ]
     return body
@@ -79,7 +82,9 @@ class OpenAIChatModel:
         except openai.InternalServerError as exc:
             raise errors.DependencyUnavailable("the model endpoint failed", status=exc.status_code) from exc
         except openai.APIStatusError as exc:
-            raise errors.DependencyFailed("the model endpoint refused the request", status=exc.status_code) from exc
+            raise errors.DependencyFailed(
+                "the model endpoint refused the request", status=exc.status_code
+            ) from exc
 
     def _stream(self, body: dict[str, Any]) -> Iterator[ModelEvent]:
         calls: dict[int, dict[str, str]] = {}
@@ -88,7 +93,8 @@ class OpenAIChatModel:
         for chunk in self._client.chat.completions.create(**body):
             if chunk.usage is not None:
                 usage = TokenUsage(
-                    input_tokens=chunk.usage.prompt_tokens or 0, output_tokens=chunk.usage.completion_tokens or 0
+                    input_tokens=chunk.usage.prompt_tokens or 0,
+                    output_tokens=chunk.usage.completion_tokens or 0,
                 )
             for choice in chunk.choices:
                 delta = choice.delta

@@ -18,7 +18,9 @@ _DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "
 
 
 class OpenAIEmbedder:
-    def __init__(self, *, model: str, client: OpenAI, dimension: int | None = None, batch_size: int = 256) -> None:
+    def __init__(
+        self, *, model: str, client: OpenAI, dimension: int | None = None, batch_size: int = 256
+    ) -> None:
         if dimension is None and model not in _DIMENSIONS:
             raise errors.ConfigurationError(f"unknown dimension for embedding model {model!r}")
         self.model_id = f"openai:{model}"
@@ -56,11 +58,15 @@ class OpenAIEmbedder:
             except (openai.APITimeoutError, openai.APIConnectionError, openai.InternalServerError) as exc:
                 raise errors.DependencyUnavailable("the embedding endpoint is unavailable") from exc
             except openai.APIStatusError as exc:
-                raise errors.DependencyFailed("the embedding endpoint refused the request", status=exc.status_code) from exc
+                raise errors.DependencyFailed(
+                    "the embedding endpoint refused the request", status=exc.status_code
+                ) from exc
             for item in resp.data:
                 v = np.asarray(item.embedding, dtype=np.float32)
                 if v.shape != (self.dimension,):
-                    raise errors.EmbeddingMismatch("endpoint returned vectors of another dimension", got=v.size)
+                    raise errors.EmbeddingMismatch(
+                        "endpoint returned vectors of another dimension", got=v.size
+                    )
                 out[start + item.index] = v / (np.linalg.norm(v) or 1.0)
         return out
 

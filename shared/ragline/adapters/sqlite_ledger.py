@@ -13,7 +13,8 @@ from ragline.domain.models import RunUsage
 _FIELDS = tuple(RunUsage.model_fields)
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, period TEXT NOT NULL, {", ".join(f"{f} INTEGER NOT NULL" for f in _FIELDS)}
+    run_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, period TEXT NOT NULL,
+    {", ".join(f"{f} INTEGER NOT NULL" for f in _FIELDS)}
 );
 CREATE TABLE IF NOT EXISTS counters (
     tenant_id TEXT NOT NULL, period TEXT NOT NULL, runs INTEGER NOT NULL DEFAULT 0,
@@ -50,7 +51,10 @@ class SqliteUsageLedger:
         used = self.period_runs(tenant_id, current_period())
         if used >= self.max_runs:
             raise errors.QuotaExceeded(
-                "run quota for this period is used up", limit=self.max_runs, used=used, period=current_period()
+                "run quota for this period is used up",
+                limit=self.max_runs,
+                used=used,
+                period=current_period(),
             )
 
     def period_runs(self, tenant_id: str, period: str) -> int:
@@ -97,7 +101,8 @@ class SqliteUsageLedger:
             row = (
                 self._db()
                 .execute(
-                    f"SELECT {', '.join(_FIELDS)} FROM counters WHERE tenant_id=? AND period=?", (tenant_id, period)
+                    f"SELECT {', '.join(_FIELDS)} FROM counters WHERE tenant_id=? AND period=?",
+                    (tenant_id, period),
                 )
                 .fetchone()
             )

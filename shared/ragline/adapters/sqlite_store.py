@@ -18,6 +18,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -210,7 +211,9 @@ class SqliteVectorStore:
         with self._p._lock:
             return int(self._p.connection().execute(sql, args).fetchone()[0])
 
-    def neighbors(self, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5) -> list[Chunk]:
+    def neighbors(
+        self, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5
+    ) -> list[Chunk]:
         with self._p._lock:
             rows = (
                 self._p.connection()
@@ -276,7 +279,11 @@ class SqliteVectorStore:
             " JOIN chunks c ON c.rowid = chunks_fts.rowid"
             " WHERE chunks_fts MATCH ? AND c.tenant_id=? AND c.namespace_id=?"
         )
-        args: list[object] = [f"scope_token:{self._token} AND ({terms})", self.scope.tenant_id, self.scope.namespace_id]
+        args: list[object] = [
+            f"scope_token:{self._token} AND ({terms})",
+            self.scope.tenant_id,
+            self.scope.namespace_id,
+        ]
         for column, values in (("document_id", filters.document_ids), ("filename", filters.filenames)):
             if values:
                 sql += f" AND c.{column} IN ({','.join('?' * len(values))})"
@@ -317,10 +324,10 @@ def _filter_mask(m: _Matrix, filters: MetadataFilter) -> NDArray[np.bool_] | Non
     return mask
 
 
-def _chunk(r: sqlite3.Row | tuple[object, ...]) -> Chunk:
+def _chunk(r: tuple[Any, ...]) -> Chunk:
     return Chunk(
         document_id=str(r[1]),
-        sequence_number=int(r[2]),  # type: ignore[call-overload]
+        sequence_number=int(r[2]),
         text=str(r[3]),
         metadata=ChunkMetadata.model_validate(json.loads(str(r[4]))),
     )

@@ -43,8 +43,41 @@ END;
 
 # Lucene's English stop set (what OpenSearch's `english` analyzer drops), so both stores match alike.
 STOPWORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their then there"
-    " these they this to was will with".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
 

@@ -51,12 +51,15 @@ class SqliteTenantRegistry:
             row = (
                 self._db()
                 .execute(
-                    "SELECT body FROM namespaces WHERE tenant_id=? AND namespace_id=?", (tenant_id, namespace_id)
+                    "SELECT body FROM namespaces WHERE tenant_id=? AND namespace_id=?",
+                    (tenant_id, namespace_id),
                 )
                 .fetchone()
             )
         if row is None:
-            raise errors.NamespaceNotFound(f"namespace {namespace_id!r} does not exist", namespace=namespace_id)
+            raise errors.NamespaceNotFound(
+                f"namespace {namespace_id!r} does not exist", namespace=namespace_id
+            )
         return Namespace.model_validate_json(row[0])
 
     def list_namespaces(self, tenant_id: str) -> list[Namespace]:

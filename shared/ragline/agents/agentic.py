@@ -42,7 +42,9 @@ class AgenticAgent:
         self._model = model
         self._limits = limits or LoopLimits()
 
-    def run(self, messages: Sequence[ChatMessage], ctx: ToolContext, outcome: LoopOutcome) -> Iterator[RunEvent]:
+    def run(
+        self, messages: Sequence[ChatMessage], ctx: ToolContext, outcome: LoopOutcome
+    ) -> Iterator[RunEvent]:
         """Stream the run; ``outcome`` is filled in as it goes (also when the consumer stops early)."""
         history = list(messages)
         limits = self._limits

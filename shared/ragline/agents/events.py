@@ -35,7 +35,7 @@ class Sources(BaseModel):
     chunks: list[dict[str, Any]]
 
 
-class Warning(BaseModel):  # noqa: A001 - the event's wire name
+class Warning(BaseModel):
     type: Literal["warning"] = "warning"
     code: str
     message: str

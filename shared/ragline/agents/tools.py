@@ -25,7 +25,7 @@ class SearchArgs(BaseModel):
 
 
 class ExpandArgs(BaseModel):
-    documentId: str = Field(min_length=1)  # noqa: N815 - the wire name the model sees
+    documentId: str = Field(min_length=1)
     sequence_number: int = Field(ge=0)
 
 
@@ -48,7 +48,11 @@ class ToolContext:
     """Which scope each retrieved document came from, so ``expand`` reads the right one."""
 
     def specs(self) -> list[ToolSpec]:
-        tools = [ToolSpec(name="search", description="Search the documents.", parameters=SearchArgs.model_json_schema())]
+        tools = [
+            ToolSpec(
+                name="search", description="Search the documents.", parameters=SearchArgs.model_json_schema()
+            )
+        ]
         if all(s.capabilities().neighbors for s in self.stores.values()):
             tools.append(
                 ToolSpec(
@@ -97,7 +101,9 @@ def run_tool(ctx: ToolContext, name: str, arguments: str) -> ToolResult:
             return _expand(ctx, ExpandArgs.model_validate_json(arguments or "{}"))
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
-        return ToolResult(json.dumps({"error": f"invalid arguments: {problems}"}), 0, name, error="invalid_arguments")
+        return ToolResult(
+            json.dumps({"error": f"invalid arguments: {problems}"}), 0, name, error="invalid_arguments"
+        )
     return ToolResult(json.dumps({"error": f"unknown tool {name!r}"}), 0, name, error="unknown_tool")
 
 
@@ -121,7 +127,9 @@ def _expand(ctx: ToolContext, args: ExpandArgs) -> ToolResult:
     scope = ctx.origins.get(args.documentId)
     if scope is None:
         return ToolResult(
-            json.dumps({"error": "expand only works on a documentId returned by search"}), 0, "expand",
+            json.dumps({"error": "expand only works on a documentId returned by search"}),
+            0,
+            "expand",
             error="unknown_document",
         )
     chunks = ctx.stores[scope].neighbors(

@@ -75,7 +75,12 @@ class ChatService:
         return self._run(spaces[0].settings.system_prompt, scopes, messages, run_id, tenant_id)
 
     def _run(
-        self, stored_prompt: str, scopes: list[TenantScope], messages: Sequence[ChatMessage], run_id: str, tenant_id: str
+        self,
+        stored_prompt: str,
+        scopes: list[TenantScope],
+        messages: Sequence[ChatMessage],
+        run_id: str,
+        tenant_id: str,
     ) -> Iterator[RunEvent]:
         ctx = ToolContext(
             scopes=scopes,
@@ -97,10 +102,14 @@ class ChatService:
                 )
             yield Sources(chunks=[rich(*ctx.retrieved[i]) for i in verified.cited])
             usage = run.finish()
-            yield RunFinished(run_id=run_id, exit_reason=outcome.exit_reason, answer=verified.text, usage=usage)
+            yield RunFinished(
+                run_id=run_id, exit_reason=outcome.exit_reason, answer=verified.text, usage=usage
+            )
         finally:
             run.finish()
 
-    def _search_leg(self, scope: TenantScope, text: str, mode: SearchMode, k: int) -> tuple[list[SearchHit], RunUsage]:
+    def _search_leg(
+        self, scope: TenantScope, text: str, mode: SearchMode, k: int
+    ) -> tuple[list[SearchHit], RunUsage]:
         out = self._search.search(scope, text, mode=mode, k=k)
         return out.hits, out.usage

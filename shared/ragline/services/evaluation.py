@@ -46,7 +46,9 @@ def _jsonl(path: Path) -> Iterator[dict[str, str]]:
 
 def load_beir(directory: Path, split: str) -> BeirDataset:
     corpus_path, queries_path, qrels_path = (
-        directory / "corpus.jsonl", directory / "queries.jsonl", directory / "qrels" / f"{split}.tsv"
+        directory / "corpus.jsonl",
+        directory / "queries.jsonl",
+        directory / "qrels" / f"{split}.tsv",
     )
     for p in (corpus_path, queries_path, qrels_path):
         if not p.is_file():
@@ -65,19 +67,28 @@ def load_beir(directory: Path, split: str) -> BeirDataset:
 
 class EvaluationService:
     def __init__(
-        self, *, registry: TenantRegistry, stores: VectorStoreProvider, embedder: Embedder, search: SearchService
+        self,
+        *,
+        registry: TenantRegistry,
+        stores: VectorStoreProvider,
+        embedder: Embedder,
+        search: SearchService,
     ) -> None:
         self._registry = registry
         self._stores = stores
         self._embedder = embedder
         self._search = search
 
-    def index(self, scope: TenantScope, data: BeirDataset, progress: Callable[[int], None] | None = None) -> int:
+    def index(
+        self, scope: TenantScope, data: BeirDataset, progress: Callable[[int], None] | None = None
+    ) -> int:
         """Index the corpus once; an index already holding exactly this corpus is reused."""
         try:
             ns: Namespace = self._registry.get_namespace(scope.tenant_id, scope.namespace_id)
         except errors.NamespaceNotFound:
-            ns = self._registry.create_namespace(new_namespace(scope.tenant_id, scope.namespace_id, "BEIR eval"))
+            ns = self._registry.create_namespace(
+                new_namespace(scope.tenant_id, scope.namespace_id, "BEIR eval")
+            )
         claim_embedding_space(self._registry, ns, self._embedder)
         store = self._stores.scoped(scope)
         if store.count() == len(data.corpus):

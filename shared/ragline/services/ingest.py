@@ -81,8 +81,12 @@ class IngestService:
         doc_id = document_id or document_id_for(filename)
         parsed = parse_document(filename, data, max_bytes=self._settings.max_document_bytes)
         store = self._stores.scoped(scope)
-        if self._unchanged(store.neighbors(doc_id, 0, before=0, after=0), parsed.content_hash, store.count(doc_id)):
-            return IngestResult(doc_id, store.count(doc_id), parsed.pages, parsed.content_hash, True, RunUsage())
+        if self._unchanged(
+            store.neighbors(doc_id, 0, before=0, after=0), parsed.content_hash, store.count(doc_id)
+        ):
+            return IngestResult(
+                doc_id, store.count(doc_id), parsed.pages, parsed.content_hash, True, RunUsage()
+            )
         chunks = chunk_document(
             parsed,
             document_id=doc_id,
@@ -102,8 +106,13 @@ class IngestService:
                 update={
                     "embedding": tuple(float(x) for x in vectors[i]),
                     "metadata": c.metadata.model_copy(
-                        update={"extra": {**c.metadata.extra, "content_hash": parsed.content_hash,
-                                          "chunk_count": str(len(chunks))}}
+                        update={
+                            "extra": {
+                                **c.metadata.extra,
+                                "content_hash": parsed.content_hash,
+                                "chunk_count": str(len(chunks)),
+                            }
+                        }
                     ),
                 }
             )

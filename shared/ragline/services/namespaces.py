@@ -15,10 +15,14 @@ def require_namespace(registry: TenantRegistry, tenant_id: str, namespace_id: st
 def check_embedding_space(namespace: Namespace, embedder: Embedder) -> None:
     """Refuse to mix vectors of two models in one namespace (a silent corruption otherwise)."""
     s = namespace.settings
-    if s.embedding_model and (s.embedding_model, s.embedding_dimension) != (embedder.model_id, embedder.dimension):
+    if s.embedding_model and (s.embedding_model, s.embedding_dimension) != (
+        embedder.model_id,
+        embedder.dimension,
+    ):
         raise errors.EmbeddingMismatch(
-            f"namespace {namespace.namespace_id!r} holds vectors of {s.embedding_model} ({s.embedding_dimension}d),"
-            f" but the configured embedder is {embedder.model_id} ({embedder.dimension}d)",
+            f"namespace {namespace.namespace_id!r} holds vectors of {s.embedding_model}"
+            f" ({s.embedding_dimension}d), but the configured embedder is"
+            f" {embedder.model_id} ({embedder.dimension}d)",
             namespace=namespace.namespace_id,
             stored=s.embedding_model,
             configured=embedder.model_id,
@@ -36,7 +40,9 @@ def claim_embedding_space(registry: TenantRegistry, namespace: Namespace, embedd
     return registry.update_namespace(namespace.model_copy(update={"settings": settings}))
 
 
-def new_namespace(tenant_id: str, namespace_id: str, description: str = "", default: bool = False) -> Namespace:
+def new_namespace(
+    tenant_id: str, namespace_id: str, description: str = "", default: bool = False
+) -> Namespace:
     try:
         return Namespace(
             tenant_id=tenant_id,
