@@ -1,0 +1,166 @@
+"""The chat run: tool loop bounds, tool errors, verified citations, exactly one charge per run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragline import errors
+from ragline.adapters.sqlite_ledger import SqliteUsageLedger, current_period
+from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
+from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
+from ragline.agents.events import RunEvent, RunFinished, Sources, ToolFinished, Warning
+from ragline.domain.chat import ChatMessage
+from ragline.domain.models import TenantScope
+from ragline.services.chat import ChatService
+from ragline.services.namespaces import new_namespace
+from ragline.services.search import SearchService
+from tests.contract.vector_store_contract import make_chunks
+from tests.support.fakes import BowEmbedder, ScriptedChatModel, Turn
+from tests.support.vectors import DIM
+
+pytestmark = pytest.mark.unit
+ASK = [ChatMessage(role="user", content="Which insects pollinate plants?")]
+
+
+class World:
+    def __init__(self, root: Path) -> None:
+        self.registry = SqliteTenantRegistry(root / "t.sqlite")
+        self.stores = SqliteVectorStoreProvider(root / "s.sqlite", dimension=DIM)
+        self.ledger = SqliteUsageLedger(root / "u.sqlite")
+        self.embedder = BowEmbedder()
+        for tenant in ("acme", "globex"):
+            self.registry.create_namespace(new_namespace(tenant, "docs"))
+        self.stores.scoped(TenantScope(tenant_id="acme", namespace_id="docs")).upsert(
+            make_chunks("bees", ["Honey bees pollinate flowering plants.", "A colony has one queen."])
+            + make_chunks("long", [f"Part {i} of a long text." for i in range(12)])
+        )
+        self.stores.scoped(TenantScope(tenant_id="globex", namespace_id="docs")).upsert(
+            make_chunks("secret", ["Globex bees pollinate secret plants."])
+        )
+
+    def service(self, turns: list[Turn], ledger: SqliteUsageLedger | None = None) -> ChatService:
+        self.model = ScriptedChatModel(turns)
+        search = SearchService(registry=self.registry, stores=self.stores, embedder=self.embedder)
+        return ChatService(
+            registry=self.registry,
+            stores=self.stores,
+            search=search,
+            model=self.model,
+            ledger=ledger or self.ledger,
+        )
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    w = World(tmp_path)
+    yield w
+    w.stores.close()
+
+
+def final(events: list[RunEvent]) -> RunFinished:
+    last = events[-1]
+    assert isinstance(last, RunFinished)
+    return last
+
+
+def test_model_searches_then_answers_with_a_verified_citation(world: World) -> None:
+    svc = world.service(
+        [
+            [("search", {"query": "pollinate", "mode": "semantic", "label": "Looking"})],
+            ["Bees do. ", '<citation ids="bees#0"/>'],
+        ]
+    )
+    events = list(svc.answer_chat("acme", ["docs"], ASK, run_id="r1"))
+    done = final(events)
+    assert done.exit_reason == "answered" and done.answer == 'Bees do. <citation ids="bees#0"/>'
+    sources = next(e for e in events if isinstance(e, Sources))
+    assert [s["id"] for s in sources.chunks] == ["bees#0"]
+    assert world.ledger.period_usage("acme", current_period()).retrievals == 1
+
+
+def test_the_model_never_sees_another_tenants_chunks(world: World) -> None:
+    svc = world.service([[("search", {"query": "Globex secret plants"})], ["done"]])
+    list(svc.answer_chat("acme", ["docs"], ASK))
+    tool_results = [m.content for m in world.model.seen[1][0] if m.role == "tool"]
+    assert tool_results and "secret" not in " ".join(tool_results)
+
+
+def test_invented_citations_are_removed_and_reported(world: World) -> None:
+    svc = world.service(
+        [
+            [("search", {"query": "bees"})],
+            ['Bees. <citation ids="bees#0,made-up#9"/> Also <citation ids="x#1"/>.'],
+        ]
+    )
+    events = list(svc.answer_chat("acme", ["docs"], ASK))
+    warning = next(e for e in events if isinstance(e, Warning))
+    assert warning.code == "unknown_citations" and warning.details["ids"] == ["made-up#9", "x#1"]
+    assert final(events).answer == 'Bees. <citation ids="bees#0"/> Also.'
+
+
+def test_invalid_tool_arguments_go_back_to_the_model_as_a_tool_error(world: World) -> None:
+    svc = world.service([[("search", {"mode": "telepathy"})], [("search", {"query": "bees"})], ["ok"]])
+    events = list(svc.answer_chat("acme", ["docs"], ASK))
+    ends = [e for e in events if isinstance(e, ToolFinished)]
+    assert ends[0].error == "invalid_arguments" and ends[1].error is None and ends[1].hits > 0
+    first_tool_reply = next(m for m in world.model.seen[1][0] if m.role == "tool").content
+    assert "invalid arguments" in first_tool_reply and "query" in first_tool_reply
+    assert final(events).exit_reason == "answered"
+
+
+def test_expand_returns_ordered_neighbours_and_is_limited_to_retrieved_documents(world: World) -> None:
+    svc = world.service(
+        [
+            [("search", {"query": "Part 6 long text"})],
+            [("expand", {"documentId": "long", "sequence_number": 6})],
+            [("expand", {"documentId": "secret", "sequence_number": 0})],
+            ["fine"],
+        ]
+    )
+    events = list(svc.answer_chat("acme", ["docs"], ASK))
+    ends = [e for e in events if isinstance(e, ToolFinished)]
+    assert ends[1].hits == 11 and ends[2].error == "unknown_document"
+
+
+def test_step_cap_ends_a_model_that_never_stops_searching(world: World) -> None:
+    svc = world.service([[("search", {"query": f"bees {i}"})] for i in range(30)])
+    done = final(list(svc.answer_chat("acme", ["docs"], ASK)))
+    assert done.exit_reason == "step_cap" and len(world.model.seen) == 20
+
+
+def test_consumer_stopping_early_still_charges_the_run_exactly_once(world: World) -> None:
+    svc = world.service([[("search", {"query": "bees"})], ["Bees ", "do."]])
+    stream = svc.answer_chat("acme", ["docs"], ASK, run_id="abort-1")
+    next(stream)
+    next(stream)
+    stream.close()  # the client went away
+    charged = world.ledger.period_usage("acme", current_period())
+    assert charged.retrievals == 1
+    # a retry of the same run id is not charged again
+    list(
+        world.service([[("search", {"query": "bees"})], ["x"]]).answer_chat(
+            "acme", ["docs"], ASK, run_id="abort-1"
+        )
+    )
+    assert world.ledger.period_runs("acme", current_period()) == 1
+
+
+def test_unknown_namespace_and_bad_messages_are_refused_before_any_work(world: World) -> None:
+    svc = world.service([])
+    with pytest.raises(errors.NamespaceNotFound):
+        svc.answer_chat("acme", ["nope"], ASK)
+    with pytest.raises(errors.InvalidRequest):
+        svc.answer_chat("acme", ["docs"], [ChatMessage(role="assistant", content="hi")])
+    assert world.ledger.period_runs("acme", current_period()) == 0
+
+
+def test_quota_refuses_before_retrieval(world: World, tmp_path: Path) -> None:
+    ledger = SqliteUsageLedger(tmp_path / "quota.sqlite", max_runs_per_period=1)
+    list(world.service([["no search"]], ledger).answer_chat("acme", ["docs"], ASK, run_id="a"))
+    svc = world.service([[("search", {"query": "bees"})]], ledger)
+    with pytest.raises(errors.QuotaExceeded) as exc:
+        svc.answer_chat("acme", ["docs"], ASK, run_id="b")
+    assert exc.value.details["limit"] == 1 and world.model.seen == []
