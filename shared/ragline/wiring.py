@@ -45,8 +45,10 @@ class Container:
 
     @cached_property
     def tokenizer(self) -> Tokenizer:
-        """The chunker counts in the embedder's own tokens."""
-        return self.onnx
+        """The chunker counts in the embedder's own tokens (each distinct word encoded once)."""
+        from ragline.documents.chunker import WordCachedCounter
+
+        return WordCachedCounter(self.onnx)
 
     @cached_property
     def stores(self) -> VectorStoreProvider:

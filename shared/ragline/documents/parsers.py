@@ -1,0 +1,108 @@
+"""Bytes → :class:`ParsedDocument`: sections of text with their heading path and page.
+
+The format is chosen by the file extension (case-insensitive). Every failure is a Ragline error whose
+``details`` carry ``filename`` and ``reason``; library exceptions are chained, never raised raw.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+
+from pydantic import BaseModel, ConfigDict
+
+from ragline.documents import binary, formats
+from ragline.errors import DocumentTooLarge, EmptyDocument, UnsupportedDocument
+
+
+class Section(BaseModel):
+    """A run of text under one heading path (and, for paged formats, on one page)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None
+    """1-based page number; ``None`` for formats without pages."""
+
+
+class ParsedDocument(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    sections: list[Section]
+    pages: int
+    """Page count for PDFs; 1 for formats without pages."""
+    content_hash: str
+    """sha256 hex of the raw bytes."""
+
+
+_PARSERS: dict[str, Callable[[str, bytes], formats.Parsed]] = {
+    ".txt": formats.parse_text,
+    ".md": formats.parse_markdown,
+    ".markdown": formats.parse_markdown,
+    ".html": formats.parse_html,
+    ".htm": formats.parse_html,
+    ".pdf": binary.parse_pdf,
+    ".docx": binary.parse_docx,
+    ".json": formats.parse_json,
+    ".jsonl": formats.parse_jsonl,
+    ".csv": formats.parse_csv,
+}
+
+SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(_PARSERS)
+
+
+def extension_of(filename: str) -> str:
+    """The lowercased extension with its dot (``"Report.PDF"`` → ``".pdf"``), or ``""``."""
+    return os.path.splitext(filename.rsplit("/", 1)[-1])[1].lower()
+
+
+def is_supported(filename: str) -> bool:
+    return extension_of(filename) in _PARSERS
+
+
+def parse_document(filename: str, data: bytes, *, max_bytes: int | None = None) -> ParsedDocument:
+    """Parse ``data`` by ``filename``'s extension.
+
+    Raises, in this order of checks: :class:`UnsupportedDocument` (unknown extension),
+    :class:`DocumentTooLarge` (more than ``max_bytes``, before any parsing), :class:`EmptyDocument`
+    (empty, whitespace only, or nothing extractable), :class:`UnreadableDocument` (corrupt,
+    encrypted, binary data under a text extension, invalid JSON/CSV).
+    """
+    ext = extension_of(filename)
+    parser = _PARSERS.get(ext)
+    if parser is None:
+        supported = ", ".join(SUPPORTED_EXTENSIONS)
+        shown = repr(ext) if ext else "(no extension)"
+        raise UnsupportedDocument(
+            f"Cannot parse {filename!r}: unsupported file type {shown}; supported types are {supported}.",
+            filename=filename,
+            reason="unsupported file type",
+            extension=ext,
+            supported=list(SUPPORTED_EXTENSIONS),
+        )
+    if max_bytes is not None and len(data) > max_bytes:
+        raise DocumentTooLarge(
+            f"Cannot parse {filename!r}: it is {len(data)} bytes, over the limit of {max_bytes} bytes.",
+            filename=filename,
+            reason="document too large",
+            size_bytes=len(data),
+            max_bytes=max_bytes,
+        )
+    if not data or data.isspace():
+        raise _empty(filename, "the file is empty" if not data else "the file holds only whitespace")
+    raw_sections, pages = parser(filename, data)
+    sections = [
+        Section(text=text, heading_path=raw.heading_path, page=raw.page)
+        for raw in raw_sections
+        if (text := raw.text.strip())
+    ]
+    if not sections:
+        reason = "the PDF has no extractable text (scanned pages need OCR)" if ext == ".pdf" else ""
+        raise _empty(filename, reason or "it contains no text")
+    return ParsedDocument(sections=sections, pages=pages, content_hash=hashlib.sha256(data).hexdigest())
+
+
+def _empty(filename: str, reason: str) -> EmptyDocument:
+    return EmptyDocument(f"Nothing to index in {filename!r}: {reason}.", filename=filename, reason=reason)
