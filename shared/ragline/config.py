@@ -54,7 +54,8 @@ class Settings(BaseSettings):
     chunk_tokens: int = 200
     chunk_overlap_tokens: int = 32
     max_document_bytes: int = 50 * 1024 * 1024
-    embed_batch_size: int = 32
+    embed_batch_size: int = 8
+    """Measured fastest and lightest for the int8 MiniLM on 2 cores (see docs/benchmarks.md)."""
     rrf_k: int = 60
     default_top_k: int = 10
 

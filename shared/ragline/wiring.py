@@ -29,7 +29,7 @@ class Container:
     def onnx(self) -> LocalOnnxEmbedder:
         from ragline.adapters.local_embedder import LocalOnnxEmbedder
 
-        return LocalOnnxEmbedder()
+        return LocalOnnxEmbedder(batch_size=self.settings.embed_batch_size)
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -104,7 +104,6 @@ class Container:
                 chunk_tokens=s.chunk_tokens,
                 chunk_overlap_tokens=s.chunk_overlap_tokens,
                 max_document_bytes=s.max_document_bytes,
-                embed_batch_size=s.embed_batch_size,
             ),
         )
 

@@ -13,7 +13,13 @@ import typer
 if TYPE_CHECKING:
     from ragline.wiring import Container
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Ragline: multi-tenant agentic retrieval.")
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    help="Ragline: multi-tenant agentic retrieval.",
+)
 namespaces_app = typer.Typer(no_args_is_help=True, help="Manage namespaces (collections).")
 app.add_typer(namespaces_app, name="namespaces")
 

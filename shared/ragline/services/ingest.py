@@ -37,7 +37,6 @@ class IngestSettings:
     chunk_tokens: int = 200
     chunk_overlap_tokens: int = 32
     max_document_bytes: int = 50 * 1024 * 1024
-    embed_batch_size: int = 32
 
 
 @dataclass(frozen=True)
