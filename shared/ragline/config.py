@@ -57,6 +57,8 @@ class Settings(BaseSettings):
     embed_batch_size: int = 8
     """Measured fastest and lightest for the int8 MiniLM on 2 cores (see docs/benchmarks.md)."""
     rrf_k: int = 60
+    hybrid_fusion: Literal["rrf", "convex"] = "rrf"
+    hybrid_alpha: float = 0.5
     default_top_k: int = 10
 
     @property

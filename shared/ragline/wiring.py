@@ -89,7 +89,12 @@ class Container:
     @cached_property
     def search(self) -> SearchService:
         return SearchService(
-            registry=self.registry, stores=self.stores, embedder=self.embedder, rrf_k=self.settings.rrf_k
+            registry=self.registry,
+            stores=self.stores,
+            embedder=self.embedder,
+            rrf_k=self.settings.rrf_k,
+            fusion=self.settings.hybrid_fusion,
+            alpha=self.settings.hybrid_alpha,
         )
 
     @cached_property

@@ -114,13 +114,20 @@ def test_eval_prints_metrics_per_mode(tmp_path: Path) -> None:
     )
     assert code == 0, out
     rows = {
-        line.split()[1]: line for line in out.splitlines() if re.match(r"^│ (keyword|semantic|hybrid) ", line)
+        line.split()[1]: line for line in out.splitlines() if re.match(r"^│ (keyword|semantic|hybrid)", line)
     }
-    assert set(rows) == {"keyword", "semantic", "hybrid"}
+    assert set(rows) == {"keyword", "semantic", "hybrid:rrf", "hybrid:convex"}
     assert "3 queries" in out
     # three easy queries: every mode ranks the right document first
     for line in rows.values():
         assert "1.0000" in line
+
+
+def test_search_accepts_convex_fusion_and_rejects_unknown_ones(home: Path) -> None:
+    code, out = cli("search", "chain wear", "-n", "northwind", "--fusion", "convex", "--home", str(home))
+    assert code == 0 and "maintenance" in out
+    code, out = cli("search", "chain wear", "-n", "northwind", "--fusion", "magic", "--home", str(home))
+    assert code == 2 and "unknown fusion" in out
 
 
 def test_eval_on_a_folder_that_is_not_beir_fails_clearly(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ragline import errors
 from ragline.adapters import opensearch_requests as rq
 from ragline.config import Settings
-from ragline.domain.fusion import rrf_fuse
+from ragline.domain.fusion import fuse
 from ragline.domain.models import (
     Chunk,
     ChunkMetadata,
@@ -228,7 +228,7 @@ class OpenSearchVectorStore:
         else:
             futures = [self._p.pool().submit(self._send, body) for body in (knn, bm25)]
             sem, kw = (f.result() for f in futures)
-        return rrf_fuse(self._hits(sem, "semantic"), self._hits(kw, "keyword"), k=query.rrf_k, limit=query.k)
+        return fuse(query, self._hits(sem, "semantic"), self._hits(kw, "keyword"))
 
     def _knn(self, vector: Sequence[float], k: int, query: SemanticQuery | HybridQuery) -> dict[str, Any]:
         if len(vector) != self._p.dimension:

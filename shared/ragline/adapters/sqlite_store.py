@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from ragline import errors
 from ragline.adapters.sqlite_store_sql import SCHEMA, fts_query
-from ragline.domain.fusion import rrf_fuse
+from ragline.domain.fusion import fuse
 from ragline.domain.models import (
     Chunk,
     ChunkMetadata,
@@ -240,7 +240,7 @@ class SqliteVectorStore:
         assert isinstance(query, HybridQuery)
         semantic = self._semantic(query.vector, query.candidates, query.filters)
         keyword = self._keyword(query.text, query.candidates, query.filters)
-        return rrf_fuse(semantic, keyword, k=query.rrf_k, limit=query.k)
+        return fuse(query, semantic, keyword)
 
     def _semantic(self, vector: Sequence[float], k: int, filters: MetadataFilter) -> list[SearchHit]:
         m = self._p.matrix(self.scope)

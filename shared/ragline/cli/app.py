@@ -96,6 +96,9 @@ def search(
     namespace: Namespace = "default",
     mode: Mode = "hybrid",
     k: Annotated[int, typer.Option("-k", help="Number of hits.")] = 10,
+    fusion: Annotated[
+        str | None, typer.Option(help="Hybrid fusion: rrf | convex (default: settings).")
+    ] = None,
     home: Home = None,
     tenant: Tenant = "local",
 ) -> None:
@@ -106,9 +109,12 @@ def search(
 
     if mode not in ("semantic", "keyword", "hybrid"):
         raise _fail(_invalid(f"unknown mode {mode!r}; use semantic, keyword or hybrid"))
+    if fusion not in (None, "rrf", "convex"):
+        raise _fail(_invalid(f"unknown fusion {fusion!r}; use rrf or convex"))
     c = _container(home)
     try:
-        out = c.search.search(TenantScope(tenant_id=tenant, namespace_id=namespace), query, mode=mode, k=k)  # type: ignore[arg-type]
+        scope = TenantScope(tenant_id=tenant, namespace_id=namespace)
+        out = c.search.search(scope, query, mode=mode, k=k, fusion=fusion)  # type: ignore[arg-type]
     except (RaglineError, ValueError) as exc:
         raise _fail(_as_ragline(exc)) from exc
     print_hits(out.hits, out.warnings)
@@ -140,7 +146,12 @@ def evaluate(
         Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
     ],
     split: Annotated[str, typer.Option(help="train | test | dev")] = "test",
-    modes: Annotated[str, typer.Option(help="Comma-separated modes.")] = "keyword,semantic,hybrid",
+    modes: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated: keyword, semantic, hybrid (configured fusion), hybrid:rrf, hybrid:convex."
+        ),
+    ] = "keyword,semantic,hybrid:rrf,hybrid:convex",
     home: Home = None,
 ) -> None:
     """Index a BEIR dataset and print nDCG@10, Recall@100 and MRR@10 per mode."""

@@ -38,8 +38,9 @@ def print_hits(hits: list[SearchHit], warnings: list[str]) -> None:
     for w in warnings:
         console.print(f"[yellow]warning: {w}[/yellow]")
     table = Table()
-    for col in ("#", "chunk", "score", "sem rank", "kw rank", "text"):
-        table.add_column(col)
+    for col in ("#", "chunk", "score", "sem rank", "kw rank"):
+        table.add_column(col, overflow="fold")
+    table.add_column("text", ratio=1)
     for i, h in enumerate(hits, start=1):
         b = h.breakdown
         text = " ".join(h.chunk.text.split())
@@ -81,10 +82,14 @@ def stream_chat(events: Iterable[RunEvent], model_name: str) -> None:
         )
 
 
+EVAL_MODES = ("keyword", "semantic", "hybrid", "hybrid:rrf", "hybrid:convex")
+
+
 def run_eval(c: Container, dataset: Path, split: str, modes: list[str]) -> None:
+    """``hybrid`` uses the configured fusion; ``hybrid:rrf``/``hybrid:convex`` force one."""
     for m in modes:
-        if m not in ("semantic", "keyword", "hybrid"):
-            raise errors.InvalidRequest(f"unknown mode {m!r}")
+        if m not in EVAL_MODES:
+            raise errors.InvalidRequest(f"unknown mode {m!r}; use {', '.join(EVAL_MODES)}")
     data = load_beir(dataset, split)
     scope = TenantScope(tenant_id="eval", namespace_id=f"beir-{dataset.resolve().name}"[:100])
     with Progress(console=Console(stderr=True)) as progress:
@@ -95,9 +100,10 @@ def run_eval(c: Container, dataset: Path, split: str, modes: list[str]) -> None:
     for col in ("mode", "nDCG@10", "Recall@100", "MRR@10", "ms/query"):
         table.add_column(col)
     for m in modes:
-        mode: SearchMode = m  # type: ignore[assignment]
+        base, _, fusion = m.partition(":")
+        mode: SearchMode = base  # type: ignore[assignment]
         started = time.perf_counter()
-        s = c.evaluation.score(scope, data, mode)
+        s = c.evaluation.score(scope, data, mode, fusion=fusion or None)  # type: ignore[arg-type]
         per_query = (time.perf_counter() - started) * 1000 / max(s.queries, 1)
         table.add_row(
             m, f"{s.ndcg_at_10:.4f}", f"{s.recall_at_100:.4f}", f"{s.mrr_at_10:.4f}", f"{per_query:.1f}"

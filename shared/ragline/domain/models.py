@@ -106,11 +106,14 @@ class KeywordQuery(_QueryBase):
 
 
 class HybridQuery(_QueryBase):
-    """Both legs, fused by Reciprocal Rank Fusion; each leg fetches ``candidates`` hits."""
+    """Both legs, each fetching ``candidates`` hits, fused by RRF (default) or a convex combination."""
 
     mode: Literal["hybrid"] = "hybrid"
     vector: tuple[float, ...]
+    fusion: Literal["rrf", "convex"] = "rrf"
     rrf_k: int = Field(default=60, ge=1)
+    alpha: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Semantic weight for ``convex`` fusion."""
     candidates: int = Field(default=100, ge=1, le=1000)
 
 

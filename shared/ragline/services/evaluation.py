@@ -18,7 +18,7 @@ from ragline.domain.models import Chunk, ChunkMetadata, SearchMode, TenantScope
 from ragline.domain.tenancy import Namespace
 from ragline.ports import Embedder, TenantRegistry, VectorStoreProvider
 from ragline.services.namespaces import claim_embedding_space, new_namespace
-from ragline.services.search import SearchService
+from ragline.services.search import Fusion, SearchService
 
 
 @dataclass(frozen=True)
@@ -114,10 +114,12 @@ class EvaluationService:
                 progress(len(batch))
         return len(ids)
 
-    def score(self, scope: TenantScope, data: BeirDataset, mode: SearchMode) -> ModeScore:
+    def score(
+        self, scope: TenantScope, data: BeirDataset, mode: SearchMode, fusion: Fusion | None = None
+    ) -> ModeScore:
         ndcg = recall = mrr = 0.0
         for qid, text in data.queries.items():
-            hits = self._search.search(scope, text, mode=mode, k=100).hits
+            hits = self._search.search(scope, text, mode=mode, k=100, fusion=fusion).hits
             ranked = dedupe_documents([h.chunk.document_id for h in hits])
             rel = data.qrels[qid]
             ndcg += ndcg_at(ranked, rel, 10)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ragline import errors
 from ragline.domain.models import (
@@ -19,6 +20,8 @@ from ragline.domain.models import (
 from ragline.ports import Embedder, TenantRegistry, VectorStoreProvider
 from ragline.services.namespaces import check_embedding_space, require_namespace
 
+Fusion = Literal["rrf", "convex"]
+
 
 @dataclass
 class SearchOutcome:
@@ -30,12 +33,21 @@ class SearchOutcome:
 
 class SearchService:
     def __init__(
-        self, *, registry: TenantRegistry, stores: VectorStoreProvider, embedder: Embedder, rrf_k: int = 60
+        self,
+        *,
+        registry: TenantRegistry,
+        stores: VectorStoreProvider,
+        embedder: Embedder,
+        rrf_k: int = 60,
+        fusion: Fusion = "rrf",
+        alpha: float = 0.5,
     ) -> None:
         self._registry = registry
         self._stores = stores
         self._embedder = embedder
         self._rrf_k = rrf_k
+        self._fusion: Fusion = fusion
+        self._alpha = alpha
 
     def search(
         self,
@@ -45,6 +57,7 @@ class SearchService:
         mode: SearchMode = "hybrid",
         k: int = 10,
         filters: MetadataFilter | None = None,
+        fusion: Fusion | None = None,
     ) -> SearchOutcome:
         if not text.strip():
             raise errors.InvalidRequest("query text is empty")
@@ -69,7 +82,14 @@ class SearchService:
                     query = SemanticQuery(text=text, k=k, vector=vector, filters=f)
                 else:
                     query = HybridQuery(
-                        text=text, k=k, vector=vector, filters=f, rrf_k=self._rrf_k, candidates=max(100, k)
+                        text=text,
+                        k=k,
+                        vector=vector,
+                        filters=f,
+                        fusion=fusion or self._fusion,
+                        rrf_k=self._rrf_k,
+                        alpha=self._alpha,
+                        candidates=max(100, k),
                     )
         except ValueError as exc:
             raise errors.InvalidRequest(str(exc).splitlines()[-1].strip()) from exc
