@@ -7,14 +7,15 @@ suite in ``tests/contract`` that both pass.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Protocol, runtime_checkable
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
 from ragline.domain.models import Chunk, RunUsage, SearchHit, SearchQuery, StoreCapabilities, TenantScope
 from ragline.domain.tenancy import Namespace
+
+if TYPE_CHECKING:  # numpy only for annotations: importing the ports must stay cheap (cold starts)
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 @runtime_checkable

@@ -14,9 +14,6 @@ import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from bs4 import BeautifulSoup
-from bs4.element import NavigableString, PreformattedString, Tag
-
 from ragline.errors import UnreadableDocument
 
 
@@ -163,6 +160,9 @@ class _HtmlText:
 
 def parse_html(filename: str, data: bytes) -> Parsed:
     """h1–h6 build the heading path; block elements become lines; script/style/nav are dropped."""
+    from bs4 import BeautifulSoup  # deferred: handlers that never parse HTML skip its import
+    from bs4.element import NavigableString, PreformattedString, Tag
+
     try:
         soup = BeautifulSoup(data, "html.parser")
     except Exception as exc:
