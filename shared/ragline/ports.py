@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
+from ragline.domain.documents import Claim, DocumentRecord
 from ragline.domain.models import Chunk, RunUsage, SearchHit, SearchQuery, StoreCapabilities, TenantScope
 from ragline.domain.tenancy import Namespace
 
@@ -153,3 +154,46 @@ class ObjectStore(Protocol):
     def delete(self, key: str) -> None: ...
 
     def list(self, prefix: str) -> list[str]: ...
+
+
+class DocumentRegistry(Protocol):
+    """Document records and their ordering; every transition is a conditional write.
+
+    Contract (``sequencer`` is normalised, see :func:`ragline.domain.documents.normalise_sequencer`):
+
+    - ``claim`` is granted when no record exists, when ``sequencer`` is greater than the stored one,
+      or when it is equal and the stored status is ``queued``, ``processing``, ``deleting`` or
+      ``failed`` (a redelivery of an event whose work did not finish). A granted claim stores the
+      sequencer, sets status ``processing`` (``deleting`` when ``deleting=True``), increments
+      ``generation`` and ``attempts`` (attempts restart at 1 for a new sequencer), clears the error,
+      and records source/version/etag/size. Otherwise it is refused as ``stale`` (older sequencer) or
+      ``duplicate`` (same sequencer, already ``ready`` or ``deleted``), returning the stored record.
+      Each granted claim gets its own generation, also under concurrent claims.
+    - ``complete`` and ``fail`` write only while the stored generation is still the record's; they
+      return False when a newer claim took over (and then change nothing).
+    - ``get`` returns None when absent; ``list`` returns a namespace's records ordered by id.
+    """
+
+    def claim(
+        self,
+        tenant_id: str,
+        namespace_id: str,
+        document_id: str,
+        sequencer: str,
+        *,
+        deleting: bool = False,
+        source: str = "",
+        version_id: str = "",
+        etag: str = "",
+        size: int = 0,
+    ) -> Claim: ...
+
+    def complete(self, record: DocumentRecord) -> bool:
+        """Store ``record``'s final state (ready/deleted, counts, hash) if its generation still holds."""
+        ...
+
+    def fail(self, record: DocumentRecord, code: str, message: str) -> bool: ...
+
+    def get(self, tenant_id: str, namespace_id: str, document_id: str) -> DocumentRecord | None: ...
+
+    def list(self, tenant_id: str, namespace_id: str) -> list[DocumentRecord]: ...
