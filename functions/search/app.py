@@ -6,20 +6,18 @@ context; nothing in the body or path can name another tenant.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from typing import Any, Literal
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from ragline import errors
 from ragline.agents.tools import rich
 from ragline.config import load_settings
 from ragline.domain.models import TenantScope
-from ragline.http import error_body
+from ragline.http import install_error_handlers, tenant_from_authorizer
 from ragline.wiring import Container
 
 logger = Logger()
@@ -38,34 +36,18 @@ def container() -> Container:
 
 
 def tenant_id() -> str:
-    authorizer: dict[str, Any] = app.current_event.request_context.authorizer.raw_event or {}
-    tenant = authorizer.get("tenantId")
-    if not tenant:
-        raise errors.Unauthorized("no tenant in the authorizer context")
-    return str(tenant)
+    return tenant_from_authorizer(app.current_event.request_context.authorizer.raw_event)
 
 
 @app.post("/v1/namespaces/<namespace>/search")
 def search(namespace: str) -> dict[str, Any]:
-    try:
-        body = SearchRequest.model_validate(app.current_event.json_body or {})
-        scope = TenantScope(tenant_id=tenant_id(), namespace_id=namespace)
-    except ValidationError as exc:
-        problems = exc.errors(include_url=False, include_context=False, include_input=False)
-        raise errors.InvalidRequest("invalid request body or path", problems=problems) from exc
+    body = SearchRequest.model_validate(app.current_event.json_body or {})
+    scope = TenantScope(tenant_id=tenant_id(), namespace_id=namespace)
     out = container().search.search(scope, body.query, mode=body.mode, k=body.k)
     return {"mode": out.mode, "warnings": out.warnings, "hits": [rich(h.chunk, h) for h in out.hits]}
 
 
-@app.exception_handler(errors.RaglineError)
-def ragline_error(exc: errors.RaglineError) -> Response[str]:
-    status, body = error_body(exc)
-    return Response(status_code=status, content_type="application/json", body=json.dumps(body))
-
-
-@app.exception_handler(ValueError)
-def bad_value(exc: ValueError) -> Response[str]:
-    return ragline_error(errors.InvalidRequest(str(exc).splitlines()[-1].strip()))
+install_error_handlers(app)
 
 
 @logger.inject_lambda_context

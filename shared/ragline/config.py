@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     opensearch_index_prefix: str = "ragline-chunks"
     opensearch_refresh: Literal["false", "true", "wait_for"] = "wait_for"
     """wait_for: a write returns once searchable (read-your-writes, what ingest and tests need)."""
+    documents_bucket: str = ""
+    documents_table: str = ""
+    tenants_table: str = ""
     aws_region: str = Field(
         default="us-east-1", validation_alias=AliasChoices("RAGLINE_AWS_REGION", "AWS_REGION")
     )

@@ -37,3 +37,34 @@ def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
     if isinstance(exc, errors.RaglineError):
         return status_for(exc), exc.to_dict()
     return 500, errors.RaglineError("internal error").to_dict()
+
+
+def tenant_from_authorizer(authorizer: dict[str, Any] | None) -> str:
+    """The tenant, only ever from the API Gateway authorizer context (never from a body or path)."""
+    tenant = (authorizer or {}).get("tenantId")
+    if not tenant:
+        raise errors.Unauthorized("no tenant in the authorizer context")
+    return str(tenant)
+
+
+def install_error_handlers(app: Any) -> None:
+    """Give a Powertools resolver the one JSON error shape for every error, validation included."""
+    import json
+
+    from aws_lambda_powertools.event_handler import Response
+    from pydantic import ValidationError
+
+    def respond(exc: BaseException) -> Response[str]:
+        status, body = error_body(exc)
+        return Response(status_code=status, content_type="application/json", body=json.dumps(body))
+
+    def invalid(exc: ValidationError) -> Response[str]:
+        problems = exc.errors(include_url=False, include_context=False, include_input=False)
+        return respond(errors.InvalidRequest("invalid request", problems=problems))
+
+    def bad_value(exc: ValueError) -> Response[str]:
+        return respond(errors.InvalidRequest(str(exc).splitlines()[-1].strip()))
+
+    app.exception_handler(errors.RaglineError)(respond)
+    app.exception_handler(ValidationError)(invalid)
+    app.exception_handler(ValueError)(bad_value)

@@ -24,9 +24,13 @@ class VectorStore(Protocol):
     """Chunks of one tenant's namespace; the scope is bound at construction, never per call.
 
     Contract:
-    - ``upsert`` inserts or replaces chunks by id (``{document_id}#{sequence_number}``); every chunk
-      carries an embedding of the store's dimension. Replacing a document's chunks with fewer chunks
-      is done by ``upsert`` then ``delete_document(..., keep_below=n)`` so readers never see zero.
+    - ``upsert(chunks, generation=g)`` inserts or replaces chunks by id
+      (``{document_id}#{sequence_number}``), each carrying an embedding of the store's dimension; a
+      stored chunk with a *higher* generation is never overwritten (a slow, out-of-date writer loses).
+      Returns how many chunks were written.
+    - ``delete_document(doc, older_than=g)`` deletes the document's chunks whose generation is below
+      ``g`` (all of them when ``older_than`` is None). A new version is ``upsert`` at a new generation
+      followed by ``delete_document(older_than=new)``, so readers never see zero or doubled chunks.
     - ``search`` honours the query's mode; every hit carries a :class:`ScoreBreakdown` for the legs
       that produced it; no hit ever belongs to another tenant or namespace.
     - ``neighbors`` returns the document's chunks with sequence numbers in
@@ -38,10 +42,10 @@ class VectorStore(Protocol):
 
     def capabilities(self) -> StoreCapabilities: ...
 
-    def upsert(self, chunks: Sequence[Chunk]) -> int: ...
+    def upsert(self, chunks: Sequence[Chunk], *, generation: int = 0) -> int: ...
 
-    def delete_document(self, document_id: str, *, keep_below: int = 0) -> int:
-        """Delete the document's chunks with ``sequence_number >= keep_below``; returns how many."""
+    def delete_document(self, document_id: str, *, older_than: int | None = None) -> int:
+        """Delete the document's chunks (only those below generation ``older_than`` if given)."""
         ...
 
     def search(self, query: SearchQuery) -> list[SearchHit]: ...

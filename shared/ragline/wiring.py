@@ -11,7 +11,17 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ragline.config import Settings
-from ragline.ports import ChatModel, Embedder, TenantRegistry, Tokenizer, UsageLedger, VectorStoreProvider
+from ragline.errors import ConfigurationError
+from ragline.ports import (
+    ChatModel,
+    DocumentRegistry,
+    Embedder,
+    ObjectStore,
+    TenantRegistry,
+    Tokenizer,
+    UsageLedger,
+    VectorStoreProvider,
+)
 from ragline.services.chat import ChatService
 from ragline.services.evaluation import EvaluationService
 from ragline.services.ingest import IngestService, IngestSettings
@@ -71,6 +81,32 @@ class Container:
         return SqliteTenantRegistry(self.settings.home / "tenants.sqlite")
 
     @cached_property
+    def documents(self) -> DocumentRegistry:
+        if self.settings.backend == "aws":
+            from ragline.adapters.dynamodb_documents import DynamoDbDocumentRegistry
+
+            return DynamoDbDocumentRegistry(self._required("documents_table"))
+        from ragline.adapters.sqlite_documents import SqliteDocumentRegistry
+
+        return SqliteDocumentRegistry(self.settings.home / "documents.sqlite")
+
+    @cached_property
+    def objects(self) -> ObjectStore:
+        if self.settings.backend == "aws":
+            from ragline.adapters.s3_objects import S3ObjectStore
+
+            return S3ObjectStore(self._required("documents_bucket"))
+        from ragline.adapters.local_objects import LocalObjectStore
+
+        return LocalObjectStore(self.settings.home / "objects")
+
+    def _required(self, name: str) -> str:
+        value = str(getattr(self.settings, name))
+        if not value:
+            raise ConfigurationError(f"RAGLINE_{name.upper()} must be set for the aws backend")
+        return value
+
+    @cached_property
     def ledger(self) -> UsageLedger:
         from ragline.adapters.sqlite_ledger import SqliteUsageLedger
 
@@ -102,6 +138,8 @@ class Container:
         s = self.settings
         return IngestService(
             registry=self.registry,
+            documents=self.documents,
+            objects=self.objects,
             stores=self.stores,
             embedder=self.embedder,
             tokenizer=self.tokenizer,

@@ -91,12 +91,26 @@ class VectorStoreContract:
         assert all(h.chunk.document_id != "bees" for h in store.search(semantic("bee colony queen")))
         assert store.delete_document("bees") == 0
 
-    def test_given_shorter_new_version_when_tail_deleted_then_only_tail_removed(
+    def test_given_shorter_new_version_when_older_generation_deleted_then_only_new_chunks_remain(
         self, store: VectorStore
     ) -> None:
-        store.upsert(make_chunks("bees", ["Bumblebees are fuzzy."]))
-        assert store.delete_document("bees", keep_below=1) == 2
+        assert store.upsert(make_chunks("bees", ["Bumblebees are fuzzy."]), generation=2) == 1
+        assert store.delete_document("bees", older_than=2) == 2
         assert [c.text for c in store.neighbors("bees", 0)] == ["Bumblebees are fuzzy."]
+
+    def test_given_newer_generation_stored_when_older_writer_upserts_then_it_loses(
+        self, store: VectorStore
+    ) -> None:
+        assert store.upsert(make_chunks("rust", ["Version five text."]), generation=5) == 1
+        assert (
+            store.upsert(make_chunks("rust", ["Stale version three.", "Stale extra chunk."]), generation=3)
+            == 1
+        )
+        texts = [c.text for c in store.neighbors("rust", 0)]
+        assert texts == ["Version five text.", "Stale extra chunk."]
+        store.delete_document("rust", older_than=5)
+        assert [c.text for c in store.neighbors("rust", 0)] == ["Version five text."]
+        assert store.search(KeywordQuery(text="stale")) == []
 
     def test_given_wrong_dimension_when_upserted_then_refused_and_nothing_stored(
         self, store: VectorStore

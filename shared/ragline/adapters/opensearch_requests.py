@@ -49,6 +49,7 @@ def index_body(dimension: int, *, shards: int = 1, replicas: int = 0) -> dict[st
                 "namespace_id": {"type": "keyword"},
                 "document_id": {"type": "keyword"},
                 "sequence_number": {"type": "integer"},
+                "generation": {"type": "long"},
                 "filename": {"type": "keyword"},
                 "text": {"type": "text", "analyzer": "ragline_text"},
                 "metadata": {"type": "object", "enabled": False},
@@ -114,7 +115,12 @@ def bm25_search(scope: TenantScope, text: str, k: int, filters: MetadataFilter) 
 
 
 def document_query(
-    scope: TenantScope, document_id: str, *, seq_from: int | None = None, seq_to: int | None = None
+    scope: TenantScope,
+    document_id: str,
+    *,
+    seq_from: int | None = None,
+    seq_to: int | None = None,
+    older_than: int | None = None,
 ) -> dict[str, Any]:
     clauses = [*scope_filter(scope), {"term": {"document_id": document_id}}]
     if seq_from is not None or seq_to is not None:
@@ -124,6 +130,8 @@ def document_query(
         if seq_to is not None:
             bounds["lte"] = seq_to
         clauses.append({"range": {"sequence_number": bounds}})
+    if older_than is not None:
+        clauses.append({"range": {"generation": {"lt": older_than}}})
     return {"bool": {"filter": clauses}}
 
 
@@ -138,18 +146,24 @@ def neighbors_search(
     }
 
 
-def bulk_actions(scope: TenantScope, index: str, chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
+def bulk_actions(
+    scope: TenantScope, index: str, chunks: Sequence[Chunk], generation: int = 0
+) -> list[dict[str, Any]]:
+    """Index actions versioned by generation (``external_gte``): an older writer's chunk is refused."""
     return [
         {
             "_op_type": "index",
             "_index": index,
             "_id": doc_id(scope, c.id),
             "_routing": scope.tenant_id,
+            "version": generation,
+            "version_type": "external_gte",
             "_source": {
                 "tenant_id": scope.tenant_id,
                 "namespace_id": scope.namespace_id,
                 "document_id": c.document_id,
                 "sequence_number": c.sequence_number,
+                "generation": generation,
                 "filename": c.metadata.filename,
                 "text": c.text,
                 "metadata": c.metadata.model_dump(mode="json"),

@@ -159,7 +159,7 @@ class OpenSearchVectorStore:
     def capabilities(self) -> StoreCapabilities:
         return StoreCapabilities()
 
-    def upsert(self, chunks: Sequence[Chunk]) -> int:
+    def upsert(self, chunks: Sequence[Chunk], *, generation: int = 0) -> int:
         for c in chunks:
             if c.embedding is None or len(c.embedding) != self._p.dimension:
                 raise errors.EmbeddingMismatch(
@@ -172,19 +172,32 @@ class OpenSearchVectorStore:
             return 0
         from opensearchpy import helpers
 
+        written = 0
         with translate("bulk indexing"):
-            ok, _ = helpers.bulk(
+            for ok, item in helpers.streaming_bulk(
                 self._p.client,
-                rq.bulk_actions(self.scope, self._p.index, chunks),
+                rq.bulk_actions(self.scope, self._p.index, chunks, generation),
                 refresh=self._p.refresh,
                 chunk_size=500,
                 max_retries=3,
                 initial_backoff=1,
-            )
-        return int(ok)
+                raise_on_error=False,
+            ):
+                status = next(iter(item.values())).get("status", 0)
+                if ok:
+                    written += 1
+                elif status == 409:
+                    continue  # a newer generation holds this chunk: the older write loses, by design
+                elif status == 429:
+                    raise errors.Throttled("OpenSearch throttled bulk indexing")
+                else:
+                    raise errors.DependencyFailed(
+                        "OpenSearch rejected a chunk", status=status, item=str(item)[:300]
+                    )
+        return written
 
-    def delete_document(self, document_id: str, *, keep_below: int = 0) -> int:
-        body = {"query": rq.document_query(self.scope, document_id, seq_from=keep_below)}
+    def delete_document(self, document_id: str, *, older_than: int | None = None) -> int:
+        body = {"query": rq.document_query(self.scope, document_id, older_than=older_than)}
         with translate("delete"):
             resp = self._p.client.delete_by_query(
                 index=self._p.index,

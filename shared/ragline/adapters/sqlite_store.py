@@ -133,28 +133,30 @@ class SqliteVectorStore:
         return StoreCapabilities()
 
     # -- writes -------------------------------------------------------------------------------
-    def upsert(self, chunks: Sequence[Chunk]) -> int:
-        rows = [self._row(c) for c in chunks]
+    def upsert(self, chunks: Sequence[Chunk], *, generation: int = 0) -> int:
+        rows = [(*self._row(c), generation) for c in chunks]
         if not rows:
             return 0
         with self._p._lock:
             conn = self._p.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.executemany(
+                cur = conn.executemany(
                     "INSERT INTO chunks (tenant_id, namespace_id, scope_token, document_id, seq, filename,"
-                    " text, metadata, embedding) VALUES (?,?,?,?,?,?,?,?,?)"
+                    " text, metadata, embedding, generation) VALUES (?,?,?,?,?,?,?,?,?,?)"
                     " ON CONFLICT(tenant_id, namespace_id, document_id, seq) DO UPDATE SET"
                     " filename=excluded.filename, text=excluded.text, metadata=excluded.metadata,"
-                    " embedding=excluded.embedding",
+                    " embedding=excluded.embedding, generation=excluded.generation"
+                    " WHERE excluded.generation >= chunks.generation",
                     rows,
                 )
+                written = cur.rowcount  # direct changes only: refused (older) rows and FTS triggers excluded
                 self._bump(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-        return len(rows)
+        return written
 
     def _row(self, c: Chunk) -> tuple[object, ...]:
         if c.embedding is None or len(c.embedding) != self._p.dimension:
@@ -177,14 +179,20 @@ class SqliteVectorStore:
             vec.tobytes(),
         )
 
-    def delete_document(self, document_id: str, *, keep_below: int = 0) -> int:
+    def delete_document(self, document_id: str, *, older_than: int | None = None) -> int:
         with self._p._lock:
             conn = self._p.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 cur = conn.execute(
-                    "DELETE FROM chunks WHERE tenant_id=? AND namespace_id=? AND document_id=? AND seq>=?",
-                    (self.scope.tenant_id, self.scope.namespace_id, document_id, keep_below),
+                    "DELETE FROM chunks WHERE tenant_id=? AND namespace_id=? AND document_id=?"
+                    " AND generation < ?",
+                    (
+                        self.scope.tenant_id,
+                        self.scope.namespace_id,
+                        document_id,
+                        2**62 if older_than is None else older_than,
+                    ),
                 )
                 if cur.rowcount:
                     self._bump(conn)

@@ -16,6 +16,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     text TEXT NOT NULL,
     metadata TEXT NOT NULL,
     embedding BLOB NOT NULL,
+    generation INTEGER NOT NULL DEFAULT 0,
     UNIQUE (tenant_id, namespace_id, document_id, seq)
 );
 CREATE TABLE IF NOT EXISTS scopes (

@@ -1,0 +1,75 @@
+""":class:`~ragline.ports.ObjectStore` over one S3 bucket (the tenants' documents bucket)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragline import errors
+
+S3Client = Any  # boto3's client is untyped here; the adapter is the only place it appears
+
+_THROTTLED = {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded"}
+_MISSING = {"NoSuchKey", "404", "NotFound", "NoSuchVersion"}
+
+
+def translate(exc: Exception, action: str, key: str) -> errors.RaglineError:
+    """botocore errors → Ragline errors, by error code only."""
+    from botocore.exceptions import ClientError, ConnectionError, EndpointConnectionError
+
+    if isinstance(exc, ClientError):
+        code = str(exc.response.get("Error", {}).get("Code", ""))
+        status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
+        if code in _MISSING:
+            return errors.NotFound(f"no object {key!r}", key=key)
+        if code in _THROTTLED or status == 503:
+            return errors.Throttled(f"S3 throttled {action}", key=key)
+        if status >= 500:
+            return errors.DependencyUnavailable(f"S3 failed during {action}", key=key, status=status)
+        return errors.DependencyFailed(f"S3 refused {action}", key=key, code=code)
+    if isinstance(exc, (EndpointConnectionError, ConnectionError)):
+        return errors.DependencyUnavailable(f"S3 unreachable during {action}", key=key)
+    raise exc
+
+
+class S3ObjectStore:
+    def __init__(self, bucket: str, *, client: S3Client | None = None) -> None:
+        self.bucket = bucket
+        self._client = client
+
+    @property
+    def client(self) -> S3Client:
+        if self._client is None:
+            import boto3
+
+            self._client = boto3.client("s3")
+        return self._client
+
+    def get(self, key: str) -> bytes:
+        try:
+            body: bytes = self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+        except Exception as exc:
+            raise translate(exc, "get", key) from exc
+        return body
+
+    def put(self, key: str, data: bytes) -> None:
+        try:
+            self.client.put_object(Bucket=self.bucket, Key=key, Body=data)
+        except Exception as exc:
+            raise translate(exc, "put", key) from exc
+
+    def delete(self, key: str) -> None:
+        try:
+            self.client.delete_object(Bucket=self.bucket, Key=key)
+        except Exception as exc:
+            raise translate(exc, "delete", key) from exc
+
+    def list(self, prefix: str) -> list[str]:
+        keys: list[str] = []
+        try:
+            for page in self.client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=prefix
+            ):
+                keys.extend(o["Key"] for o in page.get("Contents", []))
+        except Exception as exc:
+            raise translate(exc, "list", prefix) from exc
+        return sorted(keys)

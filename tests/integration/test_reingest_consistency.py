@@ -1,0 +1,97 @@
+"""A reader running beside a re-ingest never sees a document with missing or doubled chunks.
+
+Given a document indexed as version 1 (12 chunks), when version 2 (7 chunks) is ingested while a
+reader keeps reading the document, then every read sees at least one chunk, no sequence number
+twice, sequence numbers contiguous from 0, and every chunk from version 1 or 2 — and once the
+ingest ends, exactly version 2.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from ragline.adapters.sqlite_documents import SqliteDocumentRegistry
+
+from ragline.adapters.opensearch_store import OpenSearchVectorStoreProvider, build_client
+from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
+from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
+from ragline.config import Settings
+from ragline.domain.models import TenantScope
+from ragline.ports import VectorStoreProvider
+from ragline.services.ingest import IngestService, IngestSettings
+from ragline.services.namespaces import new_namespace
+from tests.support.fakes import BowEmbedder
+from tests.support.vectors import DIM
+
+pytestmark = pytest.mark.integration
+SCOPE = TenantScope(tenant_id="acme", namespace_id="docs")
+
+
+def version(tag: str, n: int) -> bytes:
+    return "\n\n".join(
+        f"# Part {i}\n\nVersion {tag} paragraph {i} says something long enough." for i in range(n)
+    ).encode()
+
+
+@pytest.fixture(params=["sqlite", "opensearch"])
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStoreProvider]:
+    if request.param == "sqlite":
+        p: VectorStoreProvider = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
+        yield p
+        p.close()
+        return
+    url = request.getfixturevalue("opensearch_url")
+    os_p = OpenSearchVectorStoreProvider(
+        build_client(Settings(opensearch_url=url)), index=f"test-{uuid.uuid4().hex[:10]}", dimension=DIM
+    )
+    yield os_p
+    os_p.client.indices.delete(index=os_p.index, ignore_unavailable=True)
+    os_p.close()
+
+
+def test_reader_never_sees_missing_or_doubled_chunks(stores: VectorStoreProvider, tmp_path: Path) -> None:
+    registry = SqliteTenantRegistry(tmp_path / "t.sqlite")
+    registry.create_namespace(new_namespace("acme", "docs"))
+    service = IngestService(
+        registry=registry,
+        documents=SqliteDocumentRegistry(tmp_path / "d.sqlite"),
+        stores=stores,
+        embedder=BowEmbedder(),
+        tokenizer=BowEmbedder(),
+        settings=IngestSettings(chunk_tokens=12, chunk_overlap_tokens=0),
+    )
+    first = service.ingest(SCOPE, filename="guide.md", data=version("one", 12))
+    assert first.chunks >= 12
+    store = stores.scoped(SCOPE)
+    seen: list[list[tuple[int, str]]] = []
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            chunks = store.neighbors("guide.md", 0, before=0, after=1000)
+            seen.append([(c.sequence_number, c.text) for c in chunks])
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for i in range(3):  # alternate long and short versions to exercise both directions
+            tag, n = ("two", 7) if i % 2 == 0 else ("three", 15)
+            service.ingest(SCOPE, filename="guide.md", data=version(tag, n))
+    finally:
+        stop.set()
+        reader.join()
+
+    assert len(seen) > 3
+    for snapshot in seen:
+        seqs = [s for s, _ in snapshot]
+        assert snapshot, "a reader saw the document with no chunks"
+        assert len(seqs) == len(set(seqs)), "a reader saw a sequence number twice"
+        assert seqs == list(range(len(seqs))), "a reader saw a gap in the sequence"
+        assert all(any(f"Version {t} " in text for t in ("one", "two", "three")) for _, text in snapshot)
+    after = [c.text for c in store.neighbors("guide.md", 0, before=0, after=1000)]
+    assert after and all("Version two " in t for t in after)
+    assert store.count("guide.md") == len(after)
