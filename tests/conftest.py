@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+pytest_plugins = ["tests.support.moto_server"]
+
 
 @pytest.fixture(scope="session")
 def opensearch_url() -> str:

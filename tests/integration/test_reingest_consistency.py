@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ragline.adapters.sqlite_documents import SqliteDocumentRegistry
 
 from ragline.adapters.opensearch_store import OpenSearchVectorStoreProvider, build_client
+from ragline.adapters.sqlite_documents import SqliteDocumentRegistry
 from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
 from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
 from ragline.config import Settings
@@ -37,7 +37,7 @@ def version(tag: str, n: int) -> bytes:
     ).encode()
 
 
-@pytest.fixture(params=["sqlite", "opensearch"])
+@pytest.fixture(params=["sqlite", pytest.param("opensearch", marks=pytest.mark.opensearch)])
 def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStoreProvider]:
     if request.param == "sqlite":
         p: VectorStoreProvider = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)

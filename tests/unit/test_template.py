@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.support.cfn_tables import CfnLoader, load_template
+
 pytestmark = pytest.mark.unit
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -22,38 +24,6 @@ TEMPLATE_PATH = REPO_ROOT / "template.yaml"
 LAYER_ID = "RaglineLayer"
 FUNCTION_TYPE = "AWS::Serverless::Function"
 LAYER_TYPE = "AWS::Serverless::LayerVersion"
-
-
-class CfnLoader(yaml.SafeLoader):
-    """SafeLoader that accepts CloudFormation short-form tags (!Ref, !GetAtt, !Sub, ...).
-
-    Each tag becomes its long form: `!Ref X` -> {"Ref": "X"},
-    `!GetAtt A.B` -> {"Fn::GetAtt": ["A", "B"]}, `!Sub s` -> {"Fn::Sub": "s"}.
-    """
-
-
-def _construct_cfn_tag(loader: CfnLoader, tag_suffix: str, node: yaml.Node) -> dict[str, Any]:
-    if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)
-    if tag_suffix == "Ref":
-        return {"Ref": value}
-    if tag_suffix == "GetAtt" and isinstance(value, str):
-        value = value.split(".", 1)
-    return {f"Fn::{tag_suffix}": value}
-
-
-CfnLoader.add_multi_constructor("!", _construct_cfn_tag)
-
-
-def load_template(path: Path = TEMPLATE_PATH) -> dict[str, Any]:
-    with path.open(encoding="utf-8") as fh:
-        data = yaml.load(fh, Loader=CfnLoader)  # CfnLoader is a SafeLoader subclass
-    assert isinstance(data, dict), f"{path} is not a YAML mapping"
-    return data
 
 
 TEMPLATE = load_template()

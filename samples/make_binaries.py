@@ -29,7 +29,7 @@ VOLT_PAGES = [
 ]
 
 
-def _pdf(pages: list[list[str]]) -> bytes:
+def write_pdf(pages: list[list[str]]) -> bytes:
     objects: list[bytes] = []
     font_id = 3 + 2 * len(pages)
     kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(len(pages)))
@@ -81,5 +81,5 @@ def _docx(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    (HERE / "volt-manual.pdf").write_bytes(_pdf(VOLT_PAGES))
+    (HERE / "volt-manual.pdf").write_bytes(write_pdf(VOLT_PAGES))
     _docx(HERE / "workshop-services.docx")

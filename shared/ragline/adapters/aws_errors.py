@@ -1,0 +1,68 @@
+"""Botocore errors → Ragline errors, by error code and exception type, never by message text.
+
+botocore is imported lazily (it costs tens of milliseconds): importing an adapter must stay cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ragline import errors
+
+CONDITION_FAILED = "ConditionalCheckFailedException"
+THROTTLING_CODES = frozenset(
+    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+)
+UNAVAILABLE_CODES = frozenset({"InternalServerError", "ServiceUnavailable", "InternalFailure"})
+
+
+def error_code(exc: BaseException) -> str:
+    """The AWS error code of a ``ClientError`` (``""`` for anything else)."""
+    response = getattr(exc, "response", None)
+    if not isinstance(response, dict):
+        return ""
+    return str((response.get("Error") or {}).get("Code") or "")
+
+
+def http_status(exc: BaseException) -> int:
+    response = getattr(exc, "response", None)
+    if not isinstance(response, dict):
+        return 0
+    status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
+    return status if isinstance(status, int) else 0
+
+
+def translate_client_error(exc: BaseException, *, service: str, action: str) -> errors.RaglineError:
+    """A ``ClientError`` as the Ragline error a caller can act on (retry or not)."""
+    code = error_code(exc)
+    details: dict[str, Any] = {"service": service, "action": action, "aws_code": code}
+    if code in THROTTLING_CODES:
+        return errors.Throttled(f"{service} throttled {action}", **details)
+    if code in UNAVAILABLE_CODES or http_status(exc) >= 500:
+        return errors.DependencyUnavailable(f"{service} failed during {action}", **details)
+    return errors.DependencyFailed(f"{service} rejected {action}", **details)
+
+
+@contextmanager
+def translate(service: str, action: str) -> Iterator[None]:
+    """Raise every botocore error inside the block as a Ragline error (``raise … from exc``).
+
+    Callers that expect a specific code (a failed condition) catch ``ClientError`` themselves first.
+    """
+    from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
+    from botocore.exceptions import ConnectionError as BotoConnectionError
+
+    try:
+        yield
+    except ClientError as exc:
+        raise translate_client_error(exc, service=service, action=action) from exc
+    except (BotoConnectionError, HTTPClientError) as exc:  # endpoint/proxy/TLS, timeouts, closed socket
+        raise errors.DependencyUnavailable(
+            f"{service} unreachable during {action}", service=service, action=action
+        ) from exc
+    except BotoCoreError as exc:  # no credentials, bad parameters: our misconfiguration
+        raise errors.DependencyFailed(
+            f"{service} call {action} could not be made", service=service, action=action
+        ) from exc
