@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "samples"))
 from make_binaries import write_pdf
 
 WORDS = """the model retrieval index tenant document chunk search answer question evidence vector
-keyword hybrid fusion score rank cell protein gene study result patient trial effect analysis method""".split()
+keyword hybrid fusion score rank cell protein gene study result patient trial effect analysis""".split()
 SCOPE = TenantScope(tenant_id="bench", namespace_id="docs")
 
 
