@@ -21,7 +21,8 @@ from ragline.services.ingest import IngestService, ObjectEvent, document_id_for
 from ragline.wiring import Container
 
 logger = Logger()
-processor = BatchProcessor(event_type=EventType.SQS)
+# Report failures per message even when every message failed (no whole-invocation error).
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
 @cache
