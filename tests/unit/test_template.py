@@ -110,3 +110,18 @@ def test_function_handler_exists(function_id: str) -> None:
 @pytest.mark.parametrize("function_id", FUNCTION_IDS)
 def test_function_uses_ragline_layer(function_id: str) -> None:
     assert {"Ref": LAYER_ID} in function_layers(function_id), f"{function_id} does not use {LAYER_ID}"
+
+
+def test_ingestion_queue_is_safe_for_its_function() -> None:
+    """Visibility >= 6x the function timeout, a DLQ after bounded receives, partial batch failures."""
+    resources = load_template()["Resources"]
+    fn = resources["IngestionFunction"]["Properties"]
+    queue = resources["IngestQueue"]["Properties"]
+    assert queue["VisibilityTimeout"] >= 6 * fn["Timeout"]
+    assert 1 < queue["RedrivePolicy"]["maxReceiveCount"] <= 5
+    event = fn["Events"]["Documents"]["Properties"]
+    assert event["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert event["ScalingConfig"]["MaximumConcurrency"] >= 2
+    bucket = resources["DocumentsBucket"]["Properties"]
+    notifications = bucket["NotificationConfiguration"]["QueueConfigurations"]
+    assert {n["Event"] for n in notifications} == {"s3:ObjectCreated:*", "s3:ObjectRemoved:*"}
