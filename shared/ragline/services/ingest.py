@@ -25,6 +25,7 @@ from ragline.documents.chunker import chunk_document
 from ragline.documents.parsers import parse_document
 from ragline.domain.documents import DocumentRecord, normalise_sequencer
 from ragline.domain.models import RunUsage, TenantScope
+from ragline.domain.tenancy import Namespace
 from ragline.ports import (
     DocumentRegistry,
     Embedder,
@@ -123,7 +124,7 @@ class IngestService:
         progress: Callable[[int], None] | None = None,
     ) -> IngestResult:
         """Index bytes already in hand (CLI, API text) as one document of ``scope``."""
-        require_namespace(self._registry, scope.tenant_id, scope.namespace_id)
+        namespace = require_namespace(self._registry, scope.tenant_id, scope.namespace_id)
         doc_id = document_id or document_id_for(filename)
         claim = self._documents.claim(
             scope.tenant_id,
@@ -135,7 +136,7 @@ class IngestService:
         )
         if not claim.granted:
             return _skipped(claim.record, claim.reason)
-        return self._index(claim.record, filename, data, progress)
+        return self._index(claim.record, namespace, filename, data, progress)
 
     def ingest_object(self, event: ObjectEvent) -> IngestResult:
         """Index an S3 object named by an event; unknown namespaces are recorded as failed, not indexed."""
@@ -159,7 +160,7 @@ class IngestService:
             return _skipped(claim.record, claim.reason)
         record = claim.record
         try:
-            require_namespace(self._registry, scope.tenant_id, scope.namespace_id)
+            namespace = require_namespace(self._registry, scope.tenant_id, scope.namespace_id)
             if event.size > self._settings.max_document_bytes:
                 raise errors.DocumentTooLarge(
                     f"{event.path} is {event.size} bytes; the limit is {self._settings.max_document_bytes}",
@@ -172,7 +173,7 @@ class IngestService:
         except errors.RaglineError as exc:
             self._documents.fail(record, exc.code, exc.message)
             raise
-        return self._index(record, event.path.rsplit("/", 1)[-1], data, None)
+        return self._index(record, namespace, event.path.rsplit("/", 1)[-1], data, None)
 
     def remove(self, scope: TenantScope, document_id: str, sequencer: str | None = None) -> IngestResult:
         """Delete a document's chunks and mark it ``deleted`` (S3 ObjectRemoved, or the API)."""
@@ -192,7 +193,12 @@ class IngestService:
 
     # -- the pipeline -------------------------------------------------------------------------
     def _index(
-        self, record: DocumentRecord, filename: str, data: bytes, progress: Callable[[int], None] | None
+        self,
+        record: DocumentRecord,
+        namespace: Namespace,
+        filename: str,
+        data: bytes,
+        progress: Callable[[int], None] | None,
     ) -> IngestResult:
         scope = TenantScope(tenant_id=record.tenant_id, namespace_id=record.namespace_id)
         store = self._stores.scoped(scope)
@@ -222,7 +228,6 @@ class IngestService:
             )
             if not chunks:
                 raise errors.EmptyDocument(f"{filename} holds no indexable text", filename=filename)
-            namespace = require_namespace(self._registry, scope.tenant_id, scope.namespace_id)
             claim_embedding_space(self._registry, namespace, self._embedder)
             texts = [c.text for c in chunks]
             vectors = self._embedder.embed_documents(texts)
