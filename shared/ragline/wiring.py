@@ -158,7 +158,6 @@ class Container:
             search=self.search,
             model=self.chat_model,
             ledger=self.ledger,
-            top_k=self.settings.default_top_k,
         )
 
     @cached_property

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ragline.agents.events import AnswerDelta, RunEvent, ToolFinished, ToolStarted
-from ragline.agents.tools import ToolContext, run_tool
+from ragline.agents.events import AnswerDelta, RunEvent, ToolFinished, ToolStarted, Warning
+from ragline.agents.tools import ToolContext, label_for, run_tool
 from ragline.domain.chat import ChatMessage, ChatOptions, TextDelta, TokenUsage, ToolCall, ToolCallsReady
 from ragline.ports import ChatModel
 
@@ -52,7 +52,7 @@ class AgenticAgent:
         for _step in range(limits.max_steps):
             budget = limits.max_output_tokens - ctx.usage.llm_output_tokens
             if budget <= 0:
-                outcome.exit_reason = "output_token_cap"
+                outcome.exit_reason = "max_output_tokens"
                 return
             braked = len(ctx.retrieved) >= limits.evidence_budget or tool_errors >= limits.max_tool_errors
             tools = [] if braked else ctx.specs()
@@ -73,11 +73,14 @@ class AgenticAgent:
                 return
             history.append(ChatMessage(role="assistant", content="".join(text), tool_calls=calls))
             for call in calls:
-                yield ToolStarted(call_id=call.id, tool=call.name, label=call.name)
+                yield ToolStarted(call_id=call.id, tool=call.name, label=label_for(call.name, call.arguments))
                 result = run_tool(ctx, call.name, call.arguments)
                 tool_errors += result.error is not None
                 yield ToolFinished(
                     call_id=call.id, tool=call.name, label=result.label, hits=result.hits, error=result.error
                 )
+                while ctx.warnings:
+                    code, message = ctx.warnings.pop(0)
+                    yield Warning(code=code, message=message)
                 history.append(ChatMessage(role="tool", content=result.content, tool_call_id=call.id))
-        outcome.exit_reason = "step_cap"
+        outcome.exit_reason = "max_steps"

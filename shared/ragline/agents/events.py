@@ -42,6 +42,14 @@ class Warning(BaseModel):
     details: dict[str, Any] = {}
 
 
+class RunError(BaseModel):
+    """The run stopped on an infrastructure error (model or store down); a final event follows."""
+
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+
+
 class RunFinished(BaseModel):
     type: Literal["final"] = "final"
     run_id: str
@@ -50,4 +58,4 @@ class RunFinished(BaseModel):
     usage: RunUsage
 
 
-RunEvent = AnswerDelta | ToolStarted | ToolFinished | Sources | Warning | RunFinished
+RunEvent = AnswerDelta | ToolStarted | ToolFinished | Sources | Warning | RunError | RunFinished

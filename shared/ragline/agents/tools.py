@@ -29,7 +29,10 @@ class ExpandArgs(BaseModel):
     sequence_number: int = Field(ge=0)
 
 
-SearchFn = Callable[[TenantScope, str, SearchMode, int], tuple[list[SearchHit], RunUsage]]
+SearchFn = Callable[[TenantScope, str, SearchMode, int], tuple[list[SearchHit], RunUsage, list[str]]]
+"""(scope, query, mode, k) → (hits, usage, warnings): one retrieval in one namespace."""
+RerankFn = Callable[[str, list[SearchHit], int], tuple[list[SearchHit], str | None]]
+"""(query, hits, keep) → (reranked hits, warning if it fell back to fused order)."""
 
 
 @dataclass
@@ -39,11 +42,16 @@ class ToolContext:
     scopes: list[TenantScope]
     stores: dict[TenantScope, VectorStore]
     search: SearchFn
-    top_k: int = 10
+    candidates: int = 10
+    """Hits fetched per search (``accurate``: 30, reranked down to ``keep``)."""
+    keep: int = 10
+    rerank: RerankFn | None = None
     semantic_as_hybrid: bool = True
     neighbours: int = 5
     usage: RunUsage = field(default_factory=RunUsage)
     retrieved: dict[str, tuple[Chunk, SearchHit | None]] = field(default_factory=dict)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    """(code, message) pairs raised while running tools; the loop streams them as warning events."""
     origins: dict[str, TenantScope] = field(default_factory=dict)
     """Which scope each retrieved document came from, so ``expand`` reads the right one."""
 
@@ -111,13 +119,21 @@ def _search(ctx: ToolContext, args: SearchArgs) -> ToolResult:
     mode: SearchMode = "hybrid" if args.mode == "semantic" and ctx.semantic_as_hybrid else args.mode
     found: list[SearchHit] = []
     for scope in ctx.scopes:
-        hits, usage = ctx.search(scope, args.query, mode, ctx.top_k)
+        hits, usage, warnings = ctx.search(scope, args.query, mode, ctx.candidates)
         ctx.usage.add(usage)
+        ctx.warnings.extend(("search_downgraded", w) for w in warnings)
         found.extend(hits)
         for h in hits:
             ctx.origins.setdefault(h.chunk.document_id, scope)
     found.sort(key=lambda h: -h.score)
-    found = found[: ctx.top_k]
+    found = found[: ctx.candidates]
+    # Keyword results are never reranked: an exact-term query is already ordered by what it asked for.
+    if ctx.rerank is not None and mode != "keyword" and found:
+        found, warning = ctx.rerank(args.query, found, ctx.keep)
+        ctx.usage.reranks += 1
+        if warning:
+            ctx.warnings.append(("rerank_failed", warning))
+    found = found[: ctx.keep]
     for h in found:
         ctx.retrieved.setdefault(h.chunk.id, (h.chunk, h))
     return ToolResult(json.dumps([compact(h.chunk) for h in found]), len(found), args.label or args.query)
@@ -139,3 +155,16 @@ def _expand(ctx: ToolContext, args: ExpandArgs) -> ToolResult:
     for c in chunks:
         ctx.retrieved.setdefault(c.id, (c, None))
     return ToolResult(json.dumps([compact(c) for c in chunks]), len(chunks), f"Reading {args.documentId}")
+
+
+def label_for(name: str, arguments: str) -> str:
+    """The UI label of a call before it runs: the model's ``label``, else its query, else the tool."""
+    try:
+        data = json.loads(arguments or "{}")
+    except json.JSONDecodeError:
+        return name
+    if isinstance(data, dict):
+        for key in ("label", "query"):
+            if isinstance(data.get(key), str) and data[key].strip():
+                return str(data[key])[:120]
+    return name

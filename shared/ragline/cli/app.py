@@ -124,20 +124,26 @@ def search(
 def chat(
     question: str,
     namespace: Annotated[list[str], typer.Option("--namespace", "-n", help="Namespace(s).")] = ["default"],  # noqa: B006
+    mode: Annotated[str, typer.Option("--mode", "-m", help="accurate | fast")] = "accurate",
     home: Home = None,
     tenant: Tenant = "local",
 ) -> None:
     """Ask a question: streams the answer and prints the cited sources."""
     from ragline.cli.output import stream_chat
-    from ragline.domain.chat import ChatMessage
+    from ragline.domain.chat import ChatMessage, ChatRequest
     from ragline.errors import RaglineError
 
     c = _container(home)
     try:
-        events = c.chat.answer_chat(tenant, namespace, [ChatMessage(role="user", content=question)])
+        request = ChatRequest.model_validate(
+            {"messages": [ChatMessage(role="user", content=question)], "namespaces": namespace, "mode": mode}
+        )
+        events = c.chat.answer_chat(tenant, request)
         stream_chat(events, c.chat_model.name)
     except RaglineError as exc:
         raise _fail(exc) from exc
+    except ValueError as exc:
+        raise _fail(_as_ragline(exc)) from exc
 
 
 @app.command("eval")

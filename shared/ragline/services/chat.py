@@ -11,13 +11,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ragline import errors
-from ragline.agents.agentic import AgenticAgent, LoopOutcome
-from ragline.agents.events import RunEvent, RunFinished, Sources, Warning
+from ragline.agents.agentic import AgenticAgent, LoopLimits, LoopOutcome
+from ragline.agents.events import RunError, RunEvent, RunFinished, Sources, Warning
 from ragline.agents.prompts import resolve_system_prompt
-from ragline.agents.tools import ToolContext, rich
-from ragline.domain.chat import ChatMessage
+from ragline.agents.tools import RerankFn, ToolContext, rich
+from ragline.domain.chat import ChatMessage, ChatMode, ChatRequest
 from ragline.domain.citations import verify_citations
 from ragline.domain.models import RunUsage, SearchHit, SearchMode, TenantScope
+from ragline.domain.tenancy import Namespace
 from ragline.ports import ChatModel, TenantRegistry, UsageLedger, VectorStoreProvider
 from ragline.services.namespaces import require_namespace
 from ragline.services.search import SearchService
@@ -38,6 +39,21 @@ class ChatRun:
         return self.charged
 
 
+@dataclass(frozen=True)
+class ModeSettings:
+    """How much a mode retrieves: ``accurate`` fetches 30 and reranks to 10; ``fast`` fetches 10."""
+
+    candidates: int
+    keep: int
+    rerank: bool
+
+
+MODES: dict[ChatMode, ModeSettings] = {
+    "accurate": ModeSettings(candidates=30, keep=10, rerank=True),
+    "fast": ModeSettings(candidates=10, keep=10, rerank=False),
+}
+
+
 class ChatService:
     def __init__(
         self,
@@ -47,32 +63,53 @@ class ChatService:
         search: SearchService,
         model: ChatModel,
         ledger: UsageLedger,
-        top_k: int = 10,
+        rerank: RerankFn | None = None,
+        limits: LoopLimits | None = None,
     ) -> None:
         self._registry = registry
         self._stores = stores
         self._search = search
         self._model = model
         self._ledger = ledger
-        self._top_k = top_k
+        self._rerank = rerank
+        self._limits = limits or LoopLimits()
 
     def answer_chat(
-        self,
-        tenant_id: str,
-        namespaces: Sequence[str],
-        messages: Sequence[ChatMessage],
-        *,
-        run_id: str | None = None,
+        self, tenant_id: str, request: ChatRequest, *, run_id: str | None = None
     ) -> Iterator[RunEvent]:
-        if not messages or messages[-1].role != "user" or not messages[-1].content.strip():
-            raise errors.InvalidRequest("the last message must be a non-empty user message")
-        if not namespaces:
-            raise errors.InvalidRequest("at least one namespace is required")
-        spaces = [require_namespace(self._registry, tenant_id, ns) for ns in dict.fromkeys(namespaces)]
+        """Validate and reserve before any work (errors raise here); then stream the run."""
+        last = request.messages[-1]
+        if any(m.role == "system" for m in request.messages):
+            raise errors.InvalidRequest(
+                "system messages are not accepted; the namespace sets the system prompt"
+            )
+        if last.role == "user" and not last.content.strip():
+            raise errors.InvalidRequest("the last user message is empty")
+        spaces = self._namespaces(tenant_id, request.namespaces)
         scopes = [TenantScope(tenant_id=tenant_id, namespace_id=ns.namespace_id) for ns in spaces]
         run_id = run_id or uuid.uuid4().hex
         self._ledger.reserve(tenant_id, run_id)
-        return self._run(spaces[0].settings.system_prompt, scopes, messages, run_id, tenant_id)
+        warnings = []
+        if request.legacy_mode:
+            warnings.append(
+                Warning(
+                    code="deprecated_mode",
+                    message=f"mode {request.mode!r} is deprecated and ran as 'accurate'; use 'accurate' or 'fast'",
+                )
+            )
+        mode = MODES[request.resolved_mode]
+        return self._run(
+            spaces[0].settings.system_prompt, scopes, request.messages, run_id, tenant_id, mode, warnings
+        )
+
+    def _namespaces(self, tenant_id: str, requested: Sequence[str]) -> list[Namespace]:
+        if requested:
+            return [require_namespace(self._registry, tenant_id, ns) for ns in dict.fromkeys(requested)]
+        owned = self._registry.list_namespaces(tenant_id)
+        defaults = [ns for ns in owned if ns.default] or (owned if len(owned) == 1 else [])
+        if not defaults:
+            raise errors.InvalidRequest("no default namespace: name the namespaces to search")
+        return defaults[:1]
 
     def _run(
         self,
@@ -81,18 +118,28 @@ class ChatService:
         messages: Sequence[ChatMessage],
         run_id: str,
         tenant_id: str,
+        mode: ModeSettings,
+        warnings: list[Warning],
     ) -> Iterator[RunEvent]:
         ctx = ToolContext(
             scopes=scopes,
             stores={s: self._stores.scoped(s) for s in scopes},
             search=self._search_leg,
-            top_k=self._top_k,
+            candidates=mode.candidates,
+            keep=mode.keep,
+            rerank=self._rerank if mode.rerank else None,
         )
         run = ChatRun(tenant_id=tenant_id, run_id=run_id, ledger=self._ledger, usage=ctx.usage)
         outcome = LoopOutcome()
         system = ChatMessage(role="system", content=resolve_system_prompt(stored_prompt))
         try:
-            yield from AgenticAgent(self._model).run([system, *messages], ctx, outcome)
+            yield from warnings
+            try:
+                yield from AgenticAgent(self._model, self._limits).run([system, *messages], ctx, outcome)
+            except errors.RaglineError as exc:
+                # Infrastructure failed mid-run: end cleanly, keep what was retrieved, charge what was used.
+                outcome.exit_reason = "error"
+                yield RunError(code=exc.code, message=exc.message)
             verified = verify_citations(outcome.answer, ctx.retrieved)
             if verified.invented:
                 yield Warning(
@@ -110,6 +157,6 @@ class ChatService:
 
     def _search_leg(
         self, scope: TenantScope, text: str, mode: SearchMode, k: int
-    ) -> tuple[list[SearchHit], RunUsage]:
+    ) -> tuple[list[SearchHit], RunUsage, list[str]]:
         out = self._search.search(scope, text, mode=mode, k=k)
-        return out.hits, out.usage
+        return out.hits, out.usage, out.warnings
