@@ -99,7 +99,23 @@ def test_template_defines_functions() -> None:
     assert FUNCTION_IDS, f"no {FUNCTION_TYPE} resources in template.yaml"
 
 
-@pytest.mark.parametrize("function_id", FUNCTION_IDS)
+WEB_ADAPTER_IDS = [f for f in FUNCTION_IDS if function_property(f, "Handler") == "run.sh"]
+ZIP_HANDLER_IDS = [f for f in FUNCTION_IDS if f not in WEB_ADAPTER_IDS]
+
+
+@pytest.mark.parametrize("function_id", WEB_ADAPTER_IDS)
+def test_web_adapter_function_starts_an_asgi_app(function_id: str) -> None:
+    """Behind the Lambda Web Adapter: run.sh starts uvicorn on ``app:app``, streaming responses."""
+    code = REPO_ROOT / str(function_property(function_id, "CodeUri"))
+    assert "uvicorn" in (code / "run.sh").read_text() and "app:app" in (code / "run.sh").read_text()
+    assert "app" in top_level_names((code / "app.py").read_text(), "app.py")
+    env = RESOURCES[function_id]["Properties"]["Environment"]["Variables"]
+    assert (
+        env["AWS_LWA_INVOKE_MODE"] == "response_stream" and env["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/bootstrap"
+    )
+
+
+@pytest.mark.parametrize("function_id", ZIP_HANDLER_IDS)
 def test_function_handler_exists(function_id: str) -> None:
     path, func = handler_source(function_id)
     assert path.is_file(), f"{function_id}: handler module {path.relative_to(REPO_ROOT)} does not exist"
