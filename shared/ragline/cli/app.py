@@ -146,6 +146,25 @@ def chat(
         raise _fail(_as_ragline(exc)) from exc
 
 
+@app.command()
+def serve(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8000,
+    tenant: Tenant = "local",
+    functions: Annotated[Path, typer.Option(help="The repository's functions/ folder.")] = Path("functions"),
+    home: Home = None,
+) -> None:
+    """Serve the real handlers locally: POST /v1/chat (SSE), search and documents routes."""
+    import os
+
+    import uvicorn
+
+    from ragline.cli.serve import build_app
+
+    if home is not None:
+        os.environ["RAGLINE_HOME"] = str(home)  # the handlers build their own settings from the environment
+    uvicorn.run(build_app(functions.resolve(), tenant), host="127.0.0.1", port=port, log_level="info")
+
+
 @app.command("eval")
 def evaluate(
     dataset: Annotated[
