@@ -94,7 +94,7 @@ class ChatService:
             warnings.append(
                 Warning(
                     code="deprecated_mode",
-                    message=f"mode {request.mode!r} is deprecated and ran as 'accurate'; use 'accurate' or 'fast'",
+                    message=f"mode {request.mode!r} is deprecated and ran as 'accurate'",
                 )
             )
         mode = MODES[request.resolved_mode]
