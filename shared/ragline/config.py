@@ -54,6 +54,11 @@ class Settings(BaseSettings):
     llm_max_retries: int = 3
     max_output_tokens: int = 5000
 
+    reranker: Literal["auto", "none", "llm", "cross-encoder"] = "auto"
+    """``auto``: the LLM listwise reranker when a model endpoint is configured, else none."""
+    cross_encoder_model: str = ""
+    cross_encoder_tokenizer: str = ""
+
     chunk_tokens: int = 200
     chunk_overlap_tokens: int = 32
     max_document_bytes: int = 50 * 1024 * 1024

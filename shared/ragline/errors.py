@@ -120,5 +120,21 @@ class ConfigurationError(RaglineError):
     code = "configuration_error"
 
 
+class RerankFailed(DependencyFailed):
+    """The reranker could not rank (model error, malformed answer); callers fall back to fused order.
+
+    ``input_tokens``/``output_tokens`` are what the failed attempt still cost, so it is metered.
+    """
+
+    code = "rerank_failed"
+
+    def __init__(
+        self, message: str, *, input_tokens: int = 0, output_tokens: int = 0, **details: Any
+    ) -> None:
+        super().__init__(message, **details)
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+
+
 RETRYABLE: tuple[type[RaglineError], ...] = (Throttled, DependencyUnavailable)
 """Errors a caller may retry with backoff (SQS redelivery, client retries)."""

@@ -10,13 +10,16 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from ragline.agents.tools import RerankFn
 from ragline.config import Settings
+from ragline.domain.models import RunUsage, SearchHit
 from ragline.errors import ConfigurationError
 from ragline.ports import (
     ChatModel,
     DocumentRegistry,
     Embedder,
     ObjectStore,
+    Reranker,
     TenantRegistry,
     Tokenizer,
     UsageLedger,
@@ -151,6 +154,34 @@ class Container:
         )
 
     @cached_property
+    def rerank(self) -> RerankFn | None:
+        """The chat's rerank step: the configured reranker behind a fused-order fallback."""
+        from ragline.adapters.rerankers import FallbackReranker, LlmListwiseReranker
+
+        choice = self.settings.reranker
+        if choice == "auto":
+            choice = "llm" if self.settings.llm_configured else "none"
+        if choice == "none":
+            return None
+        if choice == "cross-encoder":
+            from ragline.adapters.cross_encoder import OnnxCrossEncoderReranker
+
+            inner: Reranker = OnnxCrossEncoderReranker(
+                self.settings.cross_encoder_model, self.settings.cross_encoder_tokenizer
+            )
+        else:
+            inner = LlmListwiseReranker(self.chat_model)
+        reranker = FallbackReranker(inner)
+
+        def rerank(
+            query: str, hits: list[SearchHit], keep: int
+        ) -> tuple[list[SearchHit], RunUsage, str | None]:
+            outcome = reranker.rerank_outcome(query, hits, keep)
+            return outcome.hits, outcome.usage, outcome.warning
+
+        return rerank
+
+    @cached_property
     def chat(self) -> ChatService:
         return ChatService(
             registry=self.registry,
@@ -158,6 +189,7 @@ class Container:
             search=self.search,
             model=self.chat_model,
             ledger=self.ledger,
+            rerank=self.rerank,
         )
 
     @cached_property

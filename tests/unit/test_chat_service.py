@@ -14,7 +14,7 @@ from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
 from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
 from ragline.agents.events import RunError, RunEvent, RunFinished, Sources, ToolFinished, Warning
 from ragline.domain.chat import ChatMessage, ChatRequest
-from ragline.domain.models import SearchHit, StoreCapabilities, TenantScope
+from ragline.domain.models import RunUsage, SearchHit, StoreCapabilities, TenantScope
 from ragline.services.chat import ChatService
 from ragline.services.namespaces import new_namespace
 from ragline.services.search import SearchService
@@ -179,9 +179,9 @@ def test_legacy_mode_runs_accurate_and_says_it_is_deprecated(world: World) -> No
 def test_accurate_fetches_30_and_reranks_to_10_fast_fetches_10(world: World) -> None:
     seen: list[tuple[str, int, int]] = []
 
-    def rerank(query: str, hits: list[SearchHit], keep: int) -> tuple[list[SearchHit], str | None]:
+    def rerank(query: str, hits: list[SearchHit], keep: int) -> tuple[list[SearchHit], RunUsage, str | None]:
         seen.append((query, len(hits), keep))
-        return hits[:keep], "reranker down; fused order kept"
+        return hits[:keep], RunUsage(reranks=1, llm_input_tokens=7), "reranker down; fused order kept"
 
     world.stores.scoped(TenantScope(tenant_id="acme", namespace_id="docs")).upsert(
         make_chunks("many", [f"Bees fact number {i}." for i in range(40)])
@@ -192,7 +192,7 @@ def test_accurate_fetches_30_and_reranks_to_10_fast_fetches_10(world: World) -> 
     assert seen == [("bees fact", 30, 10)]
     assert next(e for e in events if isinstance(e, ToolFinished)).hits == 10
     assert any(isinstance(e, Warning) and e.code == "rerank_failed" for e in events)
-    assert final(events).usage.reranks == 1
+    assert final(events).usage.reranks == 1 and final(events).usage.llm_input_tokens >= 7
     seen.clear()
     svc = world.service([[("search", {"query": "bees fact"})], ["ok"]])
     svc._rerank = rerank
@@ -203,7 +203,7 @@ def test_accurate_fetches_30_and_reranks_to_10_fast_fetches_10(world: World) -> 
 def test_keyword_searches_are_never_reranked(world: World) -> None:
     calls: list[str] = []
     svc = world.service([[("search", {"query": "queen", "mode": "keyword"})], ["ok"]])
-    svc._rerank = lambda q, hits, keep: (calls.append(q), (hits[:keep], None))[1]  # type: ignore[assignment,func-returns-value]
+    svc._rerank = lambda q, hits, keep: (calls.append(q), (hits[:keep], RunUsage(), None))[1]  # type: ignore[assignment,func-returns-value]
     list(svc.answer_chat("acme", req()))
     assert calls == []
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -31,8 +32,8 @@ class ExpandArgs(BaseModel):
 
 SearchFn = Callable[[TenantScope, str, SearchMode, int], tuple[list[SearchHit], RunUsage, list[str]]]
 """(scope, query, mode, k) → (hits, usage, warnings): one retrieval in one namespace."""
-RerankFn = Callable[[str, list[SearchHit], int], tuple[list[SearchHit], str | None]]
-"""(query, hits, keep) → (reranked hits, warning if it fell back to fused order)."""
+RerankFn = Callable[[str, list[SearchHit], int], tuple[list[SearchHit], RunUsage, str | None]]
+"""(query, hits, keep) → (reranked hits, what the rerank cost, warning if it fell back to fused order)."""
 
 
 @dataclass
@@ -56,20 +57,26 @@ class ToolContext:
     """Which scope each retrieved document came from, so ``expand`` reads the right one."""
 
     def specs(self) -> list[ToolSpec]:
-        tools = [
-            ToolSpec(
-                name="search", description="Search the documents.", parameters=SearchArgs.model_json_schema()
-            )
-        ]
+        """The tools offered this step; ``expand`` only when every store keeps chunks in order."""
         if all(s.capabilities().neighbors for s in self.stores.values()):
-            tools.append(
-                ToolSpec(
-                    name="expand",
-                    description="Read the 5 chunks before and after a result, in order.",
-                    parameters=ExpandArgs.model_json_schema(),
-                )
-            )
-        return tools
+            return [search_spec(), expand_spec()]
+        return [search_spec()]
+
+
+@cache
+def search_spec() -> ToolSpec:
+    return ToolSpec(
+        name="search", description="Search the documents.", parameters=SearchArgs.model_json_schema()
+    )
+
+
+@cache
+def expand_spec() -> ToolSpec:
+    return ToolSpec(
+        name="expand",
+        description="Read the 5 chunks before and after a result, in order.",
+        parameters=ExpandArgs.model_json_schema(),
+    )
 
 
 @dataclass
@@ -105,7 +112,7 @@ def run_tool(ctx: ToolContext, name: str, arguments: str) -> ToolResult:
     try:
         if name == "search":
             return _search(ctx, SearchArgs.model_validate_json(arguments or "{}"))
-        if name == "expand" and "expand" in {t.name for t in ctx.specs()}:
+        if name == "expand" and len(ctx.specs()) > 1:
             return _expand(ctx, ExpandArgs.model_validate_json(arguments or "{}"))
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
@@ -129,8 +136,8 @@ def _search(ctx: ToolContext, args: SearchArgs) -> ToolResult:
     found = found[: ctx.candidates]
     # Keyword results are never reranked: an exact-term query is already ordered by what it asked for.
     if ctx.rerank is not None and mode != "keyword" and found:
-        found, warning = ctx.rerank(args.query, found, ctx.keep)
-        ctx.usage.reranks += 1
+        found, usage, warning = ctx.rerank(args.query, found, ctx.keep)
+        ctx.usage.add(usage)
         if warning:
             ctx.warnings.append(("rerank_failed", warning))
     found = found[: ctx.keep]

@@ -18,6 +18,7 @@ from ragline.agents.tools import RerankFn, ToolContext, rich
 from ragline.domain.chat import ChatMessage, ChatMode, ChatRequest
 from ragline.domain.citations import verify_citations
 from ragline.domain.models import RunUsage, SearchHit, SearchMode, TenantScope
+from ragline.domain.pruning import prune_messages
 from ragline.domain.tenancy import Namespace
 from ragline.ports import ChatModel, TenantRegistry, UsageLedger, VectorStoreProvider
 from ragline.services.namespaces import require_namespace
@@ -135,7 +136,8 @@ class ChatService:
         try:
             yield from warnings
             try:
-                yield from AgenticAgent(self._model, self._limits).run([system, *messages], ctx, outcome)
+                history = [system, *prune_messages(messages)]
+                yield from AgenticAgent(self._model, self._limits).run(history, ctx, outcome)
             except errors.RaglineError as exc:
                 # Infrastructure failed mid-run: end cleanly, keep what was retrieved, charge what was used.
                 outcome.exit_reason = "error"
