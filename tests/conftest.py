@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-pytest_plugins = ["tests.support.moto_server"]
+pytest_plugins = ["tests.support.moto_server", "tests.support.openai_replay"]
 
 
 @pytest.fixture(scope="session")

@@ -58,8 +58,11 @@ class Turn:
     """Pause before each streamed chunk (a slow stream)."""
     hang_up: bool = False
     """Stream the deltas, then drop the connection without finishing the chunked body."""
+    clean_end: bool = False
+    """With ``hang_up``: end the chunked body properly, still without a finish chunk or ``[DONE]``."""
     status: int = 200
     error: Mapping[str, Any] | None = None
+    """The OpenAI error object: the response body's when ``status`` is not 200, else a stream event."""
     headers: Mapping[str, str] = field(default_factory=dict)
     times: int | None = 1
     """How many requests this turn answers; None: every request from now on."""
@@ -81,9 +84,11 @@ def tool_call(
     call_id: str | None = None,
     text_before: Sequence[str] = (),
     usage: tuple[int, int] = (100, 10),
+    delay_s: float = 0.0,
 ) -> Turn:
     """A turn ending in one tool call: id and name in its first chunk, arguments in 2–4 more."""
-    return tool_calls(call(name, arguments, call_id=call_id), text_before=text_before, usage=usage)
+    only = call(name, arguments, call_id=call_id)
+    return tool_calls(only, text_before=text_before, usage=usage, delay_s=delay_s)
 
 
 def tool_calls(
@@ -93,9 +98,18 @@ def tool_calls(
     return Turn(deltas=tuple(text_before), calls=calls, usage=usage, delay_s=delay_s)
 
 
-def hang_up(*deltas: str) -> Turn:
-    """Stream these deltas, then close the connection mid-body (no finish, no ``[DONE]``)."""
-    return Turn(deltas=deltas, hang_up=True)
+def hang_up(*deltas: str, clean: bool = False) -> Turn:
+    """Stream these deltas, then drop the connection mid-body (no finish chunk, no ``[DONE]``).
+
+    ``clean=True`` ends the HTTP body properly instead (a proxy that lost its upstream): the client
+    sees no transport error, only a turn that never finished.
+    """
+    return Turn(deltas=deltas, hang_up=True, clean_end=clean)
+
+
+def stream_error(*deltas: str, message: str = "The server had an error.", type: str = "server_error") -> Turn:
+    """Stream these deltas, then an ``{"error": ...}`` event instead of the finish (as OpenAI does)."""
+    return Turn(deltas=deltas, error={"message": message, "type": type, "param": None, "code": None})
 
 
 def error(
@@ -157,7 +171,9 @@ class OpenAIReplay:
         self._http = _Server(("127.0.0.1", 0), _Handler)
         self._http.replay = self
         self.base_url = f"http://127.0.0.1:{self._http.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self._http.serve_forever, name="openai-replay", daemon=True)
+        self._thread = threading.Thread(
+            target=self._http.serve_forever, args=(0.05,), name="openai-replay", daemon=True
+        )
         self._thread.start()
 
     def script(self, turns: Sequence[Turn]) -> OpenAIReplay:
@@ -255,11 +271,15 @@ class _Handler(BaseHTTPRequestHandler):
             elif self.path == "/v1/embeddings":
                 self._embeddings(body, replay)
             else:
-                self._json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+                self._json(
+                    404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}}
+                )
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
-    def _json(self, status: int, payload: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> None:
+    def _json(
+        self, status: int, payload: Mapping[str, Any], headers: Mapping[str, str] | None = None
+    ) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -275,7 +295,7 @@ class _Handler(BaseHTTPRequestHandler):
             message = f"replay script exhausted: chat request #{n} has no scripted turn"
             err = {"message": message, "type": "replay_script_exhausted", "param": None, "code": None}
             self._json(400, {"error": err}, {"x-should-retry": "false"})
-        elif turn.error is not None:
+        elif turn.error is not None and turn.status != 200:
             self._json(turn.status, {"error": turn.error}, turn.headers)
         elif body.get("stream"):
             self._stream(turn, body)
@@ -287,10 +307,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        for chunk in _chunks(turn, body):
-            if turn.hang_up and chunk.get("choices") and chunk["choices"][0]["finish_reason"]:
+        for chunk in _chunks(turn, body):  # a mid-stream error or hang-up replaces the finish chunk
+            finishing = bool(chunk.get("choices") and chunk["choices"][0]["finish_reason"])
+            if finishing and turn.error is not None:
+                self._write(f"data: {json.dumps({'error': turn.error})}\n\n")
+                break
+            if finishing and turn.hang_up:
+                if turn.clean_end:
+                    self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
-                self.close_connection = True  # the body's terminating chunk is never sent
+                self.close_connection = True
                 return
             time.sleep(turn.delay_s)
             self._write(f"data: {json.dumps(chunk)}\n\n")

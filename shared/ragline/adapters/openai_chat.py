@@ -1,8 +1,13 @@
 """:class:`~ragline.ports.ChatModel` over any OpenAI-compatible Chat Completions endpoint.
 
 Streams text deltas, assembles tool-call deltas (which arrive split across chunks, keyed by
-``index``) into whole calls, reads token usage from the final chunk, and translates SDK errors into
-Ragline errors. Retries with backoff on 429/5xx are the SDK's own (``max_retries``).
+``index``, possibly interleaved) into whole calls, reads token usage from the final chunk, and
+translates SDK errors into Ragline errors in one function. Retries with backoff on 408/409/429/5xx
+are the SDK's own (``max_retries`` from settings; it honours ``retry-after``/``retry-after-ms``); they
+happen before the first byte of a stream, never after text has been yielded. A stream cut mid-way
+(connection lost, read timeout, or a body that ends before any ``finish_reason``) is
+``DependencyUnavailable``. ``openai`` is imported on first use only: it costs the chat Lambda's cold
+start about a second.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from ragline.domain.chat import (
 
 if TYPE_CHECKING:
     from openai import OpenAI
+
+_CONNECT_TIMEOUT_S = 5.0
 
 
 def build_request(
@@ -51,6 +58,45 @@ def build_request(
     return body
 
 
+def openai_client(settings: Settings) -> OpenAI:
+    """The SDK client of both OpenAI adapters: endpoint, retries and timeouts from settings.
+
+    ``llm_timeout_s`` bounds each read (so a stalled stream fails, a long one does not); connecting
+    gets at most a few seconds, so an unreachable endpoint fails fast and is retried.
+    """
+    from openai import OpenAI, Timeout
+
+    return OpenAI(
+        api_key=settings.openai_api_key.get_secret_value() or "not-needed",
+        base_url=settings.openai_base_url or None,
+        timeout=Timeout(settings.llm_timeout_s, connect=min(settings.llm_timeout_s, _CONNECT_TIMEOUT_S)),
+        max_retries=settings.llm_max_retries,
+    )
+
+
+def translate_error(exc: Exception) -> errors.RaglineError:
+    """The SDK's error as a Ragline error, by exception type and HTTP status (never message text).
+
+    Called once the SDK's own retries are spent: 429 is ``Throttled``; 408, 409, 5xx, connection
+    and timeout failures are ``DependencyUnavailable``; any other status (400, 401, 403, 404, 422)
+    means Ragline sent something wrong or is misconfigured: ``DependencyFailed``.
+    """
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        if status == 429:
+            return errors.Throttled("the model endpoint is rate limiting", status=status)
+        if status in (408, 409) or status >= 500:
+            return errors.DependencyUnavailable("the model endpoint failed", status=status)
+        return errors.DependencyFailed("the model endpoint refused the request", status=status)
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError, also mid-stream
+        return errors.DependencyUnavailable("the model endpoint is unreachable or timed out")
+    if isinstance(exc, openai.APIError):  # an error event inside an open stream
+        return errors.DependencyUnavailable("the model endpoint failed mid-stream")
+    return errors.DependencyFailed("the model client failed")
+
+
 class OpenAIChatModel:
     def __init__(self, *, model: str, client: OpenAI) -> None:
         self.name = model
@@ -58,58 +104,47 @@ class OpenAIChatModel:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OpenAIChatModel:
-        from openai import OpenAI
-
-        client = OpenAI(
-            api_key=settings.openai_api_key.get_secret_value() or "not-needed",
-            base_url=settings.openai_base_url or None,
-            timeout=settings.llm_timeout_s,
-            max_retries=settings.llm_max_retries,
-        )
-        return cls(model=settings.chat_model, client=client)
+        return cls(model=settings.chat_model, client=openai_client(settings))
 
     def stream(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: ChatOptions
     ) -> Iterator[ModelEvent]:
         import openai
 
+        body = build_request(self.name, messages, tools, options)
         try:
-            yield from self._stream(build_request(self.name, messages, tools, options))
-        except openai.RateLimitError as exc:
-            raise errors.Throttled("the model endpoint is rate limiting", status=exc.status_code) from exc
-        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-            raise errors.DependencyUnavailable("the model endpoint is unreachable") from exc
-        except openai.InternalServerError as exc:
-            raise errors.DependencyUnavailable("the model endpoint failed", status=exc.status_code) from exc
-        except openai.APIStatusError as exc:
-            raise errors.DependencyFailed(
-                "the model endpoint refused the request", status=exc.status_code
-            ) from exc
+            yield from self._stream(body)
+        except openai.OpenAIError as exc:
+            raise translate_error(exc) from exc
 
     def _stream(self, body: dict[str, Any]) -> Iterator[ModelEvent]:
         calls: dict[int, dict[str, str]] = {}
-        finish = "stop"
+        finish: str | None = None
         usage = TokenUsage()
-        for chunk in self._client.chat.completions.create(**body):
-            if chunk.usage is not None:
-                usage = TokenUsage(
-                    input_tokens=chunk.usage.prompt_tokens or 0,
-                    output_tokens=chunk.usage.completion_tokens or 0,
-                )
-            for choice in chunk.choices:
-                delta = choice.delta
-                if delta.content:
-                    yield TextDelta(text=delta.content)
-                for tc in delta.tool_calls or []:
-                    slot = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
-                    if tc.id:
-                        slot["id"] = tc.id
-                    if tc.function and tc.function.name:
-                        slot["name"] += tc.function.name
-                    if tc.function and tc.function.arguments:
-                        slot["arguments"] += tc.function.arguments
-                if choice.finish_reason:
-                    finish = choice.finish_reason
+        with self._client.chat.completions.create(**body) as chunks:  # closes the response early too
+            for chunk in chunks:
+                if chunk.usage is not None:
+                    usage = TokenUsage(
+                        input_tokens=chunk.usage.prompt_tokens or 0,
+                        output_tokens=chunk.usage.completion_tokens or 0,
+                    )
+                for choice in chunk.choices:
+                    delta = choice.delta
+                    if delta.content:
+                        yield TextDelta(text=delta.content)
+                    for tc in delta.tool_calls or []:
+                        slot = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
+                        if tc.id:
+                            slot["id"] = tc.id
+                        if tc.function and tc.function.name:
+                            slot["name"] += tc.function.name
+                        if tc.function and tc.function.arguments:
+                            slot["arguments"] += tc.function.arguments
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        if finish is None:
+            # Some transports end a cut body cleanly; a turn without a finish_reason never finished.
+            raise errors.DependencyUnavailable("the model stream ended before the turn finished")
         if calls:
             yield ToolCallsReady(
                 calls=tuple(

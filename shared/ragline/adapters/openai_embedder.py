@@ -31,15 +31,9 @@ class OpenAIEmbedder:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OpenAIEmbedder:
-        from openai import OpenAI
+        from ragline.adapters.openai_chat import openai_client
 
-        client = OpenAI(
-            api_key=settings.openai_api_key.get_secret_value() or "not-needed",
-            base_url=settings.openai_base_url or None,
-            timeout=settings.llm_timeout_s,
-            max_retries=settings.llm_max_retries,
-        )
-        return cls(model=settings.openai_embedding_model, client=client)
+        return cls(model=settings.openai_embedding_model, client=openai_client(settings))
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
         vectors: NDArray[np.float32] = self.embed_documents([text])[0]
