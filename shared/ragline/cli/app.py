@@ -35,7 +35,7 @@ def _container(home: Path | None) -> Container:
     from ragline.config import Settings
     from ragline.wiring import Container
 
-    return Container(Settings(home=home) if home is not None else Settings())
+    return Container(Settings.from_env(home=home) if home is not None else Settings.from_env())
 
 
 def _fail(exc: Exception) -> typer.Exit:

@@ -1,0 +1,44 @@
+"""Settings come from RAGLINE_* variables (and a few standard aliases), read in one place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from ragline.config import Settings
+
+pytestmark = pytest.mark.unit
+
+
+def test_environment_is_layered_under_explicit_values() -> None:
+    env = {
+        "RAGLINE_HOME": "/data/rl",
+        "RAGLINE_RRF_K": "30",
+        "OPENAI_API_KEY": "sk-x",
+        "AWS_REGION": "eu-west-1",
+    }
+    s = Settings.from_env(env, rrf_k=10)
+    assert s.home == Path("/data/rl") and s.rrf_k == 10 and s.aws_region == "eu-west-1"
+    assert s.openai_api_key.get_secret_value() == "sk-x" and s.llm_configured
+    assert "sk-x" not in repr(s)
+
+
+def test_ragline_variable_wins_over_the_standard_alias() -> None:
+    s = Settings.from_env(
+        {"RAGLINE_OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "OPENAI_BASE_URL": "http://other"}
+    )
+    assert s.openai_base_url == "http://127.0.0.1:1/v1"
+
+
+def test_defaults_are_the_embedded_backend_without_a_model() -> None:
+    s = Settings.from_env({})
+    assert (s.backend, s.resolved_store, s.llm_configured, s.rrf_k) == ("embedded", "sqlite", False, 60)
+
+
+def test_bad_values_are_refused_clearly() -> None:
+    with pytest.raises(ValidationError, match="backend"):
+        Settings.from_env({"RAGLINE_BACKEND": "cloud"})
+    with pytest.raises(ValidationError):
+        Settings(unknown_setting=1)  # type: ignore[call-arg]
