@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ragline import errors
 from ragline.adapters import opensearch_requests as rq
 from ragline.config import Settings
-from ragline.domain.fusion import fuse
+from ragline.domain.fusion import fuse_query
 from ragline.domain.models import (
     Chunk,
     ChunkMetadata,
@@ -241,7 +241,12 @@ class OpenSearchVectorStore:
         else:
             futures = [self._p.pool().submit(self._send, body) for body in (knn, bm25)]
             sem, kw = (f.result() for f in futures)
-        return fuse(query, self._hits(sem, "semantic"), self._hits(kw, "keyword"))
+        sources: dict[str, dict[str, Any]] = {}
+        fused = fuse_query(query, _ranked(sem, "semantic", sources), _ranked(kw, "keyword", sources))
+        return [
+            SearchHit(chunk=_chunk(sources[cid]), score=bd.fused_score or 0.0, breakdown=bd)
+            for cid, bd in fused
+        ]
 
     def _knn(self, vector: Sequence[float], k: int, query: SemanticQuery | HybridQuery) -> dict[str, Any]:
         if len(vector) != self._p.dimension:
@@ -272,18 +277,31 @@ class OpenSearchVectorStore:
 
     @staticmethod
     def _hits(resp: dict[str, Any], leg: Literal["semantic", "keyword"]) -> list[SearchHit]:
+        sources: dict[str, dict[str, Any]] = {}
         hits = []
-        for rank, h in enumerate(resp["hits"]["hits"], start=1):
-            raw = float(h["_score"])
-            # lucene cosinesimil scores are (1 + cos) / 2; report the cosine like the embedded store.
-            score = 2 * raw - 1 if leg == "semantic" else raw
+        for rank, (cid, score) in enumerate(_ranked(resp, leg, sources), start=1):
             breakdown = (
                 ScoreBreakdown(semantic_rank=rank, semantic_score=score)
                 if leg == "semantic"
                 else ScoreBreakdown(keyword_rank=rank, keyword_score=score)
             )
-            hits.append(SearchHit(chunk=_chunk(h["_source"]), score=score, breakdown=breakdown))
+            hits.append(SearchHit(chunk=_chunk(sources[cid]), score=score, breakdown=breakdown))
         return hits
+
+
+def _ranked(
+    resp: dict[str, Any], leg: Literal["semantic", "keyword"], sources: dict[str, dict[str, Any]]
+) -> list[tuple[str, float]]:
+    """A leg as (chunk id, score) pairs; ``_source`` kept aside so only survivors become chunks."""
+    out = []
+    for h in resp["hits"]["hits"]:
+        src = h["_source"]
+        cid = f"{src['document_id']}#{src['sequence_number']}"
+        sources[cid] = src
+        raw = float(h["_score"])
+        # lucene cosinesimil scores are (1 + cos) / 2; report the cosine like the embedded store.
+        out.append((cid, 2 * raw - 1 if leg == "semantic" else raw))
+    return out
 
 
 def _chunk(src: dict[str, Any]) -> Chunk:

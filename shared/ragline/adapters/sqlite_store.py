@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from ragline import errors
 from ragline.adapters.sqlite_store_sql import SCHEMA, fts_query
-from ragline.domain.fusion import fuse
+from ragline.domain.fusion import fuse_query
 from ragline.domain.models import (
     Chunk,
     ChunkMetadata,
@@ -56,6 +56,7 @@ class _Matrix:
     vectors: NDArray[np.float32]
     document_ids: NDArray[np.object_]
     filenames: NDArray[np.object_]
+    chunk_ids: list[str]
 
 
 class SqliteVectorStoreProvider:
@@ -103,7 +104,7 @@ class SqliteVectorStoreProvider:
             if cached is not None and cached.generation == generation:
                 return cached
             rows = conn.execute(
-                "SELECT rowid, document_id, filename, embedding FROM chunks"
+                "SELECT rowid, document_id, filename, embedding, seq FROM chunks"
                 " WHERE tenant_id=? AND namespace_id=? ORDER BY rowid",
                 (scope.tenant_id, scope.namespace_id),
             ).fetchall()
@@ -116,6 +117,7 @@ class SqliteVectorStoreProvider:
                 vectors=vectors,
                 document_ids=np.array([r[1] for r in rows], dtype=object),
                 filenames=np.array([r[2] for r in rows], dtype=object),
+                chunk_ids=[f"{r[1]}#{r[4]}" for r in rows],
             )
             self._matrices[scope] = built
             return built
@@ -241,16 +243,36 @@ class SqliteVectorStore:
         return [_chunk(r) for r in rows]
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
+        """Legs rank bare (chunk id, score) pairs; only the hits returned are read and built."""
+        rowid_of: dict[str, int] = {}
         if isinstance(query, SemanticQuery):
-            return self._semantic(query.vector, query.k, query.filters)
+            ranked = self._semantic(query.vector, query.k, query.filters, rowid_of)
+            return self._hits(
+                [
+                    (cid, ScoreBreakdown(semantic_rank=r, semantic_score=s))
+                    for r, (cid, s) in enumerate(ranked, 1)
+                ],
+                rowid_of,
+                "semantic_score",
+            )
         if isinstance(query, KeywordQuery):
-            return self._keyword(query.text, query.k, query.filters)
+            ranked = self._keyword(query.text, query.k, query.filters, rowid_of)
+            return self._hits(
+                [
+                    (cid, ScoreBreakdown(keyword_rank=r, keyword_score=s))
+                    for r, (cid, s) in enumerate(ranked, 1)
+                ],
+                rowid_of,
+                "keyword_score",
+            )
         assert isinstance(query, HybridQuery)
-        semantic = self._semantic(query.vector, query.candidates, query.filters)
-        keyword = self._keyword(query.text, query.candidates, query.filters)
-        return fuse(query, semantic, keyword)
+        semantic = self._semantic(query.vector, query.candidates, query.filters, rowid_of)
+        keyword = self._keyword(query.text, query.candidates, query.filters, rowid_of)
+        return self._hits(fuse_query(query, semantic, keyword), rowid_of, "fused_score")
 
-    def _semantic(self, vector: Sequence[float], k: int, filters: MetadataFilter) -> list[SearchHit]:
+    def _semantic(
+        self, vector: Sequence[float], k: int, filters: MetadataFilter, rowid_of: dict[str, int]
+    ) -> list[tuple[str, float]]:
         m = self._p.matrix(self.scope)
         q = np.asarray(vector, dtype=np.float32)
         if q.shape != (self._p.dimension,):
@@ -268,22 +290,20 @@ class SqliteVectorStore:
             return []
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.lexsort((m.rowids[top], -scores[top]))]
-        chunks = self._by_rowid([int(m.rowids[i]) for i in top])
-        return [
-            SearchHit(
-                chunk=chunks[int(m.rowids[i])],
-                score=float(scores[i]),
-                breakdown=ScoreBreakdown(semantic_rank=rank, semantic_score=float(scores[i])),
-            )
-            for rank, i in enumerate(top, start=1)
-        ]
+        out = []
+        for i in top.tolist():
+            rowid_of[m.chunk_ids[i]] = int(m.rowids[i])
+            out.append((m.chunk_ids[i], float(scores[i])))
+        return out
 
-    def _keyword(self, text: str, k: int, filters: MetadataFilter) -> list[SearchHit]:
+    def _keyword(
+        self, text: str, k: int, filters: MetadataFilter, rowid_of: dict[str, int]
+    ) -> list[tuple[str, float]]:
         terms = fts_query(text)
         if not terms:
             return []
         sql = (
-            f"SELECT {_COLUMNS}, bm25(chunks_fts, 0.0, 1.0) AS s FROM chunks_fts"
+            "SELECT c.rowid, c.document_id, c.seq, bm25(chunks_fts, 0.0, 1.0) AS s FROM chunks_fts"
             " JOIN chunks c ON c.rowid = chunks_fts.rowid"
             " WHERE chunks_fts MATCH ? AND c.tenant_id=? AND c.namespace_id=?"
         )
@@ -300,13 +320,22 @@ class SqliteVectorStore:
         args.append(k)
         with self._p._lock:
             rows = self._p.connection().execute(sql, args).fetchall()
+        out = []
+        for rowid, doc, seq, score in rows:
+            cid = f"{doc}#{seq}"
+            rowid_of[cid] = int(rowid)
+            out.append((cid, -float(score)))
+        return out
+
+    def _hits(
+        self, ranked: list[tuple[str, ScoreBreakdown]], rowid_of: dict[str, int], score_field: str
+    ) -> list[SearchHit]:
+        if not ranked:
+            return []
+        chunks = self._by_rowid([rowid_of[cid] for cid, _ in ranked])
         return [
-            SearchHit(
-                chunk=_chunk(r),
-                score=-float(r[5]),
-                breakdown=ScoreBreakdown(keyword_rank=rank, keyword_score=-float(r[5])),
-            )
-            for rank, r in enumerate(rows, start=1)
+            SearchHit(chunk=chunks[rowid_of[cid]], score=float(getattr(bd, score_field)), breakdown=bd)
+            for cid, bd in ranked
         ]
 
     def _by_rowid(self, rowids: list[int]) -> dict[int, Chunk]:
