@@ -1,0 +1,104 @@
+"""The ingest service's costs and ordering on the embedded adapters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragline.adapters.local_objects import LocalObjectStore
+from ragline.adapters.sqlite_documents import SqliteDocumentRegistry
+from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
+from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
+from ragline.domain.models import TenantScope
+from ragline.services.ingest import IngestService, IngestSettings, ObjectEvent
+from ragline.services.namespaces import new_namespace
+from tests.support.fakes import BowEmbedder
+from tests.support.vectors import DIM
+
+pytestmark = pytest.mark.unit
+SCOPE = TenantScope(tenant_id="acme", namespace_id="docs")
+
+
+class Counting:
+    """Counts calls per method on a real object (not a mock: calls go through)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if not callable(attr):
+            return attr
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append(name)
+            return attr(*args, **kwargs)
+
+        return counted
+
+
+@pytest.fixture
+def parts(tmp_path: Path) -> dict[str, Any]:
+    registry = SqliteTenantRegistry(tmp_path / "t.sqlite")
+    registry.create_namespace(new_namespace("acme", "docs"))
+    objects = LocalObjectStore(tmp_path / "objects")
+    objects.put("acme/docs/guide.md", b"# Guide\n\nPrime the pump. Open the valve slowly.")
+    documents = Counting(SqliteDocumentRegistry(tmp_path / "d.sqlite"))
+    embedder = Counting(BowEmbedder())
+    stores = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
+    service = IngestService(
+        registry=registry,
+        documents=documents,
+        stores=stores,
+        embedder=embedder,  # type: ignore[arg-type]
+        tokenizer=BowEmbedder(),
+        settings=IngestSettings(),
+        objects=objects,
+    )
+    return {
+        "service": service,
+        "documents": documents,
+        "embedder": embedder,
+        "objects": objects,
+        "stores": stores,
+    }
+
+
+def event(seq: str) -> ObjectEvent:
+    return ObjectEvent(scope=SCOPE, key="acme/docs/guide.md", path="guide.md", sequencer=seq, size=10)
+
+
+def test_redelivered_event_costs_one_registry_read_and_no_embedding(parts: dict[str, Any]) -> None:
+    first = parts["service"].ingest_object(event("0A"))
+    assert first.outcome == "indexed"
+    parts["documents"].calls.clear()
+    parts["embedder"].calls.clear()
+    again = parts["service"].ingest_object(event("0A"))
+    assert again.outcome == "duplicate"
+    assert parts["documents"].calls == ["get"] and parts["embedder"].calls == []
+
+
+def test_new_event_with_unchanged_bytes_skips_embedding(parts: dict[str, Any]) -> None:
+    parts["service"].ingest_object(event("0A"))
+    parts["embedder"].calls.clear()
+    result = parts["service"].ingest_object(event("0B"))
+    assert result.outcome == "unchanged" and parts["embedder"].calls == []
+    assert parts["stores"].scoped(SCOPE).count("guide.md") == result.chunks
+
+
+def test_older_event_never_overwrites_a_newer_one(parts: dict[str, Any]) -> None:
+    parts["service"].ingest_object(event("0B"))
+    parts["objects"].put("acme/docs/guide.md", b"# Guide\n\nStale text that must not win.")
+    assert parts["service"].ingest_object(event("0A")).outcome == "stale"
+    texts = [c.text for c in parts["stores"].scoped(SCOPE).neighbors("guide.md", 0, before=0, after=50)]
+    assert texts and all("Stale" not in t for t in texts)
+
+
+def test_delete_then_late_create_event_is_stale(parts: dict[str, Any]) -> None:
+    parts["service"].ingest_object(event("0A"))
+    assert parts["service"].remove(SCOPE, "guide.md", "0C").outcome == "deleted"
+    assert parts["service"].ingest_object(event("0B")).outcome == "stale"
+    assert parts["stores"].scoped(SCOPE).count("guide.md") == 0
