@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
 from ragline.domain.documents import Claim, DocumentRecord
 from ragline.domain.models import Chunk, RunUsage, SearchHit, SearchQuery, StoreCapabilities, TenantScope
-from ragline.domain.tenancy import Namespace
+from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
 
 if TYPE_CHECKING:  # numpy only for annotations: importing the ports must stay cheap (cold starts)
     import numpy as np
@@ -116,22 +116,42 @@ class ChatModel(Protocol):
 
 
 class UsageLedger(Protocol):
-    """Counts each run's usage exactly once.
+    """Counts each run's usage exactly once, per tenant and period (``YYYY-MM``, UTC).
 
-    Contract: ``commit`` for a ``run_id`` charges the tenant's period counter once; later commits of
-    the same run are no-ops returning the first charge. ``reserve`` refuses with ``QuotaExceeded``
-    when the period's quota is already used.
+    Contract:
+    - ``reserve(tenant, run, limit)`` raises ``QuotaExceeded`` (details: limit, used, period) when the
+      tenant's live counter for the current period already holds ``limit`` runs; it reads the live
+      counter (never a cache) and writes nothing. ``limit=None`` means unlimited.
+    - ``commit(tenant, run, usage, limit)`` charges the run once: the first commit of a ``run_id``
+      adds ``usage`` and one run to the period counter in one atomic step; every later commit of the
+      same ``run_id`` (sequential or concurrent, from any process) is a no-op that returns the first
+      charge. A commit is never lost for being over quota (the work was done): it is recorded anyway.
+    - ``period_usage`` / ``period_runs`` read the counter.
     """
 
-    def reserve(self, tenant_id: str, run_id: str) -> None: ...
+    def reserve(self, tenant_id: str, run_id: str, limit: int | None = None) -> None: ...
 
-    def commit(self, tenant_id: str, run_id: str, usage: RunUsage) -> RunUsage: ...
+    def commit(self, tenant_id: str, run_id: str, usage: RunUsage, limit: int | None = None) -> RunUsage: ...
 
     def period_usage(self, tenant_id: str, period: str) -> RunUsage: ...
 
+    def period_runs(self, tenant_id: str, period: str) -> int: ...
+
 
 class TenantRegistry(Protocol):
-    """Tenants and their namespaces (API keys arrive with the tenancy issue)."""
+    """Tenants, their namespaces and their API keys.
+
+    Contract: ids are scoped by tenant everywhere — no method ever returns or changes another
+    tenant's namespace or key. API keys are stored and looked up only by their SHA-256 hash.
+    """
+
+    def create_tenant(self, tenant: Tenant) -> Tenant:
+        """Raises ``Conflict`` when it exists."""
+        ...
+
+    def get_tenant(self, tenant_id: str) -> Tenant:
+        """Raises ``NotFound``."""
+        ...
 
     def create_namespace(self, namespace: Namespace) -> Namespace:
         """Raises ``Conflict`` when it exists."""
@@ -143,7 +163,31 @@ class TenantRegistry(Protocol):
 
     def list_namespaces(self, tenant_id: str) -> list[Namespace]: ...
 
-    def update_namespace(self, namespace: Namespace) -> Namespace: ...
+    def update_namespace(self, namespace: Namespace) -> Namespace:
+        """Raises ``NamespaceNotFound``."""
+        ...
+
+    def delete_namespace(self, tenant_id: str, namespace_id: str) -> None:
+        """Raises ``NamespaceNotFound``."""
+        ...
+
+    def put_api_key(self, key: ApiKeyRecord) -> ApiKeyRecord:
+        """Store a new key record (``Conflict`` if the hash or the key id exists)."""
+        ...
+
+    def find_api_key(self, key_hash: str) -> ApiKeyRecord | None:
+        """The key with this hash, revoked ones too (the caller checks ``active``)."""
+        ...
+
+    def list_api_keys(self, tenant_id: str) -> list[ApiKeyRecord]: ...
+
+    def revoke_api_key(self, tenant_id: str, key_id: str) -> ApiKeyRecord:
+        """Mark revoked; ``NotFound`` unless the key belongs to ``tenant_id``. Idempotent."""
+        ...
+
+    def touch_api_key(self, key_hash: str) -> None:
+        """Best-effort ``last_used_at`` update (an adapter may throttle it)."""
+        ...
 
 
 class ObjectStore(Protocol):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -34,3 +35,42 @@ class Namespace(BaseModel):
     @classmethod
     def _namespace(cls, v: str) -> str:
         return check_identifier(v, "namespace_id")
+
+
+Scope = Literal["chat", "search", "ingest", "admin"]
+ALL_SCOPES: tuple[Scope, ...] = ("chat", "search", "ingest", "admin")
+
+
+class Tenant(BaseModel):
+    """A customer of the SaaS. ``max_runs_per_period`` is its monthly quota (None = unlimited)."""
+
+    tenant_id: str
+    name: str = ""
+    plan: str = "standard"
+    max_runs_per_period: int | None = None
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    @field_validator("tenant_id")
+    @classmethod
+    def _tenant(cls, v: str) -> str:
+        return check_identifier(v, "tenant_id")
+
+
+class ApiKeyRecord(BaseModel):
+    """An API key as stored: only the SHA-256 of the key, never the key itself."""
+
+    key_id: str
+    """A short public id for listing and revoking (not derived from the secret)."""
+    key_hash: str
+    tenant_id: str
+    name: str = ""
+    scopes: tuple[Scope, ...] = ("chat", "search")
+    namespaces: tuple[str, ...] = ()
+    """Allow-list; empty means every namespace of the tenant."""
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
