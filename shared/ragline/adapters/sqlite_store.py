@@ -302,24 +302,43 @@ class SqliteVectorStore:
         terms = fts_query(text)
         if not terms:
             return []
-        sql = (
-            "SELECT c.rowid, c.document_id, c.seq, bm25(chunks_fts, 0.0, 1.0) AS s FROM chunks_fts"
-            " JOIN chunks c ON c.rowid = chunks_fts.rowid"
-            " WHERE chunks_fts MATCH ? AND c.tenant_id=? AND c.namespace_id=?"
-        )
-        args: list[object] = [
-            f"scope_token:{self._token} AND ({terms})",
-            self.scope.tenant_id,
-            self.scope.namespace_id,
-        ]
-        for column, values in (("document_id", filters.document_ids), ("filename", filters.filenames)):
-            if values:
-                sql += f" AND c.{column} IN ({','.join('?' * len(values))})"
-                args.extend(values)
-        sql += " ORDER BY s, c.rowid LIMIT ?"
-        args.append(k)
-        with self._p._lock:
-            rows = self._p.connection().execute(sql, args).fetchall()
+        match = f"scope_token:{self._token} AND ({terms})"
+        if not (filters.document_ids or filters.filenames):
+            # The scope token already confines the match to this scope: FTS5 ranks alone (its
+            # ``rank`` is configured as bm25 with the scope column weighted 0), and only the top k
+            # rows are looked up, tenant-checked again, in the chunks table.
+            with self._p._lock:
+                conn = self._p.connection()
+                top = conn.execute(
+                    "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
+                    (match, k),
+                ).fetchall()
+                if not top:
+                    return []
+                ids = {
+                    r[0]: (r[1], r[2])
+                    for r in conn.execute(
+                        "SELECT rowid, document_id, seq FROM chunks"
+                        f" WHERE rowid IN ({','.join('?' * len(top))}) AND tenant_id=? AND namespace_id=?",
+                        [*(r[0] for r in top), self.scope.tenant_id, self.scope.namespace_id],
+                    )
+                }
+            rows = [(rowid, *ids[rowid], score) for rowid, score in top if rowid in ids]
+        else:
+            sql = (
+                "SELECT c.rowid, c.document_id, c.seq, chunks_fts.rank AS s FROM chunks_fts"
+                " JOIN chunks c ON c.rowid = chunks_fts.rowid"
+                " WHERE chunks_fts MATCH ? AND c.tenant_id=? AND c.namespace_id=?"
+            )
+            args: list[object] = [match, self.scope.tenant_id, self.scope.namespace_id]
+            for column, values in (("document_id", filters.document_ids), ("filename", filters.filenames)):
+                if values:
+                    sql += f" AND c.{column} IN ({','.join('?' * len(values))})"
+                    args.extend(values)
+            sql += " ORDER BY s, c.rowid LIMIT ?"
+            args.append(k)
+            with self._p._lock:
+                rows = self._p.connection().execute(sql, args).fetchall()
         out = []
         for rowid, doc, seq, score in rows:
             cid = f"{doc}#{seq}"

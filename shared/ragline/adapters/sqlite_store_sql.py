@@ -28,6 +28,7 @@ CREATE TABLE IF NOT EXISTS scopes (
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     scope_token, text, content='chunks', content_rowid='rowid', tokenize='porter unicode61'
 );
+INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('rank', 'bm25(0.0, 1.0)');
 CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
     INSERT INTO chunks_fts(rowid, scope_token, text) VALUES (new.rowid, new.scope_token, new.text);
 END;
