@@ -15,6 +15,26 @@ from ragline.domain.models import Chunk, MetadataFilter, TenantScope
 
 VECTOR_FIELD = "embedding"
 SOURCE_EXCLUDES = [VECTOR_FIELD]
+ID_FIELDS = ["document_id", "sequence_number"]
+
+
+def ids_only(body: dict[str, Any]) -> dict[str, Any]:
+    """A hybrid leg fetches only what fusion needs; the survivors are read afterwards."""
+    return {**body, "_source": False, "docvalue_fields": ID_FIELDS}
+
+
+def mget_body(scope: TenantScope, index: str, chunk_ids: Sequence[str]) -> dict[str, Any]:
+    return {
+        "docs": [
+            {
+                "_index": index,
+                "_id": doc_id(scope, cid),
+                "routing": scope.tenant_id,
+                "_source": {"excludes": SOURCE_EXCLUDES},
+            }
+            for cid in chunk_ids
+        ]
+    }
 
 
 def index_name(prefix: str, model_id: str, dimension: int) -> str:

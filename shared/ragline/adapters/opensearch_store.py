@@ -234,19 +234,41 @@ class OpenSearchVectorStore:
                 self._send(rq.bm25_search(self.scope, query.text, query.k, query.filters)), "keyword"
             )
         assert isinstance(query, HybridQuery)
-        knn = self._knn(query.vector, query.candidates, query)
-        bm25 = rq.bm25_search(self.scope, query.text, query.candidates, query.filters)
+        knn = rq.ids_only(self._knn(query.vector, query.candidates, query))
+        bm25 = rq.ids_only(rq.bm25_search(self.scope, query.text, query.candidates, query.filters))
         if self._p.hybrid == "msearch":
             sem, kw = self._msearch([knn, bm25])
         else:
             futures = [self._p.pool().submit(self._send, body) for body in (knn, bm25)]
             sem, kw = (f.result() for f in futures)
-        sources: dict[str, dict[str, Any]] = {}
-        fused = fuse_query(query, _ranked(sem, "semantic", sources), _ranked(kw, "keyword", sources))
+        fused = fuse_query(query, _ranked(sem, "semantic", {}), _ranked(kw, "keyword", {}))
+        sources = self._read([cid for cid, _ in fused])
         return [
             SearchHit(chunk=_chunk(sources[cid]), score=bd.fused_score or 0.0, breakdown=bd)
             for cid, bd in fused
+            if cid in sources  # a chunk deleted between the legs and the read is simply gone
         ]
+
+    def _read(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+        if not chunk_ids:
+            return {}
+        with translate("read"):
+            resp = self._p.client.mget(body=rq.mget_body(self.scope, self._p.index, chunk_ids))
+        out: dict[str, dict[str, Any]] = {}
+        for doc in resp["docs"]:
+            src = doc.get("_source")
+            # The scope is checked again on the way out, not only in the query.
+            if (
+                doc.get("found")
+                and src
+                and (src["tenant_id"], src["namespace_id"])
+                == (
+                    self.scope.tenant_id,
+                    self.scope.namespace_id,
+                )
+            ):
+                out[f"{src['document_id']}#{src['sequence_number']}"] = src
+        return out
 
     def _knn(self, vector: Sequence[float], k: int, query: SemanticQuery | HybridQuery) -> dict[str, Any]:
         if len(vector) != self._p.dimension:
@@ -295,9 +317,13 @@ def _ranked(
     """A leg as (chunk id, score) pairs; ``_source`` kept aside so only survivors become chunks."""
     out = []
     for h in resp["hits"]["hits"]:
-        src = h["_source"]
-        cid = f"{src['document_id']}#{src['sequence_number']}"
-        sources[cid] = src
+        src = h.get("_source")
+        if src:
+            cid = f"{src['document_id']}#{src['sequence_number']}"
+            sources[cid] = src
+        else:  # an ids-only leg: the two keyword doc values
+            fields = h["fields"]
+            cid = f"{fields['document_id'][0]}#{fields['sequence_number'][0]}"
         raw = float(h["_score"])
         # lucene cosinesimil scores are (1 + cos) / 2; report the cosine like the embedded store.
         out.append((cid, 2 * raw - 1 if leg == "semantic" else raw))
