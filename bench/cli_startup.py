@@ -27,6 +27,8 @@ COMMANDS = {
     "import ingestion handler": import_of("functions/ingestion/app.py"),
     "import documents handler": import_of("functions/documents/app.py"),
     "import chat app": import_of("functions/chat/app.py"),
+    "import authorizer": import_of("functions/authorizer/app.py"),
+    "import admin handler": import_of("functions/admin/app.py"),
 }
 
 

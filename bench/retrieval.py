@@ -174,10 +174,18 @@ def main() -> int:
         f"SciFact {args.split}: {len(data.queries)} queries, {len(chunks)} docs, {args.filler} filler chunks"
     )
     print(f"\n{header}\n")
-    print(
-        "| store | mode | nDCG@10 | Recall@100 | p50 ms (k=100) | p95 ms (k=100) | p50 ms (k=10) | p95 ms (k=10) |"
-        " indexing chunks/s |"
-    )
+    columns = [
+        "store",
+        "mode",
+        "nDCG@10",
+        "Recall@100",
+        "p50 ms (k=100)",
+        "p95 ms (k=100)",
+        "p50 ms (k=10)",
+        "p95 ms (k=10)",
+        "indexing chunks/s",
+    ]
+    print("| " + " | ".join(columns) + " |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name, mode, r, rate in rows:
         cells = [

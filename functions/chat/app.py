@@ -22,8 +22,9 @@ from starlette.routing import Route
 from ragline.agents.events import RunEvent
 from ragline.config import load_settings
 from ragline.domain.chat import ChatRequest
-from ragline.http import error_body, tenant_from_authorizer
+from ragline.http import error_body
 from ragline.services.chat import ChatService
+from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 
 
@@ -87,10 +88,10 @@ def collect(events: Iterator[RunEvent]) -> dict[str, Any]:
 async def chat(request: Request) -> Response:
     try:
         context = request_context(request)
-        tenant = tenant_from_authorizer(context.get("authorizer"))
+        caller = Principal.from_context(context.get("authorizer"))
         body = ChatRequest.model_validate_json(await request.body())
         run_id = request.headers.get("idempotency-key") or context.get("requestId") or None
-        events = chat_service().answer_chat(tenant, body, run_id=run_id)
+        events = chat_service().answer_chat(caller.tenant_id, body, run_id=run_id, principal=caller)
     except Exception as exc:  # the edge: every error becomes the one JSON shape
         status, payload = error_body(_as_ragline(exc))
         return JSONResponse(payload, status_code=status)

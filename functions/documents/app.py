@@ -18,7 +18,9 @@ from ragline import errors
 from ragline.config import load_settings
 from ragline.domain.documents import DocumentRecord
 from ragline.domain.models import TenantScope
-from ragline.http import install_error_handlers, tenant_from_authorizer
+from ragline.domain.tenancy import Scope
+from ragline.http import install_error_handlers
+from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 
 logger = Logger()
@@ -37,11 +39,11 @@ def container() -> Container:
     return Container(load_settings())
 
 
-def scope(namespace: str) -> TenantScope:
-    return TenantScope(
-        tenant_id=tenant_from_authorizer(app.current_event.request_context.authorizer.raw_event),
-        namespace_id=namespace,
-    )
+def scope(namespace: str, *needs: Scope) -> TenantScope:
+    """The caller's scope for ``namespace``, after checking the key may do ``needs`` there."""
+    caller = Principal.from_context(app.current_event.request_context.authorizer.raw_event)
+    caller.require_any(needs, namespace)
+    return TenantScope(tenant_id=caller.tenant_id, namespace_id=namespace)
 
 
 def public(r: DocumentRecord) -> dict[str, Any]:
@@ -71,20 +73,20 @@ def find(s: TenantScope, document_id: str) -> DocumentRecord:
 
 @app.get("/v1/namespaces/<namespace>/documents")
 def list_documents(namespace: str) -> dict[str, Any]:
-    s = scope(namespace)
+    s = scope(namespace, "ingest", "search")
     container().registry.get_namespace(s.tenant_id, s.namespace_id)
     return {"documents": [public(r) for r in container().documents.list(s.tenant_id, s.namespace_id)]}
 
 
 @app.get("/v1/namespaces/<namespace>/documents/<document_id>")
 def get_document(namespace: str, document_id: str) -> dict[str, Any]:
-    return public(find(scope(namespace), document_id))
+    return public(find(scope(namespace, "ingest", "search"), document_id))
 
 
 @app.post("/v1/namespaces/<namespace>/documents")
 def add_text(namespace: str) -> Response[str]:
+    s = scope(namespace, "ingest")
     body = AddText.model_validate(app.current_event.json_body or {})
-    s = scope(namespace)
     result = container().ingest.ingest(
         s, filename=body.filename, data=body.text.encode(), document_id=body.document_id, source="api:"
     )
@@ -93,7 +95,7 @@ def add_text(namespace: str) -> Response[str]:
 
 @app.delete("/v1/namespaces/<namespace>/documents/<document_id>")
 def delete_document(namespace: str, document_id: str) -> Response[str]:
-    s = scope(namespace)
+    s = scope(namespace, "ingest")
     record = find(s, document_id)
     if record.source.startswith("s3://"):
         # Removing the object is the delete: its ObjectRemoved event removes the chunks, in order.

@@ -17,7 +17,8 @@ from pydantic import BaseModel, Field
 from ragline.agents.tools import rich
 from ragline.config import load_settings
 from ragline.domain.models import TenantScope
-from ragline.http import install_error_handlers, tenant_from_authorizer
+from ragline.http import install_error_handlers
+from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 
 logger = Logger()
@@ -35,14 +36,16 @@ def container() -> Container:
     return Container(load_settings())
 
 
-def tenant_id() -> str:
-    return tenant_from_authorizer(app.current_event.request_context.authorizer.raw_event)
+def principal() -> Principal:
+    return Principal.from_context(app.current_event.request_context.authorizer.raw_event)
 
 
 @app.post("/v1/namespaces/<namespace>/search")
 def search(namespace: str) -> dict[str, Any]:
+    caller = principal()
+    caller.require("search", namespace)
     body = SearchRequest.model_validate(app.current_event.json_body or {})
-    scope = TenantScope(tenant_id=tenant_id(), namespace_id=namespace)
+    scope = TenantScope(tenant_id=caller.tenant_id, namespace_id=namespace)
     out = container().search.search(scope, body.query, mode=body.mode, k=body.k)
     return {"mode": out.mode, "warnings": out.warnings, "hits": [rich(h.chunk, h) for h in out.hits]}
 

@@ -49,6 +49,7 @@ class Settings(BaseModel):
     documents_bucket: str = ""
     documents_table: str = ""
     tenants_table: str = ""
+    usage_table: str = ""
     aws_region: str = "us-east-1"
 
     openai_api_key: SecretStr = SecretStr("")
@@ -86,7 +87,6 @@ class Settings(BaseModel):
         if self.store != "auto":
             return self.store
         return "opensearch" if self.backend == "aws" else "sqlite"
-
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

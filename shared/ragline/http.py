@@ -39,14 +39,6 @@ def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
     return 500, errors.RaglineError("internal error").to_dict()
 
 
-def tenant_from_authorizer(authorizer: dict[str, Any] | None) -> str:
-    """The tenant, only ever from the API Gateway authorizer context (never from a body or path)."""
-    tenant = (authorizer or {}).get("tenantId")
-    if not tenant:
-        raise errors.Unauthorized("no tenant in the authorizer context")
-    return str(tenant)
-
-
 def install_error_handlers(app: Any) -> None:
     """Give a Powertools resolver the one JSON error shape for every error, validation included."""
     import json

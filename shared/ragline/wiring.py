@@ -29,6 +29,7 @@ from ragline.services.chat import ChatService
 from ragline.services.evaluation import EvaluationService
 from ragline.services.ingest import IngestService, IngestSettings
 from ragline.services.search import SearchService
+from ragline.services.tenancy import TenancyService
 
 if TYPE_CHECKING:
     from ragline.adapters.local_embedder import LocalOnnxEmbedder
@@ -79,6 +80,10 @@ class Container:
 
     @cached_property
     def registry(self) -> TenantRegistry:
+        if self.settings.backend == "aws":
+            from ragline.adapters.dynamodb_tenants import DynamoDbTenantRegistry
+
+            return DynamoDbTenantRegistry(self._required("tenants_table"))
         from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
 
         return SqliteTenantRegistry(self.settings.home / "tenants.sqlite")
@@ -110,7 +115,15 @@ class Container:
         return value
 
     @cached_property
+    def tenancy(self) -> TenancyService:
+        return TenancyService(self.registry)
+
+    @cached_property
     def ledger(self) -> UsageLedger:
+        if self.settings.backend == "aws":
+            from ragline.adapters.dynamodb_ledger import DynamoDbUsageLedger
+
+            return DynamoDbUsageLedger(self._required("usage_table"))
         from ragline.adapters.sqlite_ledger import SqliteUsageLedger
 
         return SqliteUsageLedger(self.settings.home / "usage.sqlite")

@@ -38,7 +38,7 @@ pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).parents[2]
 APP = ROOT / "functions" / "chat" / "app.py"
 EMBEDDER = LocalOnnxEmbedder()
-CONTEXT = json.dumps({"requestId": "gw-req-1", "authorizer": {"tenantId": "acme"}})
+CONTEXT = json.dumps({"requestId": "gw-req-1", "authorizer": {"tenantId": "acme", "scopes": "chat"}})
 
 
 def load_app() -> ModuleType:

@@ -15,6 +15,7 @@ from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
 from ragline.agents.events import RunError, RunEvent, RunFinished, Sources, ToolFinished, Warning
 from ragline.domain.chat import ChatMessage, ChatRequest
 from ragline.domain.models import RunUsage, SearchHit, StoreCapabilities, TenantScope
+from ragline.domain.tenancy import Tenant
 from ragline.services.chat import ChatService
 from ragline.services.namespaces import new_namespace
 from ragline.services.search import SearchService
@@ -161,7 +162,8 @@ def test_unknown_namespace_and_bad_messages_are_refused_before_any_work(world: W
 
 
 def test_quota_refuses_before_retrieval(world: World, tmp_path: Path) -> None:
-    ledger = SqliteUsageLedger(tmp_path / "quota.sqlite", max_runs_per_period=1)
+    ledger = SqliteUsageLedger(tmp_path / "quota.sqlite")
+    world.registry.create_tenant(Tenant(tenant_id="acme", max_runs_per_period=1))
     list(world.service([["no search"]], ledger).answer_chat("acme", req(), run_id="a"))
     svc = world.service([[("search", {"query": "bees"})]], ledger)
     with pytest.raises(errors.QuotaExceeded) as exc:

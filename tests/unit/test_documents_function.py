@@ -52,7 +52,10 @@ def call(
         "path": path,
         "httpMethod": method,
         "headers": {"content-type": "application/json"},
-        "requestContext": {"requestId": "gw-1", "authorizer": {"tenantId": tenant}},
+        "requestContext": {
+            "requestId": "gw-1",
+            "authorizer": {"tenantId": tenant, "scopes": "search,ingest"},
+        },
         "body": None if body is None else json.dumps(body),
         "isBase64Encoded": False,
     }

@@ -62,7 +62,7 @@ def event(body: Any, namespace: str = "docs", tenant: str | None = "acme") -> di
         "pathParameters": {"namespace": namespace},
         "requestContext": {
             "requestId": "gw-1",
-            "authorizer": {"tenantId": tenant} if tenant else {},
+            "authorizer": {"tenantId": tenant, "scopes": "search"} if tenant else {},
             "resourcePath": "/v1/namespaces/{namespace}/search",
             "httpMethod": "POST",
         },

@@ -1,7 +1,14 @@
-"""Embedded :class:`~ragline.ports.UsageLedger`: a run id is charged once, in one SQLite transaction."""
+"""Embedded :class:`~ragline.ports.UsageLedger`: a run is charged once, in one SQLite transaction.
+
+``charges`` holds each run's first charge, keyed by (tenant, run id); ``counters`` the per-period sums.
+``commit`` inserts the charge and adds it to the counter inside one ``BEGIN IMMEDIATE`` transaction, so
+a second commit of the run (another thread, another process on the same file) finds the charge and
+returns it. The quota is only checked by ``reserve``: a commit over quota is recorded anyway (logged).
+"""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from datetime import UTC, datetime
@@ -10,11 +17,15 @@ from pathlib import Path
 from ragline import errors
 from ragline.domain.models import RunUsage
 
+_log = logging.getLogger(__name__)
+
 _FIELDS = tuple(RunUsage.model_fields)
+_COLUMNS = ", ".join(_FIELDS)
 _SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, period TEXT NOT NULL,
-    {", ".join(f"{f} INTEGER NOT NULL" for f in _FIELDS)}
+CREATE TABLE IF NOT EXISTS charges (
+    tenant_id TEXT NOT NULL, run_id TEXT NOT NULL, period TEXT NOT NULL,
+    {", ".join(f"{f} INTEGER NOT NULL" for f in _FIELDS)},
+    PRIMARY KEY (tenant_id, run_id)
 );
 CREATE TABLE IF NOT EXISTS counters (
     tenant_id TEXT NOT NULL, period TEXT NOT NULL, runs INTEGER NOT NULL DEFAULT 0,
@@ -22,6 +33,12 @@ CREATE TABLE IF NOT EXISTS counters (
     PRIMARY KEY (tenant_id, period)
 );
 """
+_MIGRATE_RUNS = f"""
+INSERT OR IGNORE INTO charges (tenant_id, run_id, period, {_COLUMNS})
+    SELECT tenant_id, run_id, period, {_COLUMNS} FROM runs;
+DROP TABLE runs;
+"""
+"""Files written before charges were keyed by tenant kept them in ``runs`` (keyed by run id alone)."""
 
 
 def current_period() -> str:
@@ -29,32 +46,47 @@ def current_period() -> str:
 
 
 class SqliteUsageLedger:
-    """``max_runs_per_period`` is the quota (``None`` = unlimited)."""
-
-    def __init__(self, path: Path | str, *, max_runs_per_period: int | None = None) -> None:
+    def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.max_runs = max_runs_per_period
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.executescript(_SCHEMA)
+            conn = sqlite3.connect(
+                str(self.path), timeout=10.0, check_same_thread=False, isolation_level=None
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # One statement at a time: executescript() would COMMIT this transaction first.
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                legacy = conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type='table' AND name='runs'"
+                ).fetchone()
+                if legacy:
+                    for statement in _MIGRATE_RUNS.split(";"):
+                        if statement.strip():
+                            conn.execute(statement)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                conn.close()
+                raise
+            self._conn = conn
         return self._conn
 
-    def reserve(self, tenant_id: str, run_id: str) -> None:
-        if self.max_runs is None:
+    def reserve(self, tenant_id: str, run_id: str, limit: int | None = None) -> None:
+        if limit is None:
             return
-        used = self.period_runs(tenant_id, current_period())
-        if used >= self.max_runs:
+        period = current_period()
+        used = self.period_runs(tenant_id, period)
+        if used >= limit:
             raise errors.QuotaExceeded(
-                "run quota for this period is used up",
-                limit=self.max_runs,
-                used=used,
-                period=current_period(),
+                "run quota for this period is used up", limit=limit, used=used, period=period
             )
 
     def period_runs(self, tenant_id: str, period: str) -> int:
@@ -66,7 +98,7 @@ class SqliteUsageLedger:
             )
         return int(row[0]) if row else 0
 
-    def commit(self, tenant_id: str, run_id: str, usage: RunUsage) -> RunUsage:
+    def commit(self, tenant_id: str, run_id: str, usage: RunUsage, limit: int | None = None) -> RunUsage:
         period = current_period()
         values = [getattr(usage, f) for f in _FIELDS]
         with self._lock:
@@ -74,17 +106,22 @@ class SqliteUsageLedger:
             db.execute("BEGIN IMMEDIATE")
             try:
                 existing = db.execute(
-                    f"SELECT {', '.join(_FIELDS)} FROM runs WHERE run_id=?", (run_id,)
+                    f"SELECT {_COLUMNS} FROM charges WHERE tenant_id=? AND run_id=?", (tenant_id, run_id)
                 ).fetchone()
                 if existing is not None:
                     db.execute("ROLLBACK")
                     return RunUsage(**dict(zip(_FIELDS, existing, strict=True)))
+                row = db.execute(
+                    "SELECT runs FROM counters WHERE tenant_id=? AND period=?", (tenant_id, period)
+                ).fetchone()
+                used = int(row[0]) if row else 0
                 db.execute(
-                    f"INSERT INTO runs VALUES (?,?,?,{','.join('?' * len(_FIELDS))})",
-                    (run_id, tenant_id, period, *values),
+                    f"INSERT INTO charges (tenant_id, run_id, period, {_COLUMNS})"
+                    f" VALUES (?,?,?,{','.join('?' * len(_FIELDS))})",
+                    (tenant_id, run_id, period, *values),
                 )
                 db.execute(
-                    f"INSERT INTO counters (tenant_id, period, runs, {', '.join(_FIELDS)})"
+                    f"INSERT INTO counters (tenant_id, period, runs, {_COLUMNS})"
                     f" VALUES (?,?,1,{','.join('?' * len(_FIELDS))})"
                     " ON CONFLICT(tenant_id, period) DO UPDATE SET runs=runs+1, "
                     + ", ".join(f"{f}={f}+excluded.{f}" for f in _FIELDS),
@@ -94,6 +131,13 @@ class SqliteUsageLedger:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+        if limit is not None and used >= limit:
+            _log.warning(
+                "tenant %s went over its run quota: run %s charged with %s of %s runs used in %s",
+                tenant_id, run_id, used, limit, period,
+                extra={"tenant_id": tenant_id, "run_id": run_id, "limit": limit, "used": used,
+                       "period": period},
+            )  # fmt: skip
         return usage
 
     def period_usage(self, tenant_id: str, period: str) -> RunUsage:
@@ -101,8 +145,7 @@ class SqliteUsageLedger:
             row = (
                 self._db()
                 .execute(
-                    f"SELECT {', '.join(_FIELDS)} FROM counters WHERE tenant_id=? AND period=?",
-                    (tenant_id, period),
+                    f"SELECT {_COLUMNS} FROM counters WHERE tenant_id=? AND period=?", (tenant_id, period)
                 )
                 .fetchone()
             )

@@ -1,13 +1,28 @@
-"""Embedded :class:`~ragline.ports.TenantRegistry`: namespaces in a SQLite file."""
+"""Embedded :class:`~ragline.ports.TenantRegistry`: tenants, namespaces and API keys in a SQLite file.
+
+- Namespaces do not require their tenant to exist: the local CLI works in tenant ``local`` without
+  ever creating it.
+- API keys are rows keyed by the SHA-256 hex digest of the key (the key itself is never received);
+  ``key_id`` is unique per tenant, like every other id. The mutable fields (``last_used_at``,
+  ``revoked_at``) are columns, so touching and revoking are single conditional ``UPDATE``s.
+- ``touch_api_key`` writes at most once per :data:`TOUCH_INTERVAL` per key, like the DynamoDB adapter.
+"""
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
 import threading
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ragline import errors
-from ragline.domain.tenancy import Namespace
+from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
+
+TOUCH_INTERVAL = timedelta(seconds=60)
+_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+_MUTABLE_KEY_FIELDS = frozenset({"last_used_at", "revoked_at"})
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS namespaces (
@@ -16,7 +31,36 @@ CREATE TABLE IF NOT EXISTS namespaces (
     body TEXT NOT NULL,
     PRIMARY KEY (tenant_id, namespace_id)
 );
+CREATE TABLE IF NOT EXISTS tenants (
+    tenant_id TEXT PRIMARY KEY,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS api_keys (
+    key_hash TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    last_used_at TEXT,
+    revoked_at TEXT,
+    UNIQUE (tenant_id, key_id)  -- its index also serves every per-tenant lookup of keys
+);
 """
+
+
+def timestamp(at: datetime) -> str:
+    """Fixed-width UTC ISO-8601, so text order is time order (naive datetimes are taken as UTC)."""
+    at = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    return at.isoformat(timespec="microseconds")
+
+
+def is_key_hash(value: str) -> bool:
+    """A lowercase SHA-256 hex digest (what ``hashlib.sha256(key).hexdigest()`` returns)."""
+    return bool(_SHA256_HEX.match(value))
+
+
+def _require_key_hash(key: ApiKeyRecord) -> None:
+    if not is_key_hash(key.key_hash):  # never let a plaintext key (or anything else) be stored
+        raise ValueError(f"key_hash of key {key.key_id!r} is not a SHA-256 hex digest; refusing to store it")
 
 
 class SqliteTenantRegistry:
@@ -33,6 +77,27 @@ class SqliteTenantRegistry:
             self._conn.executescript(_SCHEMA)
         return self._conn
 
+    # -- tenants ---------------------------------------------------------------------------------
+    def create_tenant(self, tenant: Tenant) -> Tenant:
+        with self._lock:
+            try:
+                self._db().execute(
+                    "INSERT INTO tenants VALUES (?,?)", (tenant.tenant_id, tenant.model_dump_json())
+                )
+            except sqlite3.IntegrityError as exc:
+                raise errors.Conflict(
+                    f"tenant {tenant.tenant_id!r} already exists", tenant=tenant.tenant_id
+                ) from exc
+        return tenant
+
+    def get_tenant(self, tenant_id: str) -> Tenant:
+        with self._lock:
+            row = self._db().execute("SELECT body FROM tenants WHERE tenant_id=?", (tenant_id,)).fetchone()
+        if row is None:
+            raise errors.NotFound(f"tenant {tenant_id!r} does not exist", tenant=tenant_id)
+        return Tenant.model_validate_json(row[0])
+
+    # -- namespaces ------------------------------------------------------------------------------
     def create_namespace(self, namespace: Namespace) -> Namespace:
         with self._lock:
             try:
@@ -82,3 +147,87 @@ class SqliteTenantRegistry:
                 f"namespace {namespace.namespace_id!r} does not exist", namespace=namespace.namespace_id
             )
         return namespace
+
+    def delete_namespace(self, tenant_id: str, namespace_id: str) -> None:
+        with self._lock:
+            cur = self._db().execute(
+                "DELETE FROM namespaces WHERE tenant_id=? AND namespace_id=?", (tenant_id, namespace_id)
+            )
+        if cur.rowcount == 0:
+            raise errors.NamespaceNotFound(
+                f"namespace {namespace_id!r} does not exist", namespace=namespace_id
+            )
+
+    # -- API keys --------------------------------------------------------------------------------
+    def put_api_key(self, key: ApiKeyRecord) -> ApiKeyRecord:
+        _require_key_hash(key)
+        body = key.model_dump_json(exclude=set(_MUTABLE_KEY_FIELDS))
+        used = timestamp(key.last_used_at) if key.last_used_at else None
+        revoked = timestamp(key.revoked_at) if key.revoked_at else None
+        with self._lock:
+            try:
+                self._db().execute(
+                    "INSERT INTO api_keys VALUES (?,?,?,?,?,?)",
+                    (key.key_hash, key.tenant_id, key.key_id, body, used, revoked),
+                )
+            except sqlite3.IntegrityError as exc:  # the hash, or the key id within the tenant
+                raise errors.Conflict(f"API key {key.key_id!r} already exists", key_id=key.key_id) from exc
+        return key
+
+    def find_api_key(self, key_hash: str) -> ApiKeyRecord | None:
+        with self._lock:
+            row = (
+                self._db()
+                .execute("SELECT body, last_used_at, revoked_at FROM api_keys WHERE key_hash=?", (key_hash,))
+                .fetchone()
+            )
+        return _key_from_row(row) if row else None
+
+    def list_api_keys(self, tenant_id: str) -> list[ApiKeyRecord]:
+        with self._lock:
+            rows = (
+                self._db()
+                .execute(
+                    "SELECT body, last_used_at, revoked_at FROM api_keys WHERE tenant_id=? ORDER BY key_id",
+                    (tenant_id,),
+                )
+                .fetchall()
+            )
+        return [_key_from_row(r) for r in rows]
+
+    def revoke_api_key(self, tenant_id: str, key_id: str) -> ApiKeyRecord:
+        at = timestamp(datetime.now(UTC))
+        with self._lock:
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute(
+                    "UPDATE api_keys SET revoked_at=COALESCE(revoked_at, ?) WHERE tenant_id=? AND key_id=?",
+                    (at, tenant_id, key_id),
+                )
+                row = db.execute(
+                    "SELECT body, last_used_at, revoked_at FROM api_keys WHERE tenant_id=? AND key_id=?",
+                    (tenant_id, key_id),
+                ).fetchone()
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        if row is None:
+            raise errors.NotFound(f"API key {key_id!r} does not exist", key_id=key_id)
+        return _key_from_row(row)
+
+    def touch_api_key(self, key_hash: str) -> None:
+        at = datetime.now(UTC)
+        with self._lock:
+            self._db().execute(
+                "UPDATE api_keys SET last_used_at=?"
+                " WHERE key_hash=? AND (last_used_at IS NULL OR last_used_at < ?)",
+                (timestamp(at), key_hash, timestamp(at - TOUCH_INTERVAL)),
+            )
+
+
+def _key_from_row(row: tuple[str, str | None, str | None]) -> ApiKeyRecord:
+    body, last_used_at, revoked_at = row
+    data = json.loads(body) | {"last_used_at": last_used_at, "revoked_at": revoked_at}
+    return ApiKeyRecord.model_validate(data)

@@ -22,6 +22,10 @@ app = typer.Typer(
 )
 namespaces_app = typer.Typer(no_args_is_help=True, help="Manage namespaces (collections).")
 app.add_typer(namespaces_app, name="namespaces")
+tenants_app = typer.Typer(no_args_is_help=True, help="Manage tenants.")
+keys_app = typer.Typer(no_args_is_help=True, help="Manage API keys.")
+app.add_typer(tenants_app, name="tenants")
+app.add_typer(keys_app, name="keys")
 
 Home = Annotated[
     Path | None, typer.Option("--home", help="State folder (default ./.ragline or RAGLINE_HOME).")
@@ -72,6 +76,67 @@ def namespaces_list(home: Home = None, tenant: Tenant = "local") -> None:
     """List namespaces."""
     for ns in _container(home).registry.list_namespaces(tenant):
         typer.echo(f"{ns.namespace_id}\t{ns.settings.embedding_model or '-'}\t{ns.description}")
+
+
+@tenants_app.command("create")
+def tenants_create(
+    tenant_id: str,
+    name: str = "",
+    quota: Annotated[int | None, typer.Option(help="Runs per month (default: unlimited).")] = None,
+    home: Home = None,
+) -> None:
+    """Create a tenant (the first step of onboarding a customer)."""
+    from ragline.errors import RaglineError
+
+    try:
+        _container(home).tenancy.create_tenant(tenant_id, name, quota)
+    except RaglineError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"created tenant {tenant_id}")
+
+
+@keys_app.command("create")
+def keys_create(
+    tenant: Annotated[str, typer.Option("--tenant", help="Tenant id.")],
+    scopes: Annotated[str, typer.Option(help="Comma-separated: chat,search,ingest,admin.")] = "chat,search",
+    namespaces: Annotated[str, typer.Option(help="Comma-separated allow-list (default: all).")] = "",
+    name: str = "",
+    home: Home = None,
+) -> None:
+    """Create an API key; it is printed once and stored only as a hash."""
+    from ragline.errors import RaglineError
+
+    try:
+        plaintext, record = _container(home).tenancy.create_key(
+            tenant,
+            name=name,
+            scopes=[s.strip() for s in scopes.split(",") if s.strip()],
+            namespaces=[n.strip() for n in namespaces.split(",") if n.strip()],
+        )
+    except RaglineError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"key id: {record.key_id}\nscopes: {','.join(record.scopes)}")
+    typer.echo(f"API key (shown once, store it now): {plaintext}")
+
+
+@keys_app.command("list")
+def keys_list(tenant: Annotated[str, typer.Option("--tenant")], home: Home = None) -> None:
+    """List a tenant's keys (never the keys themselves)."""
+    for k in _container(home).tenancy.list_keys(tenant):
+        state = "revoked" if not k.active else "active"
+        typer.echo(f"{k.key_id}\t{state}\t{','.join(k.scopes)}\t{','.join(k.namespaces) or '*'}\t{k.name}")
+
+
+@keys_app.command("revoke")
+def keys_revoke(key_id: str, tenant: Annotated[str, typer.Option("--tenant")], home: Home = None) -> None:
+    """Revoke a key."""
+    from ragline.errors import RaglineError
+
+    try:
+        _container(home).tenancy.revoke_key(tenant, key_id)
+    except RaglineError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"revoked {key_id}")
 
 
 @app.command()

@@ -19,6 +19,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 
+from ragline.domain.tenancy import ALL_SCOPES
+from ragline.services.tenancy import Principal
+
 REST_ROUTES = {
     "search": [("/v1/namespaces/{namespace}/search", ["POST"])],
     "documents": [
@@ -26,6 +29,11 @@ REST_ROUTES = {
         ("/v1/namespaces/{namespace}/documents/{document_id}", ["GET", "DELETE"]),
     ],
 }
+
+
+def local_principal(tenant: str) -> dict[str, str]:
+    """A local server has no API keys: the operator acts as the tenant with every scope."""
+    return Principal(tenant_id=tenant, scopes=frozenset(ALL_SCOPES)).to_context()
 
 
 def load_function(functions: Path, name: str) -> ModuleType:
@@ -56,7 +64,7 @@ def rest_endpoint(module: ModuleType, resource: str, tenant: str) -> Any:
             "headers": dict(request.headers),
             "queryStringParameters": dict(request.query_params) or None,
             "pathParameters": dict(request.path_params),
-            "requestContext": {"requestId": "local", "authorizer": {"tenantId": tenant}},
+            "requestContext": {"requestId": "local", "authorizer": local_principal(tenant)},
             "body": body,
             "isBase64Encoded": False,
         }
@@ -70,7 +78,7 @@ def rest_endpoint(module: ModuleType, resource: str, tenant: str) -> Any:
 
 def build_app(functions: Path, tenant: str) -> Starlette:
     chat = load_function(functions, "chat")
-    context = json.dumps({"requestId": None, "authorizer": {"tenantId": tenant}}).encode()
+    context = json.dumps({"requestId": None, "authorizer": local_principal(tenant)}).encode()
 
     async def chat_with_tenant(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":

@@ -23,6 +23,7 @@ from ragline.domain.tenancy import Namespace
 from ragline.ports import ChatModel, TenantRegistry, UsageLedger, VectorStoreProvider
 from ragline.services.namespaces import require_namespace
 from ragline.services.search import SearchService
+from ragline.services.tenancy import Principal
 
 
 @dataclass
@@ -31,12 +32,13 @@ class ChatRun:
     run_id: str
     ledger: UsageLedger
     usage: RunUsage
+    limit: int | None = None
     charged: RunUsage | None = None
 
     def finish(self) -> RunUsage:
         """Commit the usage once; later calls return the first charge."""
         if self.charged is None:
-            self.charged = self.ledger.commit(self.tenant_id, self.run_id, self.usage)
+            self.charged = self.ledger.commit(self.tenant_id, self.run_id, self.usage, self.limit)
         return self.charged
 
 
@@ -76,9 +78,14 @@ class ChatService:
         self._limits = limits or LoopLimits()
 
     def answer_chat(
-        self, tenant_id: str, request: ChatRequest, *, run_id: str | None = None
+        self,
+        tenant_id: str,
+        request: ChatRequest,
+        *,
+        run_id: str | None = None,
+        principal: Principal | None = None,
     ) -> Iterator[RunEvent]:
-        """Validate and reserve before any work (errors raise here); then stream the run."""
+        """Validate, authorise and reserve before any work (errors raise here); then stream the run."""
         last = request.messages[-1]
         if any(m.role == "system" for m in request.messages):
             raise errors.InvalidRequest(
@@ -87,9 +94,13 @@ class ChatService:
         if last.role == "user" and not last.content.strip():
             raise errors.InvalidRequest("the last user message is empty")
         spaces = self._namespaces(tenant_id, request.namespaces)
+        if principal is not None:
+            for ns in spaces:
+                principal.require("chat", ns.namespace_id)
         scopes = [TenantScope(tenant_id=tenant_id, namespace_id=ns.namespace_id) for ns in spaces]
         run_id = run_id or uuid.uuid4().hex
-        self._ledger.reserve(tenant_id, run_id)
+        limit = self._limit(tenant_id)
+        self._ledger.reserve(tenant_id, run_id, limit)
         warnings = []
         if request.legacy_mode:
             warnings.append(
@@ -99,9 +110,15 @@ class ChatService:
                 )
             )
         mode = MODES[request.resolved_mode]
-        return self._run(
-            spaces[0].settings.system_prompt, scopes, request.messages, run_id, tenant_id, mode, warnings
-        )
+        run = ChatRun(tenant_id=tenant_id, run_id=run_id, ledger=self._ledger, usage=RunUsage(), limit=limit)
+        return self._run(spaces[0].settings.system_prompt, scopes, request.messages, run, mode, warnings)
+
+    def _limit(self, tenant_id: str) -> int | None:
+        """The tenant's run quota; a tenant without a record (local use) is unlimited."""
+        try:
+            return self._registry.get_tenant(tenant_id).max_runs_per_period
+        except errors.NotFound:
+            return None
 
     def _namespaces(self, tenant_id: str, requested: Sequence[str]) -> list[Namespace]:
         if requested:
@@ -117,8 +134,7 @@ class ChatService:
         stored_prompt: str,
         scopes: list[TenantScope],
         messages: Sequence[ChatMessage],
-        run_id: str,
-        tenant_id: str,
+        run: ChatRun,
         mode: ModeSettings,
         warnings: list[Warning],
     ) -> Iterator[RunEvent]:
@@ -129,8 +145,8 @@ class ChatService:
             candidates=mode.candidates,
             keep=mode.keep,
             rerank=self._rerank if mode.rerank else None,
+            usage=run.usage,
         )
-        run = ChatRun(tenant_id=tenant_id, run_id=run_id, ledger=self._ledger, usage=ctx.usage)
         outcome = LoopOutcome()
         system = ChatMessage(role="system", content=resolve_system_prompt(stored_prompt))
         try:
@@ -152,7 +168,7 @@ class ChatService:
             yield Sources(chunks=[rich(*ctx.retrieved[i]) for i in verified.cited])
             usage = run.finish()
             yield RunFinished(
-                run_id=run_id, exit_reason=outcome.exit_reason, answer=verified.text, usage=usage
+                run_id=run.run_id, exit_reason=outcome.exit_reason, answer=verified.text, usage=usage
             )
         finally:
             run.finish()

@@ -1,0 +1,361 @@
+"""Production :class:`~ragline.ports.UsageLedger`: each run charged exactly once, in one transaction.
+
+Two kinds of item in one table (``UsageTable`` in ``template.yaml``):
+
+- the tenant's period counter, ``pk = "TENANT#<tenant>"``, ``sk = "PERIOD#<YYYY-MM>"``: ``runs`` plus
+  one number per :class:`RunUsage` field;
+- a run marker, ``pk = "RUN#<tenant>#<run_id>"``, ``sk = "RUN"``: the run's first (and only) charge,
+  its period, and ``expires_at`` (the table's TTL attribute).
+
+``commit`` is ONE ``TransactWriteItems``: ``Put`` the marker if ``attribute_not_exists(pk)`` and
+``Update … ADD`` the counter (under ``attribute_not_exists(runs) OR runs < :limit`` when a limit is
+given). The marker's condition makes the charge exactly-once across retries, replays and processes;
+the ``ADD`` makes concurrent charges of different runs add up; nothing is read and then written.
+``CancellationReasons`` tell the outcomes apart: item 0 failed → the run is already charged (its
+marker, returned with ``ALL_OLD``, holds the first charge); item 1 failed → over quota, and since the
+run's work is done it is charged anyway by a second transaction without the quota condition (still
+guarded by the marker, so still exactly once).
+
+``ClientRequestToken`` is a UUID5 of tenant and run id (a second one for the over-quota variant, whose
+parameters differ): an identical retry within DynamoDB's 10-minute window is acknowledged without
+being applied again. ``expires_at`` is derived from the period, not from the clock, so identical
+retries really are identical. A replay with other numbers gets ``IdempotentParameterMismatch``, which
+is answered from the marker.
+
+Request builders are pure functions returning the kwargs of the boto3 call (unit-tested as dicts);
+:class:`DynamoDbUsageLedger` only sends them, interprets cancellations and translates errors.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from ragline import errors
+from ragline.adapters.aws_errors import THROTTLING_CODES, error_code, translate
+from ragline.domain.models import RunUsage
+
+_log = logging.getLogger(__name__)
+
+FIELDS = tuple(RunUsage.model_fields)
+MARKER_TTL = timedelta(days=400)
+"""Run markers live 400 days after the start of their period (a replay can only come much sooner)."""
+TOKEN_NAMESPACE = uuid.UUID("5d0c7a2e-3f0b-5b8e-9a43-6f1d2c7e8b10")
+"""Fixed UUID5 namespace of client request tokens; changing it only weakens the 10-minute dedupe."""
+OVER_QUOTA_VARIANT = "#over-quota"
+
+CANCELLED = "TransactionCanceledException"
+PARAMETER_MISMATCH = "IdempotentParameterMismatchException"
+IN_PROGRESS = "TransactionInProgressException"
+
+_THROTTLING_REASONS = frozenset({"ThrottlingError", "ProvisionedThroughputExceeded"})
+"""Cancellation reason codes (not error codes) that mean "slow down"."""
+
+Outcome = Literal["charged", "already_charged", "over_quota", "conflict", "throttled", "failed"]
+
+
+def period_of(at: datetime) -> str:
+    return at.astimezone(UTC).strftime("%Y-%m")
+
+
+def current_period() -> str:
+    return period_of(datetime.now(UTC))
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+# -- request builders (pure) ----------------------------------------------------------------------
+def _check_tenant(tenant_id: str) -> None:
+    if "#" in tenant_id:  # check_identifier forbids it; it would alias keys
+        raise ValueError(f"'#' is not allowed in a tenant id: {tenant_id!r}")
+
+
+def counter_key(tenant_id: str, period: str) -> dict[str, dict[str, str]]:
+    _check_tenant(tenant_id)
+    return {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": f"PERIOD#{period}"}}
+
+
+def marker_key(tenant_id: str, run_id: str) -> dict[str, dict[str, str]]:
+    """The tenant is part of the key: run ids are only unique per tenant (a caller may choose them)."""
+    _check_tenant(tenant_id)
+    return {"pk": {"S": f"RUN#{tenant_id}#{run_id}"}, "sk": {"S": "RUN"}}
+
+
+def client_token(tenant_id: str, run_id: str, variant: str = "") -> str:
+    """A 36-character token (DynamoDB allows at most 36) naming this run's charge."""
+    return str(uuid.uuid5(TOKEN_NAMESPACE, f"{tenant_id}#{run_id}{variant}"))
+
+
+def marker_expiry(period: str) -> int:
+    """Epoch seconds: ``MARKER_TTL`` after the first instant of ``period`` (deterministic)."""
+    start = datetime.strptime(period, "%Y-%m").replace(tzinfo=UTC)
+    return int((start + MARKER_TTL).timestamp())
+
+
+def marker_item(
+    tenant_id: str, run_id: str, usage: RunUsage, *, period: str, over_quota: bool = False
+) -> dict[str, dict[str, Any]]:
+    item: dict[str, dict[str, Any]] = marker_key(tenant_id, run_id)
+    item |= {
+        "tenant_id": {"S": tenant_id},
+        "run_id": {"S": run_id},
+        "period": {"S": period},
+        "expires_at": {"N": str(marker_expiry(period))},
+        "over_quota": {"BOOL": over_quota},
+    }
+    item |= {f: {"N": str(getattr(usage, f))} for f in FIELDS}
+    return item
+
+
+def commit_request(
+    table_name: str,
+    tenant_id: str,
+    run_id: str,
+    usage: RunUsage,
+    *,
+    period: str,
+    limit: int | None,
+    over_quota: bool = False,
+) -> dict[str, Any]:
+    """``TransactWriteItems``: [0] Put the run marker if new, [1] ADD the usage to the period counter.
+
+    ``over_quota=True`` is the retry after item 1 failed its quota condition: no quota condition, the
+    marker flagged, and its own client token (its parameters differ from the first attempt's).
+    """
+    if over_quota and limit is not None:
+        raise ValueError("the over-quota charge carries no limit")
+    put: dict[str, Any] = {
+        "TableName": table_name,
+        "Item": marker_item(tenant_id, run_id, usage, period=period, over_quota=over_quota),
+        "ConditionExpression": "attribute_not_exists(#pk)",
+        "ExpressionAttributeNames": {"#pk": "pk"},
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }
+    update: dict[str, Any] = {
+        "TableName": table_name,
+        "Key": counter_key(tenant_id, period),
+        "UpdateExpression": "ADD #runs :one, " + ", ".join(f"#{f} :{f}" for f in FIELDS),
+        "ExpressionAttributeNames": {"#runs": "runs", **{f"#{f}": f for f in FIELDS}},
+        "ExpressionAttributeValues": {
+            ":one": {"N": "1"},
+            **{f":{f}": {"N": str(getattr(usage, f))} for f in FIELDS},
+        },
+    }
+    if limit is not None:
+        update["ConditionExpression"] = "attribute_not_exists(#runs) OR #runs < :limit"
+        update["ExpressionAttributeValues"][":limit"] = {"N": str(limit)}
+        update["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+    return {
+        "TransactItems": [{"Put": put}, {"Update": update}],
+        "ClientRequestToken": client_token(tenant_id, run_id, OVER_QUOTA_VARIANT if over_quota else ""),
+    }
+
+
+def get_counter_request(table_name: str, tenant_id: str, period: str) -> dict[str, Any]:
+    return {"TableName": table_name, "Key": counter_key(tenant_id, period), "ConsistentRead": True}
+
+
+def get_marker_request(table_name: str, tenant_id: str, run_id: str) -> dict[str, Any]:
+    return {"TableName": table_name, "Key": marker_key(tenant_id, run_id), "ConsistentRead": True}
+
+
+# -- decoding -------------------------------------------------------------------------------------
+def usage_from_item(item: Mapping[str, Any]) -> RunUsage:
+    return RunUsage(**{f: int(item[f]["N"]) for f in FIELDS if f in item})
+
+
+def runs_from_item(item: Mapping[str, Any] | None) -> int:
+    return int(item["runs"]["N"]) if item and "runs" in item else 0
+
+
+def classify_cancellation(reasons: Sequence[Mapping[str, Any]]) -> Outcome:
+    """What a cancelled commit transaction means, from its ``CancellationReasons`` (by position).
+
+    The marker's failed condition wins over the quota's: a run already charged is never over quota.
+    """
+    codes = [str(r.get("Code") or "None") for r in reasons]
+    code = dict(enumerate(codes)).get
+    if code(0) == "ConditionalCheckFailed":
+        return "already_charged"
+    if code(1) == "ConditionalCheckFailed":
+        return "over_quota"
+    if "TransactionConflict" in codes:
+        return "conflict"
+    if any(c in THROTTLING_CODES or c in _THROTTLING_REASONS for c in codes):
+        return "throttled"
+    return "failed"
+
+
+# -- sending --------------------------------------------------------------------------------------
+class _Cancelled(Exception):
+    def __init__(self, code: str, reasons: list[dict[str, Any]]) -> None:
+        super().__init__(code)
+        self.code = code
+        self.reasons = reasons
+
+
+class DynamoDbUsageLedger:
+    """``client`` is injectable (tests, stubs); ``None`` builds one on first use, never at import.
+
+    ``attempts`` bounds the retries of a commit that met contention (a concurrent transaction on the
+    same counter, or the same token still in flight); ``sleep`` and ``clock`` are injectable for tests.
+    """
+
+    def __init__(
+        self,
+        table_name: str,
+        *,
+        client: Any = None,
+        region: str | None = None,
+        attempts: int = 6,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], datetime] = _utcnow,
+    ) -> None:
+        self.table_name = table_name
+        self.region = region
+        self._dynamodb = client
+        self._lock = threading.Lock()
+        self._attempts = max(1, attempts)
+        self._sleep = sleep
+        self._clock = clock
+
+    def _client(self) -> Any:
+        with self._lock:  # building boto3 clients concurrently from one session is not thread-safe
+            if self._dynamodb is None:
+                import boto3
+
+                self._dynamodb = boto3.client("dynamodb", region_name=self.region)
+            return self._dynamodb
+
+    def _send(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
+        from botocore.exceptions import ClientError
+
+        with translate("DynamoDB", action):
+            try:
+                response: dict[str, Any] = getattr(self._client(), action)(**request)
+            except ClientError as exc:
+                code = error_code(exc)
+                if code in (CANCELLED, PARAMETER_MISMATCH, IN_PROGRESS):
+                    raise _Cancelled(code, list(exc.response.get("CancellationReasons") or [])) from exc
+                raise
+        return response
+
+    # -- reads --------------------------------------------------------------------------------------
+    def _counter(self, tenant_id: str, period: str) -> dict[str, Any] | None:
+        item = self._send("get_item", get_counter_request(self.table_name, tenant_id, period)).get("Item")
+        return item or None
+
+    def period_usage(self, tenant_id: str, period: str) -> RunUsage:
+        item = self._counter(tenant_id, period)
+        return usage_from_item(item) if item else RunUsage()
+
+    def period_runs(self, tenant_id: str, period: str) -> int:
+        return runs_from_item(self._counter(tenant_id, period))
+
+    def _stored_charge(self, tenant_id: str, run_id: str) -> RunUsage | None:
+        response = self._send("get_item", get_marker_request(self.table_name, tenant_id, run_id))
+        item = response.get("Item")
+        return usage_from_item(item) if item else None
+
+    # -- reserve / commit ---------------------------------------------------------------------------
+    def reserve(self, tenant_id: str, run_id: str, limit: int | None = None) -> None:
+        if limit is None:
+            return
+        period = period_of(self._clock())
+        used = self.period_runs(tenant_id, period)
+        if used >= limit:
+            raise errors.QuotaExceeded(
+                "run quota for this period is used up", limit=limit, used=used, period=period
+            )
+
+    def commit(self, tenant_id: str, run_id: str, usage: RunUsage, limit: int | None = None) -> RunUsage:
+        period = period_of(self._clock())
+        first = commit_request(self.table_name, tenant_id, run_id, usage, period=period, limit=limit)
+        outcome, stored, used = self._transact(tenant_id, run_id, first)
+        if outcome == "charged":
+            return usage
+        if outcome == "already_charged":
+            assert stored is not None
+            return stored
+        # Over quota: the run reserved while there was room, and its work is done. Record it anyway.
+        _log.warning(
+            "tenant %s went over its run quota: run %s charged with %s of %s runs used in %s",
+            tenant_id, run_id, used, limit, period,
+            extra={"tenant_id": tenant_id, "run_id": run_id, "limit": limit, "used": used, "period": period},
+        )  # fmt: skip
+        again = commit_request(
+            self.table_name, tenant_id, run_id, usage, period=period, limit=None, over_quota=True
+        )
+        outcome, stored, _ = self._transact(tenant_id, run_id, again)
+        if outcome == "charged":
+            return usage
+        if outcome == "already_charged":
+            assert stored is not None
+            return stored
+        raise errors.DependencyFailed(  # unreachable: that transaction has no quota condition
+            "DynamoDB refused an unconditional usage charge", table=self.table_name, run_id=run_id
+        )
+
+    def _transact(
+        self, tenant_id: str, run_id: str, request: dict[str, Any]
+    ) -> tuple[Literal["charged", "already_charged", "over_quota"], RunUsage | None, int | None]:
+        """Send the commit transaction until it is decided: (outcome, stored charge, runs used)."""
+        for attempt in range(self._attempts):
+            last = attempt == self._attempts - 1
+            try:
+                self._send("transact_write_items", request)
+                return "charged", None, None
+            except _Cancelled as cancelled:
+                if cancelled.code == IN_PROGRESS:  # the same token is being applied right now
+                    if not last:
+                        self._backoff(attempt)
+                    continue
+                if cancelled.code == PARAMETER_MISMATCH:
+                    # This token already went with other parameters (a replay with new numbers, or a
+                    # new limit). The marker says whether that charged; if not (it was cancelled),
+                    # send ours without the token: the marker's condition still makes it exactly once.
+                    stored = self._stored_charge(tenant_id, run_id)
+                    if stored is not None:
+                        return "already_charged", stored, None
+                    request = {k: v for k, v in request.items() if k != "ClientRequestToken"}
+                    continue
+                outcome = classify_cancellation(cancelled.reasons)
+                if outcome == "already_charged":
+                    old = cancelled.reasons[0].get("Item")
+                    stored = usage_from_item(old) if old else self._stored_charge(tenant_id, run_id)
+                    if stored is None:
+                        raise errors.DependencyFailed(
+                            "run marker exists but could not be read", table=self.table_name, run_id=run_id
+                        ) from cancelled
+                    return "already_charged", stored, None
+                if outcome == "over_quota":
+                    counter = cancelled.reasons[1].get("Item")
+                    return "over_quota", None, runs_from_item(counter) if counter else None
+                if outcome == "conflict":  # a concurrent transaction on the counter or the marker
+                    if not last:
+                        self._backoff(attempt)
+                    continue
+                details = {"service": "DynamoDB", "action": "transact_write_items", "aws_code": CANCELLED}
+                codes = [str(r.get("Code")) for r in cancelled.reasons]
+                if outcome == "throttled":
+                    raise errors.Throttled(
+                        "DynamoDB throttled the usage charge", reasons=codes, **details
+                    ) from cancelled
+                raise errors.DependencyFailed(
+                    "DynamoDB cancelled the usage charge", reasons=codes, **details
+                ) from cancelled
+        raise errors.Throttled(
+            "usage charge kept meeting concurrent transactions",
+            service="DynamoDB", action="transact_write_items", run_id=run_id, attempts=self._attempts,
+        )  # fmt: skip
+
+    def _backoff(self, attempt: int) -> None:
+        self._sleep(random.uniform(0, 0.025 * 2**attempt))  # full jitter, up to 25, 50, 100 … ms

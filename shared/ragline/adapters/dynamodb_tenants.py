@@ -1,0 +1,452 @@
+"""Production :class:`~ragline.ports.TenantRegistry`: tenants, namespaces and API keys in one table.
+
+Items (``pk`` / ``sk``):
+
+- tenant: ``TENANT#<tenant>`` / ``TENANT``
+- namespace: ``TENANT#<tenant>`` / ``NS#<namespace>``: a tenant's namespaces are one Query
+  (``begins_with(sk, "NS#")``), ascending by namespace id.
+- API key record: ``KEY#<sha256 hex>`` / ``KEY``: the whole :class:`ApiKeyRecord`; the authorizer's
+  lookup by hash is one consistent GetItem.
+- API key reference: ``TENANT#<tenant>`` / ``KEY#<key_id>`` holding ``key_hash``: lists a tenant's keys
+  (Query + BatchGetItem of the records) and resolves ``(tenant, key_id)`` for a revoke. It lives in
+  the tenant's partition, so another tenant's key id is simply absent there. No GSI: every read is
+  strongly consistent (a key is listable and revocable the moment it is created).
+
+``put_api_key`` writes the record and the reference in one ``TransactWriteItems``, each conditioned on
+``attribute_not_exists(pk)``: a taken hash or a key id taken within the tenant is a ``Conflict`` and
+nothing is written. ``revoke_api_key`` is an ``UpdateItem`` on the record conditioned on its
+``tenant_id`` and ``key_id``, so a key of another tenant can never be revoked; ``if_not_exists`` keeps
+the first revocation time (idempotent). ``touch_api_key`` writes ``last_used_at`` only when the stored
+one is older than :data:`TOUCH_INTERVAL` (a condition, so a busy key costs one write a minute).
+
+The plaintext key never reaches this module: records carry only ``key_hash``, and a ``key_hash`` that
+is not a SHA-256 hex digest is refused. Request builders are pure functions returning the kwargs of the
+boto3 call (unit-tested as dicts); :class:`DynamoDbTenantRegistry` only sends them and translates errors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel
+
+from ragline import errors
+from ragline.adapters.aws_errors import CONDITION_FAILED, error_code, translate
+from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
+
+Key = dict[str, dict[str, str]]
+KEY_ATTRIBUTES = ("pk", "sk")
+TRANSACTION_CANCELED = "TransactionCanceledException"
+_RETRYABLE_CANCELLATIONS = frozenset(
+    {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
+)
+BATCH_GET_LIMIT = 100
+BATCH_GET_ATTEMPTS = 5
+_INTEGER = re.compile(r"^-?\d+$")
+_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+TOUCH_INTERVAL = timedelta(seconds=60)
+"""``touch_api_key`` writes at most once per interval per key."""
+
+
+def timestamp(at: datetime) -> str:
+    """Fixed-width UTC ISO-8601, so text order is time order (naive datetimes are taken as UTC)."""
+    at = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    return at.isoformat(timespec="microseconds")
+
+
+def is_key_hash(value: str) -> bool:
+    """A lowercase SHA-256 hex digest (what ``hashlib.sha256(key).hexdigest()`` returns)."""
+    return bool(_SHA256_HEX.match(value))
+
+
+# -- keys -----------------------------------------------------------------------------------------
+def tenant_key(tenant_id: str) -> Key:
+    return {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": "TENANT"}}
+
+
+def namespace_key(tenant_id: str, namespace_id: str) -> Key:
+    return {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": f"NS#{namespace_id}"}}
+
+
+def api_key_key(key_hash: str) -> Key:
+    return {"pk": {"S": f"KEY#{key_hash}"}, "sk": {"S": "KEY"}}
+
+
+def key_ref_key(tenant_id: str, key_id: str) -> Key:
+    return {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": f"KEY#{key_id}"}}
+
+
+# -- item codec -----------------------------------------------------------------------------------
+def encode(value: Any) -> dict[str, Any]:
+    """A Python value as a DynamoDB attribute value (datetimes as fixed-width UTC ISO-8601 text)."""
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, int | float):
+        if not math.isfinite(value):
+            raise ValueError(f"DynamoDB cannot store {value!r}")
+        return {"N": str(value)}
+    if isinstance(value, str):
+        return {"S": value}
+    if isinstance(value, datetime):
+        return {"S": timestamp(value)}
+    if isinstance(value, list | tuple):
+        return {"L": [encode(v) for v in value]}
+    if isinstance(value, dict):
+        return {"M": {str(k): encode(v) for k, v in value.items() if v is not None}}
+    if value is None:
+        return {"NULL": True}
+    raise TypeError(f"no DynamoDB encoding for {type(value).__name__}")
+
+
+def decode(attribute: dict[str, Any]) -> Any:
+    ((kind, value),) = attribute.items()
+    if kind == "N":
+        return int(value) if _INTEGER.match(value) else float(value)
+    if kind == "L":
+        return [decode(v) for v in value]
+    if kind == "M":
+        return {k: decode(v) for k, v in value.items()}
+    if kind == "NULL":
+        return None
+    if kind in ("S", "BOOL"):
+        return value
+    raise ValueError(f"unexpected DynamoDB attribute type {kind!r}")
+
+
+def model_to_item(model: BaseModel, key: Key) -> dict[str, Any]:
+    """``key`` plus every field of ``model``; ``None`` fields are left out (absent, not NULL)."""
+    fields = {name: encode(v) for name, v in model.model_dump().items() if v is not None}
+    return {**fields, **key}
+
+
+def item_fields(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: decode(v) for k, v in item.items() if k not in KEY_ATTRIBUTES}
+
+
+def tenant_to_item(tenant: Tenant) -> dict[str, Any]:
+    return model_to_item(tenant, tenant_key(tenant.tenant_id))
+
+
+def namespace_to_item(namespace: Namespace) -> dict[str, Any]:
+    return model_to_item(namespace, namespace_key(namespace.tenant_id, namespace.namespace_id))
+
+
+def api_key_to_item(key: ApiKeyRecord) -> dict[str, Any]:
+    return model_to_item(key, api_key_key(key.key_hash))
+
+
+def key_ref_to_item(key: ApiKeyRecord) -> dict[str, Any]:
+    return key_ref_key(key.tenant_id, key.key_id) | {
+        "tenant_id": {"S": key.tenant_id},
+        "key_id": {"S": key.key_id},
+        "key_hash": {"S": key.key_hash},
+    }
+
+
+# -- request builders (pure) ----------------------------------------------------------------------
+def put_new_request(table_name: str, item: dict[str, Any]) -> dict[str, Any]:
+    """``PutItem`` that creates ``item`` only if nothing is stored under its key."""
+    return {"TableName": table_name, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}
+
+
+def put_existing_request(table_name: str, item: dict[str, Any]) -> dict[str, Any]:
+    """``PutItem`` that replaces ``item`` only if something is stored under its key."""
+    return {"TableName": table_name, "Item": item, "ConditionExpression": "attribute_exists(pk)"}
+
+
+def delete_existing_request(table_name: str, key: Key) -> dict[str, Any]:
+    return {"TableName": table_name, "Key": key, "ConditionExpression": "attribute_exists(pk)"}
+
+
+def get_request(table_name: str, key: Key) -> dict[str, Any]:
+    return {"TableName": table_name, "Key": key, "ConsistentRead": True}
+
+
+def query_prefix_request(
+    table_name: str, pk: str, sk_prefix: str, start_key: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """One page of the items of partition ``pk`` whose sort key starts with ``sk_prefix``, ascending."""
+    request: dict[str, Any] = {
+        "TableName": table_name,
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+        "ExpressionAttributeValues": {":pk": {"S": pk}, ":prefix": {"S": sk_prefix}},
+        "ScanIndexForward": True,
+        "ConsistentRead": True,
+    }
+    if start_key:
+        request["ExclusiveStartKey"] = start_key
+    return request
+
+
+def list_namespaces_request(
+    table_name: str, tenant_id: str, start_key: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    return query_prefix_request(table_name, f"TENANT#{tenant_id}", "NS#", start_key)
+
+
+def list_key_refs_request(
+    table_name: str, tenant_id: str, start_key: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    return query_prefix_request(table_name, f"TENANT#{tenant_id}", "KEY#", start_key)
+
+
+def put_api_key_request(table_name: str, key: ApiKeyRecord, token: str) -> dict[str, Any]:
+    """``TransactWriteItems``: the record (by hash) and the tenant's reference (by key id), both new.
+
+    ``token`` (``ClientRequestToken``) makes an SDK retry of a transaction that did commit succeed
+    instead of failing as a conflict with itself.
+    """
+    return {
+        "TransactItems": [
+            {"Put": put_new_request(table_name, api_key_to_item(key))},
+            {"Put": put_new_request(table_name, key_ref_to_item(key))},
+        ],
+        "ClientRequestToken": token,
+    }
+
+
+def batch_get_request(table_name: str, keys: Sequence[Key]) -> dict[str, Any]:
+    return {"RequestItems": {table_name: {"Keys": list(keys), "ConsistentRead": True}}}
+
+
+def revoke_request(
+    table_name: str, tenant_id: str, key_id: str, key_hash: str, at: datetime
+) -> dict[str, Any]:
+    """Set ``revoked_at`` once (a second revoke keeps the first time), only on the tenant's own key."""
+    return {
+        "TableName": table_name,
+        "Key": api_key_key(key_hash),
+        "ConditionExpression": "attribute_exists(#pk) AND #tenant_id = :tenant_id AND #key_id = :key_id",
+        "UpdateExpression": "SET #revoked_at = if_not_exists(#revoked_at, :at)",
+        "ExpressionAttributeNames": {
+            "#pk": "pk",
+            "#tenant_id": "tenant_id",
+            "#key_id": "key_id",
+            "#revoked_at": "revoked_at",
+        },
+        "ExpressionAttributeValues": {
+            ":tenant_id": {"S": tenant_id},
+            ":key_id": {"S": key_id},
+            ":at": {"S": timestamp(at)},
+        },
+        "ReturnValues": "ALL_NEW",
+    }
+
+
+def touch_request(
+    table_name: str, key_hash: str, at: datetime, interval: timedelta = TOUCH_INTERVAL
+) -> dict[str, Any]:
+    """Set ``last_used_at`` of an existing key unless it was set less than ``interval`` ago."""
+    return {
+        "TableName": table_name,
+        "Key": api_key_key(key_hash),
+        "ConditionExpression": (
+            "attribute_exists(#pk) AND (attribute_not_exists(#last_used_at) OR #last_used_at < :stale_before)"
+        ),
+        "UpdateExpression": "SET #last_used_at = :at",
+        "ExpressionAttributeNames": {"#pk": "pk", "#last_used_at": "last_used_at"},
+        "ExpressionAttributeValues": {
+            ":at": {"S": timestamp(at)},
+            ":stale_before": {"S": timestamp(at - interval)},
+        },
+    }
+
+
+def cancellation_codes(exc: BaseException) -> list[str]:
+    """The per-item codes of a canceled transaction (``"None"`` for items that were fine)."""
+    response = getattr(exc, "response", None)
+    reasons = response.get("CancellationReasons") if isinstance(response, dict) else None
+    return [str(r.get("Code") or "") for r in reasons or [] if isinstance(r, dict)]
+
+
+# -- sending --------------------------------------------------------------------------------------
+def backoff(attempt: int) -> None:
+    """Pause before retrying unprocessed keys: 50 ms, 100 ms, 200 ms, ..."""
+    time.sleep(0.05 * 2**attempt)
+
+
+class _ConditionFailed(Exception):
+    pass
+
+
+class DynamoDbTenantRegistry:
+    """``client`` is injectable (tests, stubs); ``None`` builds one on first use, never at import."""
+
+    def __init__(self, table_name: str, *, client: Any = None, region: str | None = None) -> None:
+        self.table_name = table_name
+        self.region = region
+        self._dynamodb = client
+        self._lock = threading.Lock()
+
+    def _client(self) -> Any:
+        with self._lock:  # building boto3 clients concurrently from one session is not thread-safe
+            if self._dynamodb is None:
+                import boto3
+
+                self._dynamodb = boto3.client("dynamodb", region_name=self.region)
+            return self._dynamodb
+
+    def _send(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
+        from botocore.exceptions import ClientError
+
+        with translate("DynamoDB", action):
+            try:
+                response: dict[str, Any] = getattr(self._client(), action)(**request)
+            except ClientError as exc:
+                if error_code(exc) == CONDITION_FAILED:
+                    raise _ConditionFailed() from exc
+                if error_code(exc) == TRANSACTION_CANCELED:
+                    codes = cancellation_codes(exc)
+                    if "ConditionalCheckFailed" in codes:
+                        raise _ConditionFailed() from exc
+                    if _RETRYABLE_CANCELLATIONS.intersection(codes):
+                        raise errors.Throttled(
+                            f"DynamoDB canceled {action}", service="DynamoDB", action=action,
+                            aws_code=TRANSACTION_CANCELED, reasons=codes,
+                        ) from exc  # fmt: skip
+                raise
+        return response
+
+    def _get(self, key: Key) -> dict[str, Any] | None:
+        item: dict[str, Any] | None = self._send("get_item", get_request(self.table_name, key)).get("Item")
+        return item or None
+
+    def _query_all(self, build: Callable[..., dict[str, Any]], *args: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        start_key: dict[str, Any] | None = None
+        while True:
+            page = self._send("query", build(self.table_name, *args, start_key))
+            items.extend(page.get("Items", []))
+            start_key = page.get("LastEvaluatedKey")
+            if not start_key:
+                return items
+
+    def _batch_get(self, keys: list[Key]) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        for i in range(0, len(keys), BATCH_GET_LIMIT):
+            request = batch_get_request(self.table_name, keys[i : i + BATCH_GET_LIMIT])
+            for attempt in range(BATCH_GET_ATTEMPTS):
+                response = self._send("batch_get_item", request)
+                items.extend(response.get("Responses", {}).get(self.table_name, []))
+                unprocessed = response.get("UnprocessedKeys") or {}
+                if not unprocessed:
+                    break
+                request = {"RequestItems": unprocessed}
+                backoff(attempt)
+            else:
+                raise errors.Throttled(
+                    "DynamoDB left keys unprocessed in batch_get_item",
+                    service="DynamoDB", action="batch_get_item",
+                )  # fmt: skip
+        return items
+
+    # -- tenants ---------------------------------------------------------------------------------
+    def create_tenant(self, tenant: Tenant) -> Tenant:
+        try:
+            self._send("put_item", put_new_request(self.table_name, tenant_to_item(tenant)))
+        except _ConditionFailed:
+            raise errors.Conflict(
+                f"tenant {tenant.tenant_id!r} already exists", tenant=tenant.tenant_id
+            ) from None
+        return tenant
+
+    def get_tenant(self, tenant_id: str) -> Tenant:
+        item = self._get(tenant_key(tenant_id))
+        if item is None:
+            raise errors.NotFound(f"tenant {tenant_id!r} does not exist", tenant=tenant_id)
+        return Tenant.model_validate(item_fields(item))
+
+    # -- namespaces ------------------------------------------------------------------------------
+    def create_namespace(self, namespace: Namespace) -> Namespace:
+        try:
+            self._send("put_item", put_new_request(self.table_name, namespace_to_item(namespace)))
+        except _ConditionFailed:
+            raise errors.Conflict(
+                f"namespace {namespace.namespace_id!r} already exists", namespace=namespace.namespace_id
+            ) from None
+        return namespace
+
+    def get_namespace(self, tenant_id: str, namespace_id: str) -> Namespace:
+        item = self._get(namespace_key(tenant_id, namespace_id))
+        if item is None:
+            raise errors.NamespaceNotFound(
+                f"namespace {namespace_id!r} does not exist", namespace=namespace_id
+            )
+        return Namespace.model_validate(item_fields(item))
+
+    def list_namespaces(self, tenant_id: str) -> list[Namespace]:
+        items = self._query_all(list_namespaces_request, tenant_id)
+        return [Namespace.model_validate(item_fields(item)) for item in items]
+
+    def update_namespace(self, namespace: Namespace) -> Namespace:
+        try:
+            self._send("put_item", put_existing_request(self.table_name, namespace_to_item(namespace)))
+        except _ConditionFailed:
+            raise errors.NamespaceNotFound(
+                f"namespace {namespace.namespace_id!r} does not exist", namespace=namespace.namespace_id
+            ) from None
+        return namespace
+
+    def delete_namespace(self, tenant_id: str, namespace_id: str) -> None:
+        key = namespace_key(tenant_id, namespace_id)
+        try:
+            self._send("delete_item", delete_existing_request(self.table_name, key))
+        except _ConditionFailed:
+            raise errors.NamespaceNotFound(
+                f"namespace {namespace_id!r} does not exist", namespace=namespace_id
+            ) from None
+
+    # -- API keys --------------------------------------------------------------------------------
+    def put_api_key(self, key: ApiKeyRecord) -> ApiKeyRecord:
+        if not is_key_hash(key.key_hash):  # never let a plaintext key (or anything else) be stored
+            raise ValueError(
+                f"key_hash of key {key.key_id!r} is not a SHA-256 hex digest; refusing to store it"
+            )
+        request = put_api_key_request(self.table_name, key, token=uuid.uuid4().hex)
+        try:
+            self._send("transact_write_items", request)
+        except _ConditionFailed:  # the hash, or the key id within the tenant
+            raise errors.Conflict(f"API key {key.key_id!r} already exists", key_id=key.key_id) from None
+        return key
+
+    def find_api_key(self, key_hash: str) -> ApiKeyRecord | None:
+        if not is_key_hash(key_hash):  # nothing else is ever stored: skip the read
+            return None
+        item = self._get(api_key_key(key_hash))
+        return ApiKeyRecord.model_validate(item_fields(item)) if item else None
+
+    def list_api_keys(self, tenant_id: str) -> list[ApiKeyRecord]:
+        refs = self._query_all(list_key_refs_request, tenant_id)
+        items = self._batch_get([api_key_key(ref["key_hash"]["S"]) for ref in refs])
+        records = (ApiKeyRecord.model_validate(item_fields(item)) for item in items)
+        return sorted((r for r in records if r.tenant_id == tenant_id), key=lambda r: r.key_id)
+
+    def revoke_api_key(self, tenant_id: str, key_id: str) -> ApiKeyRecord:
+        ref = self._get(key_ref_key(tenant_id, key_id))
+        if ref is not None:
+            request = revoke_request(
+                self.table_name, tenant_id, key_id, ref["key_hash"]["S"], datetime.now(UTC)
+            )
+            try:
+                response = self._send("update_item", request)
+            except _ConditionFailed:
+                pass
+            else:
+                return ApiKeyRecord.model_validate(item_fields(response["Attributes"]))
+        raise errors.NotFound(f"API key {key_id!r} does not exist", key_id=key_id)
+
+    def touch_api_key(self, key_hash: str) -> None:
+        if not is_key_hash(key_hash):
+            return
+        # Only the request's own condition is swallowed: touched less than TOUCH_INTERVAL ago, or no
+        # such key. Throttling and outages are raised like everywhere else.
+        with contextlib.suppress(_ConditionFailed):
+            self._send("update_item", touch_request(self.table_name, key_hash, datetime.now(UTC)))

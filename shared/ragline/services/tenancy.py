@@ -1,0 +1,124 @@
+"""Tenants, API keys and who may do what.
+
+A request carries an API key; the authorizer turns it into a :class:`Principal` (tenant, scopes,
+namespace allow-list). Handlers take the tenant only from there and check the scope and namespace
+again themselves (defence in depth: a misconfigured route or a cached policy cannot widen access).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from contextlib import suppress
+from dataclasses import dataclass
+
+from ragline import errors
+from ragline.domain.keys import hash_api_key, looks_like_api_key, new_api_key, new_key_id
+from ragline.domain.tenancy import ALL_SCOPES, ApiKeyRecord, Scope, Tenant
+from ragline.ports import TenantRegistry
+
+
+@dataclass(frozen=True)
+class Principal:
+    tenant_id: str
+    scopes: frozenset[str]
+    namespaces: frozenset[str] = frozenset()
+    """Empty: every namespace of the tenant."""
+    key_id: str = ""
+
+    def require(self, scope: Scope, namespace: str | None = None) -> None:
+        if scope not in self.scopes:
+            raise errors.Forbidden(f"this key lacks the {scope!r} scope", scope=scope)
+        if namespace is not None and not self.may_read(namespace):
+            raise errors.Forbidden(f"this key may not use namespace {namespace!r}", namespace=namespace)
+
+    def require_any(self, scopes: tuple[Scope, ...], namespace: str | None = None) -> None:
+        if not self.scopes & set(scopes):
+            raise errors.Forbidden(
+                f"this key needs one of the scopes {', '.join(scopes)}", scopes=list(scopes)
+            )
+        if namespace is not None and not self.may_read(namespace):
+            raise errors.Forbidden(f"this key may not use namespace {namespace!r}", namespace=namespace)
+
+    def may_read(self, namespace: str) -> bool:
+        return not self.namespaces or namespace in self.namespaces
+
+    def to_context(self) -> dict[str, str]:
+        """The API Gateway authorizer context (string values only)."""
+        return {
+            "tenantId": self.tenant_id,
+            "scopes": ",".join(sorted(self.scopes)),
+            "namespaces": ",".join(sorted(self.namespaces)),
+            "keyId": self.key_id,
+        }
+
+    @classmethod
+    def from_context(cls, context: dict[str, object] | None) -> Principal:
+        ctx = context or {}
+        tenant = str(ctx.get("tenantId") or "")
+        if not tenant:
+            raise errors.Unauthorized("no tenant in the authorizer context")
+        return cls(
+            tenant_id=tenant,
+            scopes=frozenset(s for s in str(ctx.get("scopes") or "").split(",") if s),
+            namespaces=frozenset(n for n in str(ctx.get("namespaces") or "").split(",") if n),
+            key_id=str(ctx.get("keyId") or ""),
+        )
+
+
+class TenancyService:
+    def __init__(self, registry: TenantRegistry) -> None:
+        self._registry = registry
+
+    def create_tenant(self, tenant_id: str, name: str = "", max_runs_per_period: int | None = None) -> Tenant:
+        try:
+            tenant = Tenant(tenant_id=tenant_id, name=name, max_runs_per_period=max_runs_per_period)
+        except ValueError as exc:
+            raise errors.InvalidRequest(str(exc).splitlines()[-1].strip()) from exc
+        return self._registry.create_tenant(tenant)
+
+    def create_key(
+        self, tenant_id: str, *, name: str = "", scopes: Iterable[str], namespaces: Iterable[str] = ()
+    ) -> tuple[str, ApiKeyRecord]:
+        """A new key: the plaintext is returned here once and stored nowhere."""
+        self._registry.get_tenant(tenant_id)
+        wanted = tuple(dict.fromkeys(scopes))
+        unknown = [s for s in wanted if s not in ALL_SCOPES]
+        if unknown or not wanted:
+            raise errors.InvalidRequest(f"scopes must be some of {', '.join(ALL_SCOPES)}", unknown=unknown)
+        allowed = tuple(dict.fromkeys(namespaces))
+        for ns in allowed:
+            self._registry.get_namespace(tenant_id, ns)
+        plaintext = new_api_key()
+        record = ApiKeyRecord(
+            key_id=new_key_id(),
+            key_hash=hash_api_key(plaintext),
+            tenant_id=tenant_id,
+            name=name,
+            scopes=wanted,  # type: ignore[arg-type]
+            namespaces=allowed,
+        )
+        self._registry.put_api_key(record)
+        return plaintext, record
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        """``Authorization: Bearer rl_…`` → the key's principal; anything else is Unauthorized."""
+        scheme, _, token = (authorization or "").strip().partition(" ")
+        if scheme.lower() != "bearer" or not looks_like_api_key(token.strip()):
+            raise errors.Unauthorized("missing or malformed API key")
+        record = self._registry.find_api_key(hash_api_key(token.strip()))
+        if record is None or not record.active:
+            raise errors.Unauthorized("unknown or revoked API key")
+        with suppress(*errors.RETRYABLE):  # last-used bookkeeping must never fail a valid request
+            self._registry.touch_api_key(record.key_hash)
+        return Principal(
+            tenant_id=record.tenant_id,
+            scopes=frozenset(record.scopes),
+            namespaces=frozenset(record.namespaces),
+            key_id=record.key_id,
+        )
+
+    def list_keys(self, tenant_id: str) -> list[ApiKeyRecord]:
+        return self._registry.list_api_keys(tenant_id)
+
+    def revoke_key(self, tenant_id: str, key_id: str) -> ApiKeyRecord:
+        return self._registry.revoke_api_key(tenant_id, key_id)

@@ -1,0 +1,171 @@
+"""The UsageLedger contract (see :class:`ragline.ports.UsageLedger`), one suite for every adapter.
+
+A subclass provides the ``ledger`` fixture (a fresh, empty ledger) and, if it does not use
+``current_period``'s format, a ``period`` fixture naming the period commits land in.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from ragline import errors
+from ragline.domain.models import RunUsage
+from ragline.ports import UsageLedger
+
+
+def run_in_threads(n: int, target: Callable[[], Any]) -> list[Any]:
+    """Call ``target`` from ``n`` threads released together; their results (an exception re-raises)."""
+    barrier = threading.Barrier(n)
+    results: list[Any] = [None] * n
+    failures: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            barrier.wait()
+            results[i] = target()
+        except BaseException as exc:  # re-raised in the main thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    if failures:
+        raise failures[0]
+    return results
+
+
+class UsageLedgerContract:
+    @pytest.fixture
+    def ledger(self) -> UsageLedger:
+        raise NotImplementedError
+
+    # -- exactly once -----------------------------------------------------------------------------
+    def test_a_run_is_charged_once_however_often_it_is_committed(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        usage = RunUsage(retrievals=2, llm_output_tokens=50)
+        for _ in range(5):
+            assert ledger.commit("acme", "run-1", usage) == usage
+        assert ledger.period_usage("acme", period) == usage
+        assert ledger.period_runs("acme", period) == 1
+
+    def test_concurrent_commits_of_one_run_charge_once(self, ledger: UsageLedger, period: str) -> None:
+        usage = RunUsage(retrievals=1, llm_input_tokens=7)
+        charges = run_in_threads(8, lambda: ledger.commit("acme", "run-x", usage))
+        assert charges == [usage] * 8
+        assert ledger.period_usage("acme", period) == usage
+        assert ledger.period_runs("acme", period) == 1
+
+    def test_concurrent_commits_of_different_runs_all_add_up(self, ledger: UsageLedger, period: str) -> None:
+        counter = iter(range(100))
+        lock = threading.Lock()
+
+        def commit_new_run() -> RunUsage:
+            with lock:
+                n = next(counter)
+            return ledger.commit("acme", f"run-{n}", RunUsage(retrievals=1, reranks=n))
+
+        run_in_threads(8, commit_new_run)
+        assert ledger.period_runs("acme", period) == 8
+        assert ledger.period_usage("acme", period) == RunUsage(retrievals=8, reranks=sum(range(8)))
+
+    def test_a_replay_returns_the_first_charge_not_the_new_numbers(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        first = RunUsage(retrievals=1, llm_output_tokens=3)
+        assert ledger.commit("acme", "run-2", first) == first
+        assert ledger.commit("acme", "run-2", RunUsage(retrievals=9)) == first
+        assert ledger.commit("acme", "run-2", RunUsage(retrievals=9), 1) == first  # a limit changes nothing
+        assert ledger.period_usage("acme", period) == first
+        assert ledger.period_runs("acme", period) == 1
+
+    def test_an_error_run_is_charged_what_it_used(self, ledger: UsageLedger, period: str) -> None:
+        partial = RunUsage(retrievals=3)  # failed before the model answered: no tokens
+        assert ledger.commit("acme", "run-failed", partial) == partial
+        assert ledger.period_usage("acme", period) == partial
+        assert ledger.period_runs("acme", period) == 1
+
+    # -- sums and tenants -------------------------------------------------------------------------
+    def test_period_usage_sums_runs_field_by_field(self, ledger: UsageLedger, period: str) -> None:
+        a = RunUsage(retrievals=1, reranks=2, llm_input_tokens=30, llm_output_tokens=4, embedded_tokens=5)
+        b = RunUsage(retrievals=10, llm_input_tokens=300, pages=6)
+        c = RunUsage(reranks=20, llm_output_tokens=40, embedded_tokens=50, pages=60)
+        for n, usage in enumerate((a, b, c)):
+            ledger.commit("acme", f"run-{n}", usage)
+        total = {"retrievals": 11, "reranks": 22, "llm_input_tokens": 330, "llm_output_tokens": 44}
+        assert ledger.period_usage("acme", period) == RunUsage(**total, embedded_tokens=55, pages=66)
+        assert ledger.period_runs("acme", period) == 3
+
+    def test_tenants_are_independent(self, ledger: UsageLedger, period: str) -> None:
+        ledger.commit("acme", "run-1", RunUsage(retrievals=1))
+        # The same run id in another tenant is another run: charged, and not answered with acme's charge.
+        assert ledger.commit("globex", "run-1", RunUsage(retrievals=4)) == RunUsage(retrievals=4)
+        ledger.commit("globex", "run-2", RunUsage(reranks=2))
+        assert ledger.period_usage("acme", period) == RunUsage(retrievals=1)
+        assert ledger.period_usage("globex", period) == RunUsage(retrievals=4, reranks=2)
+        assert (ledger.period_runs("acme", period), ledger.period_runs("globex", period)) == (1, 2)
+        ledger.reserve("initech", "run-1", 1)  # others' usage is not this tenant's quota
+
+    def test_an_unknown_tenant_or_period_reads_zero(self, ledger: UsageLedger, period: str) -> None:
+        ledger.commit("acme", "run-1", RunUsage(retrievals=1))
+        assert ledger.period_usage("ghost", period) == RunUsage()
+        assert ledger.period_runs("ghost", period) == 0
+        assert ledger.period_usage("acme", "1999-01") == RunUsage()
+        assert ledger.period_runs("acme", "1999-01") == 0
+
+    # -- quota ------------------------------------------------------------------------------------
+    def test_reserve_allows_until_the_quota_is_used_then_refuses(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        for n in range(2):
+            ledger.reserve("acme", f"run-{n}", 2)
+            ledger.commit("acme", f"run-{n}", RunUsage(retrievals=1), 2)
+        with pytest.raises(errors.QuotaExceeded) as refused:
+            ledger.reserve("acme", "run-2", 2)
+        assert refused.value.details == {"limit": 2, "used": 2, "period": period}
+        assert refused.value.code == "quota_exceeded"
+        ledger.reserve("acme", "run-2", 3)  # a larger limit has room
+        ledger.reserve("acme", "run-2")  # no limit: unlimited
+        assert ledger.period_runs("acme", period) == 2  # reserve writes nothing
+
+    def test_reserve_writes_nothing(self, ledger: UsageLedger, period: str) -> None:
+        for n in range(3):
+            ledger.reserve("acme", f"run-{n}", 1)
+        assert ledger.period_runs("acme", period) == 0
+        assert ledger.period_usage("acme", period) == RunUsage()
+
+    def test_a_zero_quota_refuses_every_run(self, ledger: UsageLedger, period: str) -> None:
+        with pytest.raises(errors.QuotaExceeded) as refused:
+            ledger.reserve("acme", "run-1", 0)
+        assert refused.value.details == {"limit": 0, "used": 0, "period": period}
+
+    def test_an_over_quota_commit_is_still_recorded_exactly_once(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        # Two runs reserve while there is room for one; both finish; both are charged.
+        ledger.reserve("acme", "run-a", 1)
+        ledger.reserve("acme", "run-b", 1)
+        assert ledger.commit("acme", "run-a", RunUsage(retrievals=1), 1) == RunUsage(retrievals=1)
+        late = RunUsage(retrievals=2, llm_output_tokens=9)
+        for _ in range(3):
+            assert ledger.commit("acme", "run-b", late, 1) == late
+        assert ledger.period_runs("acme", period) == 2
+        assert ledger.period_usage("acme", period) == RunUsage(retrievals=3, llm_output_tokens=9)
+        with pytest.raises(errors.QuotaExceeded) as refused:
+            ledger.reserve("acme", "run-c", 1)
+        assert refused.value.details["used"] == 2
+
+    def test_concurrent_over_quota_commits_of_one_run_charge_once(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        ledger.commit("acme", "run-a", RunUsage(retrievals=1), 1)
+        late = RunUsage(reranks=1)
+        assert run_in_threads(8, lambda: ledger.commit("acme", "run-b", late, 1)) == [late] * 8
+        assert ledger.period_runs("acme", period) == 2
+        assert ledger.period_usage("acme", period) == RunUsage(retrievals=1, reranks=1)

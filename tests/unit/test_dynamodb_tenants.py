@@ -1,0 +1,406 @@
+"""The DynamoDB tenant registry's request builders and item codec as plain dicts, and its errors.
+
+Error paths use ``botocore.stub.Stubber`` (a real client, no network) so the codes are the exact ones
+DynamoDB sends; the stubber also checks every built request against the DynamoDB API model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from ragline import errors
+from ragline.adapters import dynamodb_tenants as dt
+from ragline.domain.tenancy import ApiKeyRecord, Namespace, NamespaceSettings, Tenant
+
+pytestmark = pytest.mark.unit
+AT = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+TABLE = "tenants"
+HASH = hashlib.sha256(b"rl_secret").hexdigest()
+
+
+def key(**kw: Any) -> ApiKeyRecord:
+    base: dict[str, Any] = {"key_id": "key_1", "key_hash": HASH, "tenant_id": "acme", "created_at": AT}
+    return ApiKeyRecord(**(base | kw))
+
+
+def namespace(**kw: Any) -> Namespace:
+    settings = NamespaceSettings(embedding_model="bge", embedding_dimension=384, system_prompt="p")
+    base: dict[str, Any] = {
+        "tenant_id": "acme",
+        "namespace_id": "docs",
+        "settings": settings,
+        "created_at": AT,
+    }
+    return Namespace(**(base | kw))
+
+
+def placeholders(request: dict[str, Any], mark: str) -> set[str]:
+    text = " ".join(v for k, v in request.items() if k.endswith("Expression"))
+    return set(re.findall(re.escape(mark) + r"\w+", text))
+
+
+# -- keys and items ---------------------------------------------------------------------------------
+def test_keys_follow_the_single_table_layout() -> None:
+    assert dt.tenant_key("acme") == {"pk": {"S": "TENANT#acme"}, "sk": {"S": "TENANT"}}
+    assert dt.namespace_key("acme", "docs") == {"pk": {"S": "TENANT#acme"}, "sk": {"S": "NS#docs"}}
+    assert dt.api_key_key(HASH) == {"pk": {"S": f"KEY#{HASH}"}, "sk": {"S": "KEY"}}
+    assert dt.key_ref_key("acme", "key_1") == {"pk": {"S": "TENANT#acme"}, "sk": {"S": "KEY#key_1"}}
+
+
+def test_tenant_item_has_typed_attributes_and_omits_an_unlimited_quota() -> None:
+    item = dt.tenant_to_item(Tenant(tenant_id="acme", name="Acme", created_at=AT))
+    assert item == {
+        "pk": {"S": "TENANT#acme"},
+        "sk": {"S": "TENANT"},
+        "tenant_id": {"S": "acme"},
+        "name": {"S": "Acme"},
+        "plan": {"S": "standard"},
+        "created_at": {"S": "2026-01-02T03:04:05.678901+00:00"},
+    }
+    capped = dt.tenant_to_item(Tenant(tenant_id="acme", max_runs_per_period=500, created_at=AT))
+    assert capped["max_runs_per_period"] == {"N": "500"}
+
+
+def test_namespace_item_nests_its_settings_as_a_map() -> None:
+    item = dt.namespace_to_item(namespace(default=True))
+    assert item["default"] == {"BOOL": True}
+    assert item["settings"] == {
+        "M": {
+            "embedding_model": {"S": "bge"},
+            "embedding_dimension": {"N": "384"},
+            "system_prompt": {"S": "p"},
+        }
+    }
+
+
+def test_api_key_item_holds_the_hash_lists_and_no_unset_times() -> None:
+    item = dt.api_key_to_item(key(scopes=("chat", "admin"), namespaces=()))
+    assert item["key_hash"] == {"S": HASH}
+    assert item["scopes"] == {"L": [{"S": "chat"}, {"S": "admin"}]}
+    assert item["namespaces"] == {"L": []}
+    assert "last_used_at" not in item and "revoked_at" not in item  # absent, so attribute_not_exists works
+    assert dt.key_ref_to_item(key()) == {
+        "pk": {"S": "TENANT#acme"},
+        "sk": {"S": "KEY#key_1"},
+        "tenant_id": {"S": "acme"},
+        "key_id": {"S": "key_1"},
+        "key_hash": {"S": HASH},
+    }
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        Tenant(tenant_id="acme", name="A", plan="pro", max_runs_per_period=3, created_at=AT),
+        Tenant(tenant_id="acme", created_at=AT),
+        namespace(description="d", default=True),
+        key(name="CI", scopes=("ingest",), namespaces=("docs",), last_used_at=AT, revoked_at=AT),
+        key(),
+    ],
+    ids=["tenant", "tenant-unlimited", "namespace", "key-full", "key-minimal"],
+)
+def test_item_codec_round_trips_every_field(model: Any) -> None:
+    item = dt.model_to_item(model, dt.tenant_key("x"))
+    assert set(type(model).model_fields) >= set(item) - {"pk", "sk"}
+    assert type(model).model_validate(dt.item_fields(item)) == model
+
+
+def test_times_are_fixed_width_utc_so_text_order_is_time_order() -> None:
+    whole_second = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    assert dt.timestamp(whole_second) == "2026-01-02T03:04:05.000000+00:00"
+    assert dt.timestamp(whole_second) < dt.timestamp(whole_second + timedelta(microseconds=1))
+    plus_two = datetime(2026, 1, 2, 5, 4, 5, tzinfo=timezone(timedelta(hours=2)))
+    assert dt.timestamp(plus_two) == dt.timestamp(whole_second)
+    assert dt.timestamp(datetime(2026, 1, 2, 3, 4, 5)) == dt.timestamp(whole_second)  # naive = UTC
+
+
+def test_codec_encodes_plain_values() -> None:
+    assert dt.encode(1.5) == {"N": "1.5"} and dt.decode({"N": "1.5"}) == 1.5
+    assert dt.decode({"N": "-7"}) == -7
+    assert dt.encode(None) == {"NULL": True} and dt.decode({"NULL": True}) is None
+    with pytest.raises(ValueError):
+        dt.encode(float("nan"))
+    with pytest.raises(TypeError):
+        dt.encode(object())
+
+
+# -- request builders -------------------------------------------------------------------------------
+def test_creates_are_puts_conditioned_on_absence_and_updates_on_presence() -> None:
+    item = dt.namespace_to_item(namespace())
+    assert dt.put_new_request(TABLE, item) == {
+        "TableName": TABLE,
+        "Item": item,
+        "ConditionExpression": "attribute_not_exists(pk)",
+    }
+    assert dt.put_existing_request(TABLE, item)["ConditionExpression"] == "attribute_exists(pk)"
+    assert dt.delete_existing_request(TABLE, dt.namespace_key("acme", "docs")) == {
+        "TableName": TABLE,
+        "Key": dt.namespace_key("acme", "docs"),
+        "ConditionExpression": "attribute_exists(pk)",
+    }
+
+
+def test_reads_are_consistent() -> None:
+    assert dt.get_request(TABLE, dt.api_key_key(HASH)) == {
+        "TableName": TABLE,
+        "Key": dt.api_key_key(HASH),
+        "ConsistentRead": True,
+    }
+
+
+def test_listing_namespaces_and_key_references_is_a_prefix_query_on_the_tenant() -> None:
+    assert dt.list_namespaces_request(TABLE, "acme") == {
+        "TableName": TABLE,
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+        "ExpressionAttributeValues": {":pk": {"S": "TENANT#acme"}, ":prefix": {"S": "NS#"}},
+        "ScanIndexForward": True,
+        "ConsistentRead": True,
+    }
+    refs = dt.list_key_refs_request(TABLE, "acme", {"pk": {"S": "TENANT#acme"}, "sk": {"S": "KEY#k"}})
+    assert refs["ExpressionAttributeValues"][":prefix"] == {"S": "KEY#"}
+    assert refs["ExclusiveStartKey"] == {"pk": {"S": "TENANT#acme"}, "sk": {"S": "KEY#k"}}
+
+
+def test_put_api_key_is_one_transaction_of_two_new_items() -> None:
+    rq = dt.put_api_key_request(TABLE, key(), token="tok")
+    assert rq["ClientRequestToken"] == "tok"
+    record, ref = (i["Put"] for i in rq["TransactItems"])
+    assert record == dt.put_new_request(TABLE, dt.api_key_to_item(key()))
+    assert ref == dt.put_new_request(TABLE, dt.key_ref_to_item(key()))
+
+
+def test_batch_get_is_consistent() -> None:
+    keys = [dt.api_key_key(HASH)]
+    assert dt.batch_get_request(TABLE, keys) == {
+        "RequestItems": {TABLE: {"Keys": keys, "ConsistentRead": True}}
+    }
+
+
+def test_revoke_sets_the_time_once_and_only_on_the_tenants_own_key() -> None:
+    rq = dt.revoke_request(TABLE, "acme", "key_1", HASH, AT)
+    assert rq["Key"] == dt.api_key_key(HASH)
+    assert rq["ConditionExpression"] == (
+        "attribute_exists(#pk) AND #tenant_id = :tenant_id AND #key_id = :key_id"
+    )
+    assert rq["UpdateExpression"] == "SET #revoked_at = if_not_exists(#revoked_at, :at)"
+    assert rq["ExpressionAttributeValues"] == {
+        ":tenant_id": {"S": "acme"},
+        ":key_id": {"S": "key_1"},
+        ":at": {"S": "2026-01-02T03:04:05.678901+00:00"},
+    }
+    assert rq["ReturnValues"] == "ALL_NEW"
+
+
+def test_touch_writes_only_an_existing_key_last_used_over_a_minute_ago() -> None:
+    rq = dt.touch_request(TABLE, HASH, AT)
+    assert rq["Key"] == dt.api_key_key(HASH)
+    assert rq["ConditionExpression"] == (
+        "attribute_exists(#pk) AND (attribute_not_exists(#last_used_at) OR #last_used_at < :stale_before)"
+    )
+    assert rq["UpdateExpression"] == "SET #last_used_at = :at"
+    assert rq["ExpressionAttributeValues"] == {
+        ":at": {"S": "2026-01-02T03:04:05.678901+00:00"},
+        ":stale_before": {"S": "2026-01-02T03:03:05.678901+00:00"},
+    }
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        dt.revoke_request(TABLE, "acme", "key_1", HASH, AT),
+        dt.touch_request(TABLE, HASH, AT),
+        dt.list_namespaces_request(TABLE, "acme"),
+        dt.list_key_refs_request(TABLE, "acme"),
+    ],
+    ids=["revoke", "touch", "list_namespaces", "list_key_refs"],
+)
+def test_every_placeholder_is_defined_and_used(request_: dict[str, Any]) -> None:
+    # DynamoDB rejects both an undefined and an unused name or value.
+    assert placeholders(request_, "#") == set(request_.get("ExpressionAttributeNames", {}))
+    assert placeholders(request_, ":") == set(request_.get("ExpressionAttributeValues", {}))
+
+
+# -- sending: paging, refusals, errors ----------------------------------------------------------------
+class FakeClient:
+    """Serves key references in pages of one, and key records with one round of unprocessed keys."""
+
+    def __init__(self, records: list[ApiKeyRecord], *, stuck: bool = False) -> None:
+        self.records = {r.key_hash: dt.api_key_to_item(r) for r in records}
+        self.refs = [dt.key_ref_to_item(r) for r in records]
+        self.unprocessed_rounds = 1
+        self.stuck = stuck
+        self.calls: list[str] = []
+
+    def query(self, **request: Any) -> dict[str, Any]:
+        self.calls.append("query")
+        i = 0 if "ExclusiveStartKey" not in request else int(request["ExclusiveStartKey"]["i"]) + 1
+        page: dict[str, Any] = {"Items": self.refs[i : i + 1]}
+        if i + 1 < len(self.refs):
+            page["LastEvaluatedKey"] = {"i": str(i)}
+        return page
+
+    def batch_get_item(self, **request: Any) -> dict[str, Any]:
+        self.calls.append("batch_get_item")
+        ((table, spec),) = request["RequestItems"].items()
+        keys = spec["Keys"]
+        if self.stuck:
+            return {"Responses": {table: []}, "UnprocessedKeys": request["RequestItems"]}
+        if self.unprocessed_rounds > 0 and len(keys) > 1:
+            self.unprocessed_rounds -= 1
+            first, rest = keys[0], keys[1:]
+            return {
+                "Responses": {table: [self.records[first["pk"]["S"][4:]]]},
+                "UnprocessedKeys": {table: {"Keys": rest, "ConsistentRead": True}},
+            }
+        return {"Responses": {table: [self.records[k["pk"]["S"][4:]] for k in keys]}}
+
+
+def hashed(i: int) -> str:
+    return hashlib.sha256(f"rl_{i}".encode()).hexdigest()
+
+
+def test_list_follows_every_page_and_retries_unprocessed_keys() -> None:
+    records = [key(key_id=f"key_{i}", key_hash=hashed(i)) for i in (2, 0, 1)]
+    client = FakeClient(records)
+    got = dt.DynamoDbTenantRegistry(TABLE, client=client).list_api_keys("acme")
+    assert [k.key_id for k in got] == ["key_0", "key_1", "key_2"]
+    assert client.calls == ["query"] * 3 + ["batch_get_item"] * 2
+
+
+def test_list_gives_up_on_keys_left_unprocessed_as_throttled(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dt, "backoff", lambda _attempt: None)
+    client = FakeClient([key(key_id=f"key_{i}", key_hash=hashed(i)) for i in range(3)], stuck=True)
+    with pytest.raises(errors.Throttled):
+        dt.DynamoDbTenantRegistry(TABLE, client=client).list_api_keys("acme")
+    assert client.calls.count("batch_get_item") == dt.BATCH_GET_ATTEMPTS
+
+
+def test_list_never_returns_a_record_of_another_tenant() -> None:
+    client = FakeClient([key(key_id="key_1", key_hash=hashed(1), tenant_id="globex")])
+    client.refs = [dt.key_ref_to_item(key(key_id="key_1", key_hash=hashed(1)))]  # a corrupt reference
+    assert dt.DynamoDbTenantRegistry(TABLE, client=client).list_api_keys("acme") == []
+
+
+@pytest.fixture
+def stubbed() -> Iterator[tuple[dt.DynamoDbTenantRegistry, Any]]:
+    import boto3
+    from botocore.stub import Stubber
+
+    client = boto3.session.Session().client(
+        "dynamodb", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    with Stubber(client) as stubber:
+        yield dt.DynamoDbTenantRegistry(TABLE, client=client), stubber
+        stubber.assert_no_pending_responses()
+
+
+def cancelled(stubber: Any, *codes: str) -> None:
+    stubber.add_client_error(
+        "transact_write_items",
+        service_error_code="TransactionCanceledException",
+        http_status_code=400,
+        modeled_fields={"CancellationReasons": [{"Code": c} for c in codes]},
+    )
+
+
+def test_put_api_key_sends_the_transaction(stubbed: tuple[dt.DynamoDbTenantRegistry, Any]) -> None:
+    registry, stubber = stubbed
+    stubber.add_response("transact_write_items", {})
+    assert registry.put_api_key(key()) == key()
+
+
+@pytest.mark.parametrize(
+    ("codes", "expected"),
+    [
+        (("ConditionalCheckFailed", "None"), errors.Conflict),
+        (("None", "ConditionalCheckFailed"), errors.Conflict),
+        (("TransactionConflict", "None"), errors.Throttled),
+        (("ValidationError", "None"), errors.DependencyFailed),
+    ],
+)
+def test_a_cancelled_key_transaction_is_translated_by_reason(
+    stubbed: tuple[dt.DynamoDbTenantRegistry, Any], codes: tuple[str, ...], expected: type[Exception]
+) -> None:
+    registry, stubber = stubbed
+    cancelled(stubber, *codes)
+    with pytest.raises(expected) as raised:
+        registry.put_api_key(key())
+    assert type(raised.value) is expected
+
+
+def test_a_plaintext_key_is_refused_before_any_request() -> None:
+    registry = dt.DynamoDbTenantRegistry(TABLE, client=object())  # any call would fail
+    with pytest.raises(ValueError, match="SHA-256"):
+        registry.put_api_key(key(key_hash="rl_live_secret"))
+    assert registry.find_api_key("rl_live_secret") is None
+    registry.touch_api_key("rl_live_secret")
+
+
+def test_touch_swallows_only_its_failed_condition(stubbed: tuple[dt.DynamoDbTenantRegistry, Any]) -> None:
+    registry, stubber = stubbed
+    stubber.add_client_error("update_item", service_error_code="ConditionalCheckFailedException")
+    registry.touch_api_key(HASH)
+    stubber.add_client_error("update_item", service_error_code="ThrottlingException")
+    with pytest.raises(errors.Throttled):
+        registry.touch_api_key(HASH)
+
+
+def test_revoke_of_a_key_whose_record_belongs_elsewhere_is_not_found(
+    stubbed: tuple[dt.DynamoDbTenantRegistry, Any],
+) -> None:
+    registry, stubber = stubbed
+    stubber.add_response("get_item", {"Item": dt.key_ref_to_item(key())})
+    stubber.add_client_error("update_item", service_error_code="ConditionalCheckFailedException")
+    with pytest.raises(errors.NotFound):
+        registry.revoke_api_key("acme", "key_1")
+
+
+@pytest.mark.parametrize(
+    ("call", "action", "expected"),
+    [
+        (lambda r: r.create_tenant(Tenant(tenant_id="acme")), "put_item", errors.Conflict),
+        (lambda r: r.create_namespace(namespace()), "put_item", errors.Conflict),
+        (lambda r: r.update_namespace(namespace()), "put_item", errors.NamespaceNotFound),
+        (lambda r: r.delete_namespace("acme", "docs"), "delete_item", errors.NamespaceNotFound),
+    ],
+    ids=["create_tenant", "create_namespace", "update_namespace", "delete_namespace"],
+)
+def test_failed_conditions_become_the_contracts_errors(
+    stubbed: tuple[dt.DynamoDbTenantRegistry, Any], call: Any, action: str, expected: type[Exception]
+) -> None:
+    registry, stubber = stubbed
+    stubber.add_client_error(action, service_error_code="ConditionalCheckFailedException")
+    with pytest.raises(expected) as raised:
+        call(registry)
+    assert type(raised.value) is expected
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "expected"),
+    [
+        ("ProvisionedThroughputExceededException", 400, errors.Throttled),
+        ("ThrottlingException", 400, errors.Throttled),
+        ("InternalServerError", 500, errors.DependencyUnavailable),
+        ("ValidationException", 400, errors.DependencyFailed),
+        ("ResourceNotFoundException", 400, errors.DependencyFailed),
+    ],
+)
+def test_vendor_errors_become_ragline_errors_by_code(
+    stubbed: tuple[dt.DynamoDbTenantRegistry, Any], code: str, status: int, expected: type[Exception]
+) -> None:
+    registry, stubber = stubbed
+    stubber.add_client_error("get_item", service_error_code=code, http_status_code=status)
+    with pytest.raises(expected) as raised:
+        registry.find_api_key(HASH)
+    assert type(raised.value) is expected and raised.value.details["aws_code"] == code  # type: ignore[attr-defined]
+
+
+def test_construction_does_no_io_and_builds_no_client() -> None:
+    registry = dt.DynamoDbTenantRegistry(TABLE)
+    assert registry._dynamodb is None
