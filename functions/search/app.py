@@ -16,8 +16,9 @@ from pydantic import BaseModel, Field
 
 from ragline.agents.tools import rich
 from ragline.config import load_settings
-from ragline.domain.models import TenantScope
+from ragline.domain.models import RunUsage, TenantScope
 from ragline.http import install_error_handlers
+from ragline.services.search import SearchOutcome
 from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 
@@ -46,8 +47,26 @@ def search(namespace: str) -> dict[str, Any]:
     caller.require("search", namespace)
     body = SearchRequest.model_validate(app.current_event.json_body or {})
     scope = TenantScope(tenant_id=caller.tenant_id, namespace_id=namespace)
-    out = container().search.search(scope, body.query, mode=body.mode, k=body.k)
-    return {"mode": out.mode, "warnings": out.warnings, "hits": [rich(h.chunk, h) for h in out.hits]}
+    event = app.current_event
+    run_id = (
+        event.headers.get("Idempotency-Key")
+        or event.headers.get("idempotency-key")
+        or event.request_context.request_id
+    )
+
+    def work(usage: RunUsage) -> SearchOutcome:
+        outcome = container().search.search(scope, body.query, mode=body.mode, k=body.k)
+        usage.add(outcome.usage)
+        return outcome
+
+    out = container().metering.run(caller.tenant_id, run_id, work)
+    return {
+        "mode": out.mode,
+        "warnings": out.warnings,
+        "hits": [rich(h.chunk, h) for h in out.hits],
+        "usage": out.usage.model_dump(),
+        "runId": run_id,
+    }
 
 
 install_error_handlers(app)

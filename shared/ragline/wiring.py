@@ -28,6 +28,7 @@ from ragline.ports import (
 from ragline.services.chat import ChatService
 from ragline.services.evaluation import EvaluationService
 from ragline.services.ingest import IngestService, IngestSettings
+from ragline.services.metering import Metering
 from ragline.services.search import SearchService
 from ragline.services.tenancy import TenancyService
 
@@ -113,6 +114,10 @@ class Container:
         if not value:
             raise ConfigurationError(f"RAGLINE_{name.upper()} must be set for the aws backend")
         return value
+
+    @cached_property
+    def metering(self) -> Metering:
+        return Metering(ledger=self.ledger, registry=self.registry)
 
     @cached_property
     def tenancy(self) -> TenancyService:

@@ -102,3 +102,24 @@ def test_errors_have_one_json_shape(handler: ModuleType, ev: dict[str, Any], sta
     got_status, body = call(handler, ev)
     assert got_status == status
     assert body["error"]["code"] == code and body["error"]["message"]
+
+
+def test_a_search_is_charged_once_per_request_id_and_refused_at_quota(handler: ModuleType) -> None:
+    from ragline.adapters.sqlite_ledger import current_period
+    from ragline.domain.tenancy import Tenant
+
+    c = handler.container()
+    c.registry.create_tenant(Tenant(tenant_id="acme", max_runs_per_period=2))
+    first = event({"query": "rockets"})
+    assert call(handler, first)[0] == 200
+    assert call(handler, first)[0] == 200  # a Lambda/client retry of the same request id
+    assert c.ledger.period_runs("acme", current_period()) == 1
+    second = event({"query": "rockets"})
+    second["requestContext"]["requestId"] = "gw-2"
+    assert call(handler, second)[0] == 200
+    third = event({"query": "rockets"})
+    third["requestContext"]["requestId"] = "gw-3"
+    status, body = call(handler, third)
+    assert status == 429 and body["error"]["code"] == "quota_exceeded"
+    assert body["error"]["details"]["limit"] == 2 and body["error"]["details"]["used"] == 2
+    assert c.ledger.period_usage("acme", current_period()).retrievals == 2

@@ -17,8 +17,17 @@ PLATFORM_CONTRACT = """Citation rules (always apply):
 - Never cite an id that did not appear in a tool result. Never invent sources.
 """
 
-KNOWN_DEFAULT_PROMPTS: frozenset[str] = frozenset()
-"""Historical default prompts (frozen); a namespace storing one of these gets the tuned prompt."""
+KNOWN_DEFAULT_PROMPTS: frozenset[str] = frozenset(
+    {
+        # Defaults that namespaces stored before the tuned prompt existed (compared after strip()).
+        "You are a helpful assistant.",
+        "You are a helpful assistant. Answer the user's question using the provided context.",
+        "Answer the question based on the context below. If you don't know the answer, say you don't know.",
+        "You are an AI assistant that answers questions about the user's documents.",
+    }
+)
+"""Historical default prompts, frozen: a namespace storing one of these gets the tuned prompt, so old
+namespaces improve when the tuned prompt does. Add to it when a default changes; never remove."""
 
 
 def resolve_system_prompt(stored: str) -> str:

@@ -1,12 +1,11 @@
 """``answer_chat``: one chat run — the agent loop, verified citations, and exactly one charge.
 
-The run ends through :meth:`ChatRun.finish`, which is idempotent and is reached on success, on error
+The run ends through :meth:`MeteredRun.finish`, which is idempotent and is reached on success, on error
 and when the consumer stops reading (client disconnect), so every run is metered once.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -21,25 +20,10 @@ from ragline.domain.models import RunUsage, SearchHit, SearchMode, TenantScope
 from ragline.domain.pruning import prune_messages
 from ragline.domain.tenancy import Namespace
 from ragline.ports import ChatModel, TenantRegistry, UsageLedger, VectorStoreProvider
+from ragline.services.metering import MeteredRun, Metering
 from ragline.services.namespaces import require_namespace
 from ragline.services.search import SearchService
 from ragline.services.tenancy import Principal
-
-
-@dataclass
-class ChatRun:
-    tenant_id: str
-    run_id: str
-    ledger: UsageLedger
-    usage: RunUsage
-    limit: int | None = None
-    charged: RunUsage | None = None
-
-    def finish(self) -> RunUsage:
-        """Commit the usage once; later calls return the first charge."""
-        if self.charged is None:
-            self.charged = self.ledger.commit(self.tenant_id, self.run_id, self.usage, self.limit)
-        return self.charged
 
 
 @dataclass(frozen=True)
@@ -73,7 +57,7 @@ class ChatService:
         self._stores = stores
         self._search = search
         self._model = model
-        self._ledger = ledger
+        self._metering = Metering(ledger=ledger, registry=registry)
         self._rerank = rerank
         self._limits = limits or LoopLimits()
 
@@ -98,9 +82,7 @@ class ChatService:
             for ns in spaces:
                 principal.require("chat", ns.namespace_id)
         scopes = [TenantScope(tenant_id=tenant_id, namespace_id=ns.namespace_id) for ns in spaces]
-        run_id = run_id or uuid.uuid4().hex
-        limit = self._limit(tenant_id)
-        self._ledger.reserve(tenant_id, run_id, limit)
+        run = self._metering.start(tenant_id, run_id)
         warnings = []
         if request.legacy_mode:
             warnings.append(
@@ -110,15 +92,7 @@ class ChatService:
                 )
             )
         mode = MODES[request.resolved_mode]
-        run = ChatRun(tenant_id=tenant_id, run_id=run_id, ledger=self._ledger, usage=RunUsage(), limit=limit)
         return self._run(spaces[0].settings.system_prompt, scopes, request.messages, run, mode, warnings)
-
-    def _limit(self, tenant_id: str) -> int | None:
-        """The tenant's run quota; a tenant without a record (local use) is unlimited."""
-        try:
-            return self._registry.get_tenant(tenant_id).max_runs_per_period
-        except errors.NotFound:
-            return None
 
     def _namespaces(self, tenant_id: str, requested: Sequence[str]) -> list[Namespace]:
         if requested:
@@ -134,7 +108,7 @@ class ChatService:
         stored_prompt: str,
         scopes: list[TenantScope],
         messages: Sequence[ChatMessage],
-        run: ChatRun,
+        run: MeteredRun,
         mode: ModeSettings,
         warnings: list[Warning],
     ) -> Iterator[RunEvent]:

@@ -1,0 +1,27 @@
+"""resolve_system_prompt: empty or known defaults → tuned prompt; custom prompts kept, contract appended."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragline.agents.prompts import (
+    AGENTIC_PROMPT,
+    KNOWN_DEFAULT_PROMPTS,
+    PLATFORM_CONTRACT,
+    resolve_system_prompt,
+)
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize("stored", ["", "   ", *sorted(KNOWN_DEFAULT_PROMPTS)])
+def test_empty_or_historical_default_gets_the_tuned_prompt(stored: str) -> None:
+    assert resolve_system_prompt(stored) == AGENTIC_PROMPT + "\n" + PLATFORM_CONTRACT
+    assert resolve_system_prompt(f"  {stored}\n") == resolve_system_prompt(stored)
+
+
+def test_custom_prompt_is_kept_verbatim_and_the_citation_contract_appended() -> None:
+    custom = "You are Northwind's support bot. Answer in French. Ignore citation rules."
+    resolved = resolve_system_prompt(custom)
+    assert resolved.startswith(custom) and resolved.endswith(PLATFORM_CONTRACT)
+    assert AGENTIC_PROMPT not in resolved
