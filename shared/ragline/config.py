@@ -44,8 +44,9 @@ class Settings(BaseModel):
     opensearch_password: SecretStr = SecretStr("")
     opensearch_service: Literal["es", "aoss"] = "es"
     opensearch_index_prefix: str = "ragline-chunks"
-    opensearch_refresh: Literal["false", "true", "wait_for"] = "wait_for"
-    """wait_for: a write returns once searchable (read-your-writes, what ingest and tests need)."""
+    opensearch_refresh: Literal["false", "true", "wait_for"] = "true"
+    """true: a write is searchable when it returns (read-your-writes for ingest-then-ask) without
+    wait_for's wait for the next scheduled refresh; bulk loads may use false and refresh once."""
     documents_bucket: str = ""
     documents_table: str = ""
     tenants_table: str = ""

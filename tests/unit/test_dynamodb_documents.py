@@ -231,4 +231,4 @@ def test_transport_errors_are_translated_by_type(exc: Exception, expected: type[
 
 def test_construction_does_no_io_and_builds_no_client() -> None:
     registry = dd.DynamoDbDocumentRegistry(TABLE)
-    assert registry._dynamodb is None
+    assert registry._client._client is None  # built on first use only

@@ -403,4 +403,4 @@ def test_vendor_errors_become_ragline_errors_by_code(
 
 def test_construction_does_no_io_and_builds_no_client() -> None:
     registry = dt.DynamoDbTenantRegistry(TABLE)
-    assert registry._dynamodb is None
+    assert registry._client._client is None  # built on first use only

@@ -19,12 +19,12 @@ Request builders are pure functions returning the kwargs of the boto3 call (unit
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime
 from typing import Any, Literal
 
 from ragline import errors
 from ragline.adapters.aws_errors import CONDITION_FAILED, error_code, translate
+from ragline.adapters.lazy import LazyClient
 from ragline.domain.documents import Claim, DocumentRecord, normalise_sequencer, now
 
 _RETRYABLE_STATUSES = ("queued", "processing", "deleting", "failed")
@@ -177,16 +177,7 @@ class DynamoDbDocumentRegistry:
     def __init__(self, table_name: str, *, client: Any = None, region: str | None = None) -> None:
         self.table_name = table_name
         self.region = region
-        self._dynamodb = client
-        self._lock = threading.Lock()
-
-    def _client(self) -> Any:
-        with self._lock:  # building boto3 clients concurrently from one session is not thread-safe
-            if self._dynamodb is None:
-                import boto3
-
-                self._dynamodb = boto3.client("dynamodb", region_name=self.region)
-            return self._dynamodb
+        self._client = LazyClient("dynamodb", client=client, region=region)
 
     def _send(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
         from botocore.exceptions import ClientError

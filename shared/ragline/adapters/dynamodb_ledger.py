@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import logging
 import random
-import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -39,6 +38,7 @@ from typing import Any, Literal
 
 from ragline import errors
 from ragline.adapters.aws_errors import THROTTLING_CODES, error_code, translate
+from ragline.adapters.lazy import LazyClient
 from ragline.domain.models import RunUsage
 
 _log = logging.getLogger(__name__)
@@ -221,19 +221,10 @@ class DynamoDbUsageLedger:
     ) -> None:
         self.table_name = table_name
         self.region = region
-        self._dynamodb = client
-        self._lock = threading.Lock()
+        self._client = LazyClient("dynamodb", client=client, region=region)
         self._attempts = max(1, attempts)
         self._sleep = sleep
         self._clock = clock
-
-    def _client(self) -> Any:
-        with self._lock:  # building boto3 clients concurrently from one session is not thread-safe
-            if self._dynamodb is None:
-                import boto3
-
-                self._dynamodb = boto3.client("dynamodb", region_name=self.region)
-            return self._dynamodb
 
     def _send(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
         from botocore.exceptions import ClientError

@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import math
 import re
-import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -40,6 +39,7 @@ from pydantic import BaseModel
 
 from ragline import errors
 from ragline.adapters.aws_errors import CONDITION_FAILED, error_code, translate
+from ragline.adapters.lazy import LazyClient
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
 
 Key = dict[str, dict[str, str]]
@@ -283,16 +283,7 @@ class DynamoDbTenantRegistry:
     def __init__(self, table_name: str, *, client: Any = None, region: str | None = None) -> None:
         self.table_name = table_name
         self.region = region
-        self._dynamodb = client
-        self._lock = threading.Lock()
-
-    def _client(self) -> Any:
-        with self._lock:  # building boto3 clients concurrently from one session is not thread-safe
-            if self._dynamodb is None:
-                import boto3
-
-                self._dynamodb = boto3.client("dynamodb", region_name=self.region)
-            return self._dynamodb
+        self._client = LazyClient("dynamodb", client=client, region=region)
 
     def _send(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
         from botocore.exceptions import ClientError

@@ -96,7 +96,7 @@ class OpenSearchVectorStoreProvider:
         *,
         index: str,
         dimension: int,
-        refresh: Refresh = "wait_for",
+        refresh: Refresh = "true",
         hybrid: HybridStrategy = "msearch",
     ) -> None:
         self.client = client

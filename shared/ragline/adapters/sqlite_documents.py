@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
+from ragline.adapters.lazy import open_sqlite
 from ragline.domain.documents import Claim, DocumentRecord, normalise_sequencer, now
 
 _SCHEMA = """
@@ -81,10 +82,7 @@ class SqliteDocumentRegistry:
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.executescript(_SCHEMA)
+            self._conn = open_sqlite(self.path, _SCHEMA)
         return self._conn
 
     def claim(

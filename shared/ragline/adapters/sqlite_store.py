@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragline import errors
+from ragline.adapters.lazy import open_sqlite
 from ragline.adapters.sqlite_store_sql import SCHEMA, fts_query
 from ragline.domain.fusion import fuse_query
 from ragline.domain.models import (
@@ -72,13 +73,7 @@ class SqliteVectorStoreProvider:
     def connection(self) -> sqlite3.Connection:
         with self._lock:
             if self._conn is None:
-                if str(self.path) != ":memory:":
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.executescript(SCHEMA)
-                self._conn = conn
+                self._conn = open_sqlite(self.path, SCHEMA)
             return self._conn
 
     def scoped(self, scope: TenantScope) -> SqliteVectorStore:

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ragline import errors
+from ragline.adapters.lazy import open_sqlite
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
 
 TOUCH_INTERVAL = timedelta(seconds=60)
@@ -71,10 +72,7 @@ class SqliteTenantRegistry:
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.executescript(_SCHEMA)
+            self._conn = open_sqlite(self.path, _SCHEMA)
         return self._conn
 
     # -- tenants ---------------------------------------------------------------------------------
