@@ -135,3 +135,30 @@ def test_upstream_500_ends_with_a_clean_error_event_and_one_charge(
         )
         == 1
     )
+
+
+def test_a_model_that_keeps_calling_tools_stops_at_20_steps(
+    world: World, openai_replay: OpenAIReplay
+) -> None:
+    openai_replay.script([tool_call("search", {"query": f"bees {i}"}) for i in range(25)])
+    svc, _ = service(world, openai_replay)
+    final = list(svc.answer_chat("acme", req(mode="fast")))[-1]
+    assert isinstance(final, RunFinished) and final.exit_reason == "max_steps"
+    assert len(openai_replay.chat_requests) == 20
+
+
+def test_store_without_keyword_or_order_downgrades_and_hides_expand(
+    world: World, openai_replay: OpenAIReplay
+) -> None:
+    from tests.unit.test_chat_service import SemanticOnlyStores
+
+    openai_replay.script([tool_call("search", {"query": "queen", "mode": "keyword"}), text("ok")])
+    limited = SemanticOnlyStores(world.stores)
+    model = OpenAIChatModel(model="replay-model", client=openai_replay.client())
+    search = SearchService(registry=world.registry, stores=limited, embedder=world.embedder)  # type: ignore[arg-type]
+    svc = ChatService(
+        registry=world.registry, stores=limited, search=search, model=model, ledger=world.ledger
+    )  # type: ignore[arg-type]
+    events = list(svc.answer_chat("acme", req()))
+    assert [t["function"]["name"] for t in openai_replay.chat_requests[0]["tools"]] == ["search"]
+    assert any(isinstance(e, Warning) and e.code == "search_downgraded" for e in events)
