@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO / "shared"))
 
 from ragline.adapters.local_embedder import LocalOnnxEmbedder  # noqa: E402
 
-DEFAULT_CORPUS = Path("/work/shared/data/scifact/corpus.jsonl")
+DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact" / "corpus.jsonl"
 
 
 def load_abstracts(path: Path, limit: int) -> list[str]:
