@@ -102,3 +102,12 @@ def test_delete_then_late_create_event_is_stale(parts: dict[str, Any]) -> None:
     assert parts["service"].remove(SCOPE, "guide.md", "0C").outcome == "deleted"
     assert parts["service"].ingest_object(event("0B")).outcome == "stale"
     assert parts["stores"].scoped(SCOPE).count("guide.md") == 0
+
+
+def test_an_object_deleted_before_its_event_is_processed_is_not_retried(parts: dict[str, Any]) -> None:
+    parts["objects"].delete("acme/docs/guide.md")
+    result = parts["service"].ingest_object(event("0A"))
+    assert result.outcome == "stale"
+    record = parts["documents"].inner.get("acme", "docs", "guide.md")
+    assert record.status == "failed" and record.error_code == "object_gone"
+    assert parts["service"].remove(SCOPE, "guide.md", "0B").outcome == "deleted"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import uuid
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -64,7 +65,8 @@ def rest_endpoint(module: ModuleType, resource: str, tenant: str) -> Any:
             "headers": dict(request.headers),
             "queryStringParameters": dict(request.query_params) or None,
             "pathParameters": dict(request.path_params),
-            "requestContext": {"requestId": "local", "authorizer": local_principal(tenant)},
+            # A fresh id per request, as API Gateway gives: the run id (and its one charge) hangs on it.
+            "requestContext": {"requestId": uuid.uuid4().hex, "authorizer": local_principal(tenant)},
             "body": body,
             "isBase64Encoded": False,
         }

@@ -169,7 +169,15 @@ class IngestService:
                 )
             if self._objects is None:
                 raise errors.ConfigurationError("no object store is configured for S3 ingestion")
+        except errors.RaglineError as exc:
+            self._documents.fail(record, exc.code, exc.message)
+            raise
+        try:
             data = self._objects.get(event.key)
+        except errors.NotFound:
+            # Deleted since the event was sent: its ObjectRemoved event (newer) will settle the record.
+            self._documents.fail(record, "object_gone", f"{event.key} no longer exists")
+            return _skipped(record, "stale")
         except errors.RaglineError as exc:
             self._documents.fail(record, exc.code, exc.message)
             raise
