@@ -93,7 +93,7 @@ _STOP = frozenset(
     ]
 )
 _MAX_SENTENCES = 3
-_KEEP_RATIO = 0.6
+_KEEP_RATIO = 0.75
 
 
 def _terms(text: str) -> list[str]:
