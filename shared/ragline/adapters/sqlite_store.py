@@ -1,12 +1,16 @@
-"""Embedded :class:`~ragline.ports.VectorStore`: one SQLite file, FTS5 BM25 + exact cosine in numpy.
+"""Embedded :class:`~ragline.ports.VectorStore`: one SQLite file; exact cosine and BM25 in numpy.
 
-Every scope (tenant, namespace) shares the file. Scoping is enforced here, not by callers:
+Every scope (tenant, namespace) shares the file; SQLite is the durable store, and each scope's search
+structures live in memory, built from that scope's rows only, so scoping is enforced here, not by
+callers:
 
-- keyword search matches an indexed *scope token* (a hash of tenant and namespace) AND the terms, with
-  the scope column weighted 0 in ``bm25()``, so FTS5 never even visits another scope's rows;
 - semantic search runs over a contiguous float32 matrix holding only this scope's vectors, so a query
-  is one matrix-vector product. The matrix is rebuilt when the scope's ``generation`` (bumped on
-  every write, also by other processes) moves.
+  is one matrix-vector product;
+- keyword search runs over a BM25 inverted index of only this scope's chunks
+  (:mod:`ragline.adapters.sqlite_bm25`), so no other scope's text can match or shift its statistics.
+
+Both are rebuilt when the scope's ``generation`` (bumped in the same transaction as every write, also
+by other processes) moves. (The ``scope_token`` column is kept for files written by older versions.)
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from numpy.typing import NDArray
 
 from ragline import errors
 from ragline.adapters.lazy import open_sqlite
-from ragline.adapters.sqlite_store_sql import SCHEMA, fts_query
+from ragline.adapters.sqlite_bm25 import Bm25Index
+from ragline.adapters.sqlite_store_sql import SCHEMA
 from ragline.domain.fusion import fuse_query
 from ragline.domain.models import (
     Chunk,
@@ -58,6 +63,7 @@ class _Matrix:
     document_ids: NDArray[np.object_]
     filenames: NDArray[np.object_]
     chunk_ids: list[str]
+    bm25: Bm25Index | None = None
 
 
 class SqliteVectorStoreProvider:
@@ -116,6 +122,21 @@ class SqliteVectorStoreProvider:
             )
             self._matrices[scope] = built
             return built
+
+    def bm25(self, scope: TenantScope, m: _Matrix) -> Bm25Index:
+        """The scope's BM25 index, built on the first keyword query of each generation."""
+        with self._lock:
+            if m.bm25 is None:
+                texts = dict(
+                    self.connection()
+                    .execute(
+                        "SELECT rowid, text FROM chunks WHERE tenant_id=? AND namespace_id=?",
+                        (scope.tenant_id, scope.namespace_id),
+                    )
+                    .fetchall()
+                )
+                m.bm25 = Bm25Index([texts[int(r)] for r in m.rowids])
+            return m.bm25
 
 
 class SqliteVectorStore:
@@ -294,51 +315,23 @@ class SqliteVectorStore:
     def _keyword(
         self, text: str, k: int, filters: MetadataFilter, rowid_of: dict[str, int]
     ) -> list[tuple[str, float]]:
-        terms = fts_query(text)
-        if not terms:
+        m = self._p.matrix(self.scope)
+        if not len(m.rowids):
             return []
-        match = f"scope_token:{self._token} AND ({terms})"
-        if not (filters.document_ids or filters.filenames):
-            # The scope token already confines the match to this scope: FTS5 ranks alone (its
-            # ``rank`` is configured as bm25 with the scope column weighted 0), and only the top k
-            # rows are looked up, tenant-checked again, in the chunks table.
-            with self._p._lock:
-                conn = self._p.connection()
-                top = conn.execute(
-                    "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
-                    (match, k),
-                ).fetchall()
-                if not top:
-                    return []
-                ids = {
-                    r[0]: (r[1], r[2])
-                    for r in conn.execute(
-                        "SELECT rowid, document_id, seq FROM chunks"
-                        f" WHERE rowid IN ({','.join('?' * len(top))}) AND tenant_id=? AND namespace_id=?",
-                        [*(r[0] for r in top), self.scope.tenant_id, self.scope.namespace_id],
-                    )
-                }
-            rows = [(rowid, *ids[rowid], score) for rowid, score in top if rowid in ids]
-        else:
-            sql = (
-                "SELECT c.rowid, c.document_id, c.seq, chunks_fts.rank AS s FROM chunks_fts"
-                " JOIN chunks c ON c.rowid = chunks_fts.rowid"
-                " WHERE chunks_fts MATCH ? AND c.tenant_id=? AND c.namespace_id=?"
-            )
-            args: list[object] = [match, self.scope.tenant_id, self.scope.namespace_id]
-            for column, values in (("document_id", filters.document_ids), ("filename", filters.filenames)):
-                if values:
-                    sql += f" AND c.{column} IN ({','.join('?' * len(values))})"
-                    args.extend(values)
-            sql += " ORDER BY s, c.rowid LIMIT ?"
-            args.append(k)
-            with self._p._lock:
-                rows = self._p.connection().execute(sql, args).fetchall()
+        scores = self._p.bm25(self.scope, m).scores(text)
+        mask = _filter_mask(m, filters)
+        if mask is not None:
+            scores = np.where(mask, scores, 0.0)
+        matching = np.flatnonzero(scores > 0)
+        k = min(k, len(matching))
+        if k <= 0:
+            return []
+        top = matching[np.argpartition(-scores[matching], k - 1)[:k]]
+        top = top[np.lexsort((m.rowids[top], -scores[top]))]
         out = []
-        for rowid, doc, seq, score in rows:
-            cid = f"{doc}#{seq}"
-            rowid_of[cid] = int(rowid)
-            out.append((cid, -float(score)))
+        for i in top.tolist():
+            rowid_of[m.chunk_ids[i]] = int(m.rowids[i])
+            out.append((m.chunk_ids[i], float(scores[i])))
         return out
 
     def _hits(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS chunks (
     rowid INTEGER PRIMARY KEY,
@@ -25,22 +23,6 @@ CREATE TABLE IF NOT EXISTS scopes (
     generation INTEGER NOT NULL,
     PRIMARY KEY (tenant_id, namespace_id)
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    scope_token, text, content='chunks', content_rowid='rowid', tokenize='porter unicode61'
-);
-INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('rank', 'bm25(0.0, 1.0)');
-CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, scope_token, text) VALUES (new.rowid, new.scope_token, new.text);
-END;
-CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, scope_token, text)
-    VALUES ('delete', old.rowid, old.scope_token, old.text);
-END;
-CREATE TRIGGER IF NOT EXISTS chunks_au AFTER UPDATE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, scope_token, text)
-    VALUES ('delete', old.rowid, old.scope_token, old.text);
-    INSERT INTO chunks_fts(rowid, scope_token, text) VALUES (new.rowid, new.scope_token, new.text);
-END;
 """
 
 # Lucene's English stop set (what OpenSearch's `english` analyzer drops), so both stores match alike.
@@ -81,10 +63,3 @@ STOPWORDS = frozenset(
         "with",
     ]
 )
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def fts_query(text: str) -> str:
-    """A free-text query as an FTS5 OR of quoted terms (FTS5's default is AND, which is not BM25)."""
-    terms = dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
-    return " OR ".join(f'"{t}"' for t in terms)
