@@ -76,7 +76,6 @@ class Settings(BaseModel):
     rrf_k: int = 60
     hybrid_fusion: Literal["rrf", "convex"] = "rrf"
     hybrid_alpha: float = 0.5
-    default_top_k: int = 10
 
     @property
     def llm_configured(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from ragline.agents.agentic import LoopLimits
 from ragline.agents.tools import RerankFn
 from ragline.config import Settings
 from ragline.domain.models import RunUsage, SearchHit
@@ -208,6 +209,7 @@ class Container:
             model=self.chat_model,
             ledger=self.ledger,
             rerank=self.rerank,
+            limits=LoopLimits(max_output_tokens=self.settings.max_output_tokens),
         )
 
     @cached_property
