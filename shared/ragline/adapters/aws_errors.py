@@ -5,7 +5,7 @@ botocore is imported lazily (it costs tens of milliseconds): importing an adapte
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -66,3 +66,26 @@ def translate(service: str, action: str) -> Iterator[None]:
         raise errors.DependencyFailed(
             f"{service} call {action} could not be made", service=service, action=action
         ) from exc
+
+
+def call(
+    client: Any,
+    action: str,
+    request: dict[str, Any],
+    domain_error: Callable[[Any], BaseException | None],
+    *,
+    service: str = "DynamoDB",
+) -> dict[str, Any]:
+    """One SDK call: ``domain_error`` may turn a ``ClientError`` into an adapter-specific exception
+    (a failed condition, a cancelled transaction); everything else is translated by :func:`translate`."""
+    from botocore.exceptions import ClientError
+
+    with translate(service, action):
+        try:
+            response: dict[str, Any] = getattr(client, action)(**request)
+        except ClientError as exc:
+            mapped = domain_error(exc)
+            if mapped is not None:
+                raise mapped from exc
+            raise
+    return response

@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ragline import errors
-from ragline.adapters.aws_errors import CONDITION_FAILED, error_code, translate
+from ragline.adapters.aws_errors import CONDITION_FAILED, call, error_code
 from ragline.adapters.lazy import LazyClient
 from ragline.domain.documents import Claim, DocumentRecord, normalise_sequencer, now
 
@@ -180,16 +180,12 @@ class DynamoDbDocumentRegistry:
         self._client = LazyClient("dynamodb", client=client, region=region)
 
     def _send(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
-        from botocore.exceptions import ClientError
+        def domain_error(exc: Any) -> BaseException | None:
+            if error_code(exc) == CONDITION_FAILED:
+                return _ConditionFailed(exc.response.get("Item"))
+            return None
 
-        with translate("DynamoDB", action):
-            try:
-                response: dict[str, Any] = getattr(self._client(), action)(**request)
-            except ClientError as exc:
-                if error_code(exc) == CONDITION_FAILED:
-                    raise _ConditionFailed(exc.response.get("Item")) from exc
-                raise
-        return response
+        return call(self._client(), action, request, domain_error)
 
     def claim(
         self,

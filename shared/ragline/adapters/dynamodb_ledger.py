@@ -37,7 +37,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from ragline import errors
-from ragline.adapters.aws_errors import THROTTLING_CODES, error_code, translate
+from ragline.adapters.aws_errors import THROTTLING_CODES, call, error_code
 from ragline.adapters.lazy import LazyClient
 from ragline.domain.models import RunUsage
 
@@ -227,17 +227,13 @@ class DynamoDbUsageLedger:
         self._clock = clock
 
     def _send(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
-        from botocore.exceptions import ClientError
+        def domain_error(exc: Any) -> BaseException | None:
+            code = error_code(exc)
+            if code in (CANCELLED, PARAMETER_MISMATCH, IN_PROGRESS):
+                return _Cancelled(code, list(exc.response.get("CancellationReasons") or []))
+            return None
 
-        with translate("DynamoDB", action):
-            try:
-                response: dict[str, Any] = getattr(self._client(), action)(**request)
-            except ClientError as exc:
-                code = error_code(exc)
-                if code in (CANCELLED, PARAMETER_MISMATCH, IN_PROGRESS):
-                    raise _Cancelled(code, list(exc.response.get("CancellationReasons") or [])) from exc
-                raise
-        return response
+        return call(self._client(), action, request, domain_error)
 
     # -- reads --------------------------------------------------------------------------------------
     def _counter(self, tenant_id: str, period: str) -> dict[str, Any] | None:

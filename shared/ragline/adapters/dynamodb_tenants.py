@@ -38,7 +38,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ragline import errors
-from ragline.adapters.aws_errors import CONDITION_FAILED, error_code, translate
+from ragline.adapters.aws_errors import CONDITION_FAILED, call, error_code
 from ragline.adapters.lazy import LazyClient
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
 
@@ -286,25 +286,21 @@ class DynamoDbTenantRegistry:
         self._client = LazyClient("dynamodb", client=client, region=region)
 
     def _send(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
-        from botocore.exceptions import ClientError
+        def domain_error(exc: Any) -> BaseException | None:
+            if error_code(exc) == CONDITION_FAILED:
+                return _ConditionFailed()
+            if error_code(exc) == TRANSACTION_CANCELED:
+                codes = cancellation_codes(exc)
+                if "ConditionalCheckFailed" in codes:
+                    return _ConditionFailed()
+                if _RETRYABLE_CANCELLATIONS.intersection(codes):
+                    return errors.Throttled(
+                        f"DynamoDB canceled {action}", service="DynamoDB", action=action,
+                        aws_code=TRANSACTION_CANCELED, reasons=codes,
+                    )  # fmt: skip
+            return None
 
-        with translate("DynamoDB", action):
-            try:
-                response: dict[str, Any] = getattr(self._client(), action)(**request)
-            except ClientError as exc:
-                if error_code(exc) == CONDITION_FAILED:
-                    raise _ConditionFailed() from exc
-                if error_code(exc) == TRANSACTION_CANCELED:
-                    codes = cancellation_codes(exc)
-                    if "ConditionalCheckFailed" in codes:
-                        raise _ConditionFailed() from exc
-                    if _RETRYABLE_CANCELLATIONS.intersection(codes):
-                        raise errors.Throttled(
-                            f"DynamoDB canceled {action}", service="DynamoDB", action=action,
-                            aws_code=TRANSACTION_CANCELED, reasons=codes,
-                        ) from exc  # fmt: skip
-                raise
-        return response
+        return call(self._client(), action, request, domain_error)
 
     def _get(self, key: Key) -> dict[str, Any] | None:
         item: dict[str, Any] | None = self._send("get_item", get_request(self.table_name, key)).get("Item")
