@@ -78,7 +78,7 @@ def test_reader_never_sees_missing_or_doubled_chunks(stores: VectorStoreProvider
     reader = threading.Thread(target=read)
     reader.start()
     try:
-        for i in range(3):  # alternate long and short versions to exercise both directions
+        for i in range(9):  # alternate long and short versions to exercise both directions (ends on "two")
             tag, n = ("two", 7) if i % 2 == 0 else ("three", 15)
             service.ingest(SCOPE, filename="guide.md", data=version(tag, n))
     finally:
