@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ragline.adapters.local_embedder import LocalOnnxEmbedder
-from ragline.adapters.sqlite_documents import SqliteDocumentRegistry
-from ragline.adapters.sqlite_ledger import SqliteUsageLedger
-from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
-from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
+from ragline.adapters.embedded.documents import SqliteDocumentRegistry
+from ragline.adapters.embedded.ledger import SqliteUsageLedger
+from ragline.adapters.embedded.store import SqliteVectorStoreProvider
+from ragline.adapters.embedded.tenants import SqliteTenantRegistry
+from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
 from ragline.agents.events import Sources
 from ragline.agents.tools import compact
 from ragline.documents.chunker import WordCachedCounter

@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "shared"))
 
-from ragline.adapters.local_embedder import LocalOnnxEmbedder  # noqa: E402
+from ragline.adapters.local_models.embedder import LocalOnnxEmbedder  # noqa: E402
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact" / "corpus.jsonl"
 

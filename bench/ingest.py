@@ -24,12 +24,12 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from ragline.adapters.local_embedder import LocalOnnxEmbedder
-from ragline.adapters.local_objects import LocalObjectStore
-from ragline.adapters.opensearch_store import OpenSearchVectorStoreProvider, build_client
-from ragline.adapters.sqlite_documents import SqliteDocumentRegistry
-from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
-from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
+from ragline.adapters.embedded.documents import SqliteDocumentRegistry
+from ragline.adapters.embedded.objects import LocalObjectStore
+from ragline.adapters.embedded.store import SqliteVectorStoreProvider
+from ragline.adapters.embedded.tenants import SqliteTenantRegistry
+from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
+from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.config import Settings
 from ragline.documents.chunker import WordCachedCounter, chunk_document
 from ragline.documents.parsers import parse_document

@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from tests.support.cfn_tables import create_table_from_template
 
-from ragline.adapters.dynamodb_ledger import DynamoDbUsageLedger
-from ragline.adapters.sqlite_ledger import SqliteUsageLedger
+from ragline.adapters.aws.ledger import DynamoDbUsageLedger
+from ragline.adapters.embedded.ledger import SqliteUsageLedger
 from ragline.domain.models import RunUsage
 from ragline.ports import UsageLedger
 

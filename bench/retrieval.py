@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ragline.adapters.embedding_cache import EmbeddingCache
-from ragline.adapters.local_embedder import LocalOnnxEmbedder
-from ragline.adapters.opensearch_store import OpenSearchVectorStoreProvider, build_client
-from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
+from ragline.adapters.embedded.embedding_cache import EmbeddingCache
+from ragline.adapters.embedded.store import SqliteVectorStoreProvider
+from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
+from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.config import Settings
 from ragline.domain.metrics import dedupe_documents, ndcg_at, recall_at
 from ragline.domain.models import Chunk, ChunkMetadata, HybridQuery, KeywordQuery, SemanticQuery, TenantScope

@@ -34,7 +34,7 @@ from ragline.services.search import SearchService
 from ragline.services.tenancy import TenancyService
 
 if TYPE_CHECKING:
-    from ragline.adapters.local_embedder import LocalOnnxEmbedder
+    from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
 
 
 class Container:
@@ -43,18 +43,18 @@ class Container:
 
     @cached_property
     def onnx(self) -> LocalOnnxEmbedder:
-        from ragline.adapters.local_embedder import LocalOnnxEmbedder
+        from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
 
         return LocalOnnxEmbedder(batch_size=self.settings.embed_batch_size)
 
     @cached_property
     def embedder(self) -> Embedder:
         """Offline by default; vectors are cached (re-embedding unchanged text costs nothing)."""
-        from ragline.adapters.embedding_cache import EmbeddingCache
+        from ragline.adapters.embedded.embedding_cache import EmbeddingCache
 
         inner: Embedder = self.onnx
         if self.settings.embedding_provider == "openai":
-            from ragline.adapters.openai_embedder import OpenAIEmbedder
+            from ragline.adapters.openai.embedder import OpenAIEmbedder
 
             inner = OpenAIEmbedder.from_settings(self.settings)
         return EmbeddingCache(inner, self.settings.home / "cache" / "embeddings.sqlite")
@@ -69,12 +69,12 @@ class Container:
     @cached_property
     def stores(self) -> VectorStoreProvider:
         if self.settings.resolved_store == "opensearch":
-            from ragline.adapters.opensearch_store import OpenSearchVectorStoreProvider
+            from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
 
             return OpenSearchVectorStoreProvider.from_settings(
                 self.settings, dimension=self.embedder.dimension, model_id=self.embedder.model_id
             )
-        from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
+        from ragline.adapters.embedded.store import SqliteVectorStoreProvider
 
         return SqliteVectorStoreProvider(
             self.settings.home / "store.sqlite", dimension=self.embedder.dimension
@@ -83,30 +83,30 @@ class Container:
     @cached_property
     def registry(self) -> TenantRegistry:
         if self.settings.backend == "aws":
-            from ragline.adapters.dynamodb_tenants import DynamoDbTenantRegistry
+            from ragline.adapters.aws.tenants import DynamoDbTenantRegistry
 
             return DynamoDbTenantRegistry(self._required("tenants_table"))
-        from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
+        from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 
         return SqliteTenantRegistry(self.settings.home / "tenants.sqlite")
 
     @cached_property
     def documents(self) -> DocumentRegistry:
         if self.settings.backend == "aws":
-            from ragline.adapters.dynamodb_documents import DynamoDbDocumentRegistry
+            from ragline.adapters.aws.documents import DynamoDbDocumentRegistry
 
             return DynamoDbDocumentRegistry(self._required("documents_table"))
-        from ragline.adapters.sqlite_documents import SqliteDocumentRegistry
+        from ragline.adapters.embedded.documents import SqliteDocumentRegistry
 
         return SqliteDocumentRegistry(self.settings.home / "documents.sqlite")
 
     @cached_property
     def objects(self) -> ObjectStore:
         if self.settings.backend == "aws":
-            from ragline.adapters.s3_objects import S3ObjectStore
+            from ragline.adapters.aws.objects import S3ObjectStore
 
             return S3ObjectStore(self._required("documents_bucket"))
-        from ragline.adapters.local_objects import LocalObjectStore
+        from ragline.adapters.embedded.objects import LocalObjectStore
 
         return LocalObjectStore(self.settings.home / "objects")
 
@@ -127,20 +127,20 @@ class Container:
     @cached_property
     def ledger(self) -> UsageLedger:
         if self.settings.backend == "aws":
-            from ragline.adapters.dynamodb_ledger import DynamoDbUsageLedger
+            from ragline.adapters.aws.ledger import DynamoDbUsageLedger
 
             return DynamoDbUsageLedger(self._required("usage_table"))
-        from ragline.adapters.sqlite_ledger import SqliteUsageLedger
+        from ragline.adapters.embedded.ledger import SqliteUsageLedger
 
         return SqliteUsageLedger(self.settings.home / "usage.sqlite")
 
     @cached_property
     def chat_model(self) -> ChatModel:
         if self.settings.llm_configured:
-            from ragline.adapters.openai_chat import OpenAIChatModel
+            from ragline.adapters.openai.chat import OpenAIChatModel
 
             return OpenAIChatModel.from_settings(self.settings)
-        from ragline.adapters.extractive_chat import ExtractiveChatModel
+        from ragline.adapters.local_models.extractive_chat import ExtractiveChatModel
 
         return ExtractiveChatModel()
 
@@ -175,7 +175,7 @@ class Container:
     @cached_property
     def rerank(self) -> RerankFn | None:
         """The chat's rerank step: the configured reranker behind a fused-order fallback."""
-        from ragline.adapters.rerankers import FallbackReranker, LlmListwiseReranker
+        from ragline.adapters.rerank import FallbackReranker, LlmListwiseReranker
 
         choice = self.settings.reranker
         if choice == "auto":
@@ -183,7 +183,7 @@ class Container:
         if choice == "none":
             return None
         if choice == "cross-encoder":
-            from ragline.adapters.cross_encoder import OnnxCrossEncoderReranker
+            from ragline.adapters.local_models.cross_encoder import OnnxCrossEncoderReranker
 
             inner: Reranker = OnnxCrossEncoderReranker(
                 self.settings.cross_encoder_model, self.settings.cross_encoder_tokenizer

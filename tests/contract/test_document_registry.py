@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from ragline.adapters.dynamodb_documents import DynamoDbDocumentRegistry
-from ragline.adapters.sqlite_documents import SqliteDocumentRegistry
+from ragline.adapters.aws.documents import DynamoDbDocumentRegistry
+from ragline.adapters.embedded.documents import SqliteDocumentRegistry
 from tests.contract.document_registry_contract import S1, DocumentRegistryContract
 from tests.support.cfn_tables import create_table_from_template
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ragline.adapters.opensearch_store import OpenSearchVectorStoreProvider, build_client
+from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.config import Settings
 from ragline.domain.models import TenantScope
 from tests.contract.vector_store_contract import VectorStoreContract, hybrid, make_chunks

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragline.adapters.rerankers import FallbackReranker, IdentityReranker, LlmListwiseReranker
+from ragline.adapters.rerank import FallbackReranker, IdentityReranker, LlmListwiseReranker
 from ragline.ports import Reranker
 from tests.contract.reranker_contract import HITS, RerankerContract
 from tests.support.fakes import ScriptedChatModel

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
+from ragline.adapters.embedded.store import SqliteVectorStoreProvider
 from ragline.domain.models import KeywordQuery, TenantScope
 from tests.contract.vector_store_contract import VectorStoreContract, make_chunks
 from tests.support.vectors import DIM

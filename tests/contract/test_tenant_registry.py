@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from ragline.adapters.dynamodb_tenants import DynamoDbTenantRegistry
-from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
+from ragline.adapters.aws.tenants import DynamoDbTenantRegistry
+from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.domain.tenancy import Tenant
 from ragline.ports import TenantRegistry
 from ragline.services.namespaces import new_namespace

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from ragline.adapters import dynamodb_ledger, sqlite_ledger
-from ragline.adapters.dynamodb_ledger import DynamoDbUsageLedger
-from ragline.adapters.sqlite_ledger import SqliteUsageLedger
+from ragline.adapters.aws import ledger as dynamodb_ledger
+from ragline.adapters.aws.ledger import DynamoDbUsageLedger
+from ragline.adapters.embedded import ledger as sqlite_ledger
+from ragline.adapters.embedded.ledger import SqliteUsageLedger
 from ragline.domain.models import RunUsage
 from tests.contract.usage_ledger_contract import UsageLedgerContract
 from tests.support.cfn_tables import create_table_from_template, load_template

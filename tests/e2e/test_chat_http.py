@@ -17,13 +17,13 @@ import httpx
 import pytest
 import uvicorn
 
-from ragline.adapters.extractive_chat import ExtractiveChatModel
-from ragline.adapters.local_embedder import LocalOnnxEmbedder
-from ragline.adapters.opensearch_store import OpenSearchVectorStoreProvider, build_client
-from ragline.adapters.sqlite_documents import SqliteDocumentRegistry
-from ragline.adapters.sqlite_ledger import SqliteUsageLedger, current_period
-from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
-from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
+from ragline.adapters.embedded.documents import SqliteDocumentRegistry
+from ragline.adapters.embedded.ledger import SqliteUsageLedger, current_period
+from ragline.adapters.embedded.store import SqliteVectorStoreProvider
+from ragline.adapters.embedded.tenants import SqliteTenantRegistry
+from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
+from ragline.adapters.local_models.extractive_chat import ExtractiveChatModel
+from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.config import Settings
 from ragline.documents.chunker import WordCachedCounter
 from ragline.domain.chat import TextDelta, TokenUsage, TurnEnd

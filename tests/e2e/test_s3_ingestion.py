@@ -19,11 +19,11 @@ from typing import Any
 import boto3
 import pytest
 
-from ragline.adapters.dynamodb_documents import DynamoDbDocumentRegistry
-from ragline.adapters.local_embedder import LocalOnnxEmbedder
-from ragline.adapters.opensearch_store import OpenSearchVectorStoreProvider, build_client
-from ragline.adapters.s3_objects import S3ObjectStore
-from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
+from ragline.adapters.aws.documents import DynamoDbDocumentRegistry
+from ragline.adapters.aws.objects import S3ObjectStore
+from ragline.adapters.embedded.tenants import SqliteTenantRegistry
+from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
+from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.config import Settings
 from ragline.documents.chunker import WordCachedCounter
 from ragline.domain.models import KeywordQuery, TenantScope

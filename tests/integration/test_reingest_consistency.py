@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.opensearch_store import OpenSearchVectorStoreProvider, build_client
-from ragline.adapters.sqlite_documents import SqliteDocumentRegistry
-from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
-from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
+from ragline.adapters.embedded.documents import SqliteDocumentRegistry
+from ragline.adapters.embedded.store import SqliteVectorStoreProvider
+from ragline.adapters.embedded.tenants import SqliteTenantRegistry
+from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.config import Settings
 from ragline.domain.models import TenantScope
 from ragline.ports import VectorStoreProvider

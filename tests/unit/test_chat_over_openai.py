@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ragline.adapters.openai_chat import OpenAIChatModel
+from ragline.adapters.openai.chat import OpenAIChatModel
 from ragline.agents.events import RunError, RunFinished, ToolFinished, Warning
 from ragline.domain.models import SearchQuery, TenantScope
 from ragline.services.chat import ChatService
@@ -131,7 +131,7 @@ def test_upstream_500_ends_with_a_clean_error_event_and_one_charge(
     assert isinstance(final, RunFinished) and final.exit_reason == "error"
     assert (
         world.ledger.period_runs(
-            "acme", __import__("ragline.adapters.sqlite_ledger").adapters.sqlite_ledger.current_period()
+            "acme", __import__("ragline.adapters.embedded.ledger").adapters.sqlite_ledger.current_period()
         )
         == 1
     )

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from ragline import errors
-from ragline.adapters.sqlite_ledger import SqliteUsageLedger, current_period
-from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
-from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
+from ragline.adapters.embedded.ledger import SqliteUsageLedger, current_period
+from ragline.adapters.embedded.store import SqliteVectorStoreProvider
+from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.agents.events import RunError, RunEvent, RunFinished, Sources, ToolFinished, Warning
 from ragline.domain.chat import ChatMessage, ChatRequest
 from ragline.domain.models import RunUsage, SearchHit, StoreCapabilities, TenantScope

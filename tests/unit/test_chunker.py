@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragline.adapters.local_embedder import find_tokenizer_file
+from ragline.adapters.local_models.embedder import find_tokenizer_file
 from ragline.documents import ParsedDocument, Section, WordCachedCounter, chunk_document, split_sentences
 from ragline.domain.models import Chunk
 from ragline.errors import InvalidRequest

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ragline import errors
-from ragline.adapters import dynamodb_documents as dd
+from ragline.adapters.aws import documents as dd
 from ragline.domain.documents import DocumentRecord, normalise_sequencer
 
 pytestmark = pytest.mark.unit

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ragline import errors
-from ragline.adapters import dynamodb_ledger as dl
+from ragline.adapters.aws import ledger as dl
 from ragline.domain.models import RunUsage
 
 pytestmark = pytest.mark.unit

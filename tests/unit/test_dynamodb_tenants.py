@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ragline import errors
-from ragline.adapters import dynamodb_tenants as dt
+from ragline.adapters.aws import tenants as dt
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, NamespaceSettings, Tenant
 
 pytestmark = pytest.mark.unit

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from ragline.adapters.local_objects import LocalObjectStore
-from ragline.adapters.sqlite_documents import SqliteDocumentRegistry
-from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
-from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
+from ragline.adapters.embedded.documents import SqliteDocumentRegistry
+from ragline.adapters.embedded.objects import LocalObjectStore
+from ragline.adapters.embedded.store import SqliteVectorStoreProvider
+from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.domain.models import TenantScope
 from ragline.services.ingest import IngestService, IngestSettings, ObjectEvent
 from ragline.services.namespaces import new_namespace

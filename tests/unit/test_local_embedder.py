@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from ragline.adapters.embedding_cache import EmbeddingCache
-from ragline.adapters.local_embedder import LocalOnnxEmbedder, find_tokenizer_file
+from ragline.adapters.embedded.embedding_cache import EmbeddingCache
+from ragline.adapters.local_models.embedder import LocalOnnxEmbedder, find_tokenizer_file
 from ragline.errors import ConfigurationError
 from ragline.ports import Embedder, Tokenizer
 

@@ -12,8 +12,8 @@ import openai
 import pytest
 
 from ragline import errors
-from ragline.adapters.openai_chat import OpenAIChatModel, build_request
-from ragline.adapters.openai_embedder import OpenAIEmbedder
+from ragline.adapters.openai.chat import OpenAIChatModel, build_request
+from ragline.adapters.openai.embedder import OpenAIEmbedder
 from ragline.domain.chat import (
     ChatMessage,
     ChatOptions,
@@ -111,7 +111,7 @@ def test_build_request_without_tools_sends_no_tools_key() -> None:
 
 def test_importing_the_adapter_does_not_import_openai() -> None:
     # The chat Lambda's cold start: the SDK is imported on the first call only.
-    code = "import sys, ragline.adapters.openai_chat; assert 'openai' not in sys.modules"
+    code = "import sys, ragline.adapters.openai.chat; assert 'openai' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters import opensearch_requests as rq
+from ragline.adapters.opensearch import requests as rq
 from ragline.domain.models import Chunk, ChunkMetadata, MetadataFilter, TenantScope
 
 pytestmark = pytest.mark.unit
@@ -59,7 +59,7 @@ def test_mapping_uses_lucene_hnsw_cosine_and_matches_the_checked_in_copy() -> No
     assert (method["engine"], method["name"], method["space_type"]) == ("lucene", "hnsw", "cosinesimil")
     assert body["mappings"]["_routing"] == {"required": True}
     assert json.loads(MAPPING.read_text()) == body, (
-        "regenerate with: python -m ragline.adapters.opensearch_requests"
+        "regenerate with: python -m ragline.adapters.opensearch.requests"
     )
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from ragline import errors
-from ragline.adapters.cross_encoder import OnnxCrossEncoderReranker
-from ragline.adapters.rerankers import (
+from ragline.adapters.local_models.cross_encoder import OnnxCrossEncoderReranker
+from ragline.adapters.rerank import (
     FallbackReranker,
     IdentityReranker,
     LlmListwiseReranker,
@@ -267,7 +267,7 @@ def test_given_missing_tokenizer_file_then_configuration_error_names_it(tmp_path
 
 
 def test_given_an_unloadable_model_file_when_wrapped_then_fused_order_and_a_warning(tmp_path: Path) -> None:
-    from ragline.adapters.local_embedder import find_tokenizer_file
+    from ragline.adapters.local_models.embedder import find_tokenizer_file
 
     model = tmp_path / "model.onnx"
     model.write_bytes(b"not an onnx graph")
@@ -282,7 +282,7 @@ def test_given_an_unloadable_model_file_when_wrapped_then_fused_order_and_a_warn
 
 def test_given_a_bi_encoder_instead_of_a_cross_encoder_then_rerank_failed() -> None:
     """The shipped MiniLM embedder is a real ONNX BERT whose output is not one score per pair."""
-    from ragline.adapters.local_embedder import find_model_file, find_tokenizer_file
+    from ragline.adapters.local_models.embedder import find_model_file, find_tokenizer_file
 
     reranker = OnnxCrossEncoderReranker(find_model_file(), find_tokenizer_file(), batch_size=2)
 

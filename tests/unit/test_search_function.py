@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from ragline.adapters.sqlite_store import SqliteVectorStoreProvider
-from ragline.adapters.sqlite_tenants import SqliteTenantRegistry
+from ragline.adapters.embedded.store import SqliteVectorStoreProvider
+from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.config import Settings
 from ragline.domain.models import TenantScope
 from ragline.services.namespaces import new_namespace
@@ -105,7 +105,7 @@ def test_errors_have_one_json_shape(handler: ModuleType, ev: dict[str, Any], sta
 
 
 def test_a_search_is_charged_once_per_request_id_and_refused_at_quota(handler: ModuleType) -> None:
-    from ragline.adapters.sqlite_ledger import current_period
+    from ragline.adapters.embedded.ledger import current_period
     from ragline.domain.tenancy import Tenant
 
     c = handler.container()

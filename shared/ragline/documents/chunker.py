@@ -14,7 +14,7 @@ from ragline.documents.parsers import ParsedDocument, Section
 from ragline.documents.sentences import PARAGRAPH_BREAK, SENTENCE_BREAK, split_with_breaks
 from ragline.domain.models import Chunk, ChunkMetadata
 from ragline.errors import DependencyFailed, InvalidRequest
-from ragline.ports import Tokenizer
+from ragline.ports import Embedder, Tokenizer
 
 
 def chunk_document(
@@ -213,3 +213,17 @@ class WordCachedCounter:
         if len(cache) > self._max_entries:
             cache.clear()
         return counts
+
+
+class EmbedderTokenCounter:
+    """A :class:`Tokenizer` that counts with the embedder's own ``count_tokens``.
+
+    Used when embeddings come from an endpoint (no local tokenizer to load): chunks are then sized
+    in the unit the endpoint's limits are stated in, and no MiniLM model is read at cold start.
+    """
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        return [self._embedder.count_tokens(text) for text in texts]

@@ -7,7 +7,7 @@ callers:
 - semantic search runs over a contiguous float32 matrix holding only this scope's vectors, so a query
   is one matrix-vector product;
 - keyword search runs over a BM25 inverted index of only this scope's chunks
-  (:mod:`ragline.adapters.sqlite_bm25`), so no other scope's text can match or shift its statistics.
+  (:mod:`ragline.adapters.embedded.bm25`), so no other scope's text can match or shift its statistics.
 
 Both are rebuilt when the scope's ``generation`` (bumped in the same transaction as every write, also
 by other processes) moves. (The ``scope_token`` column is kept for files written by older versions.)
@@ -28,9 +28,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragline import errors
-from ragline.adapters.lazy import open_sqlite
-from ragline.adapters.sqlite_bm25 import Bm25Index
-from ragline.adapters.sqlite_store_sql import SCHEMA
+from ragline.adapters.embedded.bm25 import Bm25Index
+from ragline.adapters.embedded.sqlite import open_sqlite
+from ragline.adapters.embedded.store_schema import SCHEMA
 from ragline.domain.fusion import fuse_query
 from ragline.domain.models import (
     Chunk,

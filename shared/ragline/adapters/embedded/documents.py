@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from ragline.adapters.lazy import open_sqlite
+from ragline.adapters.embedded.sqlite import open_sqlite
 from ragline.domain.documents import Claim, DocumentRecord, normalise_sequencer, now
 
 _SCHEMA = """

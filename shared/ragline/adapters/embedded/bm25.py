@@ -19,7 +19,45 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ragline.adapters.sqlite_store_sql import STOPWORDS
+# Lucene's English stop set (what OpenSearch's `english` analyzer drops), so both stores match alike.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
+)
+
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 K1, B = 1.2, 0.75

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ragline import errors
-from ragline.adapters.rerankers import RerankOutcome, _ranked
+from ragline.adapters.rerank import RerankOutcome, _ranked
 from ragline.domain.models import RunUsage, SearchHit
 from ragline.errors import RerankFailed
 

@@ -1,10 +1,8 @@
-"""Shared plumbing of the adapters: boto3 clients built on first use, SQLite files opened alike."""
+"""boto3 clients built on first use, never at import or construction."""
 
 from __future__ import annotations
 
-import sqlite3
 import threading
-from pathlib import Path
 from typing import Any
 
 
@@ -24,14 +22,3 @@ class LazyClient:
 
                 self._client = boto3.client(self.service, region_name=self.region)
             return self._client
-
-
-def open_sqlite(path: Path, schema: str, *, timeout: float = 5.0) -> sqlite3.Connection:
-    """A WAL-mode connection in autocommit mode (transactions are explicit), schema applied."""
-    if str(path) != ":memory:":
-        path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), timeout=timeout, check_same_thread=False, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.executescript(schema)
-    return conn

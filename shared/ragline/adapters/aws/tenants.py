@@ -38,8 +38,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from ragline import errors
-from ragline.adapters.aws_errors import CONDITION_FAILED, call, error_code
-from ragline.adapters.lazy import LazyClient
+from ragline.adapters.aws.clients import LazyClient
+from ragline.adapters.aws.errors import CONDITION_FAILED, call, error_code
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
 
 Key = dict[str, dict[str, str]]

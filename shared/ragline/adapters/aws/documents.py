@@ -23,8 +23,8 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ragline import errors
-from ragline.adapters.aws_errors import CONDITION_FAILED, call, error_code
-from ragline.adapters.lazy import LazyClient
+from ragline.adapters.aws.clients import LazyClient
+from ragline.adapters.aws.errors import CONDITION_FAILED, call, error_code
 from ragline.domain.documents import Claim, DocumentRecord, normalise_sequencer, now
 
 _RETRYABLE_STATUSES = ("queued", "processing", "deleting", "failed")

@@ -31,7 +31,7 @@ class OpenAIEmbedder:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OpenAIEmbedder:
-        from ragline.adapters.openai_chat import openai_client
+        from ragline.adapters.openai.chat import openai_client
 
         return cls(model=settings.openai_embedding_model, client=openai_client(settings))
 

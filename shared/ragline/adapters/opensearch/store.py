@@ -1,6 +1,6 @@
 """:class:`~ragline.ports.VectorStore` on OpenSearch: lucene HNSW kNN + BM25, client-side RRF.
 
-Requests are built by :mod:`ragline.adapters.opensearch_requests` (pure); this module only sends them
+Requests are built by :mod:`ragline.adapters.opensearch.requests` (pure); this module only sends them
 and translates vendor errors (:func:`translate`) into Ragline errors.
 """
 
@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragline import errors
-from ragline.adapters import opensearch_requests as rq
+from ragline.adapters.opensearch import requests as rq
 from ragline.config import Settings
 from ragline.domain.fusion import fuse_query
 from ragline.domain.models import (

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ragline import errors
-from ragline.adapters.lazy import open_sqlite
+from ragline.adapters.embedded.sqlite import open_sqlite
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
 
 TOUCH_INTERVAL = timedelta(seconds=60)

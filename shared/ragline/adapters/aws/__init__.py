@@ -1,0 +1,1 @@
+"""The AWS backend: DynamoDB and S3 through boto3."""

@@ -1,0 +1,1 @@
+"""The embedded backend: SQLite files and local folders, no servers."""

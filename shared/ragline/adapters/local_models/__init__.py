@@ -1,0 +1,1 @@
+"""Offline models: the ONNX embedder and cross-encoder, the extractive chat model."""

@@ -1,0 +1,1 @@
+"""Any OpenAI-compatible endpoint: chat model and embedder."""
