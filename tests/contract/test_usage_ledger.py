@@ -15,8 +15,8 @@ import pytest
 
 from ragline.adapters.aws import ledger as dynamodb_ledger
 from ragline.adapters.aws.ledger import DynamoDbUsageLedger
-from ragline.adapters.embedded import ledger as sqlite_ledger
 from ragline.adapters.embedded.ledger import SqliteUsageLedger
+from ragline.domain.billing import current_period
 from ragline.domain.models import RunUsage
 from tests.contract.usage_ledger_contract import UsageLedgerContract
 from tests.support.cfn_tables import create_table_from_template, load_template
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.contract
 
 @pytest.fixture
 def period() -> str:
-    return sqlite_ledger.current_period()
+    return current_period()
 
 
 class TestSqliteUsageLedger(UsageLedgerContract):

@@ -3,9 +3,11 @@
 Key: ``pk = "DOC#<tenant>#<namespace>"``, ``sk = "<document_id>"``, so a namespace is one Query.
 Every transition is one conditional write, never a read-modify-write:
 
-- ``claim`` is one ``UpdateItem`` whose condition is the contract's grant rule and which bumps
-  ``generation`` with ``ADD`` (atomic, so concurrent claims get distinct generations). A refused claim
-  returns the stored item (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) to tell stale from duplicate.
+- ``claim`` is one ``UpdateItem`` whose condition is the contract's grant rule
+  (:func:`~ragline.domain.documents.claim_decision` as a condition expression), which writes the
+  domain's :class:`~ragline.domain.documents.ClaimUpdate` and bumps ``generation`` with ``ADD``
+  (atomic, so concurrent claims get distinct generations). A refused claim returns the stored item
+  (``ReturnValuesOnConditionCheckFailure=ALL_OLD``), which ``claim_decision`` calls stale or duplicate.
 - ``attempts`` restarts at 1 for a new sequencer and counts up for the same one. An update expression
   cannot branch on a stored value; its only conditional is ``if_not_exists(path, …)``, so the counter
   lives under a name that *is* the sequencer, ``attempts#<sequencer>``: a new sequencer finds no such
@@ -20,14 +22,21 @@ Request builders are pure functions returning the kwargs of the boto3 call (unit
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from ragline import errors
 from ragline.adapters.aws.clients import LazyClient
 from ragline.adapters.aws.errors import CONDITION_FAILED, call, error_code
-from ragline.domain.documents import Claim, DocumentRecord, normalise_sequencer, now
+from ragline.domain.documents import (
+    CLAIMABLE_STATUSES,
+    Claim,
+    DocumentRecord,
+    claim_decision,
+    claim_update,
+    normalise_sequencer,
+    now,
+)
 
-_RETRYABLE_STATUSES = ("queued", "processing", "deleting", "failed")
 _TEXT_FIELDS = (
     "tenant_id", "namespace_id", "document_id", "source", "status", "sequencer",
     "content_hash", "version_id", "etag", "error_code", "error_message",
@@ -64,7 +73,10 @@ def claim_request(
     at: datetime,
 ) -> dict[str, Any]:
     """``UpdateItem`` granting the claim iff the contract allows it; ``sequencer`` is normalised."""
-    statuses = {f":{s}": {"S": s} for s in _RETRYABLE_STATUSES}
+    update = claim_update(
+        sequencer, deleting=deleting, source=source, version_id=version_id, etag=etag, size=size, at=at
+    )
+    statuses = {f":{s}": {"S": s} for s in CLAIMABLE_STATUSES}
     return {
         "TableName": table_name,
         "Key": document_key(tenant_id, namespace_id, document_id),
@@ -90,16 +102,16 @@ def claim_request(
             ":tenant_id": {"S": tenant_id},
             ":namespace_id": {"S": namespace_id},
             ":document_id": {"S": document_id},
-            ":sequencer": {"S": sequencer},
-            ":claimed_status": {"S": "deleting" if deleting else "processing"},
-            ":source": {"S": source},
-            ":version_id": {"S": version_id},
-            ":etag": {"S": etag},
-            ":size": {"N": str(size)},
+            ":sequencer": {"S": update.sequencer},
+            ":claimed_status": {"S": update.status},
+            ":source": {"S": update.source},
+            ":version_id": {"S": update.version_id},
+            ":etag": {"S": update.etag},
+            ":size": {"N": str(update.size)},
             ":empty": {"S": ""},
             ":zero": {"N": "0"},
             ":one": {"N": "1"},
-            ":at": {"S": at.isoformat()},
+            ":at": {"S": update.updated_at.isoformat()},
             **statuses,
         },
         "ReturnValues": "ALL_NEW",
@@ -160,10 +172,6 @@ def record_from_item(item: dict[str, Any]) -> DocumentRecord:
     return DocumentRecord.model_validate(fields)
 
 
-def refusal_reason(stored: DocumentRecord, sequencer: str) -> Literal["stale", "duplicate"]:
-    return "stale" if stored.sequencer > sequencer else "duplicate"
-
-
 # -- sending --------------------------------------------------------------------------------------
 class _ConditionFailed(Exception):
     def __init__(self, item: dict[str, Any] | None) -> None:
@@ -213,7 +221,12 @@ class DynamoDbDocumentRegistry:
                     "DynamoDB refused a claim without returning the stored item", table=self.table_name
                 ) from refused
             stored = record_from_item(refused.item)
-            return Claim(granted=False, record=stored, reason=refusal_reason(stored, seq))
+            decision = claim_decision(stored, seq)
+            if decision == "claimed":  # the condition and the domain rule disagree: never guess
+                raise errors.DependencyFailed(
+                    "DynamoDB refused a claim the stored item allows", table=self.table_name
+                ) from refused
+            return Claim(granted=False, record=stored, reason=decision)
         return Claim(granted=True, record=record_from_item(response["Attributes"]))
 
     def complete(self, record: DocumentRecord) -> bool:

@@ -39,6 +39,7 @@ from typing import Any, Literal
 from ragline import errors
 from ragline.adapters.aws.clients import LazyClient
 from ragline.adapters.aws.errors import THROTTLING_CODES, call, error_code
+from ragline.domain.billing import check_quota, period_of
 from ragline.domain.models import RunUsage
 
 _log = logging.getLogger(__name__)
@@ -58,14 +59,6 @@ _THROTTLING_REASONS = frozenset({"ThrottlingError", "ProvisionedThroughputExceed
 """Cancellation reason codes (not error codes) that mean "slow down"."""
 
 Outcome = Literal["charged", "already_charged", "over_quota", "conflict", "throttled", "failed"]
-
-
-def period_of(at: datetime) -> str:
-    return at.astimezone(UTC).strftime("%Y-%m")
-
-
-def current_period() -> str:
-    return period_of(datetime.now(UTC))
 
 
 def _utcnow() -> datetime:
@@ -257,11 +250,7 @@ class DynamoDbUsageLedger:
         if limit is None:
             return
         period = period_of(self._clock())
-        used = self.period_runs(tenant_id, period)
-        if used >= limit:
-            raise errors.QuotaExceeded(
-                "run quota for this period is used up", limit=limit, used=used, period=period
-            )
+        check_quota(self.period_runs(tenant_id, period), limit, period)
 
     def commit(self, tenant_id: str, run_id: str, usage: RunUsage, limit: int | None = None) -> RunUsage:
         period = period_of(self._clock())

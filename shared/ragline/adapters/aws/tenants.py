@@ -17,11 +17,14 @@ Items (``pk`` / ``sk``):
 nothing is written. ``revoke_api_key`` is an ``UpdateItem`` on the record conditioned on its
 ``tenant_id`` and ``key_id``, so a key of another tenant can never be revoked; ``if_not_exists`` keeps
 the first revocation time (idempotent). ``touch_api_key`` writes ``last_used_at`` only when the stored
-one is older than :data:`TOUCH_INTERVAL` (a condition, so a busy key costs one write a minute).
+one is older than :data:`~ragline.domain.tenancy.TOUCH_INTERVAL` (a condition, so a busy key costs one
+write a minute).
 
 The plaintext key never reaches this module: records carry only ``key_hash``, and a ``key_hash`` that
 is not a SHA-256 hex digest is refused. Request builders are pure functions returning the kwargs of the
 boto3 call (unit-tested as dicts); :class:`DynamoDbTenantRegistry` only sends them and translates errors.
+The key-hash rule and the text form of times are the domain's (:mod:`ragline.domain.keys`,
+:func:`ragline.domain.tenancy.timestamp`), shared with the SQLite registry.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ from pydantic import BaseModel
 from ragline import errors
 from ragline.adapters.aws.clients import LazyClient
 from ragline.adapters.aws.errors import CONDITION_FAILED, call, error_code
-from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
+from ragline.domain.keys import is_key_hash, require_key_hash
+from ragline.domain.tenancy import TOUCH_INTERVAL, ApiKeyRecord, Namespace, Tenant, timestamp, touch_cutoff
 
 Key = dict[str, dict[str, str]]
 KEY_ATTRIBUTES = ("pk", "sk")
@@ -51,20 +55,6 @@ _RETRYABLE_CANCELLATIONS = frozenset(
 BATCH_GET_LIMIT = 100
 BATCH_GET_ATTEMPTS = 5
 _INTEGER = re.compile(r"^-?\d+$")
-_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
-TOUCH_INTERVAL = timedelta(seconds=60)
-"""``touch_api_key`` writes at most once per interval per key."""
-
-
-def timestamp(at: datetime) -> str:
-    """Fixed-width UTC ISO-8601, so text order is time order (naive datetimes are taken as UTC)."""
-    at = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
-    return at.isoformat(timespec="microseconds")
-
-
-def is_key_hash(value: str) -> bool:
-    """A lowercase SHA-256 hex digest (what ``hashlib.sha256(key).hexdigest()`` returns)."""
-    return bool(_SHA256_HEX.match(value))
 
 
 # -- keys -----------------------------------------------------------------------------------------
@@ -255,7 +245,7 @@ def touch_request(
         "ExpressionAttributeNames": {"#pk": "pk", "#last_used_at": "last_used_at"},
         "ExpressionAttributeValues": {
             ":at": {"S": timestamp(at)},
-            ":stale_before": {"S": timestamp(at - interval)},
+            ":stale_before": {"S": touch_cutoff(at, interval)},
         },
     }
 
@@ -393,10 +383,7 @@ class DynamoDbTenantRegistry:
 
     # -- API keys --------------------------------------------------------------------------------
     def put_api_key(self, key: ApiKeyRecord) -> ApiKeyRecord:
-        if not is_key_hash(key.key_hash):  # never let a plaintext key (or anything else) be stored
-            raise ValueError(
-                f"key_hash of key {key.key_id!r} is not a SHA-256 hex digest; refusing to store it"
-            )
+        require_key_hash(key.key_hash, key.key_id)
         request = put_api_key_request(self.table_name, key, token=uuid.uuid4().hex)
         try:
             self._send("transact_write_items", request)

@@ -3,6 +3,7 @@
 A claim reads and writes the record inside one ``BEGIN IMMEDIATE`` transaction, which takes the
 database's write lock first: concurrent claims, from threads or from other processes on the same file
 (a CLI beside a worker), are serialised, so each granted claim sees the previous one's generation.
+The grant rule and the claimed record are :mod:`ragline.domain.documents`'s.
 ``complete``/``fail`` are single ``UPDATE … WHERE generation = ?`` statements.
 """
 
@@ -10,12 +11,18 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from datetime import datetime
 from pathlib import Path
-from typing import Literal
 
 from ragline.adapters.embedded.sqlite import open_sqlite
-from ragline.domain.documents import Claim, DocumentRecord, normalise_sequencer, now
+from ragline.domain.documents import (
+    Claim,
+    DocumentRecord,
+    claim_decision,
+    claim_update,
+    claimed_record,
+    normalise_sequencer,
+    now,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -27,51 +34,6 @@ CREATE TABLE IF NOT EXISTS documents (
     PRIMARY KEY (tenant_id, namespace_id, document_id)
 ) WITHOUT ROWID;
 """
-_RETRYABLE_STATUSES = frozenset({"queued", "processing", "deleting", "failed"})
-
-
-def refusal(stored: DocumentRecord, sequencer: str) -> Literal["stale", "duplicate"] | None:
-    """Why a claim with ``sequencer`` is refused given the stored record, or None when it is granted."""
-    if sequencer > stored.sequencer:
-        return None
-    if sequencer == stored.sequencer:
-        return None if stored.status in _RETRYABLE_STATUSES else "duplicate"
-    return "stale"
-
-
-def claimed(
-    stored: DocumentRecord | None,
-    key: tuple[str, str, str],
-    sequencer: str,
-    *,
-    deleting: bool,
-    source: str,
-    version_id: str,
-    etag: str,
-    size: int,
-    at: datetime,
-) -> DocumentRecord:
-    """The record after a granted claim; counts and hash of the last completed version are kept."""
-    tenant_id, namespace_id, document_id = key
-    base = stored or DocumentRecord(
-        tenant_id=tenant_id, namespace_id=namespace_id, document_id=document_id, created_at=at
-    )
-    same_event = stored is not None and stored.sequencer == sequencer
-    return base.model_copy(
-        update={
-            "sequencer": sequencer,
-            "status": "deleting" if deleting else "processing",
-            "generation": base.generation + 1,
-            "attempts": base.attempts + 1 if same_event else 1,
-            "error_code": "",
-            "error_message": "",
-            "source": source,
-            "version_id": version_id,
-            "etag": etag,
-            "size": size,
-            "updated_at": at,
-        }
-    )
 
 
 class SqliteDocumentRegistry:
@@ -108,14 +70,15 @@ class SqliteDocumentRegistry:
                     "SELECT body FROM documents WHERE tenant_id=? AND namespace_id=? AND document_id=?", key
                 ).fetchone()
                 stored = DocumentRecord.model_validate_json(row[0]) if row else None
-                reason = refusal(stored, seq) if stored else None
-                if stored is not None and reason is not None:
+                decision = claim_decision(stored, seq)
+                if stored is not None and decision != "claimed":
                     db.execute("ROLLBACK")
-                    return Claim(granted=False, record=stored, reason=reason)
-                record = claimed(
-                    stored, key, seq,
-                    deleting=deleting, source=source, version_id=version_id, etag=etag, size=size, at=now(),
+                    return Claim(granted=False, record=stored, reason=decision)
+                update = claim_update(
+                    seq, deleting=deleting, source=source, version_id=version_id, etag=etag, size=size,
+                    at=now(),
                 )  # fmt: skip
+                record = claimed_record(stored, *key, update)
                 db.execute(
                     "INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?)",
                     (*key, record.generation, record.model_dump_json()),

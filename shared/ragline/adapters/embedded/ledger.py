@@ -11,10 +11,9 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from datetime import UTC, datetime
 from pathlib import Path
 
-from ragline import errors
+from ragline.domain.billing import check_quota, current_period, quota_reached
 from ragline.domain.models import RunUsage
 
 _log = logging.getLogger(__name__)
@@ -39,10 +38,6 @@ INSERT OR IGNORE INTO charges (tenant_id, run_id, period, {_COLUMNS})
 DROP TABLE runs;
 """
 """Files written before charges were keyed by tenant kept them in ``runs`` (keyed by run id alone)."""
-
-
-def current_period() -> str:
-    return datetime.now(UTC).strftime("%Y-%m")
 
 
 class SqliteUsageLedger:
@@ -83,11 +78,7 @@ class SqliteUsageLedger:
         if limit is None:
             return
         period = current_period()
-        used = self.period_runs(tenant_id, period)
-        if used >= limit:
-            raise errors.QuotaExceeded(
-                "run quota for this period is used up", limit=limit, used=used, period=period
-            )
+        check_quota(self.period_runs(tenant_id, period), limit, period)
 
     def period_runs(self, tenant_id: str, period: str) -> int:
         with self._lock:
@@ -131,7 +122,7 @@ class SqliteUsageLedger:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-        if limit is not None and used >= limit:
+        if quota_reached(used, limit):
             _log.warning(
                 "tenant %s went over its run quota: run %s charged with %s of %s runs used in %s",
                 tenant_id, run_id, used, limit, period,

@@ -44,6 +44,7 @@ from ragline.domain.models import (
     SemanticQuery,
     StoreCapabilities,
     TenantScope,
+    chunk_id,
 )
 
 _COLUMNS = "c.rowid, c.document_id, c.seq, c.text, c.metadata"
@@ -118,7 +119,7 @@ class SqliteVectorStoreProvider:
                 vectors=vectors,
                 document_ids=np.array([r[1] for r in rows], dtype=object),
                 filenames=np.array([r[2] for r in rows], dtype=object),
-                chunk_ids=[f"{r[1]}#{r[4]}" for r in rows],
+                chunk_ids=[chunk_id(r[1], r[4]) for r in rows],
             )
             self._matrices[scope] = built
             return built

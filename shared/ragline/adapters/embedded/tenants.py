@@ -5,24 +5,24 @@
 - API keys are rows keyed by the SHA-256 hex digest of the key (the key itself is never received);
   ``key_id`` is unique per tenant, like every other id. The mutable fields (``last_used_at``,
   ``revoked_at``) are columns, so touching and revoking are single conditional ``UPDATE``s.
-- ``touch_api_key`` writes at most once per :data:`TOUCH_INTERVAL` per key, like the DynamoDB adapter.
+- ``touch_api_key`` writes at most once per :data:`~ragline.domain.tenancy.TOUCH_INTERVAL` per key,
+  like the DynamoDB adapter. Key hashes and times follow :mod:`ragline.domain.keys` and
+  :mod:`ragline.domain.tenancy`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ragline import errors
 from ragline.adapters.embedded.sqlite import open_sqlite
-from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
+from ragline.domain.keys import is_key_hash, require_key_hash
+from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant, timestamp, touch_cutoff
 
-TOUCH_INTERVAL = timedelta(seconds=60)
-_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 _MUTABLE_KEY_FIELDS = frozenset({"last_used_at", "revoked_at"})
 
 _SCHEMA = """
@@ -46,22 +46,6 @@ CREATE TABLE IF NOT EXISTS api_keys (
     UNIQUE (tenant_id, key_id)  -- its index also serves every per-tenant lookup of keys
 );
 """
-
-
-def timestamp(at: datetime) -> str:
-    """Fixed-width UTC ISO-8601, so text order is time order (naive datetimes are taken as UTC)."""
-    at = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
-    return at.isoformat(timespec="microseconds")
-
-
-def is_key_hash(value: str) -> bool:
-    """A lowercase SHA-256 hex digest (what ``hashlib.sha256(key).hexdigest()`` returns)."""
-    return bool(_SHA256_HEX.match(value))
-
-
-def _require_key_hash(key: ApiKeyRecord) -> None:
-    if not is_key_hash(key.key_hash):  # never let a plaintext key (or anything else) be stored
-        raise ValueError(f"key_hash of key {key.key_id!r} is not a SHA-256 hex digest; refusing to store it")
 
 
 class SqliteTenantRegistry:
@@ -158,7 +142,7 @@ class SqliteTenantRegistry:
 
     # -- API keys --------------------------------------------------------------------------------
     def put_api_key(self, key: ApiKeyRecord) -> ApiKeyRecord:
-        _require_key_hash(key)
+        require_key_hash(key.key_hash, key.key_id)
         body = key.model_dump_json(exclude=set(_MUTABLE_KEY_FIELDS))
         used = timestamp(key.last_used_at) if key.last_used_at else None
         revoked = timestamp(key.revoked_at) if key.revoked_at else None
@@ -173,6 +157,8 @@ class SqliteTenantRegistry:
         return key
 
     def find_api_key(self, key_hash: str) -> ApiKeyRecord | None:
+        if not is_key_hash(key_hash):  # nothing else is ever stored: skip the read
+            return None
         with self._lock:
             row = (
                 self._db()
@@ -216,12 +202,14 @@ class SqliteTenantRegistry:
         return _key_from_row(row)
 
     def touch_api_key(self, key_hash: str) -> None:
+        if not is_key_hash(key_hash):
+            return
         at = datetime.now(UTC)
         with self._lock:
             self._db().execute(
                 "UPDATE api_keys SET last_used_at=?"
                 " WHERE key_hash=? AND (last_used_at IS NULL OR last_used_at < ?)",
-                (timestamp(at), key_hash, timestamp(at - TOUCH_INTERVAL)),
+                (timestamp(at), key_hash, touch_cutoff(at)),
             )
 
 

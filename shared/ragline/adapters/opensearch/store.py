@@ -27,6 +27,7 @@ from ragline.domain.models import (
     SemanticQuery,
     StoreCapabilities,
     TenantScope,
+    chunk_id,
 )
 
 if TYPE_CHECKING:
@@ -267,7 +268,7 @@ class OpenSearchVectorStore:
                     self.scope.namespace_id,
                 )
             ):
-                out[f"{src['document_id']}#{src['sequence_number']}"] = src
+                out[chunk_id(src["document_id"], src["sequence_number"])] = src
         return out
 
     def _knn(self, vector: Sequence[float], k: int, query: SemanticQuery | HybridQuery) -> dict[str, Any]:
@@ -319,11 +320,11 @@ def _ranked(
     for h in resp["hits"]["hits"]:
         src = h.get("_source")
         if src:
-            cid = f"{src['document_id']}#{src['sequence_number']}"
+            cid = chunk_id(src["document_id"], src["sequence_number"])
             sources[cid] = src
         else:  # an ids-only leg: the two keyword doc values
             fields = h["fields"]
-            cid = f"{fields['document_id'][0]}#{fields['sequence_number'][0]}"
+            cid = chunk_id(fields["document_id"][0], fields["sequence_number"][0])
         raw = float(h["_score"])
         # lucene cosinesimil scores are (1 + cos) / 2; report the cosine like the embedded store.
         out.append((cid, 2 * raw - 1 if leg == "semantic" else raw))
