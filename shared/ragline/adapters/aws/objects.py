@@ -64,10 +64,12 @@ class S3ObjectStore:
             raise translate(exc, "delete", key) from exc
 
     def list(self, prefix: str) -> list[str]:
+        # The prefix names a folder: ``t/ns`` lists ``t/ns/…``, never a sibling ``t/ns2/…``.
+        folder = prefix if not prefix or prefix.endswith("/") else prefix + "/"
         keys: list[str] = []
         try:
             for page in self.client.get_paginator("list_objects_v2").paginate(
-                Bucket=self.bucket, Prefix=prefix
+                Bucket=self.bucket, Prefix=folder
             ):
                 keys.extend(o["Key"] for o in page.get("Contents", []))
         except Exception as exc:

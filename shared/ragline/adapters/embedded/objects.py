@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
 
 from ragline import errors
+
+_TEMP_PREFIX = ".tmp-"
 
 
 class LocalObjectStore:
@@ -14,31 +17,47 @@ class LocalObjectStore:
         self.root = Path(root)
 
     def _path(self, key: str) -> Path:
+        # One key, one file: an empty, "." or ".." segment would let a key alias another
+        # (``globex/docs/../../acme/docs/x`` is acme's ``x``) or leave the root (``../x``, ``/x``).
+        segments = key.split("/")
         path = (self.root / key).resolve()
-        if not key or not path.is_relative_to(self.root.resolve()):
+        if any(s in ("", ".", "..") for s in segments) or not path.is_relative_to(self.root.resolve()):
             raise errors.InvalidRequest("object key escapes the store", key=key)
         return path
 
     def get(self, key: str) -> bytes:
         try:
             return self._path(key).read_bytes()
-        except (FileNotFoundError, IsADirectoryError) as exc:
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
             raise errors.NotFound(f"no object {key!r}", key=key) from exc
 
     def put(self, key: str, data: bytes) -> None:
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Write then rename, so a reader never sees half a file.
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Write then rename, so a reader never sees half a file.
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TEMP_PREFIX)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except (FileExistsError, NotADirectoryError, IsADirectoryError) as exc:
+            # A folder cannot also be a file: ``t/a`` and ``t/a/b`` cannot both be objects here.
+            raise errors.Conflict("object key clashes with another object's folder", key=key) from exc
 
     def delete(self, key: str) -> None:
-        self._path(key).unlink(missing_ok=True)
+        path = self._path(key)
+        # A folder is no object: deleting one is a no-op, as for a missing key.
+        with contextlib.suppress(IsADirectoryError, NotADirectoryError):
+            path.unlink(missing_ok=True)
 
     def list(self, prefix: str) -> list[str]:
         if not self.root.exists():
             return []
+        # The prefix names a folder: ``t/ns`` lists ``t/ns/…``, never a sibling ``t/ns2/…``.
+        folder = prefix if not prefix or prefix.endswith("/") else prefix + "/"
         keys = (p.relative_to(self.root).as_posix() for p in self.root.rglob("*") if p.is_file())
-        return sorted(k for k in keys if k.startswith(prefix) and not Path(k).name.startswith(".tmp-"))
+        return sorted(k for k in keys if k.startswith(folder) and not Path(k).name.startswith(_TEMP_PREFIX))

@@ -1,0 +1,145 @@
+"""The ObjectStore contract, run against a local folder and S3 (moto server, a fresh bucket per test)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragline import errors
+from ragline.adapters.aws.objects import S3ObjectStore
+from ragline.adapters.embedded.objects import LocalObjectStore
+from tests.contract.object_store_contract import HOSTILE_KEYS, ObjectStoreContract
+from tests.support.moto_server import CREDENTIALS, REGION, aws_env
+
+pytestmark = pytest.mark.contract
+
+
+class TestLocalObjectStore(ObjectStoreContract):
+    @pytest.fixture
+    def objects(self, tmp_path: Path) -> LocalObjectStore:
+        return LocalObjectStore(tmp_path / "root")
+
+
+@pytest.fixture(scope="module")
+def s3_client(moto_endpoint: str) -> Any:
+    """One client for the module (building one costs ~0.3 s), built in moto's environment (no proxy)."""
+    import boto3
+
+    with pytest.MonkeyPatch.context() as env:
+        for name, value in aws_env(moto_endpoint).items():
+            env.setenv(name, value)
+        return boto3.session.Session().client(
+            "s3",
+            endpoint_url=moto_endpoint,
+            region_name=REGION,
+            aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+            aws_session_token=CREDENTIALS["AWS_SESSION_TOKEN"],
+        )
+
+
+@pytest.fixture
+def bucket(s3_client: Any) -> Iterator[str]:
+    name = f"objects-{uuid.uuid4().hex[:16]}"
+    s3_client.create_bucket(Bucket=name)
+    yield name
+    for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=name):
+        for item in page.get("Contents", []):
+            s3_client.delete_object(Bucket=name, Key=item["Key"])
+    s3_client.delete_bucket(Bucket=name)
+
+
+class TestS3ObjectStore(ObjectStoreContract):
+    @pytest.fixture
+    def objects(self, s3_client: Any, bucket: str) -> S3ObjectStore:
+        return S3ObjectStore(bucket, client=s3_client)
+
+
+# -- local folder specifics -----------------------------------------------------------------------
+def _files_outside(tmp_path: Path, root: Path) -> list[Path]:
+    return [p for p in tmp_path.rglob("*") if p.is_file() and not p.is_relative_to(root)]
+
+
+@pytest.mark.parametrize("key", [*HOSTILE_KEYS, "", "t//ns/a.txt", "t/./ns/a.txt", "t/ns/"])
+def test_local_refuses_keys_that_are_not_one_plain_relative_path(tmp_path: Path, key: str) -> None:
+    """Given a key with an empty, ``.`` or ``..`` segment, every operation refuses it; no file appears."""
+    root = tmp_path / "root"
+    objects = LocalObjectStore(root)
+    objects.put("t/ns/a.txt", b"victim")
+
+    for attempt in (lambda: objects.put(key, b"evil"), lambda: objects.get(key), lambda: objects.delete(key)):
+        with pytest.raises(errors.InvalidRequest):
+            attempt()
+
+    assert _files_outside(tmp_path, root) == []
+    assert objects.list("") == ["t/ns/a.txt"] and objects.get("t/ns/a.txt") == b"victim"
+
+
+def test_local_refuses_a_symlink_out_of_the_root(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_bytes(b"secret")
+    root.mkdir()
+    os.symlink(outside, root / "link")
+    objects = LocalObjectStore(root)
+
+    with pytest.raises(errors.InvalidRequest):
+        objects.get("link/secret.txt")
+    with pytest.raises(errors.InvalidRequest):
+        objects.put("link/planted.txt", b"x")
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+
+
+def test_local_object_and_folder_of_one_name_clash_as_a_conflict(tmp_path: Path) -> None:
+    """A file cannot also be a folder: the clash is a Ragline ``Conflict``, and no temp file is left."""
+    objects = LocalObjectStore(tmp_path)
+    objects.put("t/ns/a", b"an object")
+    objects.put("t/ns/b/c.txt", b"an object in folder b")
+
+    with pytest.raises(errors.Conflict):
+        objects.put("t/ns/a/child.txt", b"x")
+    with pytest.raises(errors.Conflict):
+        objects.put("t/ns/b", b"x")
+
+    assert objects.list("t") == ["t/ns/a", "t/ns/b/c.txt"]
+    assert sorted(p.name for p in (tmp_path / "t" / "ns").iterdir()) == ["a", "b"]
+    objects.delete("t/ns/b")  # a folder is no object: a no-op, like a missing key
+    with pytest.raises(errors.NotFound):
+        objects.get("t/ns/a/child.txt")
+    assert objects.get("t/ns/b/c.txt") == b"an object in folder b"
+
+
+def test_local_list_of_a_root_that_does_not_exist_yet_is_empty(tmp_path: Path) -> None:
+    assert LocalObjectStore(tmp_path / "not-yet").list("") == []
+
+
+# -- S3 specifics ---------------------------------------------------------------------------------
+def test_s3_stores_dotted_keys_verbatim(s3_client: Any, bucket: str) -> None:
+    """S3 keys are opaque strings: ``..`` is no traversal there, so such keys are stored as they are."""
+    objects = S3ObjectStore(bucket, client=s3_client)
+    objects.put("t/ns2/../ns/a.txt", b"literal")
+
+    assert objects.list("t/ns2") == ["t/ns2/../ns/a.txt"]
+    assert objects.list("t/ns") == []
+
+
+def test_s3_client_is_built_on_first_use_from_the_environment(
+    moto_aws_env: dict[str, str], s3_client: Any, bucket: str
+) -> None:
+    objects = S3ObjectStore(bucket)  # no client, no I/O yet
+    objects.put("acme/docs/a.txt", b"a")
+    assert s3_client.get_object(Bucket=bucket, Key="acme/docs/a.txt")["Body"].read() == b"a"
+
+
+def test_s3_missing_bucket_is_a_dependency_failure_not_a_missing_key(s3_client: Any) -> None:
+    objects = S3ObjectStore(f"no-such-bucket-{uuid.uuid4().hex[:12]}", client=s3_client)
+
+    for attempt in (lambda: objects.get("a"), lambda: objects.put("a", b"x"), lambda: objects.list("")):
+        with pytest.raises(errors.DependencyFailed) as failed:
+            attempt()
+        assert failed.value.details["code"] == "NoSuchBucket"

@@ -1,0 +1,45 @@
+"""The Tokenizer contract, run against the two counters the chunker uses: MiniLM's WordPiece behind a
+word cache (embedded), and the endpoint embedder's own estimate (OpenAI-compatible, replay server)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
+from ragline.adapters.openai.embedder import OpenAIEmbedder
+from ragline.documents.chunker import EmbedderTokenCounter, WordCachedCounter
+from tests.contract.tokenizer_contract import SENTENCES, TokenizerContract
+from tests.support.openai_replay import OpenAIReplay
+
+pytestmark = pytest.mark.contract
+
+
+@pytest.fixture(scope="module")
+def minilm() -> LocalOnnxEmbedder:
+    return LocalOnnxEmbedder()
+
+
+class TestWordCachedMiniLmCounter(TokenizerContract):
+    @pytest.fixture
+    def tokenizer(self, minilm: LocalOnnxEmbedder) -> WordCachedCounter:
+        return WordCachedCounter(minilm)  # a fresh, empty word cache per test
+
+
+class TestEmbedderTokenCounter(TokenizerContract):
+    @pytest.fixture
+    def tokenizer(self, openai_replay: OpenAIReplay) -> EmbedderTokenCounter:
+        embedder = OpenAIEmbedder(model="text-embedding-test", client=openai_replay.client(), dimension=8)
+        return EmbedderTokenCounter(embedder)
+
+
+def test_the_word_cache_counts_what_minilm_counts_for_wordpiece(minilm: LocalOnnxEmbedder) -> None:
+    """Given WordPiece (additive over words), the cache is exact, not just within the contract's slack."""
+    assert WordCachedCounter(minilm).count_many(SENTENCES) == minilm.count_many(SENTENCES)
+
+
+def test_endpoint_counting_sends_no_request(openai_replay: OpenAIReplay) -> None:
+    """Chunking an endpoint-embedded document costs no extra round trip per sentence."""
+    embedder = OpenAIEmbedder(model="text-embedding-test", client=openai_replay.client(), dimension=8)
+    EmbedderTokenCounter(embedder).count_many(SENTENCES)
+
+    assert openai_replay.requests == []
