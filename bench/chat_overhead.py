@@ -23,20 +23,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ragline.adapters.embedded.documents import SqliteDocumentRegistry
-from ragline.adapters.embedded.ledger import SqliteUsageLedger
 from ragline.adapters.embedded.store import SqliteVectorStoreProvider
-from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
 from ragline.agents.events import Sources
 from ragline.agents.tools import compact
-from ragline.documents.chunker import WordCachedCounter
-from ragline.domain.chat import ChatMessage, ChatRequest
+from ragline.config import Settings
+from ragline.domain.api import ChatRequest
 from ragline.domain.models import TenantScope
-from ragline.services.chat import ChatService
-from ragline.services.ingest import IngestService, IngestSettings
+from ragline.domain.retrieval import EvidenceTable
 from ragline.services.namespaces import new_namespace
-from ragline.services.search import SearchService
+from ragline.services.tenancy import Principal
+from ragline.wiring import Container
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from tests.support.fakes import ScriptedChatModel
@@ -98,26 +95,22 @@ class CachedQueryEmbedder:
 
 def main(runs: int = 200) -> int:
     tmp = Path(tempfile.mkdtemp())
-    registry = SqliteTenantRegistry(tmp / "t.sqlite")
-    registry.create_namespace(new_namespace("bench", "docs"))
     onnx = LocalOnnxEmbedder()
     embedder = CachedQueryEmbedder(onnx)
     base = SqliteVectorStoreProvider(tmp / "s.sqlite", dimension=384)
-    ingest = IngestService(
-        registry=registry,
-        documents=SqliteDocumentRegistry(tmp / "d.sqlite"),
-        stores=base,
-        embedder=onnx,
-        tokenizer=WordCachedCounter(onnx),
-        settings=IngestSettings(),
-    )
+    loader = Container(Settings(home=tmp), stores=base, local_model=onnx)
+    loader.registry.create_namespace(new_namespace("bench", "docs"))
     for path in sorted((ROOT / "samples" / "northwind").iterdir()):
-        ingest.ingest(SCOPE, filename=path.name, data=path.read_bytes())
+        loader.ingest.ingest(SCOPE, filename=path.name, data=path.read_bytes())
     clock = [0.0]
     stores = TimedStores(base, clock)
-    search = SearchService(registry=registry, stores=stores, embedder=Timed(embedder, clock))  # type: ignore[arg-type]
-    ledger = SqliteUsageLedger(tmp / "u.sqlite")
-    question = [ChatMessage(role="user", content="How often should the chain be lubricated?")]
+    ledger = Timed(loader.ledger, clock)
+    request = ChatRequest.model_validate(
+        {
+            "messages": [{"role": "user", "content": "How often should the chain be lubricated?"}],
+            "mode": "fast",
+        }
+    )
     per_step: list[float] = []
     model_tokens: list[int] = []
     client_tokens: list[int] = []
@@ -125,24 +118,31 @@ def main(runs: int = 200) -> int:
         model = ScriptedChatModel(
             [
                 [("search", {"query": "chain lubrication interval", "mode": "semantic", "label": "chain"})],
-                [("expand", {"documentId": "maintenance-guide.html", "sequence_number": 0})],
+                [("expand", {"documentId": "maintenance-guide.html", "sequenceNumber": 0})],
                 ["Every 200 km. ", '<citation ids="maintenance-guide.html#0"/>'],
             ]
         )
-        svc = ChatService(
-            registry=registry, stores=stores, search=search, model=model, ledger=Timed(ledger, clock)
-        )  # type: ignore[arg-type]
+        svc = Container(
+            Settings(home=tmp),
+            registry=loader.registry,
+            stores=stores,
+            embedder=Timed(embedder, clock),
+            ledger=ledger,
+            chat_model=model,
+            reranker=None,
+        ).chat
         clock[0] = 0.0
         t0 = time.perf_counter()
-        events = list(svc.answer_chat("bench", ChatRequest(messages=question, mode="fast"), run_id=f"r{i}"))
+        events = list(svc.answer_chat(Principal.operator("bench"), request, run_id=f"r{i}"))
         total = time.perf_counter() - t0
         if i >= 10:  # warm-up excluded
             per_step.append((total - clock[0]) * 1000 / 3)
         sources = next(e for e in events if isinstance(e, Sources))
         for chunk in sources.chunks:
-            client_tokens.append(len(json.dumps(chunk)) // 4)
-        for chunk in base.scoped(SCOPE).neighbors("maintenance-guide.html", 0, before=0, after=3):
-            model_tokens.append(len(json.dumps(compact(chunk))) // 4)
+            client_tokens.append(len(chunk.model_dump_json()) // 4)
+        table = EvidenceTable()
+        for c in base.scoped(SCOPE).neighbors("maintenance-guide.html", 0, before=0, after=3):
+            model_tokens.append(len(json.dumps(compact(table.add(SCOPE, c)))) // 4)
     per_step.sort()
     print("| measurement | p50 | p95 |")
     print("|---|---|---|")

@@ -24,10 +24,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from ragline.adapters.embedded.documents import SqliteDocumentRegistry
 from ragline.adapters.embedded.objects import LocalObjectStore
 from ragline.adapters.embedded.store import SqliteVectorStoreProvider
-from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.config import Settings
@@ -35,8 +33,9 @@ from ragline.documents.chunker import WordCachedCounter, chunk_document
 from ragline.documents.parsers import parse_document
 from ragline.domain.models import TenantScope
 from ragline.ports import Embedder, VectorStoreProvider
-from ragline.services.ingest import IngestService, IngestSettings, ObjectEvent
+from ragline.services.ingest import IngestService, ObjectEvent
 from ragline.services.namespaces import new_namespace
+from ragline.wiring import Container
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "samples"))
 from make_binaries import write_pdf
@@ -72,17 +71,17 @@ class PrecomputedEmbedder:
 
 
 def service(root: Path, stores: VectorStoreProvider, embedder: Embedder, tokenizer: object) -> IngestService:
-    registry = SqliteTenantRegistry(root / f"t-{uuid.uuid4().hex[:6]}.sqlite")
-    registry.create_namespace(new_namespace(SCOPE.tenant_id, SCOPE.namespace_id))
-    return IngestService(
-        registry=registry,
-        documents=SqliteDocumentRegistry(root / f"d-{uuid.uuid4().hex[:6]}.sqlite"),
+    """The production ingest service over fresh records (a new home each time), with these parts."""
+    objects = LocalObjectStore(root / "objects")
+    c = Container(
+        Settings(home=root / uuid.uuid4().hex[:6]),
         stores=stores,
         embedder=embedder,
-        tokenizer=tokenizer,  # type: ignore[arg-type]
-        settings=IngestSettings(),
-        objects=LocalObjectStore(root / "objects"),
+        tokenizer=tokenizer,
+        objects=objects,
     )
+    c.registry.create_namespace(new_namespace(SCOPE.tenant_id, SCOPE.namespace_id))
+    return c.ingest
 
 
 def main() -> int:

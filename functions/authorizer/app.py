@@ -7,18 +7,10 @@ SDK at import): it runs in front of every request.
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
-from ragline import errors
-from ragline.config import load_settings
-from ragline.services.tenancy import TenancyService
+from ragline import errors, wiring
 from ragline.wiring import Container
-
-
-@cache
-def tenancy() -> TenancyService:
-    return Container(load_settings()).tenancy
 
 
 def stage_arn(method_arn: str) -> str:
@@ -28,10 +20,10 @@ def stage_arn(method_arn: str) -> str:
     return f"{arn}/{stage}/*"
 
 
-def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def lambda_handler(event: dict[str, Any], context: Any, container: Container | None = None) -> dict[str, Any]:
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
     try:
-        principal = tenancy().authenticate(headers.get("authorization"))
+        principal = (container or wiring.container()).tenancy.authenticate(headers.get("authorization"))
     except errors.Unauthorized:
         # API Gateway turns exactly this message into a 401 with its own body.
         raise Exception("Unauthorized") from None

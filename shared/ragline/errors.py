@@ -9,6 +9,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
 class RaglineError(Exception):
     """Base of all Ragline errors: a stable machine ``code``, a human message, optional details."""
 
@@ -20,8 +25,10 @@ class RaglineError(Exception):
         self.details = details
 
     def to_dict(self) -> dict[str, Any]:
-        """The one JSON error shape: ``{"error": {"code", "message", "details"}}``."""
-        return {"error": {"code": self.code, "message": self.message, "details": self.details}}
+        """The one JSON error shape: ``{"error": {"code", "message", "details"}}``, detail names in
+        camelCase like every field of the API."""
+        details = {_camel(k): v for k, v in self.details.items()}
+        return {"error": {"code": self.code, "message": self.message, "details": details}}
 
 
 class InvalidRequest(RaglineError):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
 from ragline.domain.documents import Claim, DocumentRecord
 from ragline.domain.models import Chunk, RunUsage, SearchHit, SearchQuery, StoreCapabilities, TenantScope
+from ragline.domain.retrieval import Reranked
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
 
 if TYPE_CHECKING:  # numpy only for annotations: importing the ports must stay cheap (cold starts)
@@ -93,11 +94,17 @@ class Tokenizer(Protocol):
 
 
 class Reranker(Protocol):
-    """Reorders hits by relevance to the query; sets ``breakdown.rerank_score``; keeps ``top_n``."""
+    """Reorders hits by relevance to the query.
+
+    Contract: returns at most ``top_n`` of the given hits (no duplicates, nothing new), best first,
+    each with ``breakdown.rerank_score`` set and never increasing down the list, the rest of each hit
+    unchanged; plus what the call cost (``reranks``, LLM tokens). A reranker that cannot rank raises
+    ``RerankFailed`` (carrying the tokens it spent) or a dependency error; the caller falls back.
+    """
 
     name: str
 
-    def rerank(self, query: str, hits: Sequence[SearchHit], top_n: int) -> list[SearchHit]: ...
+    def rerank(self, query: str, hits: Sequence[SearchHit], top_n: int) -> Reranked: ...
 
 
 class ChatModel(Protocol):

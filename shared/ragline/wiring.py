@@ -1,19 +1,18 @@
 """The composition root: the only module that imports adapters. Everything is built lazily.
 
 ``embedded`` (default) wires SQLite files under ``settings.home`` and offline models; ``aws`` wires
-OpenSearch, DynamoDB and S3. A model endpoint (``OPENAI_API_KEY``/``OPENAI_BASE_URL``) replaces the
-offline extractive chat model in either backend.
+DynamoDB and S3 (and OpenSearch as the store). The backend is chosen once, in :func:`backend_for`; a
+model endpoint (``OPENAI_API_KEY``/``OPENAI_BASE_URL``) replaces the offline extractive chat model in
+either. Tests and benchmarks swap any part with ``Container(settings, embedder=..., stores=...)``.
 """
 
 from __future__ import annotations
 
-from functools import cached_property
-from typing import TYPE_CHECKING
+from functools import cache, cached_property
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragline.agents.agentic import LoopLimits
-from ragline.agents.tools import RerankFn
-from ragline.config import Settings
-from ragline.domain.models import RunUsage, SearchHit
+from ragline.config import Settings, load_settings
 from ragline.errors import ConfigurationError
 from ragline.ports import (
     ChatModel,
@@ -27,9 +26,12 @@ from ragline.ports import (
     VectorStoreProvider,
 )
 from ragline.services.chat import ChatService
+from ragline.services.documents import DocumentService
 from ragline.services.evaluation import EvaluationService
 from ragline.services.ingest import IngestService, IngestSettings
 from ragline.services.metering import Metering
+from ragline.services.namespaces import NamespaceService
+from ragline.services.retrieval import RetrievalService
 from ragline.services.search import SearchService
 from ragline.services.tenancy import TenancyService
 
@@ -37,34 +39,141 @@ if TYPE_CHECKING:
     from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
 
 
-class Container:
+class Backend(Protocol):
+    """Where records, usage and objects live."""
+
+    def registry(self) -> TenantRegistry: ...
+    def documents(self) -> DocumentRegistry: ...
+    def ledger(self) -> UsageLedger: ...
+    def objects(self) -> ObjectStore: ...
+
+
+class EmbeddedBackend:
+    """SQLite files and a local folder under ``settings.home``: no servers."""
+
     def __init__(self, settings: Settings) -> None:
+        self._home = settings.home
+
+    def registry(self) -> TenantRegistry:
+        from ragline.adapters.embedded.tenants import SqliteTenantRegistry
+
+        return SqliteTenantRegistry(self._home / "tenants.sqlite")
+
+    def documents(self) -> DocumentRegistry:
+        from ragline.adapters.embedded.documents import SqliteDocumentRegistry
+
+        return SqliteDocumentRegistry(self._home / "documents.sqlite")
+
+    def ledger(self) -> UsageLedger:
+        from ragline.adapters.embedded.ledger import SqliteUsageLedger
+
+        return SqliteUsageLedger(self._home / "usage.sqlite")
+
+    def objects(self) -> ObjectStore:
+        from ragline.adapters.embedded.objects import LocalObjectStore
+
+        return LocalObjectStore(self._home / "objects")
+
+
+class AwsBackend:
+    """DynamoDB tables and the S3 documents bucket named by the settings."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+
+    def registry(self) -> TenantRegistry:
+        from ragline.adapters.aws.tenants import DynamoDbTenantRegistry
+
+        return DynamoDbTenantRegistry(self._required("tenants_table"))
+
+    def documents(self) -> DocumentRegistry:
+        from ragline.adapters.aws.documents import DynamoDbDocumentRegistry
+
+        return DynamoDbDocumentRegistry(self._required("documents_table"))
+
+    def ledger(self) -> UsageLedger:
+        from ragline.adapters.aws.ledger import DynamoDbUsageLedger
+
+        return DynamoDbUsageLedger(self._required("usage_table"))
+
+    def objects(self) -> ObjectStore:
+        from ragline.adapters.aws.objects import S3ObjectStore
+
+        return S3ObjectStore(self._required("documents_bucket"))
+
+    def _required(self, name: str) -> str:
+        value = str(getattr(self._settings, name))
+        if not value:
+            raise ConfigurationError(f"RAGLINE_{name.upper()} must be set for the aws backend")
+        return value
+
+
+def backend_for(settings: Settings) -> Backend:
+    return AwsBackend(settings) if settings.backend == "aws" else EmbeddedBackend(settings)
+
+
+class Container:
+    """Builds each part on first use. ``Container(settings, **overrides)`` replaces parts by name
+    (any port or service below), so a test swaps the embedder without touching internals."""
+
+    def __init__(self, settings: Settings, **overrides: Any) -> None:
         self.settings = settings
+        for name, value in overrides.items():
+            if not isinstance(getattr(type(self), name, None), cached_property):
+                raise TypeError(f"Container has no part named {name!r}")
+            self.__dict__[name] = value  # what cached_property would have stored
+
+    # -- ports ---------------------------------------------------------------------------------
+    @cached_property
+    def backend(self) -> Backend:
+        return backend_for(self.settings)
 
     @cached_property
-    def onnx(self) -> LocalOnnxEmbedder:
-        from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
+    def registry(self) -> TenantRegistry:
+        return self.backend.registry()
 
-        return LocalOnnxEmbedder(batch_size=self.settings.embed_batch_size)
+    @cached_property
+    def documents(self) -> DocumentRegistry:
+        return self.backend.documents()
+
+    @cached_property
+    def ledger(self) -> UsageLedger:
+        return self.backend.ledger()
+
+    @cached_property
+    def objects(self) -> ObjectStore:
+        return self.backend.objects()
 
     @cached_property
     def embedder(self) -> Embedder:
         """Offline by default; vectors are cached (re-embedding unchanged text costs nothing)."""
         from ragline.adapters.embedded.embedding_cache import EmbeddingCache
 
-        inner: Embedder = self.onnx
+        inner: Embedder
         if self.settings.embedding_provider == "openai":
             from ragline.adapters.openai.embedder import OpenAIEmbedder
 
             inner = OpenAIEmbedder.from_settings(self.settings)
+        else:
+            inner = self.local_model
         return EmbeddingCache(inner, self.settings.home / "cache" / "embeddings.sqlite")
 
     @cached_property
     def tokenizer(self) -> Tokenizer:
-        """The chunker counts in the embedder's own tokens (each distinct word encoded once)."""
-        from ragline.documents.chunker import WordCachedCounter
+        """The chunker counts in the embedder's own tokens: the local model's tokenizer (each distinct
+        word encoded once), or the endpoint embedder's own count (no local model loaded)."""
+        from ragline.documents.chunker import EmbedderTokenCounter, WordCachedCounter
 
-        return WordCachedCounter(self.onnx)
+        if self.settings.embedding_provider == "openai":
+            return EmbedderTokenCounter(self.embedder)
+        return WordCachedCounter(self.local_model)
+
+    @cached_property
+    def local_model(self) -> LocalOnnxEmbedder:
+        """The offline MiniLM (embedder and tokenizer); built only when embeddings are local."""
+        from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
+
+        return LocalOnnxEmbedder(batch_size=self.settings.embed_batch_size)
 
     @cached_property
     def stores(self) -> VectorStoreProvider:
@@ -81,60 +190,6 @@ class Container:
         )
 
     @cached_property
-    def registry(self) -> TenantRegistry:
-        if self.settings.backend == "aws":
-            from ragline.adapters.aws.tenants import DynamoDbTenantRegistry
-
-            return DynamoDbTenantRegistry(self._required("tenants_table"))
-        from ragline.adapters.embedded.tenants import SqliteTenantRegistry
-
-        return SqliteTenantRegistry(self.settings.home / "tenants.sqlite")
-
-    @cached_property
-    def documents(self) -> DocumentRegistry:
-        if self.settings.backend == "aws":
-            from ragline.adapters.aws.documents import DynamoDbDocumentRegistry
-
-            return DynamoDbDocumentRegistry(self._required("documents_table"))
-        from ragline.adapters.embedded.documents import SqliteDocumentRegistry
-
-        return SqliteDocumentRegistry(self.settings.home / "documents.sqlite")
-
-    @cached_property
-    def objects(self) -> ObjectStore:
-        if self.settings.backend == "aws":
-            from ragline.adapters.aws.objects import S3ObjectStore
-
-            return S3ObjectStore(self._required("documents_bucket"))
-        from ragline.adapters.embedded.objects import LocalObjectStore
-
-        return LocalObjectStore(self.settings.home / "objects")
-
-    def _required(self, name: str) -> str:
-        value = str(getattr(self.settings, name))
-        if not value:
-            raise ConfigurationError(f"RAGLINE_{name.upper()} must be set for the aws backend")
-        return value
-
-    @cached_property
-    def metering(self) -> Metering:
-        return Metering(ledger=self.ledger, registry=self.registry)
-
-    @cached_property
-    def tenancy(self) -> TenancyService:
-        return TenancyService(self.registry)
-
-    @cached_property
-    def ledger(self) -> UsageLedger:
-        if self.settings.backend == "aws":
-            from ragline.adapters.aws.ledger import DynamoDbUsageLedger
-
-            return DynamoDbUsageLedger(self._required("usage_table"))
-        from ragline.adapters.embedded.ledger import SqliteUsageLedger
-
-        return SqliteUsageLedger(self.settings.home / "usage.sqlite")
-
-    @cached_property
     def chat_model(self) -> ChatModel:
         if self.settings.llm_configured:
             from ragline.adapters.openai.chat import OpenAIChatModel
@@ -145,14 +200,51 @@ class Container:
         return ExtractiveChatModel()
 
     @cached_property
-    def search(self) -> SearchService:
-        return SearchService(
+    def reranker(self) -> Reranker | None:
+        """``auto``: the LLM listwise reranker when a model endpoint is configured, else none."""
+        choice = self.settings.reranker
+        if choice == "auto":
+            choice = "llm" if self.settings.llm_configured else "none"
+        if choice == "none":
+            return None
+        if choice == "cross-encoder":
+            from ragline.adapters.local_models.cross_encoder import OnnxCrossEncoderReranker
+
+            s = self.settings
+            return OnnxCrossEncoderReranker(s.cross_encoder_model, s.cross_encoder_tokenizer)
+        from ragline.adapters.rerank import LlmListwiseReranker
+
+        return LlmListwiseReranker(self.chat_model)
+
+    # -- services ------------------------------------------------------------------------------
+    @cached_property
+    def retrieval(self) -> RetrievalService:
+        s = self.settings
+        return RetrievalService(
             registry=self.registry,
             stores=self.stores,
             embedder=self.embedder,
-            rrf_k=self.settings.rrf_k,
-            fusion=self.settings.hybrid_fusion,
-            alpha=self.settings.hybrid_alpha,
+            reranker=self.reranker,
+            fusion=s.hybrid_fusion,
+            rrf_k=s.rrf_k,
+            alpha=s.hybrid_alpha,
+        )
+
+    @cached_property
+    def metering(self) -> Metering:
+        return Metering(ledger=self.ledger, registry=self.registry)
+
+    @cached_property
+    def search(self) -> SearchService:
+        return SearchService(retrieval=self.retrieval, metering=self.metering)
+
+    @cached_property
+    def chat(self) -> ChatService:
+        return ChatService(
+            retrieval=self.retrieval,
+            model=self.chat_model,
+            metering=self.metering,
+            limits=LoopLimits(max_output_tokens=self.settings.max_output_tokens),
         )
 
     @cached_property
@@ -173,51 +265,31 @@ class Container:
         )
 
     @cached_property
-    def rerank(self) -> RerankFn | None:
-        """The chat's rerank step: the configured reranker behind a fused-order fallback."""
-        from ragline.adapters.rerank import FallbackReranker, LlmListwiseReranker
-
-        choice = self.settings.reranker
-        if choice == "auto":
-            choice = "llm" if self.settings.llm_configured else "none"
-        if choice == "none":
-            return None
-        if choice == "cross-encoder":
-            from ragline.adapters.local_models.cross_encoder import OnnxCrossEncoderReranker
-
-            inner: Reranker = OnnxCrossEncoderReranker(
-                self.settings.cross_encoder_model, self.settings.cross_encoder_tokenizer
-            )
-        else:
-            inner = LlmListwiseReranker(self.chat_model)
-        reranker = FallbackReranker(inner)
-
-        def rerank(
-            query: str, hits: list[SearchHit], keep: int
-        ) -> tuple[list[SearchHit], RunUsage, str | None]:
-            outcome = reranker.rerank_outcome(query, hits, keep)
-            return outcome.hits, outcome.usage, outcome.warning
-
-        return rerank
+    def document_service(self) -> DocumentService:
+        return DocumentService(
+            registry=self.registry, documents=self.documents, objects=self.objects, ingest=self.ingest
+        )
 
     @cached_property
-    def chat(self) -> ChatService:
-        return ChatService(
-            registry=self.registry,
-            stores=self.stores,
-            search=self.search,
-            model=self.chat_model,
-            ledger=self.ledger,
-            rerank=self.rerank,
-            limits=LoopLimits(max_output_tokens=self.settings.max_output_tokens),
-        )
+    def namespaces(self) -> NamespaceService:
+        return NamespaceService(registry=self.registry, documents=self.documents)
+
+    @cached_property
+    def tenancy(self) -> TenancyService:
+        return TenancyService(self.registry)
 
     @cached_property
     def evaluation(self) -> EvaluationService:
         return EvaluationService(
-            registry=self.registry, stores=self.stores, embedder=self.embedder, search=self.search
+            registry=self.registry, stores=self.stores, embedder=self.embedder, retrieval=self.retrieval
         )
 
     def close(self) -> None:
         if "stores" in self.__dict__:
             self.stores.close()
+
+
+@cache
+def container() -> Container:
+    """The process's one container (a Lambda container keeps it across invocations)."""
+    return Container(load_settings())

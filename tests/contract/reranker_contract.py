@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragline.domain.models import Chunk, ScoreBreakdown, SearchHit
+from ragline.domain.models import Chunk, RunUsage, ScoreBreakdown, SearchHit
 from ragline.ports import Reranker
 
 QUERY = "how do bees make honey"
@@ -51,7 +51,7 @@ class RerankerContract:
     def test_given_hits_when_reranked_then_at_most_top_n_distinct_input_hits(
         self, reranker: Reranker, top_n: int
     ) -> None:
-        out = reranker.rerank(QUERY, HITS, top_n)
+        out = reranker.rerank(QUERY, HITS, top_n).hits
 
         ids = [h.chunk.id for h in out]
         assert len(ids) == min(top_n, len(HITS))
@@ -59,12 +59,12 @@ class RerankerContract:
         assert set(ids) <= {h.chunk.id for h in HITS}
 
     def test_given_all_hits_kept_then_output_is_a_permutation_of_the_input(self, reranker: Reranker) -> None:
-        out = reranker.rerank(QUERY, HITS, len(HITS))
+        out = reranker.rerank(QUERY, HITS, len(HITS)).hits
 
         assert sorted(h.chunk.id for h in out) == sorted(h.chunk.id for h in HITS)
 
     def test_when_reranked_then_rerank_score_is_set_and_never_increases(self, reranker: Reranker) -> None:
-        out = reranker.rerank(QUERY, HITS, len(HITS))
+        out = reranker.rerank(QUERY, HITS, len(HITS)).hits
 
         scores = [h.breakdown.rerank_score for h in out]
         assert all(s is not None for s in scores)
@@ -73,7 +73,7 @@ class RerankerContract:
     def test_when_reranked_then_the_rest_of_each_hit_is_unchanged(self, reranker: Reranker) -> None:
         before = {h.chunk.id: h for h in HITS}
 
-        for hit in reranker.rerank(QUERY, HITS, len(HITS)):
+        for hit in reranker.rerank(QUERY, HITS, len(HITS)).hits:
             original = before[hit.chunk.id]
             assert hit.chunk == original.chunk
             assert hit.breakdown.model_copy(update={"rerank_score": None}) == original.breakdown
@@ -86,4 +86,11 @@ class RerankerContract:
         assert snapshot == HITS
 
     def test_given_no_hits_then_no_hits(self, reranker: Reranker) -> None:
-        assert reranker.rerank(QUERY, [], 5) == []
+        assert reranker.rerank(QUERY, [], 5).hits == []
+
+    def test_when_reranked_then_the_cost_is_reported(self, reranker: Reranker) -> None:
+        out = reranker.rerank(QUERY, HITS, 3)
+
+        assert isinstance(out.usage, RunUsage)
+        assert out.usage.retrievals == 0
+        assert out.usage.reranks in (0, 1)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragline.adapters.rerank import FallbackReranker, IdentityReranker, LlmListwiseReranker
+from ragline.adapters.rerank import IdentityReranker, LlmListwiseReranker
 from ragline.ports import Reranker
 from tests.contract.reranker_contract import HITS, RerankerContract
 from tests.support.fakes import ScriptedChatModel
@@ -24,14 +24,6 @@ class TestLlmListwiseReranker(RerankerContract):
             ['```json\n{"ranking": [2, 5, 4]}\n```'] for _ in range(4)
         ]
         return LlmListwiseReranker(ScriptedChatModel(turns))
-
-
-class TestFallbackOverFailingLlm(RerankerContract):
-    """A reranker whose model always answers garbage still honours the contract (fused order)."""
-
-    @pytest.fixture
-    def reranker(self) -> Reranker:
-        return FallbackReranker(LlmListwiseReranker(ScriptedChatModel([["no idea"]] * 4)))
 
 
 def test_contract_hits_are_in_fused_order() -> None:

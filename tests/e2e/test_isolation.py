@@ -8,56 +8,28 @@ own; a revoked key is refused; a key without ``admin`` cannot manage; an allow-l
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
-from starlette.testclient import TestClient
 
+from ragline.cli.serve import LambdaContext
 from ragline.config import Settings
 from ragline.domain.models import TenantScope
 from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
+from tests.support.lambda_harness import call_rest, chat_client, chat_headers, load_handler
 
 pytestmark = pytest.mark.e2e
-FUNCTIONS = Path(__file__).parents[2] / "functions"
 ARN = "arn:aws:execute-api:us-east-1:123456789012:abc123/dev/{method}{path}"
-
-
-def load(name: str, container: Container) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"iso_{name}", FUNCTIONS / name / "app.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    for attr in ("container",):
-        if hasattr(module, attr):
-            setattr(module, attr, lambda: container)
-    if hasattr(module, "tenancy"):
-        module.tenancy = lambda: container.tenancy
-    if hasattr(module, "chat_service"):
-        module.chat_service = lambda: container.chat
-    return module
-
-
-class Ctx:
-    function_name = "fn"
-    memory_limit_in_mb = 256
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:fn"
-    aws_request_id = "req"
 
 
 class Api:
     def __init__(self, home: Path) -> None:
-        c = Container(Settings(home=home))
-        c.__dict__["embedder"] = BowEmbedder()
-        c.__dict__["tokenizer"] = BowEmbedder()
+        c = Container(Settings(home=home), embedder=BowEmbedder(), tokenizer=BowEmbedder())
         self.c = c
         for tenant in ("acme", "globex"):
             c.tenancy.create_tenant(tenant)
@@ -83,41 +55,29 @@ class Api:
         c.tenancy.revoke_key("acme", record.key_id)
         self.keys["revoked"] = revoked
         self.acme_key_id = record.key_id
-        self.authorizer = load("authorizer", c)
-        self.fns = {name: load(name, c) for name in ("search", "documents", "admin", "chat")}
+        self.authorizer = load_handler("authorizer")
+        self.fns = {
+            name: load_handler(name) for name in ("search", "documents", "namespaces", "keys", "chat")
+        }
 
     def context(self, key: str, method: str, path: str) -> dict[str, Any]:
+        """What the real authorizer resolves ``Authorization: Bearer <key>`` to (or raises)."""
         event = {
             "type": "REQUEST",
             "methodArn": ARN.format(method=method, path=path),
             "headers": {"Authorization": f"Bearer {key}"},
         }
-        return dict(self.authorizer.lambda_handler(event, Ctx())["context"])
+        return dict(self.authorizer.lambda_handler(event, LambdaContext(), container=self.c)["context"])
 
     def call(
         self, key: str, fn: str, method: str, path: str, resource: str, body: Any = None
     ) -> tuple[int, Any]:
         context = self.context(key, method, path)
         if fn == "chat":
-            with TestClient(self.fns["chat"].app) as client:
-                resp = client.post(
-                    path,
-                    json=body,
-                    headers={"x-amzn-request-context": json.dumps({"requestId": "r", "authorizer": context})},
-                )
+            with chat_client(self.fns["chat"], self.c) as client:
+                resp = client.post(path, json=body, headers=chat_headers(context))
             return resp.status_code, resp.json()
-        event = {
-            "resource": resource,
-            "path": path,
-            "httpMethod": method,
-            "headers": {"content-type": "application/json"},
-            "requestContext": {"requestId": "r", "authorizer": context},
-            "queryStringParameters": None,
-            "body": None if body is None else json.dumps(body),
-            "isBase64Encoded": False,
-        }
-        resp = self.fns[fn].lambda_handler(event, Ctx())
-        return resp["statusCode"], json.loads(resp["body"])
+        return call_rest(self.fns[fn], self.c, method, path, resource=resource, authorizer=context, body=body)
 
 
 @pytest.fixture(scope="module")
@@ -133,9 +93,9 @@ NAMESPACE_ROUTES = [
     ("documents", "GET", NS + "/documents/acme-private.txt", NS + "/documents/{document_id}", None),
     ("documents", "DELETE", NS + "/documents/acme-private.txt", NS + "/documents/{document_id}", None),
     ("documents", "POST", NS + "/documents", NS + "/documents", {"filename": "x.txt", "text": "hi"}),
-    ("admin", "GET", NS, NS, None),
-    ("admin", "PATCH", NS, NS, {"description": "taken over"}),
-    ("admin", "DELETE", NS, NS, None),
+    ("namespaces", "GET", NS, NS, None),
+    ("namespaces", "PATCH", NS, NS, {"description": "taken over"}),
+    ("namespaces", "DELETE", NS, NS, None),
     (
         "chat",
         "POST",
@@ -167,7 +127,7 @@ def test_another_tenants_namespace_is_invisible_through_every_route(
         fill(body, "private"),
     )
     assert status == 404, payload
-    assert payload["error"]["code"] in ("namespace_not_found", "not_found")
+    assert payload["error"]["code"] == "namespace_not_found"
     assert "payroll" not in json.dumps(payload).lower()
     # and acme's data is untouched
     assert api.c.registry.get_namespace("acme", "private").description == ""
@@ -196,10 +156,10 @@ def test_same_namespace_name_shows_each_tenant_only_its_own(api: Api) -> None:
 
 def test_another_tenants_key_cannot_be_revoked(api: Api) -> None:
     status, _payload = api.call(
-        api.keys["globex_admin"], "admin", "DELETE", f"/v1/keys/{api.acme_key_id}", "/v1/keys/{key_id}"
+        api.keys["globex_admin"], "keys", "DELETE", f"/v1/keys/{api.acme_key_id}", "/v1/keys/{key_id}"
     )
     assert status == 404
-    listing = api.call(api.keys["globex_admin"], "admin", "GET", "/v1/keys", "/v1/keys")[1]["keys"]
+    listing = api.call(api.keys["globex_admin"], "keys", "GET", "/v1/keys", "/v1/keys")[1]["keys"]
     assert api.acme_key_id not in json.dumps(listing)
 
 
@@ -210,18 +170,18 @@ def test_revoked_and_bogus_keys_are_refused_by_the_authorizer(api: Api) -> None:
 
 
 @pytest.mark.parametrize(
-    ("method", "path", "resource", "body"),
+    ("fn", "method", "path", "resource", "body"),
     [
-        ("GET", "/v1/keys", "/v1/keys", None),
-        ("POST", "/v1/keys", "/v1/keys", {"scopes": ["admin"]}),
-        ("POST", "/v1/namespaces", "/v1/namespaces", {"namespaceId": "new"}),
-        ("GET", "/v1/usage", "/v1/usage", None),
+        ("keys", "GET", "/v1/keys", "/v1/keys", None),
+        ("keys", "POST", "/v1/keys", "/v1/keys", {"scopes": ["admin"]}),
+        ("namespaces", "POST", "/v1/namespaces", "/v1/namespaces", {"namespaceId": "new"}),
+        ("keys", "GET", "/v1/usage", "/v1/usage", None),
     ],
 )
 def test_a_key_without_admin_cannot_manage(
-    api: Api, method: str, path: str, resource: str, body: Any
+    api: Api, fn: str, method: str, path: str, resource: str, body: Any
 ) -> None:
-    status, payload = api.call(api.keys["acme_reader"], "admin", method, path, resource, body)
+    status, payload = api.call(api.keys["acme_reader"], fn, method, path, resource, body)
     assert status == 403 and payload["error"]["code"] == "forbidden"
 
 
@@ -231,15 +191,19 @@ def test_a_key_without_admin_cannot_manage(
 def test_a_namespace_outside_the_allow_list_is_refused(
     api: Api, fn: str, method: str, path: str, resource: str, body: Any
 ) -> None:
-    status, payload = api.call(
-        api.keys["acme_reader"],
-        fn,
-        method,
-        path.replace("{namespace}", "private"),
-        resource,
-        fill(body, "private"),
-    )
-    assert status == 403 and payload["error"]["code"] == "forbidden"
+    # Given a key allowed only "docs"; When it names another namespace, existing or not,
+    # Then it is refused before the namespace is looked up (403, never a 404 that would confirm it)
+    for outside in ("private", "ghost"):
+        status, payload = api.call(
+            api.keys["acme_reader"],
+            fn,
+            method,
+            path.replace("{namespace}", outside),
+            resource,
+            fill(body, outside),
+        )
+        assert status == 403 and payload["error"]["code"] == "forbidden", (outside, payload)
+    # and the namespace it is allowed answers
     ok, _ = api.call(
         api.keys["acme_reader"], fn, method, path.replace("{namespace}", "docs"), resource, fill(body, "docs")
     )
@@ -248,9 +212,9 @@ def test_a_namespace_outside_the_allow_list_is_refused(
 
 def test_admin_creates_a_key_that_works_once_shown(api: Api) -> None:
     status, created = api.call(
-        api.keys["acme_admin"], "admin", "POST", "/v1/keys", "/v1/keys", {"name": "ci", "scopes": ["search"]}
+        api.keys["acme_admin"], "keys", "POST", "/v1/keys", "/v1/keys", {"name": "ci", "scopes": ["search"]}
     )
     assert status == 201 and created["apiKey"].startswith("rl_")
-    listing = api.call(api.keys["acme_admin"], "admin", "GET", "/v1/keys", "/v1/keys")[1]
+    listing = api.call(api.keys["acme_admin"], "keys", "GET", "/v1/keys", "/v1/keys")[1]
     assert created["apiKey"] not in json.dumps(listing)
     assert api.context(created["apiKey"], "POST", "/v1/namespaces/docs/search")["tenantId"] == "acme"

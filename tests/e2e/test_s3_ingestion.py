@@ -7,13 +7,10 @@ invoked with exactly the messages SQS hands out.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import boto3
@@ -24,24 +21,19 @@ from ragline.adapters.aws.objects import S3ObjectStore
 from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
+from ragline.cli.serve import LambdaContext
 from ragline.config import Settings
 from ragline.documents.chunker import WordCachedCounter
 from ragline.domain.models import KeywordQuery, TenantScope
 from ragline.services.ingest import IngestService, IngestSettings
 from ragline.services.namespaces import new_namespace
+from ragline.wiring import Container
 from tests.support.cfn_tables import create_table_from_template
+from tests.support.lambda_harness import load_handler
 
 pytestmark = [pytest.mark.e2e, pytest.mark.opensearch]
-APP = Path(__file__).parents[2] / "functions" / "ingestion" / "app.py"
 SCOPE = TenantScope(tenant_id="acme", namespace_id="docs")
 SHARED_EMBEDDER = LocalOnnxEmbedder()
-
-
-class Ctx:
-    function_name = "ingestion"
-    memory_limit_in_mb = 1024
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:ingestion"
-    aws_request_id = "req-1"
 
 
 class World:
@@ -82,6 +74,7 @@ class World:
             settings=IngestSettings(),
             objects=S3ObjectStore(self.bucket, client=self.s3),
         )
+        self.container = Container(Settings(home=tmp), ingest=self.service)
 
     def put(self, path: str, body: bytes) -> None:
         self.s3.put_object(Bucket=self.bucket, Key=f"acme/docs/{path}", Body=body)
@@ -138,18 +131,23 @@ def world(
     w.stores.client.indices.delete(index=w.stores.index, ignore_unavailable=True)
 
 
+class Handler:
+    """The real ingestion function, invoked the way the SQS event source does, with the world's wiring."""
+
+    def __init__(self, world: World) -> None:
+        self._module = load_handler("ingestion")
+        self._container = world.container
+
+    def __call__(self, messages: list[dict[str, Any]]) -> Any:
+        return self._module.lambda_handler(sqs_event(messages), LambdaContext(), container=self._container)
+
+
 @pytest.fixture
-def handler(world: World) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("ingestion_app", APP)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    module.ingest_service = lambda: world.service
-    return module
+def handler(world: World) -> Handler:
+    return Handler(world)
 
 
-def test_s3_lifecycle_end_to_end(world: World, handler: ModuleType) -> None:
+def test_s3_lifecycle_end_to_end(world: World, handler: Handler) -> None:
     # Given three files, one of them a corrupt PDF
     world.put("guide.md", b"# Guide\n\nThe blue pump must be primed before use. Prime it with clean water.")
     world.put("faq.txt", b"Warranty lasts twelve months. Returns are accepted within thirty days.")
@@ -157,7 +155,7 @@ def test_s3_lifecycle_end_to_end(world: World, handler: ModuleType) -> None:
     first = world.receive(3)
 
     # When the handler gets the batch
-    result = handler.lambda_handler(sqs_event(first), Ctx())
+    result = handler(first)
 
     # Then exactly the corrupt file is a batch item failure, and it is recorded with its reason
     corrupt = next(m["MessageId"] for m in first if key_of(m).endswith("broken.pdf"))
@@ -181,7 +179,7 @@ def test_s3_lifecycle_end_to_end(world: World, handler: ModuleType) -> None:
     )
     world.put("guide.md", longer.encode())
     [update] = world.receive(1)
-    assert handler.lambda_handler(sqs_event([update]), Ctx()) == {"batchItemFailures": []}
+    assert handler([update]) == {"batchItemFailures": []}
     record = world.documents.get("acme", "docs", "guide.md")
     assert record is not None and record.status == "ready" and record.chunk_count > 1
     assert world.store().count("guide.md") == record.chunk_count
@@ -190,7 +188,7 @@ def test_s3_lifecycle_end_to_end(world: World, handler: ModuleType) -> None:
 
     # When the old guide.md message is replayed, nothing changes
     old = next(m for m in first if key_of(m).endswith("guide.md"))
-    assert handler.lambda_handler(sqs_event([old]), Ctx()) == {"batchItemFailures": []}
+    assert handler([old]) == {"batchItemFailures": []}
     again = world.documents.get("acme", "docs", "guide.md")
     assert again is not None and again.version_id == version and again.generation == record.generation
     assert world.store().count("guide.md") == record.chunk_count
@@ -202,17 +200,17 @@ def test_s3_lifecycle_end_to_end(world: World, handler: ModuleType) -> None:
     for v in versions:
         world.s3.delete_object(Bucket=world.bucket, Key="acme/docs/faq.txt", VersionId=v["VersionId"])
     [removed] = world.receive(1)
-    assert handler.lambda_handler(sqs_event([removed]), Ctx()) == {"batchItemFailures": []}
+    assert handler([removed]) == {"batchItemFailures": []}
     gone = world.documents.get("acme", "docs", "faq.txt")
     assert gone is not None and gone.status == "deleted"
     assert world.store().count("faq.txt") == 0
     assert world.store().search(KeywordQuery(text="warranty")) == []
 
 
-def test_unknown_namespace_is_recorded_not_indexed(world: World, handler: ModuleType) -> None:
+def test_unknown_namespace_is_recorded_not_indexed(world: World, handler: Handler) -> None:
     world.s3.put_object(Bucket=world.bucket, Key="acme/ghost/notes.txt", Body=b"Some notes.")
     [message] = world.receive(1)
-    result = handler.lambda_handler(sqs_event([message]), Ctx())
+    result = handler([message])
     assert result == {"batchItemFailures": [{"itemIdentifier": message["MessageId"]}]}
     record = world.documents.get("acme", "ghost", "notes.txt")
     assert record is not None and record.status == "failed" and record.error_code == "namespace_not_found"

@@ -1,4 +1,5 @@
-"""``ragline serve``'s app: the real handlers (chat, search, documents) on the embedded backend."""
+"""``ragline serve``'s app: the real handlers (chat, search, documents, namespaces, keys) on the embedded
+backend, as the local operator of tenant ``local``."""
 
 from __future__ import annotations
 
@@ -11,32 +12,37 @@ from typer.testing import CliRunner
 
 from ragline.cli.app import app as cli
 from ragline.cli.serve import build_app
-from ragline.config import load_settings
+from ragline.config import Settings
+from ragline.wiring import Container
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).parents[2]
 
 
 @pytest.fixture
-def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+def client(tmp_path: Path) -> Iterator[TestClient]:
     home = tmp_path / "home"
     result = CliRunner().invoke(
         cli,
         ["ingest", str(ROOT / "samples" / "northwind"), "-n", "northwind", "--create", "--home", str(home)],
     )
     assert result.exit_code == 0, result.output
-    monkeypatch.setenv("RAGLINE_HOME", str(home))
-    load_settings.cache_clear()
-    with TestClient(build_app(ROOT / "functions", "local")) as c:
+    container = Container(Settings.from_env(home=home))
+    with TestClient(build_app(ROOT / "functions", "local", container)) as c:
         yield c
-    load_settings.cache_clear()
+    container.close()
 
 
 def test_search_documents_and_chat_routes_answer(client: TestClient) -> None:
+    # Given the northwind samples ingested by the CLI
+    # When a search runs, Then its hits are chunk views in camelCase
     hits = client.post("/v1/namespaces/northwind/search", json={"query": "tyre pressure", "k": 3})
     assert hits.status_code == 200 and "maintenance-guide.html" in hits.json()["hits"][0]["id"]
+    assert hits.json()["hits"][0]["documentId"] == "maintenance-guide.html" and hits.json()["runId"]
+    # and the documents route lists all seven
     docs = client.get("/v1/namespaces/northwind/documents")
     assert docs.status_code == 200 and len(docs.json()["documents"]) == 7
+    # and a non-streaming chat answers from them
     chat = client.post(
         "/v1/chat",
         json={
@@ -46,5 +52,34 @@ def test_search_documents_and_chat_routes_answer(client: TestClient) -> None:
         },
     )
     assert chat.status_code == 200 and "Leeds" in chat.json()["answer"]
+    assert chat.json()["exitReason"] and chat.json()["runId"]
+    # and a namespace that does not exist is a 404 with its code
     missing = client.post("/v1/namespaces/nope/search", json={"query": "x"})
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "namespace_not_found"
+
+
+def test_namespaces_and_keys_routes_answer(client: TestClient) -> None:
+    # Given the northwind namespace the CLI created
+    # When the namespaces routes are called, Then they list, create, change and delete
+    listing = client.get("/v1/namespaces")
+    assert listing.status_code == 200
+    assert [n["namespaceId"] for n in listing.json()["namespaces"]] == ["northwind"]
+    one = client.get("/v1/namespaces/northwind")
+    assert one.status_code == 200 and one.json()["embeddingModel"]
+    created = client.post("/v1/namespaces", json={"namespaceId": "notes", "description": "scratch"})
+    assert created.status_code == 201 and created.json()["description"] == "scratch"
+    patched = client.patch("/v1/namespaces/notes", json={"description": "kept"})
+    assert patched.status_code == 200 and patched.json()["description"] == "kept"
+    deleted = client.delete("/v1/namespaces/notes")
+    assert deleted.status_code == 200 and deleted.json() == {"namespaceId": "notes", "deleted": True}
+    # and a snake_case field is refused, not ignored
+    snake = client.post("/v1/namespaces", json={"namespace_id": "other"})
+    assert snake.status_code == 400 and snake.json()["error"]["code"] == "invalid_request"
+
+    # When the keys routes are called, Then the local tenant has no keys and its usage counts one run
+    keys = client.get("/v1/keys")
+    assert keys.status_code == 200 and keys.json() == {"keys": []}
+    assert client.post("/v1/namespaces/northwind/search", json={"query": "tyre"}).status_code == 200
+    usage = client.get("/v1/usage")
+    assert usage.status_code == 200 and usage.json()["runs"] == 1
+    assert usage.json()["usage"]["retrievals"] == 1 and "embeddedTokens" in usage.json()["usage"]

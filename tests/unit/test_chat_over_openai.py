@@ -11,20 +11,25 @@ import pytest
 
 from ragline.adapters.openai.chat import OpenAIChatModel
 from ragline.agents.events import RunError, RunFinished, ToolFinished, Warning
+from ragline.config import Settings
+from ragline.domain.billing import current_period
 from ragline.domain.models import SearchQuery, TenantScope
+from ragline.ports import VectorStoreProvider
 from ragline.services.chat import ChatService
-from ragline.services.search import SearchService
+from ragline.services.tenancy import Principal
+from ragline.wiring import Container
 from tests.support.openai_replay import OpenAIReplay, call, error, text, tool_call, tool_calls
-from tests.unit.test_chat_service import World, req
+from tests.unit.test_chat_service import SemanticOnlyStores, World, req
 
 pytestmark = pytest.mark.unit
+ACME = Principal.operator("acme")
 
 
 class RecordingStores:
     """The real SQLite stores, recording the scope and query every search reached the store with."""
 
-    def __init__(self, world: World) -> None:
-        self.inner = world.stores
+    def __init__(self, inner: VectorStoreProvider) -> None:
+        self.inner = inner
         self.received: list[tuple[TenantScope, SearchQuery]] = []
 
     def scoped(self, scope: TenantScope) -> Any:
@@ -49,100 +54,146 @@ def world(tmp_path: Path) -> Iterator[World]:
     w.stores.close()
 
 
-def service(world: World, replay: OpenAIReplay) -> tuple[ChatService, RecordingStores]:
-    stores = RecordingStores(world)
+def service(world: World, replay: OpenAIReplay, stores: Any = None) -> tuple[ChatService, RecordingStores]:
+    """The chat service wired as in production, but with the replay server as the model endpoint."""
+    recording = RecordingStores(stores or world.stores)
     model = OpenAIChatModel(model="replay-model", client=replay.client(max_retries=2))
-    search = SearchService(registry=world.registry, stores=stores, embedder=world.embedder)  # type: ignore[arg-type]
-    svc = ChatService(registry=world.registry, stores=stores, search=search, model=model, ledger=world.ledger)  # type: ignore[arg-type]
-    return svc, stores
+    container = Container(
+        Settings(home=world.root),
+        registry=world.registry,
+        stores=recording,
+        ledger=world.ledger,
+        embedder=world.embedder,
+        chat_model=model,
+        reranker=None,
+    )
+    return container.chat, recording
+
+
+def tool_reply(replay: OpenAIReplay, request: int) -> Any:
+    """The tool result the model received at the end of the ``request``-th chat request."""
+    last = replay.chat_requests[request]["messages"][-1]
+    assert last["role"] == "tool"
+    return json.loads(last["content"])
 
 
 def test_search_expand_answer_with_verified_citations(world: World, openai_replay: OpenAIReplay) -> None:
+    # Given a model that searches, expands a hit by the ids the search showed it, then cites one real
+    # chunk and one it invented
     openai_replay.script(
         [
             tool_call("search", {"query": "Part 6 long text", "mode": "semantic", "label": "Reading"}),
-            tool_call("expand", {"documentId": "long", "sequence_number": 6}),
+            tool_call("expand", {"documentId": "long", "sequenceNumber": 6}),
             text("Part six ", 'is here <citation ids="long#6"/>', " and ", '<citation ids="ghost#1"/>.'),
         ]
     )
     svc, _ = service(world, openai_replay)
-    events = list(svc.answer_chat("acme", req(mode="fast")))
+
+    # When the run goes through the real OpenAI adapter
+    events = list(svc.answer_chat(ACME, req(mode="fast")))
+
+    # Then both tools ran, the expand read the 11 chunks around long#6 in order
     ends = [e for e in events if isinstance(e, ToolFinished)]
     assert [e.tool for e in ends] == ["search", "expand"] and ends[1].hits == 11
+    # and the invented citation was removed and reported, the real one kept
     final = events[-1]
     assert isinstance(final, RunFinished) and final.answer == 'Part six is here <citation ids="long#6"/> and.'
     assert any(isinstance(e, Warning) and e.details.get("ids") == ["ghost#1"] for e in events)
     assert final.usage.llm_input_tokens == 300 and final.usage.llm_output_tokens == 30
+    # and the model was offered both tools and saw chunks under the ids it cites and expands with
     sent = openai_replay.chat_requests
     assert [t["function"]["name"] for t in sent[0]["tools"]] == ["search", "expand"]
-    assert sent[1]["messages"][-1]["role"] == "tool" and "long#" in sent[1]["messages"][-1]["content"]
+    found = tool_reply(openai_replay, 1)
+    assert found and {"id", "documentId", "sequenceNumber", "filename", "text"} == set(found[0])
+    assert any(c["documentId"] == "long" and c["id"] == f"long#{c['sequenceNumber']}" for c in found)
+    expanded = tool_reply(openai_replay, 2)
+    assert [c["sequenceNumber"] for c in expanded] == list(range(1, 12))
+    assert all(c["id"] == f"long#{c['sequenceNumber']}" for c in expanded)
 
 
 def test_a_tool_call_cannot_choose_tenant_namespace_or_filters(
     world: World, openai_replay: OpenAIReplay
 ) -> None:
+    # Given a model that tries to pick another tenant, a namespace and filters in its tool call
     sneaky = {
         "query": "secret plants",
         "tenant_id": "globex",
+        "tenantId": "globex",
         "namespace": "docs",
         "filters": {"document_ids": ["secret"]},
     }
     openai_replay.script([tool_call("search", sneaky), text("done")])
     svc, stores = service(world, openai_replay)
-    events = list(svc.answer_chat("acme", req()))
+
+    # When acme's run executes it
+    events = list(svc.answer_chat(ACME, req()))
+
+    # Then every search reached the store in acme's scope, with only the query text taken from the model
     assert stores.received, "the search never reached the store"
     for scope, query in stores.received:
         assert scope == TenantScope(tenant_id="acme", namespace_id="docs")
         assert query.filters.document_ids == () and query.text == "secret plants"
-    tool_reply = openai_replay.chat_requests[1]["messages"][-1]["content"]
-    assert "Globex" not in tool_reply
+    assert "Globex" not in openai_replay.chat_requests[1]["messages"][-1]["content"]
     assert isinstance(events[-1], RunFinished)
 
 
 def test_malformed_tool_json_is_returned_to_the_model(world: World, openai_replay: OpenAIReplay) -> None:
+    # Given a model whose first tool call is truncated JSON
     openai_replay.script(
         [tool_calls(call("search", '{"query": "bees"')), tool_call("search", {"query": "bees"}), text("ok")]
     )
     svc, _ = service(world, openai_replay)
-    events = list(svc.answer_chat("acme", req()))
+
+    # When the run executes
+    events = list(svc.answer_chat(ACME, req()))
+
+    # Then the bad call came back to the model as a tool error, and its corrected call ran
     ends = [e for e in events if isinstance(e, ToolFinished)]
     assert ends[0].error == "invalid_arguments" and ends[1].error is None
-    assert (
-        "invalid arguments" in json.loads(openai_replay.chat_requests[1]["messages"][-1]["content"])["error"]
-    )
+    assert "invalid arguments" in tool_reply(openai_replay, 1)["error"]
 
 
 def test_rate_limit_then_success(world: World, openai_replay: OpenAIReplay) -> None:
+    # Given an endpoint that rate-limits once
     openai_replay.script([error(429), text("fine")])
     svc, _ = service(world, openai_replay)
-    final = list(svc.answer_chat("acme", req()))[-1]
+
+    # When the run executes
+    final = list(svc.answer_chat(ACME, req()))[-1]
+
+    # Then the adapter retried and the run answered
     assert isinstance(final, RunFinished) and final.answer == "fine" and len(openai_replay.chat_requests) == 2
 
 
 def test_upstream_500_ends_with_a_clean_error_event_and_one_charge(
     world: World, openai_replay: OpenAIReplay
 ) -> None:
+    # Given an endpoint that always fails
     openai_replay.script([error(500, times=None)])
     svc, _ = service(world, openai_replay)
-    events = list(svc.answer_chat("acme", req(), run_id="r-500"))
+
+    # When the run executes
+    events = list(svc.answer_chat(ACME, req(), run_id="r-500"))
+
+    # Then it ends with an error event, a final event, and one charged run
     err = next(e for e in events if isinstance(e, RunError))
     assert err.code == "dependency_unavailable"
     final = events[-1]
     assert isinstance(final, RunFinished) and final.exit_reason == "error"
-    assert (
-        world.ledger.period_runs(
-            "acme", __import__("ragline.adapters.embedded.ledger").adapters.sqlite_ledger.current_period()
-        )
-        == 1
-    )
+    assert world.ledger.period_runs("acme", current_period()) == 1
 
 
 def test_a_model_that_keeps_calling_tools_stops_at_20_steps(
     world: World, openai_replay: OpenAIReplay
 ) -> None:
+    # Given a model that never stops searching
     openai_replay.script([tool_call("search", {"query": f"bees {i}"}) for i in range(25)])
     svc, _ = service(world, openai_replay)
-    final = list(svc.answer_chat("acme", req(mode="fast")))[-1]
+
+    # When the run executes
+    final = list(svc.answer_chat(ACME, req(mode="fast")))[-1]
+
+    # Then the loop stops after 20 model turns
     assert isinstance(final, RunFinished) and final.exit_reason == "max_steps"
     assert len(openai_replay.chat_requests) == 20
 
@@ -150,15 +201,13 @@ def test_a_model_that_keeps_calling_tools_stops_at_20_steps(
 def test_store_without_keyword_or_order_downgrades_and_hides_expand(
     world: World, openai_replay: OpenAIReplay
 ) -> None:
-    from tests.unit.test_chat_service import SemanticOnlyStores
-
+    # Given a store without keyword search or ordered reads, and a model asking for a keyword search
     openai_replay.script([tool_call("search", {"query": "queen", "mode": "keyword"}), text("ok")])
-    limited = SemanticOnlyStores(world.stores)
-    model = OpenAIChatModel(model="replay-model", client=openai_replay.client())
-    search = SearchService(registry=world.registry, stores=limited, embedder=world.embedder)  # type: ignore[arg-type]
-    svc = ChatService(
-        registry=world.registry, stores=limited, search=search, model=model, ledger=world.ledger
-    )  # type: ignore[arg-type]
-    events = list(svc.answer_chat("acme", req()))
+    svc, _ = service(world, openai_replay, stores=SemanticOnlyStores(world.stores))
+
+    # When the run executes
+    events = list(svc.answer_chat(ACME, req()))
+
+    # Then the model was never offered expand, and the search ran semantic with a warning
     assert [t["function"]["name"] for t in openai_replay.chat_requests[0]["tools"]] == ["search"]
     assert any(isinstance(e, Warning) and e.code == "search_downgraded" for e in events)

@@ -8,7 +8,6 @@ import pytest
 from ragline import errors
 from ragline.adapters.local_models.cross_encoder import OnnxCrossEncoderReranker
 from ragline.adapters.rerank import (
-    FallbackReranker,
     IdentityReranker,
     LlmListwiseReranker,
     parse_ranking,
@@ -94,7 +93,7 @@ def test_given_a_malformed_answer_when_parsed_then_rerank_failed(answer: str) ->
 def test_given_a_ranking_when_reranked_then_hits_follow_it_with_positional_scores() -> None:
     reranker, _ = llm('```json\n{"ranking": [5, 2, 4]}\n```')
 
-    out = reranker.rerank(QUERY, HITS, 4)
+    out = reranker.rerank(QUERY, HITS, 4).hits
 
     assert ids(out) == ["d4#0", "d1#0", "d3#0", "d0#0"]
     assert [h.breakdown.rerank_score for h in out] == [1.0, 1 / 2, 1 / 3, 1 / 4]
@@ -119,7 +118,7 @@ def test_given_more_hits_than_max_candidates_then_the_tail_keeps_fused_order() -
     hits = make_hits([f"passage {i}" for i in range(6)])
     reranker, model = llm('{"ranking": [2, 1]}', max_candidates=2)
 
-    out = reranker.rerank(QUERY, hits, 6)
+    out = reranker.rerank(QUERY, hits, 6).hits
 
     assert ids(out) == ["d1#0", "d0#0", "d2#0", "d3#0", "d4#0", "d5#0"]
     assert "[3]" not in model.seen[0][0][-1].content
@@ -128,17 +127,16 @@ def test_given_more_hits_than_max_candidates_then_the_tail_keeps_fused_order() -
 def test_when_reranked_then_the_outcome_carries_the_model_tokens() -> None:
     reranker, _ = llm('{"ranking": [2, 1]}')
 
-    outcome = reranker.rerank_outcome(QUERY, HITS, 2)
+    outcome = reranker.rerank(QUERY, HITS, 2)
 
     assert outcome.usage == RunUsage(reranks=1, llm_input_tokens=100, llm_output_tokens=7)
-    assert outcome.warning is None
 
 
 @pytest.mark.parametrize(("hits", "top_n"), [(HITS[:1], 5), (HITS, 0), ([], 3)])
 def test_given_nothing_to_order_then_the_model_is_not_called(hits: list[SearchHit], top_n: int) -> None:
     reranker, model = llm()
 
-    outcome = reranker.rerank_outcome(QUERY, hits, top_n)
+    outcome = reranker.rerank(QUERY, hits, top_n)
 
     assert ids(outcome.hits) == ids(hits[:top_n])
     assert model.seen == []
@@ -169,77 +167,15 @@ def test_given_nonsense_limits_then_configuration_error() -> None:
         LlmListwiseReranker(ScriptedChatModel([]), max_candidates=0)
 
 
-# -- identity and fallback -----------------------------------------------------------------------
+# -- identity -----------------------------------------------------------------------
 
 
 def test_identity_keeps_fused_order_and_uses_the_score_as_rerank_score() -> None:
-    outcome = IdentityReranker().rerank_outcome(QUERY, HITS, 2)
+    outcome = IdentityReranker().rerank(QUERY, HITS, 2)
 
     assert ids(outcome.hits) == ["d0#0", "d1#0"]
     assert [h.breakdown.rerank_score for h in outcome.hits] == [HITS[0].score, HITS[1].score]
     assert outcome.usage == RunUsage()
-
-
-def test_given_a_malformed_answer_when_wrapped_then_fused_order_and_a_warning() -> None:
-    inner, _ = llm("no ranking, sorry")
-    reranker = FallbackReranker(inner)
-
-    outcome = reranker.rerank_outcome(QUERY, HITS, 3)
-
-    assert ids(outcome.hits) == ["d0#0", "d1#0", "d2#0"]
-    assert outcome.fell_back
-    assert outcome.warning is not None
-    assert "llm-listwise" in outcome.warning
-    assert "rerank_failed" in outcome.warning
-    assert outcome.usage == RunUsage(llm_input_tokens=100, llm_output_tokens=7)
-    assert isinstance(outcome.error, RerankFailed)
-
-
-def test_given_a_model_outage_when_wrapped_then_fused_order_and_a_warning() -> None:
-    outcome = FallbackReranker(LlmListwiseReranker(FailingChatModel())).rerank_outcome(QUERY, HITS, 2)
-
-    assert ids(outcome.hits) == ["d0#0", "d1#0"]
-    assert outcome.warning is not None
-
-
-def test_given_a_working_reranker_when_wrapped_then_its_outcome_is_returned() -> None:
-    inner, _ = llm('{"ranking": [3]}')
-    reranker = FallbackReranker(inner)
-
-    outcome = reranker.rerank_outcome(QUERY, HITS, 2)
-
-    assert reranker.name == "llm-listwise"
-    assert ids(outcome.hits) == ["d2#0", "d0#0"]
-    assert not outcome.fell_back
-    assert outcome.usage.reranks == 1
-
-
-class PlainReranker:
-    """A port-only reranker (no ``rerank_outcome``), reversing the hits."""
-
-    name = "plain"
-
-    def rerank(self, query: str, hits: Sequence[SearchHit], top_n: int) -> list[SearchHit]:
-        return IdentityReranker().rerank(query, list(reversed(hits)), top_n)
-
-
-def test_given_a_port_only_reranker_when_wrapped_then_one_rerank_is_counted() -> None:
-    outcome = FallbackReranker(PlainReranker()).rerank_outcome(QUERY, HITS, 1)
-
-    assert ids(outcome.hits) == ["d4#0"]
-    assert outcome.usage == RunUsage(reranks=1)
-
-
-class BuggyReranker:
-    name = "buggy"
-
-    def rerank(self, query: str, hits: Sequence[SearchHit], top_n: int) -> list[SearchHit]:
-        raise ZeroDivisionError
-
-
-def test_given_a_bug_when_wrapped_then_it_is_not_swallowed() -> None:
-    with pytest.raises(ZeroDivisionError):
-        FallbackReranker(BuggyReranker()).rerank(QUERY, HITS, 1)
 
 
 # -- cross-encoder -------------------------------------------------------------------------------
@@ -266,7 +202,7 @@ def test_given_missing_tokenizer_file_then_configuration_error_names_it(tmp_path
     assert caught.value.details == {"tokenizer_path": str(tmp_path / "nope.json")}
 
 
-def test_given_an_unloadable_model_file_when_wrapped_then_fused_order_and_a_warning(tmp_path: Path) -> None:
+def test_given_an_unloadable_model_file_then_rerank_failed(tmp_path: Path) -> None:
     from ragline.adapters.local_models.embedder import find_tokenizer_file
 
     model = tmp_path / "model.onnx"
@@ -275,9 +211,6 @@ def test_given_an_unloadable_model_file_when_wrapped_then_fused_order_and_a_warn
 
     with pytest.raises(RerankFailed):
         reranker.rerank(QUERY, HITS, 2)
-    outcome = FallbackReranker(reranker).rerank_outcome(QUERY, HITS, 2)
-    assert ids(outcome.hits) == ["d0#0", "d1#0"]
-    assert outcome.warning is not None
 
 
 def test_given_a_bi_encoder_instead_of_a_cross_encoder_then_rerank_failed() -> None:

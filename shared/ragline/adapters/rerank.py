@@ -1,16 +1,9 @@
-"""Rerankers: none (identity), an LLM listwise reranker, and a cross-encoder from a local ONNX file.
+"""Rerankers over any backend: none (identity) and an LLM listwise reranker over a ChatModel port.
 
-No cross-encoder ships with Ragline (see MODELS.md), so offline the default is :class:`IdentityReranker`.
-
-The caller's rules, not enforced here: **keyword-mode results are never reranked** (BM25 order is the
-answer the caller asked for); semantic and hybrid results are. A failed rerank falls back to fused
-order **and says so**: wrap the configured reranker in :class:`FallbackReranker` and call
-:meth:`FallbackReranker.rerank_outcome`, whose :class:`RerankOutcome` carries the hits, the usage to
-add to the run (LLM tokens, ``reranks``) and a warning for the response when it fell back.
-
-Every reranker here also implements the plain :class:`~ragline.ports.Reranker` port (``rerank``),
-which returns the hits alone; ``rerank_outcome`` is the same call with its usage, returned rather
-than stored, so one reranker can serve concurrent runs.
+The caller's rules live in :mod:`ragline.services.retrieval`, not here: keyword-mode results are never
+reranked, and a failed rerank (``RerankFailed`` or a dependency error) falls back to fused order with
+a warning. :class:`~ragline.errors.RerankFailed` carries the tokens a failed attempt spent, so the run
+is charged for them.
 """
 
 from __future__ import annotations
@@ -18,48 +11,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
 from ragline import errors
 from ragline.domain.chat import ChatMessage, ChatOptions, TextDelta, TokenUsage
 from ragline.domain.models import RunUsage, SearchHit
+from ragline.domain.retrieval import Reranked, with_rerank_scores
 from ragline.errors import RerankFailed
-from ragline.ports import ChatModel, Reranker
-
-
-@dataclass(frozen=True)
-class RerankOutcome:
-    """Hits best first (at most ``top_n``), what the rerank cost, and a warning when it fell back.
-
-    ``warning`` is written for the response (error code only); ``error`` is the cause, for the log.
-    """
-
-    hits: list[SearchHit]
-    usage: RunUsage = field(default_factory=RunUsage)
-    warning: str | None = None
-    error: errors.RaglineError | None = None
-
-    @property
-    def fell_back(self) -> bool:
-        return self.warning is not None
-
-
-@runtime_checkable
-class MeteredReranker(Reranker, Protocol):
-    """A :class:`Reranker` that also returns what each call cost."""
-
-    def rerank_outcome(self, query: str, hits: Sequence[SearchHit], top_n: int) -> RerankOutcome: ...
-
-
-def _ranked(hits: Sequence[SearchHit], scores: Sequence[float], top_n: int) -> list[SearchHit]:
-    """Copies of ``hits`` (already in their new order) with ``rerank_score`` set, cut to ``top_n``."""
-    return [
-        hit.model_copy(update={"breakdown": hit.breakdown.model_copy(update={"rerank_score": score})})
-        for hit, score in zip(hits[: max(top_n, 0)], scores, strict=False)
-    ]
+from ragline.ports import ChatModel
 
 
 class IdentityReranker:
@@ -67,11 +27,8 @@ class IdentityReranker:
 
     name = "none"
 
-    def rerank(self, query: str, hits: Sequence[SearchHit], top_n: int) -> list[SearchHit]:
-        return self.rerank_outcome(query, hits, top_n).hits
-
-    def rerank_outcome(self, query: str, hits: Sequence[SearchHit], top_n: int) -> RerankOutcome:
-        return RerankOutcome(hits=_ranked(hits, [h.score for h in hits], top_n))
+    def rerank(self, query: str, hits: Sequence[SearchHit], top_n: int) -> Reranked:
+        return Reranked(hits=with_rerank_scores(hits, [h.score for h in hits], top_n))
 
 
 # -- LLM listwise ------------------------------------------------------------------------------
@@ -151,12 +108,9 @@ class LlmListwiseReranker:
         self.max_chars_per_hit = max_chars_per_hit
         self._options = ChatOptions(max_output_tokens=max_output_tokens, temperature=0.0)
 
-    def rerank(self, query: str, hits: Sequence[SearchHit], top_n: int) -> list[SearchHit]:
-        return self.rerank_outcome(query, hits, top_n).hits
-
-    def rerank_outcome(self, query: str, hits: Sequence[SearchHit], top_n: int) -> RerankOutcome:
+    def rerank(self, query: str, hits: Sequence[SearchHit], top_n: int) -> Reranked:
         if top_n <= 0 or not hits:
-            return RerankOutcome(hits=[])
+            return Reranked(hits=[])
         candidates, rest = list(hits[: self.max_candidates]), list(hits[self.max_candidates :])
         usage = RunUsage()
         if len(candidates) > 1:
@@ -164,8 +118,9 @@ class LlmListwiseReranker:
             candidates = [candidates[i] for i in order]
             usage.reranks = 1
         ordered = candidates + rest
-        return RerankOutcome(
-            hits=_ranked(ordered, [1.0 / (1 + pos) for pos in range(len(ordered))], top_n), usage=usage
+        return Reranked(
+            hits=with_rerank_scores(ordered, [1.0 / (1 + pos) for pos in range(len(ordered))], top_n),
+            usage=usage,
         )
 
     def messages(self, query: str, candidates: Sequence[SearchHit]) -> list[ChatMessage]:
@@ -205,45 +160,6 @@ class LlmListwiseReranker:
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-# -- fallback ----------------------------------------------------------------------------------
-
-
-class FallbackReranker:
-    """Wraps a reranker so a failed rerank never fails the run: fused order plus a warning.
-
-    Falls back on :class:`RerankFailed` and on any dependency error (``DependencyFailed``,
-    ``DependencyUnavailable``, ``Throttled``); other errors (bugs) propagate. On fallback the
-    outcome's usage still carries the tokens the failed attempt spent, with ``reranks`` 0.
-    """
-
-    FALLBACK_ERRORS: ClassVar[tuple[type[errors.RaglineError], ...]] = (
-        errors.DependencyFailed,
-        errors.DependencyUnavailable,
-        errors.Throttled,
-    )
-
-    def __init__(self, inner: Reranker) -> None:
-        self.inner = inner
-        self.name = inner.name
-
-    def rerank(self, query: str, hits: Sequence[SearchHit], top_n: int) -> list[SearchHit]:
-        """The plain port: never raises a dependency error, but drops the warning; prefer the outcome."""
-        return self.rerank_outcome(query, hits, top_n).hits
-
-    def rerank_outcome(self, query: str, hits: Sequence[SearchHit], top_n: int) -> RerankOutcome:
-        try:
-            if isinstance(self.inner, MeteredReranker):
-                return self.inner.rerank_outcome(query, hits, top_n)
-            return RerankOutcome(hits=self.inner.rerank(query, hits, top_n), usage=RunUsage(reranks=1))
-        except self.FALLBACK_ERRORS as exc:
-            spent = RunUsage()
-            if isinstance(exc, RerankFailed):
-                spent = RunUsage(llm_input_tokens=exc.input_tokens, llm_output_tokens=exc.output_tokens)
-            fused = IdentityReranker().rerank_outcome(query, hits, top_n).hits
-            warning = f"rerank with {self.name!r} failed ({exc.code}); results are in fused order"
-            return RerankOutcome(hits=fused, usage=spent, warning=warning, error=exc)
 
 
 # -- local ONNX cross-encoder ------------------------------------------------------------------

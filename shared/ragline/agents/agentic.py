@@ -54,7 +54,7 @@ class AgenticAgent:
             if budget <= 0:
                 outcome.exit_reason = "max_output_tokens"
                 return
-            braked = len(ctx.retrieved) >= limits.evidence_budget or tool_errors >= limits.max_tool_errors
+            braked = len(ctx.evidence) >= limits.evidence_budget or tool_errors >= limits.max_tool_errors
             tools = [] if braked else ctx.specs()
             text: list[str] = []
             calls: tuple[ToolCall, ...] = ()

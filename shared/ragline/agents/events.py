@@ -1,27 +1,28 @@
-"""What a chat run streams to its client (the SSE events and the CLI's output)."""
+"""What a chat run streams to its client (the SSE events and the CLI's output), camelCase like every
+body of the API (see :mod:`ragline.domain.api`)."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import Field
 
-from ragline.domain.models import RunUsage
+from ragline.domain.api import ApiModel, ChunkView, Usage
 
 
-class AnswerDelta(BaseModel):
+class AnswerDelta(ApiModel):
     type: Literal["text"] = "text"
     text: str
 
 
-class ToolStarted(BaseModel):
+class ToolStarted(ApiModel):
     type: Literal["tool_start"] = "tool_start"
     call_id: str
     tool: str
     label: str
 
 
-class ToolFinished(BaseModel):
+class ToolFinished(ApiModel):
     type: Literal["tool_end"] = "tool_end"
     call_id: str
     tool: str
@@ -30,19 +31,19 @@ class ToolFinished(BaseModel):
     error: str | None = None
 
 
-class Sources(BaseModel):
+class Sources(ApiModel):
     type: Literal["sources"] = "sources"
-    chunks: list[dict[str, Any]]
+    chunks: list[ChunkView]
 
 
-class Warning(BaseModel):
+class Warning(ApiModel):
     type: Literal["warning"] = "warning"
     code: str
     message: str
-    details: dict[str, Any] = {}
+    details: dict[str, Any] = Field(default_factory=dict)
 
 
-class RunError(BaseModel):
+class RunError(ApiModel):
     """The run stopped on an infrastructure error (model or store down); a final event follows."""
 
     type: Literal["error"] = "error"
@@ -50,12 +51,42 @@ class RunError(BaseModel):
     message: str
 
 
-class RunFinished(BaseModel):
+class RunFinished(ApiModel):
     type: Literal["final"] = "final"
     run_id: str
     exit_reason: str
     answer: str
-    usage: RunUsage
+    usage: Usage
 
 
 RunEvent = AnswerDelta | ToolStarted | ToolFinished | Sources | Warning | RunError | RunFinished
+
+
+class ChatResponse(ApiModel):
+    """``stream: false``: the whole run as one body."""
+
+    answer: str = ""
+    sources: list[ChunkView] = Field(default_factory=list)
+    warnings: list[Warning] = Field(default_factory=list)
+    steps: list[ToolStarted | ToolFinished] = Field(default_factory=list)
+    error: RunError | None = None
+    usage: Usage = Field(default_factory=Usage)
+    exit_reason: str = ""
+    run_id: str = ""
+
+    @classmethod
+    def collect(cls, events: Any) -> ChatResponse:
+        body = cls()
+        for event in events:
+            if isinstance(event, Sources):
+                body.sources = event.chunks
+            elif isinstance(event, Warning):
+                body.warnings.append(event)
+            elif isinstance(event, ToolStarted | ToolFinished):
+                body.steps.append(event)
+            elif isinstance(event, RunError):
+                body.error = event
+            elif isinstance(event, RunFinished):
+                body.answer, body.usage = event.answer, event.usage
+                body.exit_reason, body.run_id = event.exit_reason, event.run_id
+        return body

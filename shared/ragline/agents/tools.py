@@ -1,22 +1,46 @@
 """The agent's tools, ``search`` and ``expand``, and the out-of-band context they run in.
 
 The model controls only the query text and mode (and which chunk to expand). Tenant, namespaces and
-retrieval settings come from :class:`ToolContext`, which the model never sees.
+retrieval settings come from :class:`ToolContext`, which the model never sees. Retrieval itself is
+:class:`Retriever` — implemented by :mod:`ragline.services.retrieval` and injected by the service that
+runs the agent, so every agent retrieves the one way the search route does.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
 from ragline.domain.chat import ToolSpec
-from ragline.domain.models import Chunk, RunUsage, SearchHit, SearchMode, TenantScope
-from ragline.ports import VectorStore
+from ragline.domain.models import Chunk, RunUsage, SearchMode, TenantScope
+from ragline.domain.retrieval import Evidence, EvidenceTable, RetrievalResult
+
+
+class Retriever(Protocol):
+    """Retrieval over a run's authorised scopes (see :class:`ragline.services.retrieval.Retriever`)."""
+
+    usage: RunUsage
+
+    @property
+    def can_expand(self) -> bool: ...
+
+    def search(
+        self, text: str, *, mode: SearchMode = ..., candidates: int = ..., keep: int = ..., rerank: bool = ...
+    ) -> RetrievalResult: ...
+
+    def neighbors(
+        self,
+        scope: TenantScope,
+        document_id: str,
+        sequence_number: int,
+        *,
+        before: int = ...,
+        after: int = ...,
+    ) -> list[Chunk]: ...
 
 
 class SearchArgs(BaseModel):
@@ -27,38 +51,31 @@ class SearchArgs(BaseModel):
 
 class ExpandArgs(BaseModel):
     documentId: str = Field(min_length=1)
-    sequence_number: int = Field(ge=0)
-
-
-SearchFn = Callable[[TenantScope, str, SearchMode, int], tuple[list[SearchHit], RunUsage, list[str]]]
-"""(scope, query, mode, k) → (hits, usage, warnings): one retrieval in one namespace."""
-RerankFn = Callable[[str, list[SearchHit], int], tuple[list[SearchHit], RunUsage, str | None]]
-"""(query, hits, keep) → (reranked hits, what the rerank cost, warning if it fell back to fused order)."""
+    sequenceNumber: int = Field(ge=0)
 
 
 @dataclass
 class ToolContext:
     """Everything the tools need that the model must not control."""
 
-    scopes: list[TenantScope]
-    stores: dict[TenantScope, VectorStore]
-    search: SearchFn
+    retriever: Retriever
     candidates: int = 10
     """Hits fetched per search (``accurate``: 30, reranked down to ``keep``)."""
     keep: int = 10
-    rerank: RerankFn | None = None
+    rerank: bool = False
     semantic_as_hybrid: bool = True
     neighbours: int = 5
-    usage: RunUsage = field(default_factory=RunUsage)
-    retrieved: dict[str, tuple[Chunk, SearchHit | None]] = field(default_factory=dict)
+    evidence: EvidenceTable = field(default_factory=EvidenceTable)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     """(code, message) pairs raised while running tools; the loop streams them as warning events."""
-    origins: dict[str, TenantScope] = field(default_factory=dict)
-    """Which scope each retrieved document came from, so ``expand`` reads the right one."""
+
+    @property
+    def usage(self) -> RunUsage:
+        return self.retriever.usage
 
     def specs(self) -> list[ToolSpec]:
         """The tools offered this step; ``expand`` only when every store keeps chunks in order."""
-        if all(s.capabilities().neighbors for s in self.stores.values()):
+        if self.retriever.can_expand:
             return [search_spec(), expand_spec()]
         return [search_spec()]
 
@@ -87,24 +104,16 @@ class ToolResult:
     error: str | None = None
 
 
-def compact(chunk: Chunk) -> dict[str, Any]:
-    """What the model sees of a chunk: enough to cite and expand it, nothing internal."""
+def compact(item: Evidence) -> dict[str, Any]:
+    """What the model sees of a chunk: its run-unique ids to cite and expand it, nothing internal."""
+    document_alias, _, _ = item.alias.rpartition("#")
     return {
-        "id": chunk.id,
-        "documentId": chunk.document_id,
-        "sequence_number": chunk.sequence_number,
-        "filename": chunk.metadata.filename,
-        "text": chunk.text,
+        "id": item.alias,
+        "documentId": document_alias,
+        "sequenceNumber": item.chunk.sequence_number,
+        "filename": item.chunk.metadata.filename,
+        "text": item.chunk.text,
     }
-
-
-def rich(chunk: Chunk, hit: SearchHit | None) -> dict[str, Any]:
-    """What the client sees: the chunk, its metadata and scores."""
-    out: dict[str, Any] = {"id": chunk.id, "text": chunk.text, **chunk.metadata.model_dump(exclude={"extra"})}
-    if hit is not None:
-        out["score"] = hit.score
-        out["scores"] = hit.breakdown.model_dump(exclude_none=True)
-    return out
 
 
 def run_tool(ctx: ToolContext, name: str, arguments: str) -> ToolResult:
@@ -124,44 +133,29 @@ def run_tool(ctx: ToolContext, name: str, arguments: str) -> ToolResult:
 
 def _search(ctx: ToolContext, args: SearchArgs) -> ToolResult:
     mode: SearchMode = "hybrid" if args.mode == "semantic" and ctx.semantic_as_hybrid else args.mode
-    found: list[SearchHit] = []
-    for scope in ctx.scopes:
-        hits, usage, warnings = ctx.search(scope, args.query, mode, ctx.candidates)
-        ctx.usage.add(usage)
-        ctx.warnings.extend(("search_downgraded", w) for w in warnings)
-        found.extend(hits)
-        for h in hits:
-            ctx.origins.setdefault(h.chunk.document_id, scope)
-    found.sort(key=lambda h: -h.score)
-    found = found[: ctx.candidates]
-    # Keyword results are never reranked: an exact-term query is already ordered by what it asked for.
-    if ctx.rerank is not None and mode != "keyword" and found:
-        found, usage, warning = ctx.rerank(args.query, found, ctx.keep)
-        ctx.usage.add(usage)
-        if warning:
-            ctx.warnings.append(("rerank_failed", warning))
-    found = found[: ctx.keep]
-    for h in found:
-        ctx.retrieved.setdefault(h.chunk.id, (h.chunk, h))
-    return ToolResult(json.dumps([compact(h.chunk) for h in found]), len(found), args.label or args.query)
+    result = ctx.retriever.search(
+        args.query, mode=mode, candidates=ctx.candidates, keep=ctx.keep, rerank=ctx.rerank
+    )
+    ctx.warnings.extend((n.code, n.message) for n in result.notices)
+    found = [ctx.evidence.add(h.scope, h.hit.chunk, h.hit) for h in result.hits]
+    return ToolResult(json.dumps([compact(e) for e in found]), len(found), args.label or args.query)
 
 
 def _expand(ctx: ToolContext, args: ExpandArgs) -> ToolResult:
-    scope = ctx.origins.get(args.documentId)
-    if scope is None:
+    origin = ctx.evidence.document(args.documentId)
+    if origin is None:
         return ToolResult(
             json.dumps({"error": "expand only works on a documentId returned by search"}),
             0,
             "expand",
             error="unknown_document",
         )
-    chunks = ctx.stores[scope].neighbors(
-        args.documentId, args.sequence_number, before=ctx.neighbours, after=ctx.neighbours
+    scope, document_id = origin
+    chunks = ctx.retriever.neighbors(
+        scope, document_id, args.sequenceNumber, before=ctx.neighbours, after=ctx.neighbours
     )
-    ctx.usage.retrievals += 1
-    for c in chunks:
-        ctx.retrieved.setdefault(c.id, (c, None))
-    return ToolResult(json.dumps([compact(c) for c in chunks]), len(chunks), f"Reading {args.documentId}")
+    found = [ctx.evidence.add(scope, c) for c in chunks]
+    return ToolResult(json.dumps([compact(e) for e in found]), len(found), f"Reading {args.documentId}")
 
 
 def label_for(name: str, arguments: str) -> str:

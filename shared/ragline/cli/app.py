@@ -169,8 +169,9 @@ def search(
 ) -> None:
     """Search a namespace and print the hits with their score breakdown."""
     from ragline.cli.output import print_hits
-    from ragline.domain.models import TenantScope
+    from ragline.domain.api import SearchRequest
     from ragline.errors import RaglineError
+    from ragline.services.tenancy import Principal
 
     if mode not in ("semantic", "keyword", "hybrid"):
         raise _fail(_invalid(f"unknown mode {mode!r}; use semantic, keyword or hybrid"))
@@ -178,11 +179,11 @@ def search(
         raise _fail(_invalid(f"unknown fusion {fusion!r}; use rrf or convex"))
     c = _container(home)
     try:
-        scope = TenantScope(tenant_id=tenant, namespace_id=namespace)
-        out = c.search.search(scope, query, mode=mode, k=k, fusion=fusion)  # type: ignore[arg-type]
+        request = SearchRequest.model_validate({"query": query, "mode": mode, "k": k, "fusion": fusion})
+        out = c.search.search(Principal.operator(tenant), namespace, request)
     except (RaglineError, ValueError) as exc:
         raise _fail(_as_ragline(exc)) from exc
-    print_hits(out.hits, out.warnings)
+    print_hits(out)
 
 
 @app.command()
@@ -195,15 +196,16 @@ def chat(
 ) -> None:
     """Ask a question: streams the answer and prints the cited sources."""
     from ragline.cli.output import stream_chat
-    from ragline.domain.chat import ChatMessage, ChatRequest
+    from ragline.domain.api import ChatRequest
     from ragline.errors import RaglineError
+    from ragline.services.tenancy import Principal
 
     c = _container(home)
     try:
         request = ChatRequest.model_validate(
-            {"messages": [ChatMessage(role="user", content=question)], "namespaces": namespace, "mode": mode}
+            {"messages": [{"role": "user", "content": question}], "namespaces": namespace, "mode": mode}
         )
-        events = c.chat.answer_chat(tenant, request)
+        events = c.chat.answer_chat(Principal.operator(tenant), request)
         stream_chat(events, c.chat_model.name)
     except RaglineError as exc:
         raise _fail(exc) from exc
@@ -218,16 +220,13 @@ def serve(
     functions: Annotated[Path, typer.Option(help="The repository's functions/ folder.")] = Path("functions"),
     home: Home = None,
 ) -> None:
-    """Serve the real handlers locally: POST /v1/chat (SSE), search and documents routes."""
-    import os
-
+    """Serve the real handlers locally: chat (SSE), search, documents, namespaces, keys and usage."""
     import uvicorn
 
     from ragline.cli.serve import build_app
 
-    if home is not None:
-        os.environ["RAGLINE_HOME"] = str(home)  # the handlers build their own settings from the environment
-    uvicorn.run(build_app(functions.resolve(), tenant), host="127.0.0.1", port=port, log_level="info")
+    app_ = build_app(functions.resolve(), tenant, _container(home))
+    uvicorn.run(app_, host="127.0.0.1", port=port, log_level="info")
 
 
 @app.command("eval")

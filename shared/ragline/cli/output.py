@@ -21,7 +21,8 @@ from ragline.agents.events import (
     ToolStarted,
     Warning,
 )
-from ragline.domain.models import SearchHit, SearchMode, TenantScope
+from ragline.domain.api import Scores, SearchResponse
+from ragline.domain.models import SearchMode, TenantScope
 from ragline.services.evaluation import load_beir
 from ragline.wiring import Container
 
@@ -34,19 +35,17 @@ def _fmt(x: float | int | None) -> str:
     return f"{x:.4f}" if isinstance(x, float) else str(x)
 
 
-def print_hits(hits: list[SearchHit], warnings: list[str]) -> None:
-    for w in warnings:
-        console.print(f"[yellow]warning: {w}[/yellow]")
+def print_hits(response: SearchResponse) -> None:
+    for w in response.warnings:
+        console.print(f"[yellow]warning [{w.code}]: {w.message}[/yellow]")
     table = Table()
     for col in ("#", "chunk", "score", "sem rank", "kw rank"):
         table.add_column(col, overflow="fold")
     table.add_column("text", ratio=1)
-    for i, h in enumerate(hits, start=1):
-        b = h.breakdown
-        text = " ".join(h.chunk.text.split())
-        table.add_row(
-            str(i), h.chunk.id, _fmt(h.score), _fmt(b.semantic_rank), _fmt(b.keyword_rank), text[:90]
-        )
+    for i, h in enumerate(response.hits, start=1):
+        b = h.scores or Scores()
+        text = " ".join(h.text.split())
+        table.add_row(str(i), h.id, _fmt(h.score), _fmt(b.semantic_rank), _fmt(b.keyword_rank), text[:90])
     console.print(table)
 
 
@@ -71,9 +70,9 @@ def stream_chat(events: Iterable[RunEvent], model_name: str) -> None:
     if sources and sources.chunks:
         console.print("[bold]Sources[/bold]")
         for s in sources.chunks:
-            where = f", page {s['page']}" if s.get("page") else ""
-            text = " ".join(s["text"].split())[:100]
-            console.print(escape(f"  [{s['id']}] {s.get('filename', '')}{where}: {text}"), highlight=False)
+            where = f", page {s.page}" if s.page else ""
+            text = " ".join(s.text.split())[:100]
+            console.print(escape(f"  [{s.id}] {s.filename}{where}: {text}"), highlight=False)
     if final:
         u = final.usage
         console.print(

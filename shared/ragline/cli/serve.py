@@ -20,8 +20,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 
-from ragline.domain.tenancy import ALL_SCOPES
 from ragline.services.tenancy import Principal
+from ragline.wiring import Container
 
 REST_ROUTES = {
     "search": [("/v1/namespaces/{namespace}/search", ["POST"])],
@@ -29,15 +29,21 @@ REST_ROUTES = {
         ("/v1/namespaces/{namespace}/documents", ["GET", "POST"]),
         ("/v1/namespaces/{namespace}/documents/{document_id}", ["GET", "DELETE"]),
     ],
+    "namespaces": [
+        ("/v1/namespaces", ["GET", "POST"]),
+        ("/v1/namespaces/{namespace}", ["GET", "PATCH", "DELETE"]),
+    ],
+    "keys": [("/v1/keys", ["GET", "POST"]), ("/v1/keys/{key_id}", ["DELETE"]), ("/v1/usage", ["GET"])],
 }
 
 
 def local_principal(tenant: str) -> dict[str, str]:
     """A local server has no API keys: the operator acts as the tenant with every scope."""
-    return Principal(tenant_id=tenant, scopes=frozenset(ALL_SCOPES)).to_context()
+    return Principal.operator(tenant).to_context()
 
 
 def load_function(functions: Path, name: str) -> ModuleType:
+    """Import ``functions/<name>/app.py`` as the Lambda runtime does: a fresh module from its file."""
     path = functions / name / "app.py"
     spec = importlib.util.spec_from_file_location(f"ragline_fn_{name}", path)
     if spec is None or spec.loader is None:
@@ -49,28 +55,62 @@ def load_function(functions: Path, name: str) -> ModuleType:
 
 
 class LambdaContext:
+    """The parts of the Lambda context object the handlers (and Powertools) read."""
+
     function_name = "ragline-local"
     memory_limit_in_mb = 1024
     invoked_function_arn = "arn:aws:lambda:local:000000000000:function:ragline-local"
     aws_request_id = "local"
 
+    def get_remaining_time_in_millis(self) -> int:
+        return 30_000
 
-def rest_endpoint(module: ModuleType, resource: str, tenant: str) -> Any:
+
+def gateway_event(
+    method: str,
+    path: str,
+    *,
+    resource: str,
+    path_parameters: dict[str, str] | None = None,
+    authorizer: dict[str, str] | None = None,
+    headers: dict[str, str] | None = None,
+    query: dict[str, str] | None = None,
+    body: str | None = None,
+    request_id: str | None = None,
+) -> dict[str, Any]:
+    """The API Gateway REST proxy event a handler receives for one request."""
+    return {
+        "resource": resource,
+        "path": path,
+        "httpMethod": method,
+        "headers": {"content-type": "application/json", **(headers or {})},
+        "queryStringParameters": query or None,
+        "pathParameters": path_parameters or None,
+        # A fresh id per request, as API Gateway gives: the run id (and its one charge) hangs on it.
+        "requestContext": {
+            "requestId": request_id or uuid.uuid4().hex,
+            "authorizer": authorizer or {},
+            "resourcePath": resource,
+            "httpMethod": method,
+        },
+        "body": body,
+        "isBase64Encoded": False,
+    }
+
+
+def rest_endpoint(module: ModuleType, resource: str, tenant: str, container: Container) -> Any:
     async def endpoint(request: Request) -> Response:
-        body = (await request.body()).decode() or None
-        event = {
-            "resource": resource,
-            "path": request.url.path,
-            "httpMethod": request.method,
-            "headers": dict(request.headers),
-            "queryStringParameters": dict(request.query_params) or None,
-            "pathParameters": dict(request.path_params),
-            # A fresh id per request, as API Gateway gives: the run id (and its one charge) hangs on it.
-            "requestContext": {"requestId": uuid.uuid4().hex, "authorizer": local_principal(tenant)},
-            "body": body,
-            "isBase64Encoded": False,
-        }
-        result = module.lambda_handler(event, LambdaContext())
+        event = gateway_event(
+            request.method,
+            request.url.path,
+            resource=resource,
+            path_parameters=dict(request.path_params),
+            authorizer=local_principal(tenant),
+            headers=dict(request.headers),
+            query=dict(request.query_params),
+            body=(await request.body()).decode() or None,
+        )
+        result = module.lambda_handler(event, LambdaContext(), container=container)
         return Response(
             result.get("body") or "", status_code=result["statusCode"], headers=result.get("headers") or {}
         )
@@ -78,20 +118,21 @@ def rest_endpoint(module: ModuleType, resource: str, tenant: str) -> Any:
     return endpoint
 
 
-def build_app(functions: Path, tenant: str) -> Starlette:
-    chat = load_function(functions, "chat")
+def build_app(functions: Path, tenant: str, container: Container) -> Starlette:
+    """Every route of the API on one ASGI app, each handler given ``container``."""
+    chat_app = load_function(functions, "chat").create_app(container)
     context = json.dumps({"requestId": None, "authorizer": local_principal(tenant)}).encode()
 
     async def chat_with_tenant(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             headers = [(k, v) for k, v in scope["headers"] if k != b"x-amzn-request-context"]
             scope = {**scope, "headers": [*headers, (b"x-amzn-request-context", context)]}
-        await chat.app(scope, receive, send)
+        await chat_app(scope, receive, send)
 
     routes: list[Any] = []
     for name, paths in REST_ROUTES.items():
         module = load_function(functions, name)
         for path, methods in paths:
-            routes.append(Route(path, rest_endpoint(module, path, tenant), methods=methods))
+            routes.append(Route(path, rest_endpoint(module, path, tenant, container), methods=methods))
     routes.append(Mount("/", app=chat_with_tenant))
     return Starlette(routes=routes)

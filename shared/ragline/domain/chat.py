@@ -78,29 +78,3 @@ class ChatOptions(BaseModel):
 
     max_output_tokens: int = Field(default=5000, ge=1)
     temperature: float = 0.0
-
-
-ChatMode = Literal["accurate", "fast"]
-LEGACY_MODES = ("normal", "agentic", "deepResearch")
-
-
-class ChatRequest(BaseModel):
-    """``POST /v1/chat``. The tenant is never part of it: it comes from the authorizer."""
-
-    model_config = ConfigDict(populate_by_name=True, extra="forbid")
-
-    messages: list[ChatMessage] = Field(min_length=1, max_length=200)
-    namespaces: list[str] = Field(default_factory=list, max_length=20)
-    """Empty: the tenant's default namespace."""
-    mode: Literal["accurate", "fast", "normal", "agentic", "deepResearch"] = "accurate"
-    agent: Literal["agentic"] = "agentic"
-    stream: bool = True
-
-    @property
-    def resolved_mode(self) -> ChatMode:
-        """Legacy modes run as ``accurate`` (and the response says they are deprecated)."""
-        return "fast" if self.mode == "fast" else "accurate"
-
-    @property
-    def legacy_mode(self) -> bool:
-        return self.mode in LEGACY_MODES

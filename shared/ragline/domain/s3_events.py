@@ -84,3 +84,11 @@ def split_key(key: str) -> tuple[TenantScope, str]:
     except ValidationError as exc:
         message = f"object key {key!r} names an invalid tenant or namespace"
         raise errors.InvalidRequest(message, key=key) from exc
+
+
+def object_key_of(source: str) -> str | None:
+    """``s3://bucket/<key>`` → ``<key>``; None for a document that did not come from S3."""
+    if not source.startswith("s3://"):
+        return None
+    parts = source.split("/", 3)
+    return parts[3] if len(parts) == 4 and parts[3] else None

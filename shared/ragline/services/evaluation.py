@@ -18,7 +18,7 @@ from ragline.domain.models import Chunk, ChunkMetadata, SearchMode, TenantScope
 from ragline.domain.tenancy import Namespace
 from ragline.ports import Embedder, TenantRegistry, VectorStoreProvider
 from ragline.services.namespaces import claim_embedding_space, new_namespace
-from ragline.services.search import Fusion, SearchService
+from ragline.services.retrieval import Fusion, RetrievalService
 
 
 @dataclass(frozen=True)
@@ -72,12 +72,12 @@ class EvaluationService:
         registry: TenantRegistry,
         stores: VectorStoreProvider,
         embedder: Embedder,
-        search: SearchService,
+        retrieval: RetrievalService,
     ) -> None:
         self._registry = registry
         self._stores = stores
         self._embedder = embedder
-        self._search = search
+        self._retrieval = retrieval
 
     def index(
         self, scope: TenantScope, data: BeirDataset, progress: Callable[[int], None] | None = None
@@ -118,9 +118,10 @@ class EvaluationService:
         self, scope: TenantScope, data: BeirDataset, mode: SearchMode, fusion: Fusion | None = None
     ) -> ModeScore:
         ndcg = recall = mrr = 0.0
+        retriever = self._retrieval.bind([scope])
         for qid, text in data.queries.items():
-            hits = self._search.search(scope, text, mode=mode, k=100, fusion=fusion).hits
-            ranked = dedupe_documents([h.chunk.document_id for h in hits])
+            hits = retriever.search(text, mode=mode, candidates=100, keep=100, fusion=fusion).hits
+            ranked = dedupe_documents([h.hit.chunk.document_id for h in hits])
             rel = data.qrels[qid]
             ndcg += ndcg_at(ranked, rel, 10)
             recall += recall_at(ranked, rel, 100)

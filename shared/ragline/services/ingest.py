@@ -25,6 +25,7 @@ from ragline.documents.chunker import chunk_document
 from ragline.documents.parsers import parse_document
 from ragline.domain.documents import DocumentRecord, normalise_sequencer
 from ragline.domain.models import RunUsage, TenantScope
+from ragline.domain.s3_events import parse_notification, split_key
 from ragline.domain.tenancy import Namespace
 from ragline.ports import (
     DocumentRegistry,
@@ -182,6 +183,28 @@ class IngestService:
             self._documents.fail(record, exc.code, exc.message)
             raise
         return self._index(record, namespace, event.path.rsplit("/", 1)[-1], data, None)
+
+    def handle_notification(self, body: str) -> list[IngestResult]:
+        """One SQS message of S3 events: each object is ingested or removed, in the message's order."""
+        results = []
+        for s3 in parse_notification(body).records:
+            scope, path = split_key(s3.key)
+            if s3.removed:
+                results.append(self.remove(scope, document_id_for(path), s3.sequencer))
+                continue
+            obj = s3.s3.object
+            event = ObjectEvent(
+                scope=scope,
+                key=s3.key,
+                path=path,
+                sequencer=s3.sequencer,
+                version_id=obj.version_id or "",
+                etag=obj.etag,
+                size=obj.size,
+                source=f"s3://{s3.s3.bucket.name}/{s3.key}",
+            )
+            results.append(self.ingest_object(event))
+        return results
 
     def remove(self, scope: TenantScope, document_id: str, sequencer: str | None = None) -> IngestResult:
         """Delete a document's chunks and mark it ``deleted`` (S3 ObjectRemoved, or the API)."""

@@ -8,15 +8,14 @@ on error or on abort — and the ledger makes a replayed run id (client retry, L
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from ragline import errors
+from ragline.domain.api import Usage, UsageReport
+from ragline.domain.billing import current_period
 from ragline.domain.models import RunUsage
 from ragline.ports import TenantRegistry, UsageLedger
-
-T = TypeVar("T")
+from ragline.services.tenancy import Principal
 
 
 @dataclass
@@ -49,13 +48,15 @@ class Metering:
         self._ledger.reserve(tenant_id, run.run_id, limit)
         return run
 
-    def run(self, tenant_id: str, run_id: str | None, work: Callable[[RunUsage], T]) -> T:
-        """Reserve, do ``work`` (it adds to the usage it is given), and charge once — also on error."""
-        run = self.start(tenant_id, run_id)
-        try:
-            return work(run.usage)
-        finally:
-            run.finish()
+    def usage_report(self, principal: Principal, period: str | None = None) -> UsageReport:
+        """The tenant's runs and usage in ``period`` (``YYYY-MM``; default: the current one)."""
+        principal.require("admin")
+        period = period or current_period()
+        return UsageReport(
+            period=period,
+            runs=self._ledger.period_runs(principal.tenant_id, period),
+            usage=Usage.of(self._ledger.period_usage(principal.tenant_id, period)),
+        )
 
     def _limit(self, tenant_id: str) -> int | None:
         """The tenant's run quota; a tenant without a record (local use) is unlimited."""

@@ -12,6 +12,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 
 from ragline import errors
+from ragline.domain.api import KeyList, KeyView, NewKey, NewKeyView
 from ragline.domain.keys import hash_api_key, looks_like_api_key, new_api_key, new_key_id
 from ragline.domain.tenancy import ALL_SCOPES, ApiKeyRecord, Scope, Tenant
 from ragline.ports import TenantRegistry
@@ -24,6 +25,11 @@ class Principal:
     namespaces: frozenset[str] = frozenset()
     """Empty: every namespace of the tenant."""
     key_id: str = ""
+
+    @classmethod
+    def operator(cls, tenant_id: str) -> Principal:
+        """The operator on the command line or a local server: every scope of one tenant."""
+        return cls(tenant_id=tenant_id, scopes=frozenset(ALL_SCOPES))
 
     def require(self, scope: Scope, namespace: str | None = None) -> None:
         if scope not in self.scopes:
@@ -122,3 +128,19 @@ class TenancyService:
 
     def revoke_key(self, tenant_id: str, key_id: str) -> ApiKeyRecord:
         return self._registry.revoke_api_key(tenant_id, key_id)
+
+    # -- the keys API: an admin key manages its own tenant's keys --------------------------------
+    def keys(self, principal: Principal) -> KeyList:
+        principal.require("admin")
+        return KeyList(keys=[KeyView.of(k) for k in self.list_keys(principal.tenant_id)])
+
+    def issue_key(self, principal: Principal, body: NewKey) -> NewKeyView:
+        principal.require("admin")
+        plaintext, record = self.create_key(
+            principal.tenant_id, name=body.name, scopes=body.scopes, namespaces=body.namespaces
+        )
+        return NewKeyView(**KeyView.of(record).model_dump(by_alias=False), api_key=plaintext)
+
+    def revoke(self, principal: Principal, key_id: str) -> KeyView:
+        principal.require("admin")
+        return KeyView.of(self.revoke_key(principal.tenant_id, key_id))

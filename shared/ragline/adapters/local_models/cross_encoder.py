@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from ragline import errors
-from ragline.adapters.rerank import RerankOutcome, _ranked
 from ragline.domain.models import RunUsage, SearchHit
+from ragline.domain.retrieval import Reranked, with_rerank_scores
 from ragline.errors import RerankFailed
 
 
@@ -61,16 +61,13 @@ class OnnxCrossEncoderReranker:
         self._loaded: tuple[Any, Any, int] | None = None
         self._lock = threading.Lock()
 
-    def rerank(self, query: str, hits: Sequence[SearchHit], top_n: int) -> list[SearchHit]:
-        return self.rerank_outcome(query, hits, top_n).hits
-
-    def rerank_outcome(self, query: str, hits: Sequence[SearchHit], top_n: int) -> RerankOutcome:
+    def rerank(self, query: str, hits: Sequence[SearchHit], top_n: int) -> Reranked:
         if top_n <= 0 or not hits:
-            return RerankOutcome(hits=[])
+            return Reranked(hits=[])
         scores = self.score(query, [hit.chunk.text for hit in hits])
         order = sorted(range(len(hits)), key=lambda i: -scores[i])  # stable: ties keep fused order
-        return RerankOutcome(
-            hits=_ranked([hits[i] for i in order], [scores[i] for i in order], top_n),
+        return Reranked(
+            hits=with_rerank_scores([hits[i] for i in order], [scores[i] for i in order], top_n),
             usage=RunUsage(reranks=1),
         )
 

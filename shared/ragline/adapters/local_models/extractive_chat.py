@@ -125,7 +125,7 @@ class ExtractiveChatModel:
         if top and "expand" not in called and "expand" in tool_names and not _ends_sentence(top["text"]):
             yield from self._call(
                 "expand",
-                {"documentId": top["documentId"], "sequence_number": top["sequence_number"]},
+                {"documentId": top["documentId"], "sequenceNumber": top["sequenceNumber"]},
                 prompt_tokens,
             )
             return

@@ -1,0 +1,1 @@
+"""The Lambda handlers: one thin module each (parse → one service call → response)."""

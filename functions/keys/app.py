@@ -1,0 +1,45 @@
+"""API keys and usage of the caller's tenant (scope ``admin``, checked by the services).
+
+A new key's plaintext is in the creation response only; nothing else ever returns a key or its hash.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from ragline.domain import api
+from ragline.http import caller, resolve, rest_app, services
+from ragline.wiring import Container
+
+logger = Logger()
+app = rest_app()
+
+
+@app.get("/v1/keys")
+def list_keys() -> api.KeyList:
+    return services(app).tenancy.keys(caller(app))
+
+
+@app.post("/v1/keys")
+def create_key(body: api.NewKey) -> Response[api.NewKeyView]:
+    return Response(201, "application/json", services(app).tenancy.issue_key(caller(app), body))
+
+
+@app.delete("/v1/keys/<key_id>")
+def revoke_key(key_id: str) -> api.KeyView:
+    return services(app).tenancy.revoke(caller(app), key_id)
+
+
+@app.get("/v1/usage")
+def usage(period: Annotated[str | None, Query(pattern=r"^\d{4}-\d{2}$")] = None) -> api.UsageReport:
+    return services(app).metering.usage_report(caller(app), period)
+
+
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext, container: Container | None = None) -> Any:
+    return resolve(app, event, context, container)

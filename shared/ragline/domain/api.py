@@ -1,0 +1,322 @@
+"""The public API's bodies: every request and response model of every route and SSE event.
+
+One casing rule: every JSON field Ragline defines is camelCase (``runId``, ``exitReason``,
+``llmInputTokens``), in requests, responses, SSE events and error details alike. Python code uses
+snake_case names; the alias generator maps them. Requests accept only the camelCase names and refuse
+unknown fields, so a typo is a 400, not a silently ignored option.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from ragline.domain.documents import DocumentRecord, DocumentStatus
+from ragline.domain.models import Chunk, RunUsage, SearchHit, SearchMode
+from ragline.domain.retrieval import Evidence, Notice, RetrievedHit
+from ragline.domain.tenancy import ApiKeyRecord, Namespace, Scope
+
+
+class ApiModel(BaseModel):
+    """A response body (built in code by field name, serialised in camelCase)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, validate_by_name=True, serialize_by_alias=True)
+
+
+class ApiRequest(BaseModel):
+    """A request body: camelCase names only, unknown fields refused."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, validate_by_name=False, validate_by_alias=True, extra="forbid"
+    )
+
+
+# -- shared views ---------------------------------------------------------------------------------
+
+
+class Usage(ApiModel):
+    retrievals: int = 0
+    reranks: int = 0
+    llm_input_tokens: int = 0
+    llm_output_tokens: int = 0
+    embedded_tokens: int = 0
+    pages: int = 0
+
+    @classmethod
+    def of(cls, usage: RunUsage) -> Usage:
+        return cls.model_validate(usage.model_dump())
+
+
+class Scores(ApiModel):
+    semantic_rank: int | None = None
+    semantic_score: float | None = None
+    keyword_rank: int | None = None
+    keyword_score: float | None = None
+    fused_score: float | None = None
+    rerank_score: float | None = None
+
+
+class ChunkView(ApiModel):
+    """A chunk as a client sees it: where it lives, its text, and why it ranked (when it did).
+
+    ``id`` is the id the answer's ``<citation ids="…"/>`` markers use.
+    """
+
+    id: str
+    namespace: str
+    document_id: str
+    sequence_number: int
+    text: str
+    filename: str = ""
+    source: str = ""
+    page: int | None = None
+    heading_path: list[str] = Field(default_factory=list)
+    wider_text: str = ""
+    score: float | None = None
+    scores: Scores | None = None
+
+    @classmethod
+    def build(cls, id: str, namespace: str, chunk: Chunk, hit: SearchHit | None) -> ChunkView:
+        m = chunk.metadata
+        return cls(
+            id=id,
+            namespace=namespace,
+            document_id=chunk.document_id,
+            sequence_number=chunk.sequence_number,
+            text=chunk.text,
+            filename=m.filename,
+            source=m.source,
+            page=m.page,
+            heading_path=list(m.heading_path),
+            wider_text=m.wider_text,
+            score=hit.score if hit else None,
+            scores=Scores.model_validate(hit.breakdown.model_dump()) if hit else None,
+        )
+
+    @classmethod
+    def of_hit(cls, h: RetrievedHit) -> ChunkView:
+        return cls.build(h.hit.chunk.id, h.scope.namespace_id, h.hit.chunk, h.hit)
+
+    @classmethod
+    def of_evidence(cls, e: Evidence) -> ChunkView:
+        return cls.build(e.alias, e.scope.namespace_id, e.chunk, e.hit)
+
+
+class WarningView(ApiModel):
+    code: str
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def of(cls, notice: Notice) -> WarningView:
+        return cls(code=notice.code, message=notice.message)
+
+
+# -- chat ---------------------------------------------------------------------------------------
+
+ChatMode = Literal["accurate", "fast"]
+LEGACY_MODES = ("normal", "agentic", "deepResearch")
+
+
+class RequestMessage(ApiRequest):
+    """One turn of the conversation as the client sends it (tool turns are the server's own)."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str = Field(default="", max_length=100_000)
+
+
+class ChatRequest(ApiRequest):
+    """``POST /v1/chat``. The tenant is never part of it: it comes from the authorizer."""
+
+    messages: list[RequestMessage] = Field(min_length=1, max_length=200)
+    namespaces: list[str] = Field(default_factory=list, max_length=20)
+    """Empty: the tenant's default namespace."""
+    mode: Literal["accurate", "fast", "normal", "agentic", "deepResearch"] = "accurate"
+    agent: Literal["agentic"] = "agentic"
+    stream: bool = True
+
+    @property
+    def resolved_mode(self) -> ChatMode:
+        """Legacy modes run as ``accurate`` (and the response says they are deprecated)."""
+        return "fast" if self.mode == "fast" else "accurate"
+
+    @property
+    def legacy_mode(self) -> bool:
+        return self.mode in LEGACY_MODES
+
+
+# -- search ---------------------------------------------------------------------------------------
+
+
+class SearchRequest(ApiRequest):
+    """``POST /v1/namespaces/{ns}/search``."""
+
+    query: str = Field(min_length=1, max_length=4000)
+    mode: SearchMode = "hybrid"
+    k: int = Field(default=10, ge=1, le=100)
+    rerank: bool = False
+    """Rerank the fused candidates (semantic and hybrid modes; keyword order is kept)."""
+    fusion: Literal["rrf", "convex"] | None = None
+    """Hybrid fusion for this query (default: the deployment's setting)."""
+
+
+class RerankView(ApiModel):
+    reranker: str
+    fell_back: bool
+
+
+class SearchResponse(ApiModel):
+    mode: SearchMode
+    hits: list[ChunkView]
+    warnings: list[WarningView]
+    usage: Usage
+    run_id: str
+    rerank: RerankView | None = None
+
+
+# -- namespaces, keys, usage ---------------------------------------------------------------------
+
+
+class NewNamespace(ApiRequest):
+    namespace_id: str = Field(min_length=1, max_length=128)
+    description: str = Field(default="", max_length=2000)
+    default: bool = False
+
+
+class NamespacePatch(ApiRequest):
+    description: str | None = Field(default=None, max_length=2000)
+    default: bool | None = None
+    system_prompt: str | None = Field(default=None, max_length=20000)
+
+
+class NamespaceView(ApiModel):
+    namespace_id: str
+    description: str
+    default: bool
+    embedding_model: str
+    system_prompt: str
+    created_at: str
+
+    @classmethod
+    def of(cls, ns: Namespace) -> NamespaceView:
+        return cls(
+            namespace_id=ns.namespace_id,
+            description=ns.description,
+            default=ns.default,
+            embedding_model=ns.settings.embedding_model,
+            system_prompt=ns.settings.system_prompt,
+            created_at=ns.created_at.isoformat(),
+        )
+
+
+class NamespaceList(ApiModel):
+    namespaces: list[NamespaceView]
+
+
+class NamespaceDeleted(ApiModel):
+    namespace_id: str
+    deleted: bool = True
+
+
+class NewKey(ApiRequest):
+    name: str = Field(default="", max_length=200)
+    scopes: list[Scope] = Field(min_length=1)
+    namespaces: list[str] = Field(default_factory=list)
+
+
+class KeyView(ApiModel):
+    """Never the key or its hash."""
+
+    key_id: str
+    name: str
+    scopes: list[str]
+    namespaces: list[str]
+    created_at: str
+    last_used_at: str | None
+    revoked: bool
+
+    @classmethod
+    def of(cls, k: ApiKeyRecord) -> KeyView:
+        return cls(
+            key_id=k.key_id,
+            name=k.name,
+            scopes=list(k.scopes),
+            namespaces=list(k.namespaces),
+            created_at=k.created_at.isoformat(),
+            last_used_at=k.last_used_at.isoformat() if k.last_used_at else None,
+            revoked=not k.active,
+        )
+
+
+class NewKeyView(KeyView):
+    api_key: str
+    """Shown once; only its hash is stored."""
+
+
+class KeyList(ApiModel):
+    keys: list[KeyView]
+
+
+class UsageReport(ApiModel):
+    period: str
+    runs: int
+    usage: Usage
+
+
+# -- documents ------------------------------------------------------------------------------------
+
+
+class AddText(ApiRequest):
+    filename: str = Field(min_length=1, max_length=300, description="Name with extension, e.g. notes.md")
+    text: str = Field(min_length=1)
+    document_id: str | None = None
+
+
+class DocumentError(ApiModel):
+    code: str
+    message: str
+
+
+class DocumentView(ApiModel):
+    """What a tenant sees of a record (no tenant id, no internal generation)."""
+
+    document_id: str
+    status: DocumentStatus
+    source: str
+    chunk_count: int
+    pages: int
+    content_hash: str
+    version_id: str
+    error: DocumentError | None
+    attempts: int
+    updated_at: str
+
+    @classmethod
+    def of(cls, r: DocumentRecord) -> DocumentView:
+        return cls(
+            document_id=r.document_id,
+            status=r.status,
+            source=r.source,
+            chunk_count=r.chunk_count,
+            pages=r.pages,
+            content_hash=r.content_hash,
+            version_id=r.version_id,
+            error=DocumentError(code=r.error_code, message=r.error_message) if r.error_code else None,
+            attempts=r.attempts,
+            updated_at=r.updated_at.isoformat(),
+        )
+
+
+class DocumentList(ApiModel):
+    documents: list[DocumentView]
+
+
+class DocumentDeletion(ApiModel):
+    """``deleting``: the S3 object was removed and its event will remove the chunks (202);
+    ``deleted``: an API document's chunks are gone (200)."""
+
+    document_id: str
+    status: Literal["deleting", "deleted"]
+    document: DocumentView | None = None

@@ -1,0 +1,76 @@
+"""Documents of a namespace as the API sees them: list, inspect, add text, delete.
+
+The delete rule lives here: a document that came from S3 is deleted by removing its object (its
+``ObjectRemoved`` event then removes the chunks, ordered with the uploads by the event sequencer);
+a document sent as text through the API has no object, so its chunks are removed at once.
+"""
+
+from __future__ import annotations
+
+from ragline import errors
+from ragline.domain.api import AddText, DocumentDeletion, DocumentList, DocumentView
+from ragline.domain.documents import DocumentRecord
+from ragline.domain.models import TenantScope
+from ragline.domain.s3_events import object_key_of
+from ragline.domain.tenancy import Scope
+from ragline.ports import DocumentRegistry, ObjectStore, TenantRegistry
+from ragline.services.ingest import IngestService
+from ragline.services.namespaces import require_namespace
+from ragline.services.tenancy import Principal
+
+READ: tuple[Scope, ...] = ("ingest", "search")
+
+
+class DocumentService:
+    def __init__(
+        self,
+        *,
+        registry: TenantRegistry,
+        documents: DocumentRegistry,
+        objects: ObjectStore,
+        ingest: IngestService,
+    ) -> None:
+        self._registry = registry
+        self._documents = documents
+        self._objects = objects
+        self._ingest = ingest
+
+    def list(self, principal: Principal, namespace: str) -> DocumentList:
+        s = self._scope(principal, namespace, READ)
+        return DocumentList(
+            documents=[DocumentView.of(r) for r in self._documents.list(s.tenant_id, s.namespace_id)]
+        )
+
+    def get(self, principal: Principal, namespace: str, document_id: str) -> DocumentView:
+        return DocumentView.of(self._find(self._scope(principal, namespace, READ), document_id))
+
+    def add_text(self, principal: Principal, namespace: str, body: AddText) -> DocumentView:
+        s = self._scope(principal, namespace, ("ingest",))
+        result = self._ingest.ingest(
+            s, filename=body.filename, data=body.text.encode(), document_id=body.document_id, source="api:"
+        )
+        return DocumentView.of(self._find(s, result.document_id))
+
+    def delete(self, principal: Principal, namespace: str, document_id: str) -> DocumentDeletion:
+        s = self._scope(principal, namespace, ("ingest",))
+        record = self._find(s, document_id)
+        key = object_key_of(record.source)
+        if key is not None:
+            self._objects.delete(key)
+            return DocumentDeletion(document_id=record.document_id, status="deleting")
+        self._ingest.remove(s, record.document_id)
+        gone = self._find(s, record.document_id)
+        return DocumentDeletion(
+            document_id=gone.document_id, status="deleted", document=DocumentView.of(gone)
+        )
+
+    def _scope(self, principal: Principal, namespace: str, needs: tuple[Scope, ...]) -> TenantScope:
+        principal.require_any(needs, namespace)
+        require_namespace(self._registry, principal.tenant_id, namespace)
+        return TenantScope(tenant_id=principal.tenant_id, namespace_id=namespace)
+
+    def _find(self, s: TenantScope, document_id: str) -> DocumentRecord:
+        record = self._documents.get(s.tenant_id, s.namespace_id, document_id)
+        if record is None:
+            raise errors.NotFound(f"no document {document_id!r}", document_id=document_id)
+        return record

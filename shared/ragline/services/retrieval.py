@@ -1,0 +1,211 @@
+"""The one retrieval path: authorised namespaces → search each → merge → rerank → deduplicate.
+
+Every caller that needs chunks (the search route, the chat tools, hosting search, the agents, the
+evaluation) goes through here, so a rule (scope checks, the keyword→semantic downgrade, rerank
+fallback, duplicate passages, usage accounting) is written once.
+
+:meth:`RetrievalService.namespaces` authorises a principal for namespaces; :meth:`RetrievalService.bind`
+returns a :class:`Retriever` over their scopes that adds everything it spends to the run's usage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from ragline import errors
+from ragline.domain.models import (
+    Chunk,
+    HybridQuery,
+    KeywordQuery,
+    MetadataFilter,
+    RunUsage,
+    SearchMode,
+    SearchQuery,
+    SemanticQuery,
+    TenantScope,
+)
+from ragline.domain.retrieval import (
+    Notice,
+    RerankReport,
+    RetrievalResult,
+    RetrievedHit,
+    deduplicate,
+    with_rerank_scores,
+)
+from ragline.domain.tenancy import Namespace, Scope
+from ragline.ports import Embedder, Reranker, TenantRegistry, VectorStore, VectorStoreProvider
+from ragline.services.namespaces import check_embedding_space, require_namespace
+from ragline.services.tenancy import Principal
+
+Fusion = Literal["rrf", "convex"]
+
+FALLBACK_ERRORS: tuple[type[errors.RaglineError], ...] = (
+    errors.RerankFailed,
+    errors.DependencyFailed,
+    errors.DependencyUnavailable,
+    errors.Throttled,
+)
+"""A rerank failing with one of these falls back to fused order (a bug still propagates)."""
+
+
+class RetrievalService:
+    def __init__(
+        self,
+        *,
+        registry: TenantRegistry,
+        stores: VectorStoreProvider,
+        embedder: Embedder,
+        reranker: Reranker | None = None,
+        fusion: Fusion = "rrf",
+        rrf_k: int = 60,
+        alpha: float = 0.5,
+    ) -> None:
+        self._registry = registry
+        self._stores = stores
+        self._embedder = embedder
+        self._reranker = reranker
+        self._fusion: Fusion = fusion
+        self._rrf_k = rrf_k
+        self._alpha = alpha
+
+    def namespaces(self, principal: Principal, requested: Sequence[str], need: Scope) -> list[Namespace]:
+        """The namespaces ``principal`` may ``need`` (deduplicated), checked to exist and to match the
+        configured embedder. None requested: the tenant's default namespace among those the key may
+        read (or the only one). Forbidden before NotFound, so a key learns nothing about namespaces
+        outside its allow-list."""
+        tenant = principal.tenant_id
+        if requested:
+            wanted = list(dict.fromkeys(requested))
+            for ns_id in wanted:
+                principal.require(need, ns_id)
+            spaces = [require_namespace(self._registry, tenant, ns_id) for ns_id in wanted]
+        else:
+            principal.require(need)
+            readable = [
+                n for n in self._registry.list_namespaces(tenant) if principal.may_read(n.namespace_id)
+            ]
+            spaces = [n for n in readable if n.default][:1] or (readable if len(readable) == 1 else [])
+            if not spaces:
+                raise errors.InvalidRequest("no default namespace: name the namespaces to search")
+        for ns in spaces:
+            check_embedding_space(ns, self._embedder)
+        return spaces
+
+    def bind(self, scopes: Sequence[TenantScope], usage: RunUsage | None = None) -> Retriever:
+        """A retriever over already-authorised scopes, adding what it spends to ``usage``."""
+        return Retriever(self, list(dict.fromkeys(scopes)), usage if usage is not None else RunUsage())
+
+    @property
+    def reranker_name(self) -> str | None:
+        return self._reranker.name if self._reranker else None
+
+    def _query(
+        self, text: str, mode: SearchMode, k: int, fusion: Fusion | None, usage: RunUsage
+    ) -> SearchQuery:
+        try:
+            if mode == "keyword":
+                return KeywordQuery(text=text, k=k, filters=MetadataFilter())
+            vector = tuple(float(x) for x in self._embedder.embed_query(text))
+            usage.embedded_tokens += self._embedder.count_tokens(text)
+            if mode == "semantic":
+                return SemanticQuery(text=text, k=k, vector=vector)
+            return HybridQuery(
+                text=text,
+                k=k,
+                vector=vector,
+                fusion=fusion or self._fusion,
+                rrf_k=self._rrf_k,
+                alpha=self._alpha,
+                candidates=max(100, k),
+            )
+        except ValueError as exc:
+            raise errors.InvalidRequest(str(exc).splitlines()[-1].strip()) from exc
+
+
+class Retriever:
+    """Searches a fixed set of authorised scopes for one run; the model or caller picks only the
+    query text, the mode and how many hits."""
+
+    def __init__(self, service: RetrievalService, scopes: list[TenantScope], usage: RunUsage) -> None:
+        self._service = service
+        self.scopes = scopes
+        self.usage = usage
+        self._stores: dict[TenantScope, VectorStore] = {s: service._stores.scoped(s) for s in scopes}
+
+    @property
+    def can_expand(self) -> bool:
+        """True when every store keeps chunks in order (``neighbors`` works)."""
+        return all(store.capabilities().neighbors for store in self._stores.values())
+
+    def search(
+        self,
+        text: str,
+        *,
+        mode: SearchMode = "hybrid",
+        candidates: int = 10,
+        keep: int = 10,
+        rerank: bool = False,
+        fusion: Fusion | None = None,
+    ) -> RetrievalResult:
+        """``candidates`` hits per namespace, merged by score, reranked (if asked, and never for
+        keyword mode) and deduplicated, cut to ``keep``."""
+        if not text.strip():
+            raise errors.InvalidRequest("query text is empty")
+        result = RetrievalResult(hits=[], mode=mode)
+        if mode != "semantic" and not all(s.capabilities().keyword for s in self._stores.values()):
+            result.notices.append(
+                Notice("search_downgraded", f"{mode} search is not available on this store; used semantic")
+            )
+            result.mode = mode = "semantic"
+        query = self._service._query(text, mode, candidates, fusion, result.usage)
+        found: list[RetrievedHit] = []
+        for scope, store in self._stores.items():
+            found.extend(RetrievedHit(scope, h) for h in store.search(query))
+            result.usage.retrievals += 1
+        found.sort(key=lambda h: -h.hit.score)
+        found = deduplicate(found)[:candidates]
+        if rerank and mode != "keyword" and found:
+            found = self._rerank(text, found, keep, result)
+        result.hits = found[:keep]
+        self.usage.add(result.usage)
+        return result
+
+    def neighbors(
+        self, scope: TenantScope, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5
+    ) -> list[Chunk]:
+        """The chunks around one chunk of an authorised scope, in order."""
+        store = self._stores.get(scope)
+        if store is None:
+            raise errors.Forbidden("that namespace is not part of this run", namespace=scope.namespace_id)
+        self.usage.retrievals += 1
+        return store.neighbors(document_id, sequence_number, before=before, after=after)
+
+    def _rerank(
+        self, text: str, found: list[RetrievedHit], keep: int, result: RetrievalResult
+    ) -> list[RetrievedHit]:
+        reranker = self._service._reranker
+        if reranker is None:
+            result.notices.append(Notice("rerank_unavailable", "no reranker is configured; fused order"))
+            return found
+        try:
+            ranked = reranker.rerank(text, [h.hit for h in found], keep)
+        except FALLBACK_ERRORS as exc:
+            if isinstance(exc, errors.RerankFailed):
+                result.usage.llm_input_tokens += exc.input_tokens
+                result.usage.llm_output_tokens += exc.output_tokens
+            result.rerank = RerankReport(reranker.name, fell_back=True, error_code=exc.code)
+            result.notices.append(
+                Notice(
+                    "rerank_failed",
+                    f"rerank with {reranker.name!r} failed ({exc.code}); results are in fused order",
+                )
+            )
+            hits = with_rerank_scores([h.hit for h in found], [h.hit.score for h in found], keep)
+            return [RetrievedHit(h.scope, hit) for h, hit in zip(found, hits, strict=False)]
+        result.usage.add(ranked.usage)
+        result.rerank = RerankReport(reranker.name)
+        # The reranker returns copies of the hits it was given; after deduplication no two of them share
+        # chunk id and text, so that pair leads each copy back to its namespace.
+        scope_of = {(h.hit.chunk.id, h.hit.chunk.text): h.scope for h in found}
+        return [RetrievedHit(scope_of[(hit.chunk.id, hit.chunk.text)], hit) for hit in ranked.hits]
