@@ -28,7 +28,8 @@ COMMANDS = {
     "import documents handler": import_of("functions/documents/app.py"),
     "import chat app": import_of("functions/chat/app.py"),
     "import authorizer": import_of("functions/authorizer/app.py"),
-    "import admin handler": import_of("functions/admin/app.py"),
+    "import namespaces handler": import_of("functions/namespaces/app.py"),
+    "import keys handler": import_of("functions/keys/app.py"),
 }
 
 

@@ -198,17 +198,28 @@ class TenantRegistry(Protocol):
 
 
 class ObjectStore(Protocol):
-    """Documents as bytes under keys ``<tenant>/<namespace>/<path>``."""
+    """Documents as bytes under keys ``<tenant>/<namespace>/<path>``.
+
+    Contract: a key is stored as exactly itself or refused with ``InvalidRequest`` — never rewritten
+    into another key (so one tenant's key can never alias another's object).
+    """
 
     def get(self, key: str) -> bytes:
-        """Raises ``NotFound``."""
+        """The exact bytes stored; ``NotFound`` when there is no object under ``key``."""
         ...
 
-    def put(self, key: str, data: bytes) -> None: ...
+    def put(self, key: str, data: bytes) -> None:
+        """Store or replace the object."""
+        ...
 
-    def delete(self, key: str) -> None: ...
+    def delete(self, key: str) -> None:
+        """Remove the object; deleting a missing key is a no-op."""
+        ...
 
-    def list(self, prefix: str) -> list[str]: ...
+    def list(self, prefix: str) -> list[str]:
+        """Every key under the *folder* ``prefix`` (``t/ns`` and ``t/ns/`` alike, never ``t/ns2/…``),
+        sorted; ``""`` lists everything."""
+        ...
 
 
 class DocumentRegistry(Protocol):

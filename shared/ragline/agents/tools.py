@@ -120,9 +120,9 @@ def run_tool(ctx: ToolContext, name: str, arguments: str) -> ToolResult:
     """Run one call; bad arguments come back to the model as a tool error it can correct."""
     try:
         if name == "search":
-            return _search(ctx, SearchArgs.model_validate_json(arguments or "{}"))
+            return search_tool(ctx, SearchArgs.model_validate_json(arguments or "{}"))
         if name == "expand" and len(ctx.specs()) > 1:
-            return _expand(ctx, ExpandArgs.model_validate_json(arguments or "{}"))
+            return expand_tool(ctx, ExpandArgs.model_validate_json(arguments or "{}"))
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
         return ToolResult(
@@ -131,7 +131,7 @@ def run_tool(ctx: ToolContext, name: str, arguments: str) -> ToolResult:
     return ToolResult(json.dumps({"error": f"unknown tool {name!r}"}), 0, name, error="unknown_tool")
 
 
-def _search(ctx: ToolContext, args: SearchArgs) -> ToolResult:
+def search_tool(ctx: ToolContext, args: SearchArgs) -> ToolResult:
     mode: SearchMode = "hybrid" if args.mode == "semantic" and ctx.semantic_as_hybrid else args.mode
     result = ctx.retriever.search(
         args.query, mode=mode, candidates=ctx.candidates, keep=ctx.keep, rerank=ctx.rerank
@@ -141,7 +141,7 @@ def _search(ctx: ToolContext, args: SearchArgs) -> ToolResult:
     return ToolResult(json.dumps([compact(e) for e in found]), len(found), args.label or args.query)
 
 
-def _expand(ctx: ToolContext, args: ExpandArgs) -> ToolResult:
+def expand_tool(ctx: ToolContext, args: ExpandArgs) -> ToolResult:
     origin = ctx.evidence.document(args.documentId)
     if origin is None:
         return ToolResult(

@@ -69,6 +69,8 @@ class ChatService:
             )
         if last.role == "user" and not last.content.strip():
             raise errors.InvalidRequest("the last user message is empty")
+        if not any(m.role == "user" for m in messages):
+            raise errors.InvalidRequest("the conversation has no user message")
         spaces = self._retrieval.namespaces(principal, request.namespaces, "chat")
         scopes = [TenantScope(tenant_id=principal.tenant_id, namespace_id=ns.namespace_id) for ns in spaces]
         run = self._metering.start(principal.tenant_id, run_id)

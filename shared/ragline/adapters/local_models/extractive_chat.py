@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ragline import errors
 from ragline.documents.sentences import split_sentences
 from ragline.domain.chat import (
     ChatMessage,
@@ -106,7 +107,10 @@ class ExtractiveChatModel:
     def stream(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: ChatOptions
     ) -> Iterator[ModelEvent]:
-        last_user = max(i for i, m in enumerate(messages) if m.role == "user")
+        users = [i for i, m in enumerate(messages) if m.role == "user"]
+        if not users:
+            raise errors.InvalidRequest("the extractive model answers a user message; there is none")
+        last_user = users[-1]
         question = messages[last_user].content
         since = messages[last_user + 1 :]
         results = [_parse(m.content) for m in since if m.role == "tool"]

@@ -22,7 +22,7 @@ from ragline.ports import Embedder, Tokenizer
 
 pytestmark = pytest.mark.unit
 
-REFERENCE = json.loads((Path(__file__).parents[1] / "fixtures" / "minilm_reference.json").read_text())
+REFERENCE = json.loads((Path(__file__).parents[2] / "fixtures" / "minilm_reference.json").read_text())
 LONG_TEXT: str = REFERENCE["sentences"][3]
 
 

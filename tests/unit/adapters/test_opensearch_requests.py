@@ -12,7 +12,7 @@ from ragline.domain.models import Chunk, ChunkMetadata, MetadataFilter, TenantSc
 
 pytestmark = pytest.mark.unit
 SCOPE = TenantScope(tenant_id="acme", namespace_id="docs")
-MAPPING = Path(__file__).parents[2] / "infra" / "opensearch" / "chunks-index.json"
+MAPPING = Path(__file__).parents[3] / "infra" / "opensearch" / "chunks-index.json"
 
 
 def test_knn_filter_is_inside_the_knn_clause_and_names_the_bound_scope() -> None:

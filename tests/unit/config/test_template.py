@@ -18,7 +18,7 @@ from tests.support.cfn_tables import CfnLoader, load_template
 
 pytestmark = pytest.mark.unit
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 TEMPLATE_PATH = REPO_ROOT / "template.yaml"
 
 LAYER_ID = "RaglineLayer"

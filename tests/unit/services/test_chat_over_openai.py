@@ -19,7 +19,7 @@ from ragline.services.chat import ChatService
 from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 from tests.support.openai_replay import OpenAIReplay, call, error, text, tool_call, tool_calls
-from tests.unit.test_chat_service import SemanticOnlyStores, World, req
+from tests.unit.services.test_chat_service import SemanticOnlyStores, World, req
 
 pytestmark = pytest.mark.unit
 ACME = Principal.operator("acme")
