@@ -10,7 +10,7 @@ returns a :class:`Retriever` over their scopes that adds everything it spends to
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from ragline import errors
@@ -39,6 +39,8 @@ from ragline.services.namespaces import check_embedding_space, require_namespace
 from ragline.services.tenancy import Principal
 
 Fusion = Literal["rrf", "convex"]
+QueryBuilder = Callable[[str, SearchMode, int, "Fusion | None", RunUsage], SearchQuery]
+"""(text, mode, k, fusion, usage) → the store query (embedding the text, counted in ``usage``)."""
 
 FALLBACK_ERRORS: tuple[type[errors.RaglineError], ...] = (
     errors.RerankFailed,
@@ -94,7 +96,12 @@ class RetrievalService:
 
     def bind(self, scopes: Sequence[TenantScope], usage: RunUsage | None = None) -> Retriever:
         """A retriever over already-authorised scopes, adding what it spends to ``usage``."""
-        return Retriever(self, list(dict.fromkeys(scopes)), usage if usage is not None else RunUsage())
+        return Retriever(
+            stores={s: self._stores.scoped(s) for s in dict.fromkeys(scopes)},
+            build_query=self._query,
+            reranker=self._reranker,
+            usage=usage if usage is not None else RunUsage(),
+        )
 
     @property
     def reranker_name(self) -> str | None:
@@ -127,11 +134,22 @@ class Retriever:
     """Searches a fixed set of authorised scopes for one run; the model or caller picks only the
     query text, the mode and how many hits."""
 
-    def __init__(self, service: RetrievalService, scopes: list[TenantScope], usage: RunUsage) -> None:
-        self._service = service
-        self.scopes = scopes
+    def __init__(
+        self,
+        *,
+        stores: dict[TenantScope, VectorStore],
+        build_query: QueryBuilder,
+        reranker: Reranker | None,
+        usage: RunUsage,
+    ) -> None:
+        self._stores = stores
+        self._build_query = build_query
+        self._reranker = reranker
         self.usage = usage
-        self._stores: dict[TenantScope, VectorStore] = {s: service._stores.scoped(s) for s in scopes}
+
+    @property
+    def scopes(self) -> list[TenantScope]:
+        return list(self._stores)
 
     @property
     def can_expand(self) -> bool:
@@ -158,17 +176,19 @@ class Retriever:
                 Notice("search_downgraded", f"{mode} search is not available on this store; used semantic")
             )
             result.mode = mode = "semantic"
-        query = self._service._query(text, mode, candidates, fusion, result.usage)
-        found: list[RetrievedHit] = []
-        for scope, store in self._stores.items():
-            found.extend(RetrievedHit(scope, h) for h in store.search(query))
-            result.usage.retrievals += 1
-        found.sort(key=lambda h: -h.hit.score)
-        found = deduplicate(found)[:candidates]
-        if rerank and mode != "keyword" and found:
-            found = self._rerank(text, found, keep, result)
-        result.hits = found[:keep]
-        self.usage.add(result.usage)
+        try:
+            query = self._build_query(text, mode, candidates, fusion, result.usage)
+            found: list[RetrievedHit] = []
+            for scope, store in self._stores.items():
+                found.extend(RetrievedHit(scope, h) for h in store.search(query))
+                result.usage.retrievals += 1
+            found.sort(key=lambda h: -h.hit.score)
+            found = deduplicate(found)[:candidates]
+            if rerank and mode != "keyword" and found:
+                found = self._rerank(text, found, keep, result)
+            result.hits = found[:keep]
+        finally:
+            self.usage.add(result.usage)  # what was spent is charged, also when a store fails half way
         return result
 
     def neighbors(
@@ -184,7 +204,7 @@ class Retriever:
     def _rerank(
         self, text: str, found: list[RetrievedHit], keep: int, result: RetrievalResult
     ) -> list[RetrievedHit]:
-        reranker = self._service._reranker
+        reranker = self._reranker
         if reranker is None:
             result.notices.append(Notice("rerank_unavailable", "no reranker is configured; fused order"))
             return found
