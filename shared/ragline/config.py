@@ -56,15 +56,23 @@ class Settings(BaseModel):
     openai_api_key: SecretStr = SecretStr("")
     openai_base_url: str = ""
     chat_model: str = "gpt-4o-mini"
-    embedding_provider: Literal["local", "openai"] = "local"
-    """The embedder is fixed per namespace (vectors must match), so it never follows the chat key."""
+    embedding_provider: Literal["local", "openai", "bedrock"] = "local"
+    """The embedder is fixed per namespace (vectors must match), so it never follows the chat key.
+    ``local``: the offline MiniLM (the ``offline`` extra); ``bedrock``: Titan Text Embeddings (AWS)."""
     openai_embedding_model: str = "text-embedding-3-small"
+    bedrock_embedding_model: str = "amazon.titan-embed-text-v2:0"
+    embedding_dimension: int = 1024
+    """Vector size asked of Bedrock Titan V2 (256, 512 or 1024)."""
+    llm_api_key_secret: str = ""
+    """Secrets Manager ARN or name holding the LLM endpoint's API key (AWS); read once per container."""
     llm_timeout_s: float = 60.0
     llm_max_retries: int = 3
     max_output_tokens: int = 5000
 
-    reranker: Literal["auto", "none", "llm", "cross-encoder"] = "auto"
-    """``auto``: the LLM listwise reranker when a model endpoint is configured, else none."""
+    reranker: Literal["auto", "none", "llm", "cross-encoder", "bedrock"] = "auto"
+    """``auto``: the LLM listwise reranker when a model endpoint is configured, else none;
+    ``bedrock``: the Bedrock Rerank API with ``bedrock_rerank_model``."""
+    bedrock_rerank_model: str = "amazon.rerank-v1:0"
     cross_encoder_model: str = ""
     cross_encoder_tokenizer: str = ""
 
@@ -80,7 +88,7 @@ class Settings(BaseModel):
     @property
     def llm_configured(self) -> bool:
         """True when an OpenAI-compatible endpoint should replace the offline extractive model."""
-        return bool(self.openai_api_key.get_secret_value() or self.openai_base_url)
+        return bool(self.openai_api_key.get_secret_value() or self.openai_base_url or self.llm_api_key_secret)
 
     @property
     def resolved_store(self) -> Literal["sqlite", "opensearch"]:

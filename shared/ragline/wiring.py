@@ -11,6 +11,8 @@ from __future__ import annotations
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pydantic import SecretStr
+
 from ragline.agents.agentic import LoopLimits
 from ragline.config import Settings, load_settings
 from ragline.errors import ConfigurationError
@@ -194,10 +196,21 @@ class Container:
         if self.settings.llm_configured:
             from ragline.adapters.openai.chat import OpenAIChatModel
 
-            return OpenAIChatModel.from_settings(self.settings)
+            return OpenAIChatModel.from_settings(self.llm_settings)
         from ragline.adapters.local_models.extractive_chat import ExtractiveChatModel
 
         return ExtractiveChatModel()
+
+    @cached_property
+    def llm_settings(self) -> Settings:
+        """The settings with the LLM key filled in from Secrets Manager when one is named."""
+        s = self.settings
+        if not s.llm_api_key_secret or s.openai_api_key.get_secret_value():
+            return s
+        from ragline.adapters.aws.secrets import SecretsManagerSecret
+
+        key = SecretsManagerSecret(s.llm_api_key_secret).value()
+        return s.model_copy(update={"openai_api_key": SecretStr(key)})
 
     @cached_property
     def reranker(self) -> Reranker | None:

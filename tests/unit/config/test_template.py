@@ -141,3 +141,89 @@ def test_ingestion_queue_is_safe_for_its_function() -> None:
     bucket = resources["DocumentsBucket"]["Properties"]
     notifications = bucket["NotificationConfiguration"]["QueueConfigurations"]
     assert {n["Event"] for n in notifications} == {"s3:ObjectCreated:*", "s3:ObjectRemoved:*"}
+
+
+# -- what a working deployment needs (the deploy rehearsal proves them at run time) ----------------
+
+
+def global_env() -> dict[str, Any]:
+    return dict(GLOBAL_FUNCTION["Environment"]["Variables"])
+
+
+def test_every_function_has_a_writable_home_and_signed_opensearch() -> None:
+    env = global_env()
+    assert env["RAGLINE_HOME"].startswith("/tmp/")
+    assert env["RAGLINE_OPENSEARCH_AUTH"] == "sigv4" and env["RAGLINE_BACKEND"] == "aws"
+    assert env["RAGLINE_EMBEDDING_PROVIDER"] == "bedrock"  # no offline model in the AWS layer
+    for function_id in FUNCTION_IDS:
+        own = (RESOURCES[function_id]["Properties"].get("Environment") or {}).get("Variables") or {}
+        assert "RAGLINE_HOME" not in own or own["RAGLINE_HOME"].startswith("/tmp/"), function_id
+
+
+def test_the_chat_route_streams_and_run_sh_finds_the_layer() -> None:
+    chat = RESOURCES["ChatFunction"]["Properties"]
+    assert chat["Events"]["Chat"]["Properties"]["ResponseTransferMode"] == "RESPONSE_STREAM"
+    api = RESOURCES["RaglineApi"]["Properties"]
+    assert api["EndpointConfiguration"]["Type"] == "REGIONAL"
+    run_sh = (REPO_ROOT / "functions" / "chat" / "run.sh").read_text()
+    assert "/opt/python" in run_sh and "LAMBDA_TASK_ROOT" in run_sh
+    adapter = [layer for layer in chat["Layers"] if "LambdaAdapterLayer" in str(layer)]
+    assert adapter and "${AWS::Region}" in str(adapter[0]), "the Web Adapter layer must follow the region"
+
+
+def statements(function_id: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for policy in RESOURCES[function_id]["Properties"]["Policies"]:
+        out.extend(policy.get("Statement", []))
+    return out
+
+
+def actions(function_id: str) -> set[str]:
+    found: set[str] = set()
+    for statement in statements(function_id):
+        acts = statement["Action"]
+        found.update([acts] if isinstance(acts, str) else acts)
+    return found
+
+
+@pytest.mark.parametrize("function_id", ["SearchFunction", "ChatFunction"])
+def test_metered_functions_can_charge_and_read_models(function_id: str) -> None:
+    assert {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"} <= actions(function_id)
+    assert {"es:ESHttpGet", "es:ESHttpPost", "bedrock:InvokeModel", "bedrock:Rerank"} <= actions(function_id)
+    assert "secretsmanager:GetSecretValue" in actions(function_id)
+    assert "es:ESHttpDelete" not in actions(function_id)  # readers never delete
+
+
+@pytest.mark.parametrize("function_id", ["IngestionFunction", "DocumentsFunction"])
+def test_writers_can_index_and_claim_the_embedding_space(function_id: str) -> None:
+    assert {"es:ESHttpPut", "es:ESHttpDelete", "bedrock:InvokeModel", "dynamodb:PutItem"} <= actions(
+        function_id
+    )
+
+
+def test_opensearch_domain_is_private_encrypted_and_for_the_function_roles() -> None:
+    domain = RESOURCES["OpenSearchDomain"]["Properties"]
+    assert domain["EngineVersion"] == "OpenSearch_2.19"
+    assert domain["DomainEndpointOptions"]["EnforceHTTPS"] is True
+    assert "TLS-1-2" in domain["DomainEndpointOptions"]["TLSSecurityPolicy"]
+    assert domain["EncryptionAtRestOptions"]["Enabled"] and domain["NodeToNodeEncryptionOptions"]["Enabled"]
+    principals = domain["AccessPolicies"]["Statement"][0]["Principal"]["AWS"]
+    assert {p["Fn::GetAtt"][0] for p in principals} == {
+        "SearchFunctionRole",
+        "ChatFunctionRole",
+        "DocumentsFunctionRole",
+        "IngestionFunctionRole",
+    }
+
+
+def test_alarms_and_outputs_for_operators() -> None:
+    alarms = {rid for rid, res in RESOURCES.items() if res["Type"] == "AWS::CloudWatch::Alarm"}
+    assert {"IngestDeadLetterAlarm", "Api5xxAlarm", "ChatThrottleAlarm", "IngestionErrorAlarm"} <= alarms
+    outputs = set(TEMPLATE["Outputs"])
+    assert {
+        "ApiUrl",
+        "OpenSearchEndpointUrl",
+        "TenantsTableName",
+        "UsageTableName",
+        "LlmApiKeySecretId",
+    } <= outputs
