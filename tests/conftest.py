@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-pytest_plugins = ["tests.support.moto_server", "tests.support.openai_replay"]
+pytest_plugins = ["tests.support.moto_server", "tests.support.openai_replay", "tests.support.bedrock_server"]
 
 
 @pytest.fixture(scope="session")

@@ -151,11 +151,18 @@ class Container:
         """Offline by default; vectors are cached (re-embedding unchanged text costs nothing)."""
         from ragline.adapters.embedded.embedding_cache import EmbeddingCache
 
+        s = self.settings
         inner: Embedder
-        if self.settings.embedding_provider == "openai":
+        if s.embedding_provider == "openai":
             from ragline.adapters.openai.embedder import OpenAIEmbedder
 
-            inner = OpenAIEmbedder.from_settings(self.settings)
+            inner = OpenAIEmbedder.from_settings(s)
+        elif s.embedding_provider == "bedrock":
+            from ragline.adapters.bedrock.embedder import BedrockEmbedder
+
+            inner = BedrockEmbedder(
+                model=s.bedrock_embedding_model, dimension=s.embedding_dimension, region=s.aws_region
+            )
         else:
             inner = self.local_model
         return EmbeddingCache(inner, self.settings.home / "cache" / "embeddings.sqlite")
@@ -166,7 +173,7 @@ class Container:
         word encoded once), or the endpoint embedder's own count (no local model loaded)."""
         from ragline.documents.chunker import EmbedderTokenCounter, WordCachedCounter
 
-        if self.settings.embedding_provider == "openai":
+        if self.settings.embedding_provider != "local":
             return EmbedderTokenCounter(self.embedder)
         return WordCachedCounter(self.local_model)
 
@@ -220,6 +227,10 @@ class Container:
             choice = "llm" if self.settings.llm_configured else "none"
         if choice == "none":
             return None
+        if choice == "bedrock":
+            from ragline.adapters.bedrock.reranker import BedrockReranker
+
+            return BedrockReranker(model=self.settings.bedrock_rerank_model, region=self.settings.aws_region)
         if choice == "cross-encoder":
             from ragline.adapters.local_models.cross_encoder import OnnxCrossEncoderReranker
 

@@ -1,0 +1,55 @@
+"""The composition root: one backend choice, parts that follow the settings, overrides by name."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragline.adapters.bedrock.reranker import BedrockReranker
+from ragline.adapters.embedded.embedding_cache import EmbeddingCache
+from ragline.config import Settings
+from ragline.documents.chunker import EmbedderTokenCounter, WordCachedCounter
+from ragline.wiring import AwsBackend, Container, EmbeddedBackend
+from tests.support.fakes import BowEmbedder
+
+pytestmark = pytest.mark.unit
+
+
+def test_the_aws_deployment_wires_bedrock_and_no_local_model(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path, backend="aws", embedding_provider="bedrock", reranker="bedrock")
+    c = Container(settings)
+    assert isinstance(c.backend, AwsBackend)
+    assert isinstance(c.embedder, EmbeddingCache) and c.embedder.model_id.startswith("bedrock:")
+    assert isinstance(c.tokenizer, EmbedderTokenCounter)
+    assert isinstance(c.reranker, BedrockReranker)
+    assert "local_model" not in c.__dict__  # the MiniLM was never built
+
+
+def test_the_embedded_default_counts_chunks_in_the_local_models_tokens(tmp_path: Path) -> None:
+    c = Container(Settings(home=tmp_path))
+    assert isinstance(c.backend, EmbeddedBackend)
+    assert isinstance(c.tokenizer, WordCachedCounter) and c.reranker is None
+
+
+def test_overrides_replace_parts_by_name_and_refuse_unknown_names(tmp_path: Path) -> None:
+    embedder = BowEmbedder()
+    c = Container(Settings(home=tmp_path), embedder=embedder)
+    assert c.embedder is embedder and c.retrieval is c.retrieval
+    with pytest.raises(TypeError, match="no part named 'embeder'"):
+        Container(Settings(home=tmp_path), embeder=embedder)
+
+
+def test_building_the_aws_parts_loads_no_offline_model_library(tmp_path: Path) -> None:
+    code = (
+        "import sys; from ragline.config import Settings; from ragline.wiring import Container\n"
+        f"c = Container(Settings(home={str(tmp_path)!r}, backend='aws', embedding_provider='bedrock',"
+        " reranker='bedrock', documents_table='d', tenants_table='t', usage_table='u', documents_bucket='b',"
+        " opensearch_url='http://127.0.0.1:9'))\n"
+        "c.search; c.chat; c.ingest; c.tokenizer.count_many(['a b c'])\n"
+        "print(sorted(m for m in ('onnxruntime', 'tokenizers') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "[]"
