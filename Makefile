@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_HOME := .ragline/demo
 
-.PHONY: demo test install lint typecheck sam-validate sam-build pytest opensearch-start opensearch-stop clean offline-layer
+.PHONY: demo test rehearse install lint typecheck sam-validate sam-build pytest opensearch-start opensearch-stop clean offline-layer
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,13 @@ sam-build:
 
 test: install lint typecheck sam-validate
 	scripts/run-tests
+
+# The deploy rehearsal alone (make test runs it too): the sam build for this host's architecture run
+# as Lambda runs it — the Runtime Interface Emulator, the Web Adapter, a read-only task directory —
+# against moto, the local OpenSearch node and local model servers, with every AWS call checked
+# against the function's role. Needs root (a private mount namespace); tools built by infra/rehearsal.
+rehearse: install
+	scripts/run-tests tests/rehearsal tests/deploy
 
 clean:
 	rm -rf $(VENV) .ragline infra/sam/.venv infra/opensearch-local/target

@@ -21,7 +21,9 @@ This script:
      offline translator substitutes parameter defaults into some properties,
      which leaves W1020 "Fn::Sub isn't needed" behind).
 
-Usage: python translate_check.py TEMPLATE   (exit 0 = OK, 1 = invalid)
+Usage: python translate_check.py TEMPLATE [--emit OUT.json]   (exit 0 = OK, 1 = invalid)
+``--emit`` also writes the translated CloudFormation as JSON (the deploy rehearsal reads each
+function's handler, layers, environment and role policies from it, not from a copy).
 """
 
 from __future__ import annotations
@@ -45,8 +47,11 @@ class OfflineManagedPolicyLoader:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(f"usage: {argv[0]} TEMPLATE", file=sys.stderr)
+    emit = None
+    if len(argv) == 4 and argv[2] == "--emit":
+        emit = argv[3]
+    elif len(argv) != 2:
+        print(f"usage: {argv[0]} TEMPLATE [--emit OUT.json]", file=sys.stderr)
         return 2
     path = argv[1]
     # The translator warns about feature toggles missing from its offline config; noise here.
@@ -70,6 +75,11 @@ def main(argv: list[str]) -> int:
             print(f"  {m.rule.id} {m.message}  [at {where}]", file=sys.stderr)
         return 1
 
+    if emit:
+        import json
+
+        with open(emit, "w", encoding="utf-8") as out:
+            json.dump(yaml_parse(translated), out, indent=1, default=str)
     print(f"{path}: SAM translation OK, translated template has no cfn-lint errors (offline)")
     return 0
 

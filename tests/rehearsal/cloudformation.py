@@ -1,0 +1,169 @@
+"""The translated template as a deployed stack would see it: intrinsics resolved against the rehearsal's
+own resources, each function's settings, and an IAM evaluator for its role's policies.
+
+Only what Ragline's template uses is implemented (Ref, Fn::GetAtt, Fn::Sub, Fn::If, Fn::Join, the
+condition functions); anything else raises, so a template change cannot silently evade the check.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+PARTITION = "aws"
+
+
+class Unresolvable(Exception):
+    pass
+
+
+@dataclass
+class Stack:
+    template: dict[str, Any]
+    parameters: dict[str, str]
+    refs: dict[str, str]
+    """Logical id → what ``Ref`` gives for the rehearsal's stand-in (a table name, a secret ARN…)."""
+    attributes: dict[str, str] = field(default_factory=dict)
+    """``Logical.Attr`` → value (``UsageTable.Arn``, ``IngestDeadLetterQueue.QueueName``…)."""
+
+    def __post_init__(self) -> None:
+        declared = self.template.get("Parameters", {})
+        self.values = {name: str(spec.get("Default", "")) for name, spec in declared.items()}
+        self.values.update(self.parameters)
+        self.values.update({"AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::Partition": PARTITION})
+        self.values["AWS::URLSuffix"] = "amazonaws.com"
+
+    # -- intrinsics ------------------------------------------------------------------------------
+    def resolve(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return [v for v in (self.resolve(x) for x in value) if v is not NO_VALUE]
+        if not isinstance(value, dict):
+            return value
+        if len(value) == 1:
+            ((key, arg),) = value.items()
+            if key == "Ref":
+                return self._ref(arg)
+            if key == "Fn::GetAtt":
+                logical, attr = arg if isinstance(arg, list) else arg.split(".", 1)
+                return self._attribute(logical, attr)
+            if key == "Fn::Sub":
+                return self._sub(arg)
+            if key == "Fn::If":
+                name, yes, no = arg
+                return self.resolve(yes if self.condition(name) else no)
+            if key == "Fn::Join":
+                sep, parts = arg
+                return sep.join(str(p) for p in self.resolve(parts))
+            if key.startswith("Fn::") or key == "Condition":
+                raise Unresolvable(f"{key} is not supported by the rehearsal")
+        return {k: v for k, v in ((k, self.resolve(v)) for k, v in value.items()) if v is not NO_VALUE}
+
+    def condition(self, name: str) -> bool:
+        return bool(self._evaluate(self.template["Conditions"][name]))
+
+    def _evaluate(self, expr: Any) -> Any:
+        if isinstance(expr, dict) and len(expr) == 1:
+            ((key, arg),) = expr.items()
+            if key == "Fn::Equals":
+                a, b = (self._evaluate(x) for x in arg)
+                return str(a) == str(b)
+            if key == "Fn::Not":
+                return not self._evaluate(arg[0])
+            if key == "Fn::And":
+                return all(self._evaluate(x) for x in arg)
+            if key == "Fn::Or":
+                return any(self._evaluate(x) for x in arg)
+            if key == "Condition":
+                return self.condition(arg)
+        return self.resolve(expr)
+
+    def _ref(self, name: str) -> Any:
+        if name == "AWS::NoValue":
+            return NO_VALUE
+        if name in self.values:
+            return self.values[name]
+        if name in self.refs:
+            return self.refs[name]
+        raise Unresolvable(f"Ref {name} has no stand-in in the rehearsal")
+
+    def _attribute(self, logical: str, attr: str) -> str:
+        key = f"{logical}.{attr}"
+        if key in self.attributes:
+            return self.attributes[key]
+        raise Unresolvable(f"GetAtt {key} has no stand-in in the rehearsal")
+
+    def _sub(self, arg: Any) -> str:
+        text, local = (arg, {}) if isinstance(arg, str) else (arg[0], self.resolve(arg[1]))
+
+        def one(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name in local:
+                return str(local[name])
+            if "." in name and not name.startswith("AWS::"):
+                return self._attribute(*name.split(".", 1))
+            return str(self._ref(name))
+
+        return re.sub(r"\$\{([^}!]+)\}", one, text)
+
+    # -- functions -------------------------------------------------------------------------------
+    def function(self, logical: str) -> FunctionSpec:
+        props = self.template["Resources"][logical]["Properties"]
+        role = self.template["Resources"][props["Role"]["Fn::GetAtt"][0]]["Properties"]
+        statements: list[dict[str, Any]] = []
+        for policy in self.resolve(role.get("Policies", [])):
+            statements.extend(policy["PolicyDocument"]["Statement"])
+        env = self.resolve(props.get("Environment", {}).get("Variables", {}))
+        return FunctionSpec(
+            logical=logical,
+            handler=props["Handler"],
+            layers=[str(x) for x in self.resolve(props.get("Layers", []))],
+            environment={k: str(v) for k, v in env.items()},
+            statements=statements,
+            timeout=int(props.get("Timeout", 3)),
+            memory=int(props.get("MemorySize", 128)),
+        )
+
+
+class _NoValue:
+    def __repr__(self) -> str:
+        return "AWS::NoValue"
+
+
+NO_VALUE: Any = _NoValue()
+
+
+@dataclass
+class FunctionSpec:
+    logical: str
+    handler: str
+    layers: list[str]
+    environment: dict[str, str]
+    statements: list[dict[str, Any]]
+    timeout: int
+    memory: int
+
+    def allows(self, action: str, resource: str) -> bool:
+        """Whether an ``Allow`` statement of the role covers ``action`` on ``resource`` (no Deny is used)."""
+        for st in self.statements:
+            if st.get("Effect") != "Allow":
+                continue
+            actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
+            resources = st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]]
+            if any(fnmatch.fnmatchcase(action.lower(), a.lower()) for a in actions) and any(
+                fnmatch.fnmatchcase(resource, r) for r in resources
+            ):
+                return True
+        return False
+
+
+@dataclass(frozen=True)
+class AwsCall:
+    """One AWS action a function performed, with the resource IAM would check it against."""
+
+    function: str
+    action: str
+    resource: str

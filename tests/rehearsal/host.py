@@ -1,0 +1,131 @@
+"""Runs one built function the way Lambda does: ``infra/rehearsal/lambda-sandbox`` (read-only
+/var/task, layers merged on /opt, a fresh /tmp, Lambda's environment) around the real Runtime
+Interface Emulator, with the python3.12 runtime stand-in (plus the call recorder) on /var/runtime.
+The TCP tap and stream splitting come from ``infra/rehearsal/prove``, the toolchain's own proof."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.machinery
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ROOT = Path(__file__).parents[2]
+REHEARSAL = ROOT / "infra" / "rehearsal"
+TOOLS = REHEARSAL / ".tools"
+
+
+def _prove() -> ModuleType:
+    loader = importlib.machinery.SourceFileLoader("rehearsal_prove", str(REHEARSAL / "prove"))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+PROVE = _prove()
+Tap = PROVE.Tap
+free_port = PROVE.free_port
+split_stream = PROVE.split_stream
+
+
+def runtime_with_recorder(dest: Path) -> Path:
+    """The python3.12 runtime stand-in with the botocore call recorder as its sitecustomize."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(REHEARSAL / "runtime" / "python3.12", dest)
+    shutil.copy(Path(__file__).parent / "recorder" / "sitecustomize.py", dest / "sitecustomize.py")
+    return dest
+
+
+class LambdaFunction:
+    """One function under lambda-sandbox + aws-lambda-rie, in its own process group."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        task: Path,
+        layers: list[Path],
+        handler: str,
+        env: dict[str, str],
+        runtime: Path,
+        log: Path,
+        port: int | None = None,
+        api_port: int | None = None,
+    ) -> None:
+        self.name = name
+        self.port, self.api_port = port or free_port(), api_port or free_port()
+        self.log = log
+        cmd = [str(REHEARSAL / "lambda-sandbox"), "--task", str(task), "--runtime", str(runtime)]
+        for layer in layers:
+            cmd += ["--layer", str(layer)]
+        for k, v in {"AWS_LAMBDA_FUNCTION_NAME": name, **env}.items():
+            cmd += ["-e", f"{k}={v}"]
+        cmd += [
+            "--",
+            str(TOOLS / "bin" / "aws-lambda-rie"),
+            "--runtime-interface-emulator-address",
+            f"127.0.0.1:{self.port}",
+            "--runtime-api-address",
+            f"127.0.0.1:{self.api_port}",
+            "/var/runtime/bootstrap",
+            handler,
+        ]
+        self._logf = log.open("wb")
+        self.proc = subprocess.Popen(cmd, stdout=self._logf, stderr=subprocess.STDOUT, start_new_session=True)
+        PROVE.wait_port(self.port, self.proc)
+
+    def invoke(self, event: dict[str, Any], timeout: float = 120) -> tuple[int, bytes]:
+        data = json.dumps(event).encode()
+        url = f"http://127.0.0.1:{self.port}/2015-03-31/functions/function/invocations"
+        request = urllib.request.Request(url, data=data, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as resp:
+                return resp.status, resp.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+    def invoke_json(self, event: dict[str, Any]) -> Any:
+        """The handler's return value; a handler error (RIE answers 200 with errorType) fails loudly."""
+        status, body = self.invoke(event)
+        result = json.loads(body or b"null")
+        if status != 200 or (isinstance(result, dict) and "errorType" in result):
+            raise AssertionError(f"{self.name} failed: HTTP {status} {body[:500]!r}\n{self.log_tail()}")
+        return result
+
+    def log_tail(self, lines: int = 40) -> str:
+        self._logf.flush()
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+        self._logf.close()
+
+
+def wait_until(predicate: Any, timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    return predicate()

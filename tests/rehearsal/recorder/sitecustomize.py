@@ -1,0 +1,59 @@
+"""Loaded by the function's interpreter in the deploy rehearsal (the runtime stand-in's folder holds
+it): records every AWS API call botocore makes (its ``before-parameter-build`` event: the caller's own
+parameters, before serialisation) — service, operation and the parameters IAM keys on —
+to the JSON-lines file named by ``REHEARSAL_CALL_LOG``, so the rehearsal can check each one against
+the function's role in the translated template. It patches ``botocore.session`` only when the
+function itself imports it (whichever copy that is), so it changes no import. Never shipped."""
+
+import json
+import os
+import sys
+
+_LOG = os.environ.get("REHEARSAL_CALL_LOG")
+_KEYS = ("TableName", "Bucket", "Key", "SecretId", "modelId", "TransactItems", "rerankingConfiguration")
+
+
+def _record(model, params, **_):
+    entry = {
+        "service": model.service_model.service_name,
+        "operation": model.name,
+        "params": {k: params[k] for k in _KEYS if k in params},
+    }
+    with open(_LOG, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry, default=str) + "\n")
+
+
+def _patch(module):
+    init = module.Session.__init__
+
+    def session_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.register("before-parameter-build", _record)
+
+    module.Session.__init__ = session_init
+
+
+class _WhenBotocoreSessionLoads:
+    def find_spec(self, name, path=None, target=None):
+        if name != "botocore.session":
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _patch(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+if _LOG:
+    sys.meta_path.insert(0, _WhenBotocoreSessionLoads())

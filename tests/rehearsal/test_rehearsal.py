@@ -1,0 +1,398 @@
+"""The deploy rehearsal: the built artifacts (``infra/sam/build`` for this host's architecture) run as
+Lambda runs them, configured exactly as the translated template says, driven like a user.
+
+Every zip function runs under the real Runtime Interface Emulator with awslambdaric on python3.12 in a
+read-only task directory with the layer on /opt; chat runs under the real Lambda Web Adapter started
+through ``run.sh``. AWS calls go to moto, Bedrock calls to the local Bedrock server, OpenSearch calls —
+only if SigV4-signed — through a recording proxy to the local node, the chat model is the replay
+server. Then every AWS action each function performed is checked against its role in the template.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from tests.rehearsal.cloudformation import ACCOUNT, REGION, AwsCall, Stack
+from tests.rehearsal.host import (
+    ROOT,
+    TOOLS,
+    LambdaFunction,
+    Tap,
+    free_port,
+    runtime_with_recorder,
+    split_stream,
+)
+from tests.rehearsal.iam import calls_from_log, opensearch_call
+from tests.rehearsal.signed_proxy import SignedProxy
+from tests.support.bedrock_server import BedrockServer
+from tests.support.cfn_tables import create_table_from_template
+from tests.support.lambda_harness import path_parameters
+from tests.support.openai_replay import OpenAIReplay, text, tool_call
+
+pytestmark = [pytest.mark.rehearsal, pytest.mark.opensearch]
+ARCH = {"x86_64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}[platform.machine()]
+DOMAIN_ARN = f"arn:aws:es:{REGION}:{ACCOUNT}:domain/rehearsal"
+FUNCTIONS = (
+    "AuthorizerFunction",
+    "NamespacesFunction",
+    "KeysFunction",
+    "SearchFunction",
+    "DocumentsFunction",
+    "IngestionFunction",
+    "ChatFunction",
+)
+
+
+@dataclass
+class Artifacts:
+    build: Path
+    translated: dict[str, Any]
+    runtime: Path
+    logs: Path
+
+
+@pytest.fixture(scope="module")
+def artifacts() -> Artifacts:
+    subprocess.run([str(ROOT / "infra" / "rehearsal" / "build-tools")], check=True, capture_output=True)
+    out = subprocess.run(
+        ["infra/sam/build", ARCH], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    build = ROOT / out
+    translated_path = build / "translated.json"
+    env = {**os.environ, "AWS_DEFAULT_REGION": REGION, "HOME": str(ROOT / "infra/sam/.venv/sam-home")}
+    subprocess.run(
+        [
+            str(ROOT / "infra/sam/.venv/bin/python"),
+            str(ROOT / "infra/sam/translate_check.py"),
+            str(build / "template.yaml"),
+            "--emit",
+            str(translated_path),
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    logs = ROOT / ".aws-sam" / "rehearsal-logs"  # on the host's disk: /tmp is private to each function
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
+    runtime = runtime_with_recorder(ROOT / ".aws-sam" / "rehearsal-runtime")
+    return Artifacts(build, json.loads(translated_path.read_text()), runtime, logs)
+
+
+class World:
+    """The stand-ins for the stack's AWS resources, and the functions running against them."""
+
+    def __init__(
+        self, art: Artifacts, moto: str, proxy_url: str, bedrock: BedrockServer, llm: OpenAIReplay
+    ) -> None:
+        self.art, self.moto = art, moto
+        session = boto3.session.Session(region_name=REGION, aws_access_key_id="x", aws_secret_access_key="x")
+        self.s3, self.sqs = session.client("s3", endpoint_url=moto), session.client("sqs", endpoint_url=moto)
+        ddb = session.client("dynamodb", endpoint_url=moto)
+        secrets = session.client("secretsmanager", endpoint_url=moto)
+        suffix = uuid.uuid4().hex[:8]
+        tables = {t: f"rh-{t.lower()}-{suffix}" for t in ("TenantsTable", "UsageTable", "DocumentsTable")}
+        for logical, name in tables.items():
+            create_table_from_template(ddb, logical, name)
+        self.bucket = f"rh-docs-{suffix}"
+        self.s3.create_bucket(Bucket=self.bucket)
+        self.queue_url = self.sqs.create_queue(QueueName=f"rh-ingest-{suffix}")["QueueUrl"]
+        queue_arn = self.sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])
+        self.s3.put_bucket_notification_configuration(
+            Bucket=self.bucket,
+            NotificationConfiguration={
+                "QueueConfigurations": [
+                    {"QueueArn": queue_arn["Attributes"]["QueueArn"], "Events": ["s3:ObjectCreated:*"]}
+                ]
+            },
+        )
+        self.secret_arn = secrets.create_secret(Name=f"ragline/rh-{suffix}", SecretString="sk-rehearsal")[
+            "ARN"
+        ]
+        layer = next(k for k in art.translated["Resources"] if k.startswith("RaglineLayer"))
+        refs = {**tables, "DocumentsBucket": self.bucket, "LlmApiKeySecret": self.secret_arn, layer: layer}
+        attrs = {f"{t}.Arn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{n}" for t, n in tables.items()}
+        params = {
+            "OpenSearchEndpoint": proxy_url,
+            "ExistingOpenSearchDomainArn": DOMAIN_ARN,
+            "LlmBaseUrl": llm.base_url,
+        }
+        self.stack = Stack(art.translated, params, refs, attrs)
+        self.layer_logical = layer
+        self.tables, self.bedrock, self.llm = tables, bedrock, llm
+        self.running: dict[str, LambdaFunction] = {}
+        self.keys = {fn: f"AKIARH{i:02d}{suffix.upper()}" for i, fn in enumerate(FUNCTIONS)}
+        self.taps: dict[str, Tap] = {}
+
+    def layers(self, spec_layers: list[str]) -> list[Path]:
+        out = []
+        for ref in spec_layers:
+            if ref == self.layer_logical:
+                out.append(self.art.build / "RaglineLayer")
+            elif re.search(r":layer:LambdaAdapterLayer(Arm64|X86)?:\d+$", ref) and f":{REGION}:" in ref:
+                out.append(TOOLS / "lwa-layer")  # the crate built by build-tools, laid out as AWS's layer
+            else:
+                raise AssertionError(f"the rehearsal has no stand-in for layer {ref}")
+        return out
+
+    def start(self, fn: str) -> LambdaFunction:
+        spec = self.stack.function(fn)
+        env = {
+            **spec.environment,
+            "AWS_REGION": REGION,
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_ACCESS_KEY_ID": self.keys[fn],
+            "AWS_SECRET_ACCESS_KEY": "rehearsal",
+            "AWS_ENDPOINT_URL": self.moto,
+            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": self.bedrock.url,
+            "AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME": self.bedrock.url,
+            "AWS_LAMBDA_FUNCTION_TIMEOUT": str(spec.timeout),
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory),
+            "REHEARSAL_CALL_LOG": str(self.art.logs / f"{fn}.jsonl"),
+        }
+        api_port = None
+        if spec.handler == "run.sh":
+            port = str(free_port())  # the template's 8080, but rehearsals may run side by side
+            env.update(PORT=port, AWS_LWA_PORT=port)
+            tap_port, api_port = free_port(), free_port()
+            env["AWS_LWA_LAMBDA_RUNTIME_API_PROXY"] = f"127.0.0.1:{tap_port}"
+            self.taps[fn] = Tap(api_port, port=tap_port)
+        task = self.art.build / fn
+        self.running[fn] = LambdaFunction(
+            fn,
+            task=task,
+            layers=self.layers(spec.layers),
+            handler=spec.handler,
+            env=env,
+            runtime=self.art.runtime,
+            log=self.art.logs / f"{fn}.log",
+            api_port=api_port,
+        )
+        return self.running[fn]
+
+    def aws_calls(self, proxy: SignedProxy) -> list[AwsCall]:
+        by_key = {key: fn for fn, key in self.keys.items()}
+        out = [
+            c
+            for fn in self.running
+            for c in calls_from_log(fn, self.art.logs / f"{fn}.jsonl", {self.secret_arn: self.secret_arn})
+        ]
+        out += [opensearch_call(by_key[key], m, p, DOMAIN_ARN) for key, m, p in proxy.calls if key in by_key]
+        return out
+
+    def stop(self) -> None:
+        for fn in self.running.values():
+            fn.stop()
+        for tap in self.taps.values():
+            tap.close()
+
+
+@pytest.fixture(scope="module")
+def world(
+    artifacts: Artifacts,
+    moto_endpoint: str,
+    opensearch_url: str,
+    bedrock_server_session: BedrockServer,
+    openai_replay_server: OpenAIReplay,
+) -> Iterator[tuple[World, SignedProxy]]:
+    proxy = SignedProxy(opensearch_url)
+    w = World(artifacts, moto_endpoint, proxy.start(), bedrock_server_session, openai_replay_server)
+    try:
+        yield w, proxy
+    finally:
+        w.stop()
+        proxy.stop()
+
+
+def rest_event(
+    method: str, path: str, resource: str, context: dict[str, Any], body: Any = None
+) -> dict[str, Any]:
+    params = path_parameters(resource, path)
+    return {
+        "resource": resource,
+        "path": path,
+        "httpMethod": method,
+        "headers": {"Content-Type": "application/json", "Host": "api.rehearsal.test"},
+        "multiValueHeaders": {"Content-Type": ["application/json"]},
+        "queryStringParameters": None,
+        "pathParameters": params or None,
+        "requestContext": {
+            "resourcePath": resource,
+            "httpMethod": method,
+            "path": f"/dev{path}",
+            "stage": "dev",
+            "requestId": uuid.uuid4().hex,
+            "accountId": ACCOUNT,
+            "authorizer": context,
+            "identity": {"sourceIp": "127.0.0.1"},
+            "requestTimeEpoch": int(time.time() * 1000),
+        },
+        "body": None if body is None else json.dumps(body),
+        "isBase64Encoded": False,
+    }
+
+
+def answer(result: dict[str, Any]) -> tuple[int, Any]:
+    return result["statusCode"], json.loads(result.get("body") or "null")
+
+
+def cli(world: World, *args: str) -> str:
+    env = {
+        **os.environ,
+        "RAGLINE_BACKEND": "aws",
+        "AWS_ENDPOINT_URL": world.moto,
+        "AWS_REGION": REGION,
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_ACCESS_KEY_ID": "operator",
+        "AWS_SECRET_ACCESS_KEY": "operator",
+        "RAGLINE_TENANTS_TABLE": world.tables["TenantsTable"],
+        "RAGLINE_USAGE_TABLE": world.tables["UsageTable"],
+        "RAGLINE_DOCUMENTS_TABLE": world.tables["DocumentsTable"],
+        "RAGLINE_DOCUMENTS_BUCKET": world.bucket,
+    }
+    done = subprocess.run(
+        [str(ROOT / ".venv/bin/ragline"), *args], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def call(
+    w: World, fn: str, method: str, path: str, resource: str, ctx: dict[str, Any], body: Any = None
+) -> Any:
+    """One API request through the function that serves it: (status, JSON body)."""
+    function = w.running.get(fn) or w.start(fn)
+    result = function.invoke_json(rest_event(method, path, resource, ctx, body))
+    return result["statusCode"], json.loads(result.get("body") or "null")
+
+
+def bootstrap_tenant(w: World) -> dict[str, Any]:
+    """The operator's CLI makes a tenant and its admin key; the authorizer turns the key into a context."""
+    cli(w, "tenants", "create", "acme", "--quota", "50")
+    created = cli(w, "keys", "create", "--tenant", "acme", "--scopes", "chat,search,ingest,admin")
+    key = re.search(r"rl_[A-Za-z0-9_-]{40,}", created)
+    assert key, created
+    arn = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:api/dev/POST/v1/namespaces"
+    event = {"type": "REQUEST", "methodArn": arn, "headers": {"Authorization": f"Bearer {key.group(0)}"}}
+    policy = w.start("AuthorizerFunction").invoke_json(event)
+    assert policy["context"]["tenantId"] == "acme"
+    assert policy["policyDocument"]["Statement"][0]["Effect"] == "Allow"
+    return dict(policy["context"])
+
+
+def ingest_from_s3(w: World, ctx: dict[str, Any]) -> None:
+    """A file lands in S3; S3's message on the queue is the ingestion function's SQS event."""
+    faq = (ROOT / "samples/northwind/faq.txt").read_bytes()
+    w.s3.put_object(Bucket=w.bucket, Key="acme/docs/faq.txt", Body=faq)
+    messages: list[dict[str, Any]] = []
+    for _ in range(20):
+        got = w.sqs.receive_message(QueueUrl=w.queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
+        messages += [m for m in got.get("Messages", []) if "Records" in json.loads(m["Body"])]
+        if messages:
+            break
+    assert messages, "S3 sent no notification to the queue"
+    source = {"eventSource": "aws:sqs", "eventSourceARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:ingest"}
+    records = [
+        {"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
+         "attributes": {}, "messageAttributes": {}, "md5OfBody": m["MD5OfBody"], **source}
+        for m in messages
+    ]  # fmt: skip
+    ingestion = w.start("IngestionFunction")
+    assert ingestion.invoke_json({"Records": records}) == {"batchItemFailures": []}, ingestion.log_tail()
+    docs = "/v1/namespaces/{namespace}/documents"
+    status, listing = call(w, "DocumentsFunction", "GET", "/v1/namespaces/docs/documents", docs, ctx)
+    assert status == 200
+    assert [(d["documentId"], d["status"]) for d in listing["documents"]] == [("faq.txt", "ready")]
+
+
+def chat_streams(w: World, ctx: dict[str, Any]) -> None:
+    """Chat through the real Web Adapter: the answer leaves the app while the run goes on."""
+    w.llm.script(
+        [
+            tool_call("search", {"query": "return a used bike"}),
+            text("Used bikes ", "can be returned ", '<citation ids="faq.txt#0"/>', delay_s=0.4),
+        ]
+    )
+    question = {
+        "messages": [{"role": "user", "content": "Can I return a used bike?"}],
+        "namespaces": ["docs"],
+    }
+    chat = w.start("ChatFunction")
+    status_code, raw = chat.invoke(rest_event("POST", "/v1/chat", "/v1/chat", ctx, question))
+    prelude, payload = split_stream(raw)
+    assert status_code == 200 and prelude and prelude.get("statusCode") == 200, (raw[:300], chat.log_tail())
+    events = [block for block in payload.decode().split("\n\n") if block.strip()]
+    kinds = [block.split("\n", 1)[0].removeprefix("event: ") for block in events]
+    assert kinds[-1] == "final" and "text" in kinds and "sources" in kinds, kinds
+    final = json.loads(events[-1].split("data: ", 1)[1])
+    assert final["exitReason"] == "answered" and "faq.txt#0" in final["answer"]
+    posts = w.taps["ChatFunction"].response_posts()
+    assert posts, "the adapter never posted a response"
+    first_text = next(t for t, data in posts[-1] if b"event: text" in data)
+    final_at = next(t for t, data in posts[-1] if b"event: final" in data)
+    assert final_at - first_text >= 0.3, "the first text event did not leave before the run ended"
+
+
+def check_iam(w: World, proxy: SignedProxy) -> None:
+    """Every AWS action each function performed is allowed by its role in the translated template."""
+    calls = w.aws_calls(proxy)
+    assert not proxy.refused, f"unsigned OpenSearch requests: {proxy.refused}"
+    signed_os = {c.function for c in calls if c.action.startswith("es:")}
+    assert signed_os >= {"SearchFunction", "IngestionFunction", "ChatFunction"}, signed_os
+    denied = sorted(
+        {
+            (c.function, c.action, c.resource)
+            for c in calls
+            if not w.stack.function(c.function).allows(c.action, c.resource)
+        }
+    )
+    assert not denied, "actions outside the functions' roles:\n" + "\n".join(map(str, denied))
+    performed = {c.action for c in calls}
+    assert {
+        "dynamodb:PutItem",
+        "bedrock:InvokeModel",
+        "bedrock:Rerank",
+        "secretsmanager:GetSecretValue",
+    } <= performed
+
+
+def test_the_built_stack_serves_a_tenant_end_to_end(world: tuple[World, SignedProxy]) -> None:
+    w, proxy = world
+    # The chat route is a streaming integration in the translated template (API Gateway is not emulated).
+    api_body = json.dumps(w.art.translated["Resources"]["RaglineApi"]["Properties"]["Body"])
+    assert "response-streaming-invocations" in api_body, "the chat route does not stream"
+
+    ctx = bootstrap_tenant(w)
+    status, body = call(w, "NamespacesFunction", "POST", "/v1/namespaces", "/v1/namespaces", ctx,
+                        {"namespaceId": "docs", "default": True})  # fmt: skip
+    assert status == 201 and body["namespaceId"] == "docs", body
+    ingest_from_s3(w, ctx)
+
+    # Search (reranked by Bedrock) finds it.
+    status, found = call(w, "SearchFunction", "POST", "/v1/namespaces/docs/search",
+                         "/v1/namespaces/{namespace}/search", ctx,
+                         {"query": "Can I return a used bike?", "k": 3, "rerank": True})  # fmt: skip
+    assert status == 200 and found["hits"] and found["hits"][0]["documentId"] == "faq.txt", found
+    assert found["rerank"] == {"reranker": "bedrock:amazon.rerank-v1:0", "fellBack": False}
+
+    chat_streams(w, ctx)
+
+    # Usage: the search and the chat, each charged once.
+    status, usage = call(w, "KeysFunction", "GET", "/v1/usage", "/v1/usage", ctx)
+    assert status == 200 and usage["runs"] == 2, usage
+    check_iam(w, proxy)
