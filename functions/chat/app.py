@@ -8,18 +8,21 @@ returns the whole run as one JSON body.
 from __future__ import annotations
 
 import anyio
+from aws_lambda_powertools import Logger
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ragline import wiring
+from ragline import telemetry, wiring
 from ragline.agents.events import ChatResponse
 from ragline.domain.api import ChatRequest
 from ragline.http import error_body
 from ragline.services.tenancy import Principal
 from ragline.streaming import gateway_context, stream_events
 from ragline.wiring import Container
+
+logger = Logger()
 
 
 def create_app(container: Container | None = None) -> Starlette:
@@ -30,6 +33,8 @@ def create_app(container: Container | None = None) -> Starlette:
             body = ChatRequest.model_validate_json(await request.body())
             run_id = request.headers.get("idempotency-key") or context.get("requestId") or None
             events = (container or wiring.container()).chat.answer_chat(caller, body, run_id=run_id)
+            logger.info("chat run", extra={"run_id": run_id, "tenant": caller.tenant_id, "mode": body.mode})
+            events = telemetry.observe_chat(events)
         except Exception as exc:  # the edge: every error becomes the one JSON shape
             status, payload = error_body(exc)
             return JSONResponse(payload, status_code=status)

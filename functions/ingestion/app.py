@@ -15,7 +15,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ragline import wiring
+from ragline import telemetry, wiring
 from ragline.wiring import Container
 
 logger = Logger()
@@ -28,14 +28,16 @@ def lambda_handler(
     event: dict[str, Any], context: LambdaContext, container: Container | None = None
 ) -> PartialItemFailureResponse:
     ingest = (container or wiring.container()).ingest
+    done: list[tuple[str, int]] = []
 
     def handle_record(record: SQSRecord) -> None:
+        logger.append_keys(message_id=record.message_id)  # the correlation id of this message's lines
         for result in ingest.handle_notification(record.body):
-            logger.info(
-                "processed",
-                extra={"document": result.document_id, "outcome": result.outcome, "chunks": result.chunks},
-            )
+            done.append((result.outcome, result.chunks))
+            logger.info("processed", extra={"document": result.document_id, "outcome": result.outcome})
 
-    return process_partial_response(
+    response = process_partial_response(
         event=event, record_handler=handle_record, processor=processor, context=context
     )
+    telemetry.record_ingest(done, failures=len(response.get("batchItemFailures", [])))
+    return response

@@ -5,11 +5,13 @@ The tenant comes only from the authorizer context; nothing in the body or path c
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ragline import telemetry
 from ragline.domain.api import SearchRequest, SearchResponse
 from ragline.http import caller, resolve, rest_app, run_id, services
 from ragline.wiring import Container
@@ -20,7 +22,11 @@ app = rest_app()
 
 @app.post("/v1/namespaces/<namespace>/search")
 def search(namespace: str, body: SearchRequest) -> SearchResponse:
-    return services(app).search.search(caller(app), namespace, body, run_id=run_id(app))
+    started, run = time.perf_counter(), run_id(app)
+    logger.append_keys(run_id=run)  # the correlation id of every line this request logs
+    response = services(app).search.search(caller(app), namespace, body, run_id=run)
+    telemetry.record_run("search", response.usage, "answered", started)
+    return response
 
 
 @logger.inject_lambda_context

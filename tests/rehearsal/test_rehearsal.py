@@ -396,3 +396,8 @@ def test_the_built_stack_serves_a_tenant_end_to_end(world: tuple[World, SignedPr
     status, usage = call(w, "KeysFunction", "GET", "/v1/usage", "/v1/usage", ctx)
     assert status == 200 and usage["runs"] == 2, usage
     check_iam(w, proxy)
+    # Metrics left in each function's log as CloudWatch EMF lines.
+    for fn, metric in (("SearchFunction", "LatencyMs"), ("ChatFunction", "Exit_answered"),
+                       ("IngestionFunction", "IngestChunks")):  # fmt: skip
+        log = (w.art.logs / f"{fn}.log").read_text(errors="replace")
+        assert "CloudWatchMetrics" in log and f'"{metric}"' in log, f"{fn} wrote no {metric} metric"

@@ -1,0 +1,68 @@
+"""Metrics at the edge: CloudWatch embedded-metric-format lines (Powertools Metrics) per run and per
+ingested document, written to the function's log — no API call, no extra latency.
+
+Per run (chat, search): ``Runs``, ``Steps``, ``Retrievals``, ``Reranks``, ``LlmInputTokens``,
+``LlmOutputTokens``, ``LatencyMs`` and ``Exit_<reason>``, with a ``Kind`` dimension. Per ingest batch:
+``IngestDocuments``, ``IngestChunks``, ``IngestSkipped``, ``IngestFailures``. The core stays free of the
+SDK: handlers call these with what the services returned.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Generator, Iterable
+
+from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
+
+from ragline.agents.events import RunEvent, RunFinished, ToolStarted
+from ragline.domain.api import Usage
+
+NAMESPACE = "Ragline"
+
+
+def record_run(kind: str, usage: Usage, exit_reason: str, started: float, steps: int = 0) -> None:
+    """One finished run's figures (``started`` from ``time.perf_counter()``)."""
+    one = EphemeralMetrics(namespace=NAMESPACE)  # its own metric set, written at once
+    one.add_dimension(name="Kind", value=kind)
+    one.add_metric(name="Runs", unit=MetricUnit.Count, value=1)
+    one.add_metric(name="Steps", unit=MetricUnit.Count, value=steps)
+    one.add_metric(name="Retrievals", unit=MetricUnit.Count, value=usage.retrievals)
+    one.add_metric(name="Reranks", unit=MetricUnit.Count, value=usage.reranks)
+    one.add_metric(name="LlmInputTokens", unit=MetricUnit.Count, value=usage.llm_input_tokens)
+    one.add_metric(name="LlmOutputTokens", unit=MetricUnit.Count, value=usage.llm_output_tokens)
+    one.add_metric(
+        name="LatencyMs", unit=MetricUnit.Milliseconds, value=(time.perf_counter() - started) * 1000
+    )
+    one.add_metric(name=f"Exit_{exit_reason}", unit=MetricUnit.Count, value=1)
+    one.flush_metrics()
+    sys.stdout.flush()  # EMF is read from the log: never leave a run's line in a buffer
+
+
+def observe_chat(events: Generator[RunEvent, None, None]) -> Generator[RunEvent, None, None]:
+    """Pass a chat run's events through, recording its metrics when its final event goes by."""
+    started, steps = time.perf_counter(), 0
+    try:
+        for event in events:
+            if isinstance(event, ToolStarted):
+                steps += 1
+            elif isinstance(event, RunFinished):
+                record_run("chat", event.usage, event.exit_reason, started, steps)
+            yield event
+    finally:
+        events.close()  # a client hang-up closes this wrapper; the run still finishes (and is charged)
+
+
+def record_ingest(outcomes: Iterable[tuple[str, int]], failures: int) -> None:
+    """One SQS batch: each document's (outcome, chunks), and the messages that failed."""
+    batch = EphemeralMetrics(namespace=NAMESPACE)
+    counted: dict[str, float] = {"IngestDocuments": 0, "IngestChunks": 0, "IngestSkipped": 0}
+    for outcome, chunks in outcomes:
+        counted["IngestDocuments"] += 1
+        counted["IngestChunks"] += chunks
+        counted["IngestSkipped"] += outcome in ("unchanged", "stale", "duplicate")
+    for name, value in counted.items():
+        batch.add_metric(name=name, unit=MetricUnit.Count, value=value)
+    batch.add_metric(name="IngestFailures", unit=MetricUnit.Count, value=failures)
+    batch.flush_metrics()
+    sys.stdout.flush()
