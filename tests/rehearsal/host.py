@@ -23,6 +23,9 @@ from typing import Any
 ROOT = Path(__file__).parents[2]
 REHEARSAL = ROOT / "infra" / "rehearsal"
 TOOLS = REHEARSAL / ".tools"
+SANDBOX_BIN = "/var/rehearsal/bin"
+SANDBOX_LOGS = "/var/rehearsal/logs"
+"""Where the tools and the call logs appear inside each function's sandbox."""
 
 
 def _prove() -> ModuleType:
@@ -68,14 +71,17 @@ class LambdaFunction:
         self.name = name
         self.port, self.api_port = port or free_port(), api_port or free_port()
         self.log = log
+        # The RIE and the log folder are reached through binds under /var: the sandbox's fresh /tmp
+        # would hide them when the repository itself is under /tmp.
         cmd = [str(REHEARSAL / "lambda-sandbox"), "--task", str(task), "--runtime", str(runtime)]
+        cmd += ["--bind", f"{TOOLS / 'bin'}:{SANDBOX_BIN}", "--bind", f"{log.parent}:{SANDBOX_LOGS}"]
         for layer in layers:
             cmd += ["--layer", str(layer)]
         for k, v in {"AWS_LAMBDA_FUNCTION_NAME": name, **env}.items():
             cmd += ["-e", f"{k}={v}"]
         cmd += [
             "--",
-            str(TOOLS / "bin" / "aws-lambda-rie"),
+            f"{SANDBOX_BIN}/aws-lambda-rie",
             "--runtime-interface-emulator-address",
             f"127.0.0.1:{self.port}",
             "--runtime-api-address",

@@ -29,6 +29,7 @@ import pytest
 from tests.rehearsal.cloudformation import ACCOUNT, REGION, AwsCall, Stack
 from tests.rehearsal.host import (
     ROOT,
+    SANDBOX_LOGS,
     TOOLS,
     LambdaFunction,
     Tap,
@@ -163,7 +164,7 @@ class World:
             "AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME": self.bedrock.url,
             "AWS_LAMBDA_FUNCTION_TIMEOUT": str(spec.timeout),
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory),
-            "REHEARSAL_CALL_LOG": str(self.art.logs / f"{fn}.jsonl"),
+            "REHEARSAL_CALL_LOG": f"{SANDBOX_LOGS}/{fn}.jsonl",
         }
         api_port = None
         if spec.handler == "run.sh":
