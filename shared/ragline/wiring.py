@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import SecretStr
 
-from ragline.agents.agentic import LoopLimits
 from ragline.config import Settings, load_settings
 from ragline.errors import ConfigurationError
 from ragline.ports import (
@@ -27,18 +26,18 @@ from ragline.ports import (
     UsageLedger,
     VectorStoreProvider,
 )
-from ragline.services.chat import ChatService
-from ragline.services.documents import DocumentService
-from ragline.services.evaluation import EvaluationService
-from ragline.services.ingest import IngestService, IngestSettings
-from ragline.services.metering import Metering
-from ragline.services.namespaces import NamespaceService
-from ragline.services.retrieval import RetrievalService
-from ragline.services.search import SearchService
-from ragline.services.tenancy import TenancyService
 
 if TYPE_CHECKING:
     from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
+    from ragline.services.chat import ChatService
+    from ragline.services.documents import DocumentService
+    from ragline.services.evaluation import EvaluationService
+    from ragline.services.ingest import IngestService
+    from ragline.services.metering import Metering
+    from ragline.services.namespaces import NamespaceService
+    from ragline.services.retrieval import RetrievalService
+    from ragline.services.search import SearchService
+    from ragline.services.tenancy import TenancyService
 
 
 class Backend(Protocol):
@@ -243,6 +242,8 @@ class Container:
     # -- services ------------------------------------------------------------------------------
     @cached_property
     def retrieval(self) -> RetrievalService:
+        from ragline.services.retrieval import RetrievalService
+
         s = self.settings
         return RetrievalService(
             registry=self.registry,
@@ -256,14 +257,21 @@ class Container:
 
     @cached_property
     def metering(self) -> Metering:
+        from ragline.services.metering import Metering
+
         return Metering(ledger=self.ledger, registry=self.registry)
 
     @cached_property
     def search(self) -> SearchService:
+        from ragline.services.search import SearchService
+
         return SearchService(retrieval=self.retrieval, metering=self.metering)
 
     @cached_property
     def chat(self) -> ChatService:
+        from ragline.agents.agentic import LoopLimits
+        from ragline.services.chat import ChatService
+
         return ChatService(
             retrieval=self.retrieval,
             model=self.chat_model,
@@ -273,6 +281,8 @@ class Container:
 
     @cached_property
     def ingest(self) -> IngestService:
+        from ragline.services.ingest import IngestService, IngestSettings
+
         s = self.settings
         return IngestService(
             registry=self.registry,
@@ -290,20 +300,28 @@ class Container:
 
     @cached_property
     def document_service(self) -> DocumentService:
+        from ragline.services.documents import DocumentService
+
         return DocumentService(
             registry=self.registry, documents=self.documents, objects=self.objects, ingest=self.ingest
         )
 
     @cached_property
     def namespaces(self) -> NamespaceService:
+        from ragline.services.namespaces import NamespaceService
+
         return NamespaceService(registry=self.registry, documents=self.documents)
 
     @cached_property
     def tenancy(self) -> TenancyService:
+        from ragline.services.tenancy import TenancyService
+
         return TenancyService(self.registry)
 
     @cached_property
     def evaluation(self) -> EvaluationService:
+        from ragline.services.evaluation import EvaluationService
+
         return EvaluationService(
             registry=self.registry, stores=self.stores, embedder=self.embedder, retrieval=self.retrieval
         )

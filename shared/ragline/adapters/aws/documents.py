@@ -25,8 +25,8 @@ from datetime import datetime
 from typing import Any
 
 from ragline import errors
-from ragline.adapters.aws.clients import LazyClient
-from ragline.adapters.aws.errors import CONDITION_FAILED, call, error_code
+from ragline.adapters.aws.errors import CONDITION_FAILED, call
+from ragline.adapters.boto import LazyClient, error_code
 from ragline.domain.documents import (
     CLAIMABLE_STATUSES,
     Claim,

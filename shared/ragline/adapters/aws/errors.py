@@ -10,28 +10,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from ragline import errors
+from ragline.adapters.boto import error_code, http_status
 
 CONDITION_FAILED = "ConditionalCheckFailedException"
 THROTTLING_CODES = frozenset(
     {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
 )
 UNAVAILABLE_CODES = frozenset({"InternalServerError", "ServiceUnavailable", "InternalFailure"})
-
-
-def error_code(exc: BaseException) -> str:
-    """The AWS error code of a ``ClientError`` (``""`` for anything else)."""
-    response = getattr(exc, "response", None)
-    if not isinstance(response, dict):
-        return ""
-    return str((response.get("Error") or {}).get("Code") or "")
-
-
-def http_status(exc: BaseException) -> int:
-    response = getattr(exc, "response", None)
-    if not isinstance(response, dict):
-        return 0
-    status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
-    return status if isinstance(status, int) else 0
 
 
 def translate_client_error(exc: BaseException, *, service: str, action: str) -> errors.RaglineError:

@@ -37,8 +37,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from ragline import errors
-from ragline.adapters.aws.clients import LazyClient
-from ragline.adapters.aws.errors import THROTTLING_CODES, call, error_code
+from ragline.adapters.aws.errors import THROTTLING_CODES, call
+from ragline.adapters.boto import LazyClient, error_code
 from ragline.domain.billing import check_quota, period_of
 from ragline.domain.models import RunUsage
 

@@ -1,4 +1,5 @@
-"""Secrets Manager through Powertools Parameters: read once per container, cached for ``max_age``."""
+"""Secrets Manager through Powertools Parameters. The container reads the LLM key once (it builds the
+model client with it), so a rotated key takes effect in new containers."""
 
 from __future__ import annotations
 
@@ -12,21 +13,16 @@ class SecretsManagerSecret:
     """One secret's string value. A secret that is missing, empty or unreadable is a configuration
     error that names it — never a silent fallback to running without the key."""
 
-    def __init__(self, secret_id: str, *, max_age: int = 300, client: Any = None) -> None:
+    def __init__(self, secret_id: str, *, client: Any = None) -> None:
         self.secret_id = secret_id
-        self._max_age = max_age
         self._client = client
 
     def value(self) -> str:
         from aws_lambda_powertools.utilities import parameters
 
-        provider = parameters.SecretsProvider(boto3_client=self._client) if self._client else None
         try:
             with translate("SecretsManager", "GetSecretValue"):
-                if provider is not None:
-                    raw = provider.get(self.secret_id, max_age=self._max_age)
-                else:
-                    raw = parameters.get_secret(self.secret_id, max_age=self._max_age)
+                raw = parameters.SecretsProvider(boto3_client=self._client).get(self.secret_id)
         except parameters.exceptions.GetParameterError as exc:
             raise errors.ConfigurationError(
                 f"the secret {self.secret_id!r} cannot be read", secret=self.secret_id

@@ -41,8 +41,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from ragline import errors
-from ragline.adapters.aws.clients import LazyClient
-from ragline.adapters.aws.errors import CONDITION_FAILED, call, error_code
+from ragline.adapters.aws.errors import CONDITION_FAILED, call
+from ragline.adapters.boto import LazyClient, error_code
 from ragline.domain.keys import is_key_hash, require_key_hash
 from ragline.domain.tenancy import TOUCH_INTERVAL, ApiKeyRecord, Namespace, Tenant, timestamp, touch_cutoff
 

@@ -1,4 +1,4 @@
-"""The Bedrock boundary: boto3 clients built on first use, and botocore errors → Ragline errors.
+"""The Bedrock boundary: its clients (see :mod:`ragline.adapters.boto`), and botocore errors → Ragline errors.
 
 Errors are translated by AWS error *code* and exception type, never by message text. botocore and
 boto3 are imported lazily: importing or constructing an adapter stays cheap (cold starts).
@@ -6,12 +6,12 @@ boto3 are imported lazily: importing or constructing an adapter stays cheap (col
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from ragline import errors
+from ragline.adapters.boto import LazyClient, error_code, http_status
 
 THROTTLING_CODES = frozenset(
     {"ThrottlingException", "ServiceQuotaExceededException", "TooManyRequestsException"}
@@ -44,61 +44,25 @@ MISCONFIGURED_CODES = frozenset(
 """The deployment is wrong (no IAM permission or model access, a model id that does not exist)."""
 
 
-class LazyBedrockClient:
-    """A boto3 client built on first call — never at import or construction — or the one injected.
-
-    The built client retries in botocore's ``standard`` mode (throttling and 5xx, with backoff) and
-    times out instead of hanging a Lambda; ``max_pool_connections`` covers the callers' threads.
-    """
-
-    def __init__(
-        self,
-        service: str,
-        *,
-        client: Any = None,
-        region: str | None = None,
-        max_attempts: int = 3,
-        connect_timeout_s: float = 3.0,
-        read_timeout_s: float = 20.0,
-        max_pool_connections: int = 10,
-    ) -> None:
-        self.service = service
-        self.region = region
-        self._client = client
-        self._options = {
-            "retries": {"mode": "standard", "max_attempts": max_attempts},
-            "connect_timeout": connect_timeout_s,
-            "read_timeout": read_timeout_s,
-            "max_pool_connections": max_pool_connections,
-        }
-        self._lock = threading.Lock()
-
-    def __call__(self) -> Any:
-        with self._lock:  # building boto3 clients concurrently from one session is not thread-safe
-            if self._client is None:
-                import boto3
-                from botocore.config import Config
-
-                self._client = boto3.client(
-                    self.service, region_name=self.region, config=Config(**self._options)
-                )
-            return self._client
-
-
-def error_code(exc: BaseException) -> str:
-    """The AWS error code of a ``ClientError`` (``""`` for anything else)."""
-    response = getattr(exc, "response", None)
-    if not isinstance(response, dict):
-        return ""
-    return str((response.get("Error") or {}).get("Code") or "")
-
-
-def http_status(exc: BaseException) -> int:
-    response = getattr(exc, "response", None)
-    if not isinstance(response, dict):
-        return 0
-    status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
-    return status if isinstance(status, int) else 0
+def bedrock_client(
+    service: str,
+    *,
+    client: Any = None,
+    region: str | None = None,
+    max_attempts: int = 3,
+    connect_timeout_s: float = 3.0,
+    read_timeout_s: float = 20.0,
+    max_pool_connections: int = 10,
+) -> LazyClient:
+    """A Bedrock client built on first use: botocore's ``standard`` retries (throttling and 5xx, with
+    backoff), timeouts instead of a hung Lambda, and a pool covering the callers' threads."""
+    config = {
+        "retries": {"mode": "standard", "max_attempts": max_attempts},
+        "connect_timeout": connect_timeout_s,
+        "read_timeout": read_timeout_s,
+        "max_pool_connections": max_pool_connections,
+    }
+    return LazyClient(service, client=client, region=region, config=config)
 
 
 def translate_client_error(

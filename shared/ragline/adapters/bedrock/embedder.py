@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ValidationError
 
 from ragline import errors
-from ragline.adapters.bedrock.client import LazyBedrockClient, translate
+from ragline.adapters.bedrock.client import bedrock_client, translate
 
 TITAN_TEXT_V2 = "amazon.titan-embed-text-v2:0"
 TITAN_V2_DIMENSIONS = (256, 512, 1024)
@@ -88,7 +88,7 @@ class BedrockEmbedder:
         self.dimension = dimension
         self.model_id = f"bedrock:{model}@{dimension}"
         self.max_concurrency = max_concurrency
-        self._client = LazyBedrockClient(
+        self._client = bedrock_client(
             "bedrock-runtime", client=client, region=region, max_pool_connections=max(10, max_concurrency)
         )
 

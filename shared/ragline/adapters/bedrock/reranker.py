@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ragline import errors
-from ragline.adapters.bedrock.client import LazyBedrockClient, translate
+from ragline.adapters.bedrock.client import bedrock_client, translate
 from ragline.domain.models import RunUsage, SearchHit
 from ragline.domain.retrieval import Reranked, with_rerank_scores
 from ragline.errors import RerankFailed
@@ -123,7 +123,7 @@ class BedrockReranker:
         self.name = f"bedrock:{model}"
         self.region = region
         self.max_candidates = max_candidates
-        self._client = LazyBedrockClient("bedrock-agent-runtime", client=client, region=region)
+        self._client = bedrock_client("bedrock-agent-runtime", client=client, region=region)
 
     def rerank(self, query: str, hits: Sequence[SearchHit], top_n: int) -> Reranked:
         if top_n <= 0 or not hits:
