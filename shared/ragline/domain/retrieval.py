@@ -85,12 +85,9 @@ class RetrievalResult:
     rerank: RerankReport | None = None
 
 
-_WHITESPACE = re.compile(r"\s+")
-
-
 def normalise_text(text: str) -> str:
     """What two chunks must share to count as the same passage: case and spacing aside."""
-    return _WHITESPACE.sub(" ", text).strip().casefold()
+    return " ".join(text.split()).casefold()
 
 
 def deduplicate(hits: list[RetrievedHit]) -> list[RetrievedHit]:
