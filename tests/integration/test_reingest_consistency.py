@@ -69,11 +69,13 @@ def test_reader_never_sees_missing_or_doubled_chunks(stores: VectorStoreProvider
     store = stores.scoped(SCOPE)
     seen: list[list[tuple[int, str]]] = []
     stop = threading.Event()
+    reads = threading.Semaphore(0)
 
     def read() -> None:
         while not stop.is_set():
             chunks = store.neighbors("guide.md", 0, before=0, after=1000)
             seen.append([(c.sequence_number, c.text) for c in chunks])
+            reads.release()
 
     reader = threading.Thread(target=read)
     reader.start()
@@ -81,11 +83,13 @@ def test_reader_never_sees_missing_or_doubled_chunks(stores: VectorStoreProvider
         for i in range(9):  # alternate long and short versions to exercise both directions (ends on "two")
             tag, n = ("two", 7) if i % 2 == 0 else ("three", 15)
             service.ingest(SCOPE, filename="guide.md", data=version(tag, n))
+            # The reader must get turns however the scheduler favours the writer: wait for two reads.
+            assert reads.acquire(timeout=30) and reads.acquire(timeout=30)
     finally:
         stop.set()
         reader.join()
 
-    assert len(seen) > 3
+    assert len(seen) >= 18
     for snapshot in seen:
         seqs = [s for s, _ in snapshot]
         assert snapshot, "a reader saw the document with no chunks"
