@@ -129,7 +129,7 @@ def main() -> int:
     for name, stores in providers:
         svc = service(root, stores, onnx, counter)
         t0 = time.perf_counter()
-        r = svc.ingest_object(
+        r = svc.sync_object(
             ObjectEvent(
                 scope=SCOPE, key="bench/docs/manual.pdf", path="manual.pdf", sequencer="1", size=len(pdf)
             )
@@ -157,7 +157,7 @@ def main() -> int:
                 )
             )
     if os_provider is not None:
-        os_provider.client.indices.delete(index=os_provider.index)
+        os_provider.drop()
 
     print("| measurement | work | result |")
     print("|---|---|---|")

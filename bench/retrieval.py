@@ -168,7 +168,7 @@ def main() -> int:
         for mode, r in run_modes(provider, data, qvecs).items():
             rows.append((name, mode, {**r, "p50_10": quick[mode]["p50"], "p95_10": quick[mode]["p95"]}, rate))
     if os_provider is not None:
-        os_provider.client.indices.delete(index=os_provider.index)
+        os_provider.drop()
 
     header = (
         f"SciFact {args.split}: {len(data.queries)} queries, {len(chunks)} docs, {args.filler} filler chunks"

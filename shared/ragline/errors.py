@@ -61,6 +61,18 @@ class NamespaceNotFound(NotFound):
     code = "namespace_not_found"
 
 
+class MethodNotAllowed(RaglineError):
+    """The path exists but does not take this HTTP method (the ``Allow`` header lists those it does)."""
+
+    code = "method_not_allowed"
+
+
+class UnsupportedMediaType(RaglineError):
+    """The request body is declared as something other than JSON, the only body the API reads."""
+
+    code = "unsupported_media_type"
+
+
 class Conflict(RaglineError):
     """The request conflicts with stored state (e.g. an embedding model mismatch)."""
 
@@ -71,6 +83,12 @@ class EmbeddingMismatch(Conflict):
     """Vectors of another model or dimension would corrupt the namespace; refused."""
 
     code = "embedding_mismatch"
+
+
+class Superseded(Conflict):
+    """A newer event claimed the document while this worker held an older version; its work is void."""
+
+    code = "superseded"
 
 
 class DocumentTooLarge(RaglineError):

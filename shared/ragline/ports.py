@@ -24,14 +24,22 @@ if TYPE_CHECKING:  # numpy only for annotations: importing the ports must stay c
 class VectorStore(Protocol):
     """Chunks of one tenant's namespace; the scope is bound at construction, never per call.
 
-    Contract:
+    Contract (versions: every ingest or delete of a document works at its own, higher *generation*):
     - ``upsert(chunks, generation=g)`` inserts or replaces chunks by id
       (``{document_id}#{sequence_number}``), each carrying an embedding of the store's dimension; a
-      stored chunk with a *higher* generation is never overwritten (a slow, out-of-date writer loses).
+      stored chunk with a *higher* generation is never overwritten, and a document whose *fence* (the
+      generation last published) is above ``g`` refuses the write with :class:`~ragline.errors.Superseded`.
       Returns how many chunks were written.
+    - ``publish(doc, generation=g)`` raises the document's fence to ``g`` — atomically refused, returning
+      False, when the fence is already above ``g`` — then deletes the document's chunks below ``g``.
+      A new version is ``upsert`` at ``g`` then ``publish(g)``, so readers never see zero or doubled
+      chunks; a delete is ``publish(g)`` with nothing written. The fence outlives the chunks, so a slow
+      worker holding an older version can neither resurrect a deleted document nor leave stale chunks
+      beside a newer version (it loses at ``upsert``, or at ``publish`` and then ``discard``s).
+    - ``discard(doc, generation=g)`` deletes the document's chunks still at exactly ``g``.
+    - ``vectors(doc)`` maps each stored chunk text of the document to its embedding (for reuse).
     - ``delete_document(doc, older_than=g)`` deletes the document's chunks whose generation is below
-      ``g`` (all of them when ``older_than`` is None). A new version is ``upsert`` at a new generation
-      followed by ``delete_document(older_than=new)``, so readers never see zero or doubled chunks.
+      ``g`` (all of them when ``older_than`` is None); it does not move the fence.
     - ``search`` honours the query's mode; every hit carries a :class:`ScoreBreakdown` for the legs
       that produced it; no hit ever belongs to another tenant or namespace.
     - ``neighbors`` returns the document's chunks with sequence numbers in
@@ -44,6 +52,12 @@ class VectorStore(Protocol):
     def capabilities(self) -> StoreCapabilities: ...
 
     def upsert(self, chunks: Sequence[Chunk], *, generation: int = 0) -> int: ...
+
+    def publish(self, document_id: str, *, generation: int) -> bool: ...
+
+    def discard(self, document_id: str, *, generation: int) -> int: ...
+
+    def vectors(self, document_id: str) -> dict[str, tuple[float, ...]]: ...
 
     def delete_document(self, document_id: str, *, older_than: int | None = None) -> int:
         """Delete the document's chunks (only those below generation ``older_than`` if given)."""

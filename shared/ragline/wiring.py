@@ -296,6 +296,7 @@ class Container:
                 chunk_overlap_tokens=s.chunk_overlap_tokens,
                 max_document_bytes=s.max_document_bytes,
             ),
+            bucket=s.documents_bucket,
         )
 
     @cached_property

@@ -26,7 +26,7 @@ class TestOpenSearchVectorStore(VectorStoreContract):
     def provider(self, opensearch_url: str) -> Iterator[OpenSearchVectorStoreProvider]:
         p = _provider(opensearch_url)
         yield p
-        p.client.indices.delete(index=p.index, ignore_unavailable=True)
+        p.drop()
         p.close()
 
 
@@ -41,5 +41,5 @@ def test_concurrent_hybrid_strategy_matches_msearch(opensearch_url: str) -> None
         b = [(h.chunk.id, h.breakdown) for h in two.scoped(scope).search(hybrid("beta gamma"))]
         assert a == b and a
     finally:
-        one.client.indices.delete(index=one.index, ignore_unavailable=True)
+        one.drop()
         two.close()

@@ -112,6 +112,55 @@ class VectorStoreContract:
         assert [c.text for c in store.neighbors("rust", 0)] == ["Version five text."]
         assert store.search(KeywordQuery(text="stale")) == []
 
+    # -- versions: publish, fence, discard ----------------------------------------------------
+    def test_given_new_version_when_published_then_older_generations_are_swept(
+        self, store: VectorStore
+    ) -> None:
+        store.upsert(make_chunks("bees", ["Bumblebees are fuzzy."]), generation=2)
+        assert store.publish("bees", generation=2) is True
+        assert [c.text for c in store.neighbors("bees", 0)] == ["Bumblebees are fuzzy."]
+        assert store.count("bees") == 1
+
+    def test_given_published_delete_when_older_writer_upserts_then_refused_and_nothing_resurrects(
+        self, store: VectorStore
+    ) -> None:
+        assert store.publish("bees", generation=4) is True  # a delete: nothing written at 4
+        assert store.count("bees") == 0
+        with pytest.raises(errors.Superseded):
+            store.upsert(make_chunks("bees", ["Resurrected bee text."]), generation=3)
+        assert store.count("bees") == 0
+        assert store.search(KeywordQuery(text="resurrected")) == []
+        assert store.publish("bees", generation=3) is False
+
+    def test_given_newer_fence_when_older_version_publishes_then_refused_and_it_discards_its_own(
+        self, store: VectorStore
+    ) -> None:
+        store.upsert(make_chunks("rust", ["Slow writer chunk zero.", "Slow writer chunk one."]), generation=2)
+        store.upsert(make_chunks("rust", ["Fast version."]), generation=3)
+        assert store.publish("rust", generation=3) is True
+        assert store.publish("rust", generation=2) is False
+        assert store.discard("rust", generation=2) == 0  # the sweep at 3 already took chunk one
+        assert [c.text for c in store.neighbors("rust", 0)] == ["Fast version."]
+
+    def test_discard_removes_only_chunks_still_at_that_generation(self, store: VectorStore) -> None:
+        store.upsert(make_chunks("rust", ["Gen two zero.", "Gen two one."]), generation=2)
+        store.upsert(make_chunks("rust", ["Gen three zero."]), generation=3)
+        assert store.discard("rust", generation=2) == 1
+        assert [c.text for c in store.neighbors("rust", 0)] == ["Gen three zero."]
+
+    def test_publish_is_idempotent_and_fences_are_per_document(self, store: VectorStore) -> None:
+        assert store.publish("rust", generation=5) and store.publish("rust", generation=5)
+        store.upsert(make_chunks("bees", ["Still writable at generation one."]), generation=1)
+        assert store.count("bees") == 3
+        assert store.count("rust") == 0
+
+    def test_vectors_map_each_stored_text_to_its_embedding(self, store: VectorStore) -> None:
+        vectors = store.vectors("bees")
+        assert set(vectors) == set(DOCS["bees"])
+        for text, vec in vectors.items():
+            assert vec == pytest.approx(bow_vector(text), abs=1e-6)
+        assert store.vectors("nothing") == {}
+
     def test_given_wrong_dimension_when_upserted_then_refused_and_nothing_stored(
         self, store: VectorStore
     ) -> None:

@@ -111,7 +111,7 @@ def on_opensearch(opensearch_url: str, tmp_path: Path) -> Iterator[Served]:
     try:
         yield from serve(stores, tmp_path)
     finally:
-        stores.client.indices.delete(index=stores.index, ignore_unavailable=True)
+        stores.drop()
         stores.close()
 
 

@@ -128,7 +128,7 @@ def world(
 ) -> Iterator[World]:
     w = World(moto_endpoint, opensearch_url, tmp_path)
     yield w
-    w.stores.client.indices.delete(index=w.stores.index, ignore_unavailable=True)
+    w.stores.drop()
 
 
 class Handler:

@@ -85,7 +85,7 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorSto
     client = build_client(Settings(opensearch_url=url))
     provider = OpenSearchVectorStoreProvider(client, index=f"test-{uuid.uuid4().hex[:12]}", dimension=DIM)
     yield provider
-    provider.client.indices.delete(index=provider.index, ignore_unavailable=True)
+    provider.drop()
     provider.close()
 
 

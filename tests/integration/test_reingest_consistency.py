@@ -49,7 +49,7 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorSto
         build_client(Settings(opensearch_url=url)), index=f"test-{uuid.uuid4().hex[:10]}", dimension=DIM
     )
     yield os_p
-    os_p.client.indices.delete(index=os_p.index, ignore_unavailable=True)
+    os_p.drop()
     os_p.close()
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from ragline.domain.documents import DocumentRecord, DocumentStatus
+from ragline.domain.documents import DocumentRecord, DocumentStatus, check_document_id
 from ragline.domain.models import Chunk, RunUsage, SearchHit, SearchMode
 from ragline.domain.retrieval import Evidence, Notice, RetrievedHit
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Scope
@@ -271,7 +271,15 @@ class UsageReport(ApiModel):
 class AddText(ApiRequest):
     filename: str = Field(min_length=1, max_length=300, description="Name with extension, e.g. notes.md")
     text: str = Field(min_length=1)
-    document_id: str | None = None
+    document_id: str | None = Field(
+        default=None,
+        description="Defaults to the id derived from the filename; A-Z a-z 0-9 _ . - / ~, at most 240.",
+    )
+
+    @field_validator("document_id")
+    @classmethod
+    def _document_id(cls, value: str | None) -> str | None:
+        return None if value is None else check_document_id(value)
 
 
 class DocumentError(ApiModel):

@@ -1,13 +1,16 @@
-"""Document records: the lifecycle of one document and the ordering rules of its events.
+"""Document records: the identity of a document, its lifecycle, and the ordering rules of its events.
 
 Each ingest or delete *claims* the record with the event's S3 ``sequencer``; the claim bumps a
-monotonically increasing ``generation`` that stamps every chunk written for it. Stores refuse a
-chunk write older than what they hold and delete a document's chunks by generation, so a slow,
-out-of-date worker can never overwrite a newer version's chunks.
+monotonically increasing ``generation`` that stamps every chunk written for it. A version becomes the
+served one only when its worker *publishes* it in the store (which raises the document's fence and
+sweeps older generations) and then completes the record; a worker whose generation was overtaken
+loses at the store and throws its own chunks away (see :class:`~ragline.ports.VectorStore`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -18,6 +21,40 @@ ClaimReason = Literal["claimed", "stale", "duplicate"]
 SEQUENCER_WIDTH = 32
 CLAIMABLE_STATUSES: tuple[DocumentStatus, ...] = ("queued", "processing", "deleting", "failed")
 """Statuses in which the *same* event may claim again: its work did not finish (a redelivery)."""
+
+
+MAX_DOCUMENT_ID_BYTES = 240
+"""Fits OpenSearch's 512-byte ``_id`` (``<tenant>/<namespace>/<document>#<seq>``, ids of 128 each) and
+DynamoDB's 1,024-byte sort key."""
+_KEPT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/")
+_DOCUMENT_ID = re.compile(r"[A-Za-z0-9_.\-/~]+")
+_HASHED = "~~"
+
+
+def document_id_for(path: str) -> str:
+    """The document id of an object path: injective, so two keys never share a document.
+
+    Characters outside ``[A-Za-z0-9_.-/]`` become ``~XX`` per UTF-8 byte (``~`` itself is ``~7E``;
+    ``#`` is reserved for chunk ids), nothing is stripped or merged. An encoding longer than
+    :data:`MAX_DOCUMENT_ID_BYTES` keeps a readable prefix and ends ``~~<sha256 of the path>``; no short
+    id contains ``~~`` (every ``~`` there starts an escape), so the two forms never meet.
+    """
+    if not path:
+        raise ValueError("a document needs a non-empty name")
+    encoded = "".join(
+        c if c in _KEPT else "".join(f"~{b:02X}" for b in c.encode("utf-8", "surrogatepass")) for c in path
+    )
+    if len(encoded) <= MAX_DOCUMENT_ID_BYTES:
+        return encoded
+    digest = hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()
+    return encoded[: MAX_DOCUMENT_ID_BYTES - len(digest) - len(_HASHED)] + _HASHED + digest
+
+
+def check_document_id(value: str) -> str:
+    """A client-chosen document id: the characters :func:`document_id_for` produces, bounded."""
+    if not _DOCUMENT_ID.fullmatch(value) or len(value) > MAX_DOCUMENT_ID_BYTES:
+        raise ValueError(f"a document id is 1-{MAX_DOCUMENT_ID_BYTES} characters of A-Z a-z 0-9 _ . - / ~")
+    return value
 
 
 def normalise_sequencer(sequencer: str) -> str:
@@ -49,6 +86,9 @@ class DocumentRecord(BaseModel):
     size: int = 0
     chunk_count: int = 0
     pages: int = 0
+    indexed_generation: int = 0
+    """The generation whose chunks the store serves (its *published* version; 0: none yet). A claim
+    keeps it; ``complete`` and a rejected version move it."""
     error_code: str = ""
     error_message: str = ""
     attempts: int = 0

@@ -7,9 +7,10 @@ bucket and key is optional. Keys arrive URL-encoded (``+`` for spaces): decoded 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 from urllib.parse import unquote_plus
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ragline import errors
 from ragline.domain.models import TenantScope
@@ -66,12 +67,36 @@ class S3Notification(_Lenient):
     event: str = Field(default="", alias="Event")
     """``s3:TestEvent`` for the message S3 sends when a notification is configured."""
 
+    @model_validator(mode="after")
+    def _is_s3(self) -> S3Notification:
+        if not self.records and self.event != "s3:TestEvent":
+            raise ValueError("neither Records nor an s3:TestEvent")
+        return self
+
+
+class _SnsEnvelope(_Lenient):
+    type: Literal["Notification"] = Field(alias="Type")
+    message: str = Field(alias="Message")
+
 
 def parse_notification(body: str) -> S3Notification:
+    """An S3 notification as S3 sends it to SQS, or wrapped by SNS (a topic fanning out to the
+    queue, raw delivery off). Anything else — EventBridge's ``Object Created`` shape, any other
+    JSON — is refused with the reason, so the message ends in the DLQ instead of being dropped."""
+    try:
+        envelope = _SnsEnvelope.model_validate_json(body)
+    except ValidationError:
+        pass
+    else:
+        body = envelope.message
     try:
         return S3Notification.model_validate_json(body)
     except ValidationError as exc:
-        raise errors.InvalidRequest("not an S3 event notification", problems=str(exc)[:500]) from exc
+        reason = "an EventBridge event" if '"detail-type"' in body[:2000] else "not an S3 event notification"
+        raise errors.InvalidRequest(
+            f"{reason}: the queue takes S3 notifications, direct or through SNS",
+            problems=str(exc)[:500],
+        ) from exc
 
 
 def split_key(key: str) -> tuple[TenantScope, str]:

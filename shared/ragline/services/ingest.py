@@ -1,30 +1,41 @@
-"""Ingest and remove documents: claim → fetch → parse → chunk → embed → write new → delete old.
+"""Ingest and remove documents: claim → fetch → parse → chunk → embed → write → publish → complete.
 
 Every ingest and delete first *claims* the document record with its event's sequencer (see
 :class:`~ragline.ports.DocumentRegistry`): a redelivered event that already finished, or an event
 older than the one already applied, stops there — one registry call, no fetch, no embedding.
-Chunks are written at the claim's generation and only then are older generations deleted, so a
-reader never sees a document with no chunks or with two versions' chunks; a slow worker holding an
-older generation can never overwrite a newer version (the stores refuse it).
 
-Bad input (size, type, unreadable, empty) fails *before* the first chunk write, so nothing of a bad
-file is stored; its record ends ``failed`` with the reason.
+Versions never interleave (the rules are :class:`~ragline.ports.VectorStore`'s): chunks are written at
+the claim's generation, then the worker *publishes* that generation in the store — the one switch that
+makes it the served version and sweeps every older one — and only then completes the record. A worker
+overtaken by a newer claim loses at the store (its write or its publish is refused), throws away what
+it wrote and fails its message with :class:`~ragline.errors.Superseded`; the redelivery is refused as
+stale, which sweeps anything a crashed worker left behind. A delete publishes a generation with no
+chunks, so nothing older can come back.
+
+An S3 event of any kind means "make the document match what S3 serves now": the object is read, and
+indexed if it exists, removed if it does not. So a deleted non-current version re-checks (and keeps)
+the live document, and removing a delete marker (an undelete) indexes the restored object.
+
+Vectors of chunk texts already stored for the document are reused, so a re-upload of the same bytes
+(or of an edit) embeds only what changed. Bad input (size, type, unreadable, empty, over the parse
+deadline) fails *before* the first chunk write; the document then serves nothing (S3 no longer holds a
+readable version) and its record ends ``failed`` with the reason.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 from ragline import errors
 from ragline.documents.chunker import chunk_document
 from ragline.documents.parsers import parse_document
-from ragline.domain.documents import DocumentRecord, normalise_sequencer
-from ragline.domain.models import RunUsage, TenantScope
+from ragline.domain.documents import DocumentRecord, document_id_for, normalise_sequencer
+from ragline.domain.models import Chunk, RunUsage, TenantScope
 from ragline.domain.s3_events import parse_notification, split_key
 from ragline.domain.tenancy import Namespace
 from ragline.ports import (
@@ -38,18 +49,24 @@ from ragline.ports import (
 )
 from ragline.services.namespaces import claim_embedding_space, require_namespace
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-/]+")
-Outcome = Literal["indexed", "unchanged", "deleted", "stale", "duplicate"]
+Outcome = Literal["indexed", "unchanged", "deleted", "stale", "duplicate", "ignored"]
+DOCUMENT_ERRORS: tuple[type[errors.RaglineError], ...] = (
+    errors.DocumentTooLarge,
+    errors.UnsupportedDocument,
+    errors.UnreadableDocument,
+    errors.EmptyDocument,
+)
+"""What is wrong with the file itself: the version settles as ``failed`` and the document serves nothing."""
+SETTLED: tuple[type[errors.RaglineError], ...] = (errors.Superseded, *DOCUMENT_ERRORS)
+"""Errors whose record is already written when they propagate (the generic handler must not fail it)."""
 
 
-def document_id_for(path: str) -> str:
-    """A readable, stable document id from a relative path (``#`` is reserved for chunk ids)."""
-    cleaned = _UNSAFE.sub("_", path.strip("/")).strip("_")
-    if not cleaned:
-        raise errors.InvalidRequest("a document needs a non-empty name", path=path)
-    if len(cleaned) > 200:
-        cleaned = cleaned[:180] + "-" + hashlib.sha256(path.encode()).hexdigest()[:16]
-    return cleaned
+def document_id_of(path: str) -> str:
+    """:func:`~ragline.domain.documents.document_id_for`, refusing an empty name as a bad request."""
+    try:
+        return document_id_for(path)
+    except ValueError as exc:
+        raise errors.InvalidRequest(str(exc), path=path) from exc
 
 
 def local_sequencer() -> str:
@@ -72,10 +89,11 @@ class IngestResult:
     pages: int
     content_hash: str
     usage: RunUsage
+    reason: str = ""
 
     @property
     def skipped(self) -> bool:
-        return self.outcome in ("unchanged", "stale", "duplicate")
+        return self.outcome in ("unchanged", "stale", "duplicate", "ignored")
 
 
 @dataclass(frozen=True)
@@ -90,6 +108,7 @@ class ObjectEvent:
     etag: str = ""
     size: int = 0
     source: str = ""
+    removed: bool = False
 
 
 class IngestService:
@@ -103,6 +122,7 @@ class IngestService:
         tokenizer: Tokenizer,
         settings: IngestSettings,
         objects: ObjectStore | None = None,
+        bucket: str = "",
     ) -> None:
         self._registry = registry
         self._documents = documents
@@ -111,6 +131,8 @@ class IngestService:
         self._tokenizer = tokenizer
         self._settings = settings
         self._objects = objects
+        self._bucket = bucket
+        """Events naming another bucket are ignored (``""``: accept any, for local stores)."""
 
     # -- entry points -------------------------------------------------------------------------
     def ingest(
@@ -124,9 +146,9 @@ class IngestService:
         sequencer: str | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> IngestResult:
-        """Index bytes already in hand (CLI, API text) as one document of ``scope``."""
+        """Index bytes already in hand (CLI, API text) as one document of ``scope``; a bad file raises."""
         namespace = require_namespace(self._registry, scope.tenant_id, scope.namespace_id)
-        doc_id = document_id or document_id_for(filename)
+        doc_id = document_id or document_id_of(filename)
         claim = self._documents.claim(
             scope.tenant_id,
             scope.namespace_id,
@@ -136,13 +158,13 @@ class IngestService:
             size=len(data),
         )
         if not claim.granted:
-            return _skipped(claim.record, claim.reason)
+            return self._refused(claim.record, claim.reason)
         return self._index(claim.record, namespace, filename, data, progress)
 
-    def ingest_object(self, event: ObjectEvent) -> IngestResult:
-        """Index an S3 object named by an event; unknown namespaces are recorded as failed, not indexed."""
+    def sync_object(self, event: ObjectEvent) -> IngestResult:
+        """Make the document of an S3 event match what S3 serves now (index, or remove if gone)."""
         scope = event.scope
-        doc_id = document_id_for(event.path)
+        doc_id = document_id_of(event.path)
         seq = normalise_sequencer(event.sequencer)
         stored = self._documents.get(scope.tenant_id, scope.namespace_id, doc_id)
         if stored is not None and stored.sequencer == seq and stored.status in ("ready", "deleted"):
@@ -152,46 +174,51 @@ class IngestService:
             scope.namespace_id,
             doc_id,
             seq,
+            deleting=event.removed,
             source=event.source,
             version_id=event.version_id,
             etag=event.etag,
             size=event.size,
         )
         if not claim.granted:
-            return _skipped(claim.record, claim.reason)
+            return self._refused(claim.record, claim.reason)
         record = claim.record
         try:
             namespace = require_namespace(self._registry, scope.tenant_id, scope.namespace_id)
-            if event.size > self._settings.max_document_bytes:
-                raise errors.DocumentTooLarge(
+            if self._objects is None:
+                raise errors.ConfigurationError("no object store is configured for S3 ingestion")
+            if not event.removed and event.size > self._settings.max_document_bytes:
+                # Refused before the download: the event's size is its version's (a newer version
+                # sends its own event).
+                too_large = errors.DocumentTooLarge(
                     f"{event.path} is {event.size} bytes; the limit is {self._settings.max_document_bytes}",
                     filename=event.path,
                     limit=self._settings.max_document_bytes,
                 )
-            if self._objects is None:
-                raise errors.ConfigurationError("no object store is configured for S3 ingestion")
+                self._reject(self._stores.scoped(scope), record, too_large)
+                raise too_large
+            try:
+                data = self._objects.get(event.key)
+            except errors.NotFound:
+                return self._delete(record)  # S3 serves nothing under this key any more
+            return self._index(record, namespace, event.path.rsplit("/", 1)[-1], data, None)
+        except SETTLED:
+            raise  # settled already (a bad file is `failed` with its reason; its message goes to the DLQ)
         except errors.RaglineError as exc:
             self._documents.fail(record, exc.code, exc.message)
             raise
-        try:
-            data = self._objects.get(event.key)
-        except errors.NotFound:
-            # Deleted since the event was sent: its ObjectRemoved event (newer) will settle the record.
-            self._documents.fail(record, "object_gone", f"{event.key} no longer exists")
-            return _skipped(record, "stale")
-        except errors.RaglineError as exc:
-            self._documents.fail(record, exc.code, exc.message)
-            raise
-        return self._index(record, namespace, event.path.rsplit("/", 1)[-1], data, None)
 
     def handle_notification(self, body: str) -> list[IngestResult]:
-        """One SQS message of S3 events: each object is ingested or removed, in the message's order."""
+        """One SQS message of S3 events: each object is synced, in the message's order."""
         results = []
         for s3 in parse_notification(body).records:
-            scope, path = split_key(s3.key)
-            if s3.removed:
-                results.append(self.remove(scope, document_id_for(path), s3.sequencer))
+            if self._bucket and s3.s3.bucket.name != self._bucket:
+                results.append(_ignored(s3.key, f"event for bucket {s3.s3.bucket.name!r}, not ours"))
                 continue
+            if s3.key.endswith("/"):
+                results.append(_ignored(s3.key, "a folder marker, not a document"))
+                continue
+            scope, path = split_key(s3.key)
             obj = s3.s3.object
             event = ObjectEvent(
                 scope=scope,
@@ -202,12 +229,13 @@ class IngestService:
                 etag=obj.etag,
                 size=obj.size,
                 source=f"s3://{s3.s3.bucket.name}/{s3.key}",
+                removed=s3.removed,
             )
-            results.append(self.ingest_object(event))
+            results.append(self.sync_object(event))
         return results
 
     def remove(self, scope: TenantScope, document_id: str, sequencer: str | None = None) -> IngestResult:
-        """Delete a document's chunks and mark it ``deleted`` (S3 ObjectRemoved, or the API)."""
+        """Delete a document's chunks and mark it ``deleted`` (the API's delete of a text document)."""
         claim = self._documents.claim(
             scope.tenant_id,
             scope.namespace_id,
@@ -216,11 +244,8 @@ class IngestService:
             deleting=True,
         )
         if not claim.granted:
-            return _skipped(claim.record, claim.reason)
-        self._stores.scoped(scope).delete_document(document_id)
-        record = claim.record.model_copy(update={"status": "deleted", "chunk_count": 0})
-        self._documents.complete(record)
-        return IngestResult(document_id, "deleted", 0, 0, record.content_hash, RunUsage())
+            return self._refused(claim.record, claim.reason)
+        return self._delete(claim.record)
 
     # -- the pipeline -------------------------------------------------------------------------
     def _index(
@@ -231,23 +256,9 @@ class IngestService:
         data: bytes,
         progress: Callable[[int], None] | None,
     ) -> IngestResult:
-        scope = TenantScope(tenant_id=record.tenant_id, namespace_id=record.namespace_id)
-        store = self._stores.scoped(scope)
+        store = self._stores.scoped(_scope(record))
         try:
             parsed = parse_document(filename, data, max_bytes=self._settings.max_document_bytes)
-            if parsed.content_hash == record.content_hash and record.chunk_count == store.count(
-                record.document_id
-            ):
-                # Same bytes as the version already indexed: keep its chunks, just mark the new version.
-                self._documents.complete(record.model_copy(update={"status": "ready"}))
-                return IngestResult(
-                    record.document_id,
-                    "unchanged",
-                    record.chunk_count,
-                    parsed.pages,
-                    parsed.content_hash,
-                    RunUsage(),
-                )
             chunks = chunk_document(
                 parsed,
                 document_id=record.document_id,
@@ -260,41 +271,120 @@ class IngestService:
             if not chunks:
                 raise errors.EmptyDocument(f"{filename} holds no indexable text", filename=filename)
             claim_embedding_space(self._registry, namespace, self._embedder)
-            texts = [c.text for c in chunks]
-            vectors = self._embedder.embed_documents(texts)
-            stamped = [
-                c.model_copy(update={"embedding": tuple(float(x) for x in vectors[i])})
-                for i, c in enumerate(chunks)
-            ]
+            stamped, embedded = self._embed(store, record, chunks)
             for start in range(0, len(stamped), 500):
                 store.upsert(stamped[start : start + 500], generation=record.generation)
                 if progress:
                     progress(min(start + 500, len(stamped)))
-        except errors.RaglineError as exc:
-            self._documents.fail(record, exc.code, exc.message)
+        except errors.Superseded:
+            store.discard(record.document_id, generation=record.generation)
             raise
-        done = record.model_copy(
+        except DOCUMENT_ERRORS as exc:
+            self._reject(store, record, exc)
+            raise
+        except errors.RaglineError as exc:
+            self._documents.fail(record, exc.code, exc.message)  # the served version stays as it was
+            raise
+        self._publish(
+            store,
+            record.model_copy(
+                update={
+                    "status": "ready",
+                    "content_hash": parsed.content_hash,
+                    "chunk_count": len(stamped),
+                    "pages": parsed.pages,
+                    "indexed_generation": record.generation,
+                }
+            ),
+        )
+        unchanged = not embedded and parsed.content_hash == record.content_hash
+        usage = RunUsage(embedded_tokens=sum(self._tokenizer.count_many(embedded)), pages=parsed.pages)
+        return IngestResult(
+            record.document_id,
+            "unchanged" if unchanged else "indexed",
+            len(stamped),
+            parsed.pages,
+            parsed.content_hash,
+            usage,
+        )
+
+    def _embed(
+        self, store: VectorStore, record: DocumentRecord, chunks: list[Chunk]
+    ) -> tuple[list[Chunk], list[str]]:
+        """Chunks with embeddings, reusing the stored vector of every text already indexed for this
+        document (a first claim has none to read); returns the texts that had to be embedded."""
+        known = store.vectors(record.document_id) if record.generation > 1 else {}
+        missing = list(dict.fromkeys(c.text for c in chunks if c.text not in known))
+        if missing:
+            fresh = self._embedder.embed_documents(missing)
+            known |= {t: tuple(float(x) for x in np.asarray(v)) for t, v in zip(missing, fresh, strict=True)}
+        return [c.model_copy(update={"embedding": known[c.text]}) for c in chunks], missing
+
+    def _publish(self, store: VectorStore, done: DocumentRecord) -> None:
+        """Make ``done``'s generation the served version, then record it; overtaken → Superseded."""
+        if not store.publish(done.document_id, generation=done.generation):
+            store.discard(done.document_id, generation=done.generation)
+            raise errors.Superseded(
+                "a newer version of the document was published first; this one was discarded",
+                document_id=done.document_id,
+            )
+        if not self._documents.complete(done):
+            raise errors.Superseded(
+                "a newer event claimed the document while this version was published; it replaces it",
+                document_id=done.document_id,
+            )
+
+    def _delete(self, record: DocumentRecord) -> IngestResult:
+        store = self._stores.scoped(_scope(record))
+        gone = record.model_copy(
             update={
-                "status": "ready",
-                "content_hash": parsed.content_hash,
-                "chunk_count": len(stamped),
-                "pages": parsed.pages,
+                "status": "deleted",
+                "chunk_count": 0,
+                "pages": 0,
+                "content_hash": "",
+                "indexed_generation": record.generation,
             }
         )
-        self._finish(store, done)
-        usage = RunUsage(embedded_tokens=sum(self._tokenizer.count_many(texts)), pages=parsed.pages)
-        return IngestResult(
-            record.document_id, "indexed", len(stamped), parsed.pages, parsed.content_hash, usage
-        )
+        self._publish(store, gone)
+        return IngestResult(record.document_id, "deleted", 0, 0, "", RunUsage())
 
-    def _finish(self, store: VectorStore, done: DocumentRecord) -> None:
-        """Drop older generations' chunks, then mark the record; a newer claim may have taken over."""
-        store.delete_document(done.document_id, older_than=done.generation)
-        self._documents.complete(done)
+    def _reject(self, store: VectorStore, record: DocumentRecord, exc: errors.RaglineError) -> None:
+        """A version that cannot be indexed replaces the served one with nothing (S3 no longer
+        serves that content), unless a newer version was published meanwhile."""
+        if store.publish(record.document_id, generation=record.generation):
+            record = record.model_copy(
+                update={
+                    "chunk_count": 0,
+                    "pages": 0,
+                    "content_hash": "",
+                    "indexed_generation": record.generation,
+                }
+            )
+        self._documents.fail(record, exc.code, exc.message)
+
+    def _refused(self, stored: DocumentRecord, reason: str) -> IngestResult:
+        """A stale event whose document is settled sweeps what a crashed, overtaken worker may have
+        left (publishing the served generation again is idempotent and refused if a newer one exists)."""
+        if (
+            reason == "stale"
+            and stored.status in ("ready", "deleted", "failed")
+            and stored.indexed_generation
+        ):
+            self._stores.scoped(_scope(stored)).publish(
+                stored.document_id, generation=stored.indexed_generation
+            )
+        return _skipped(stored, "stale" if reason == "stale" else "duplicate")
 
 
-def _skipped(record: DocumentRecord, reason: str) -> IngestResult:
-    outcome: Outcome = "stale" if reason == "stale" else "duplicate"
+def _scope(record: DocumentRecord) -> TenantScope:
+    return TenantScope(tenant_id=record.tenant_id, namespace_id=record.namespace_id)
+
+
+def _skipped(record: DocumentRecord, outcome: Outcome, reason: str = "") -> IngestResult:
     return IngestResult(
-        record.document_id, outcome, record.chunk_count, record.pages, record.content_hash, RunUsage()
+        record.document_id, outcome, record.chunk_count, record.pages, record.content_hash, RunUsage(), reason
     )
+
+
+def _ignored(key: str, reason: str) -> IngestResult:
+    return IngestResult(key, "ignored", 0, 0, "", RunUsage(), reason)

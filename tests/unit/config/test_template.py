@@ -143,6 +143,19 @@ def test_ingestion_queue_is_safe_for_its_function() -> None:
     assert {n["Event"] for n in notifications} == {"s3:ObjectCreated:*", "s3:ObjectRemoved:*"}
 
 
+def test_only_the_documents_bucket_may_send_to_the_ingest_queue() -> None:
+    """The queue policy names the bucket by ARN (aws:SourceArn), not only the account."""
+    resources = load_template()["Resources"]
+    name = resources["DocumentsBucket"]["Properties"]["BucketName"]["Fn::Sub"]
+    (statement,) = resources["IngestQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    assert (
+        statement["Condition"]["ArnEquals"]["aws:SourceArn"]["Fn::Sub"]
+        == f"arn:${{AWS::Partition}}:s3:::{name}"
+    )
+    assert len(name.replace("${Stage}", "x" * 16).replace("${AWS::AccountId}", "0" * 12)
+               .replace("${AWS::Region}", "ap-southeast-2")) <= 63  # fmt: skip
+
+
 # -- what a working deployment needs (the deploy rehearsal proves them at run time) ----------------
 
 

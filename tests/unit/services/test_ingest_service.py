@@ -72,42 +72,43 @@ def event(seq: str) -> ObjectEvent:
 
 
 def test_redelivered_event_costs_one_registry_read_and_no_embedding(parts: dict[str, Any]) -> None:
-    first = parts["service"].ingest_object(event("0A"))
+    first = parts["service"].sync_object(event("0A"))
     assert first.outcome == "indexed"
     parts["documents"].calls.clear()
     parts["embedder"].calls.clear()
-    again = parts["service"].ingest_object(event("0A"))
+    again = parts["service"].sync_object(event("0A"))
     assert again.outcome == "duplicate"
     assert parts["documents"].calls == ["get"] and parts["embedder"].calls == []
 
 
 def test_new_event_with_unchanged_bytes_skips_embedding(parts: dict[str, Any]) -> None:
-    parts["service"].ingest_object(event("0A"))
+    parts["service"].sync_object(event("0A"))
     parts["embedder"].calls.clear()
-    result = parts["service"].ingest_object(event("0B"))
+    result = parts["service"].sync_object(event("0B"))
     assert result.outcome == "unchanged" and parts["embedder"].calls == []
     assert parts["stores"].scoped(SCOPE).count("guide.md") == result.chunks
 
 
 def test_older_event_never_overwrites_a_newer_one(parts: dict[str, Any]) -> None:
-    parts["service"].ingest_object(event("0B"))
+    parts["service"].sync_object(event("0B"))
     parts["objects"].put("acme/docs/guide.md", b"# Guide\n\nStale text that must not win.")
-    assert parts["service"].ingest_object(event("0A")).outcome == "stale"
+    assert parts["service"].sync_object(event("0A")).outcome == "stale"
     texts = [c.text for c in parts["stores"].scoped(SCOPE).neighbors("guide.md", 0, before=0, after=50)]
     assert texts and all("Stale" not in t for t in texts)
 
 
 def test_delete_then_late_create_event_is_stale(parts: dict[str, Any]) -> None:
-    parts["service"].ingest_object(event("0A"))
+    parts["service"].sync_object(event("0A"))
     assert parts["service"].remove(SCOPE, "guide.md", "0C").outcome == "deleted"
-    assert parts["service"].ingest_object(event("0B")).outcome == "stale"
+    assert parts["service"].sync_object(event("0B")).outcome == "stale"
     assert parts["stores"].scoped(SCOPE).count("guide.md") == 0
 
 
-def test_an_object_deleted_before_its_event_is_processed_is_not_retried(parts: dict[str, Any]) -> None:
+def test_an_object_deleted_before_its_event_is_processed_settles_as_deleted(parts: dict[str, Any]) -> None:
+    """Every event syncs with what S3 serves now: a create event for a gone object removes the document."""
     parts["objects"].delete("acme/docs/guide.md")
-    result = parts["service"].ingest_object(event("0A"))
-    assert result.outcome == "stale"
+    result = parts["service"].sync_object(event("0A"))
+    assert result.outcome == "deleted"
     record = parts["documents"].inner.get("acme", "docs", "guide.md")
-    assert record.status == "failed" and record.error_code == "object_gone"
+    assert record.status == "deleted" and record.error_code == ""
     assert parts["service"].remove(SCOPE, "guide.md", "0B").outcome == "deleted"

@@ -41,13 +41,14 @@ _TEXT_FIELDS = (
     "tenant_id", "namespace_id", "document_id", "source", "status", "sequencer",
     "content_hash", "version_id", "etag", "error_code", "error_message",
 )  # fmt: skip
-_NUMBER_FIELDS = ("generation", "size", "chunk_count", "pages")
+_NUMBER_FIELDS = ("generation", "size", "chunk_count", "pages", "indexed_generation")
 _TIME_FIELDS = ("created_at", "updated_at")
 _CLAIM_FIELDS = (
     "tenant_id", "namespace_id", "document_id", "sequencer", "status", "source", "version_id", "etag",
     "size", "error_code", "error_message", "generation", "created_at", "updated_at",
 )  # fmt: skip
-"""Attributes a claim writes; content_hash/chunk_count/pages keep the last completed version's values."""
+"""Attributes a claim writes; content_hash/chunk_count/pages/indexed_generation keep the last
+completed version's values."""
 ATTEMPTS_PREFIX = "attempts#"
 
 

@@ -160,6 +160,13 @@ class SqliteVectorStore:
             conn = self._p.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
+                for document_id in {c.document_id for c in chunks}:  # the fence check and the write: one tx
+                    fence = self._fence(conn, document_id)
+                    if fence > generation:
+                        raise errors.Superseded(
+                            "a newer version of the document was published", document_id=document_id,
+                            generation=generation, published=fence,
+                        )  # fmt: skip
                 cur = conn.executemany(
                     "INSERT INTO chunks (tenant_id, namespace_id, scope_token, document_id, seq, filename,"
                     " text, metadata, embedding, generation) VALUES (?,?,?,?,?,?,?,?,?,?)"
@@ -198,20 +205,69 @@ class SqliteVectorStore:
             vec.tobytes(),
         )
 
+    def _fence(self, conn: sqlite3.Connection, document_id: str) -> int:
+        row = conn.execute(
+            "SELECT generation FROM fences WHERE tenant_id=? AND namespace_id=? AND document_id=?",
+            (self.scope.tenant_id, self.scope.namespace_id, document_id),
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def publish(self, document_id: str, *, generation: int) -> bool:
+        with self._p._lock:
+            conn = self._p.connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if self._fence(conn, document_id) > generation:
+                    conn.execute("ROLLBACK")
+                    return False
+                key = (self.scope.tenant_id, self.scope.namespace_id, document_id)
+                conn.execute(
+                    "INSERT INTO fences VALUES (?,?,?,?) ON CONFLICT(tenant_id, namespace_id, document_id)"
+                    " DO UPDATE SET generation=excluded.generation",
+                    (*key, generation),
+                )
+                cur = conn.execute(
+                    "DELETE FROM chunks WHERE tenant_id=? AND namespace_id=? AND document_id=?"
+                    " AND generation < ?",
+                    (*key, generation),
+                )
+                if cur.rowcount:
+                    self._bump(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return True
+
+    def discard(self, document_id: str, *, generation: int) -> int:
+        return self._delete(document_id, "generation = ?", generation)
+
+    def vectors(self, document_id: str) -> dict[str, tuple[float, ...]]:
+        with self._p._lock:
+            rows = (
+                self._p.connection()
+                .execute(
+                    "SELECT text, embedding FROM chunks"
+                    " WHERE tenant_id=? AND namespace_id=? AND document_id=?",
+                    (self.scope.tenant_id, self.scope.namespace_id, document_id),
+                )
+                .fetchall()
+            )
+        return {str(t): tuple(np.frombuffer(e, dtype=np.float32).tolist()) for t, e in rows}
+
     def delete_document(self, document_id: str, *, older_than: int | None = None) -> int:
+        return self._delete(document_id, "generation < ?", 2**62 if older_than is None else older_than)
+
+    def _delete(self, document_id: str, condition: str, generation: int) -> int:
         with self._p._lock:
             conn = self._p.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 cur = conn.execute(
                     "DELETE FROM chunks WHERE tenant_id=? AND namespace_id=? AND document_id=?"
-                    " AND generation < ?",
-                    (
-                        self.scope.tenant_id,
-                        self.scope.namespace_id,
-                        document_id,
-                        2**62 if older_than is None else older_than,
-                    ),
+                    f" AND {condition}",
+                    (self.scope.tenant_id, self.scope.namespace_id, document_id, generation),
                 )
                 if cur.rowcount:
                     self._bump(conn)

@@ -17,6 +17,13 @@ CREATE TABLE IF NOT EXISTS chunks (
     generation INTEGER NOT NULL DEFAULT 0,
     UNIQUE (tenant_id, namespace_id, document_id, seq)
 );
+CREATE TABLE IF NOT EXISTS fences (
+    tenant_id TEXT NOT NULL,
+    namespace_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, namespace_id, document_id)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS scopes (
     tenant_id TEXT NOT NULL,
     namespace_id TEXT NOT NULL,

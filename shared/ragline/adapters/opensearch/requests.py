@@ -7,6 +7,7 @@ post-filter that could return fewer than k hits).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -88,6 +89,34 @@ def index_body(dimension: int, *, shards: int = 1, replicas: int = 0) -> dict[st
     }
 
 
+def fences_index(index: str) -> str:
+    """Where each document's fence lives: the generation last published (see ``VectorStore.publish``)."""
+    return f"{index}-fences"
+
+
+FENCES_BODY: dict[str, Any] = {
+    "settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0}},
+    "mappings": {
+        "dynamic": "strict",
+        "properties": {
+            "tenant_id": {"type": "keyword"},
+            "namespace_id": {"type": "keyword"},
+            "document_id": {"type": "keyword"},
+        },
+    },
+}
+
+
+def fence_id(scope: TenantScope, document_id: str) -> str:
+    """A fixed-length ``_id`` (a document id may be 240 bytes; ``_id`` allows 512)."""
+    key = f"{scope.tenant_id}\0{scope.namespace_id}\0{document_id}".encode()
+    return hashlib.sha256(key).hexdigest()
+
+
+def fence_source(scope: TenantScope, document_id: str) -> dict[str, str]:
+    return {"tenant_id": scope.tenant_id, "namespace_id": scope.namespace_id, "document_id": document_id}
+
+
 def doc_id(scope: TenantScope, chunk_id: str) -> str:
     return f"{scope.tenant_id}/{scope.namespace_id}/{chunk_id}"
 
@@ -141,8 +170,11 @@ def document_query(
     seq_from: int | None = None,
     seq_to: int | None = None,
     older_than: int | None = None,
+    generation: int | None = None,
 ) -> dict[str, Any]:
     clauses = [*scope_filter(scope), {"term": {"document_id": document_id}}]
+    if generation is not None:
+        clauses.append({"term": {"generation": generation}})
     if seq_from is not None or seq_to is not None:
         bounds: dict[str, int] = {}
         if seq_from is not None:

@@ -124,16 +124,27 @@ class OpenSearchVectorStoreProvider:
         """Create the pooled index on first use (idempotent; a concurrent creator is fine)."""
         if self._ready:
             return
-        with self._lock, translate("index creation"):
-            if not self.client.indices.exists(index=self.index):
-                from opensearchpy.exceptions import RequestError
+        from opensearchpy.exceptions import RequestError
 
-                try:
-                    self.client.indices.create(index=self.index, body=rq.index_body(self.dimension))
-                except RequestError as exc:
-                    if exc.error != "resource_already_exists_exception":
-                        raise
+        with self._lock, translate("index creation"):
+            for name, body in (
+                (self.index, rq.index_body(self.dimension)),
+                (rq.fences_index(self.index), rq.FENCES_BODY),
+            ):
+                if not self.client.indices.exists(index=name):
+                    try:
+                        self.client.indices.create(index=name, body=body)
+                    except RequestError as exc:
+                        if exc.error != "resource_already_exists_exception":
+                            raise
             self._ready = True
+
+    def drop(self) -> None:
+        """Delete the chunk and fence indexes (tests, benchmarks); gone ones are ignored."""
+        with translate("index deletion"):
+            indexes = [self.index, rq.fences_index(self.index)]
+            self.client.indices.delete(index=indexes, ignore_unavailable=True)
+        self._ready = False
 
     def scoped(self, scope: TenantScope) -> OpenSearchVectorStore:
         self.ensure_index()
@@ -173,6 +184,15 @@ class OpenSearchVectorStore:
             return 0
         from opensearchpy import helpers
 
+        for document_id in {c.document_id for c in chunks}:
+            fence = self._fence(document_id)
+            if fence > generation:
+                raise errors.Superseded(
+                    "a newer version of the document was published",
+                    document_id=document_id,
+                    generation=generation,
+                    published=fence,
+                )
         written = 0
         with translate("bulk indexing"):
             for ok, item in helpers.streaming_bulk(
@@ -197,8 +217,67 @@ class OpenSearchVectorStore:
                     )
         return written
 
+    def _fence(self, document_id: str) -> int:
+        with translate("fence read"):
+            resp = self._p.client.get(
+                index=rq.fences_index(self._p.index),
+                id=rq.fence_id(self.scope, document_id),
+                _source=False,
+                ignore=404,  # no fence yet (and no warning logged for it)
+            )
+        return int(resp["_version"]) if resp.get("found") else 0
+
+    def publish(self, document_id: str, *, generation: int) -> bool:
+        """The fence is a document whose external version *is* the generation: OpenSearch refuses (409)
+        to lower it, which makes the raise atomic; then older generations' chunks are swept."""
+        from opensearchpy.exceptions import ConflictError
+
+        with translate("publish"):
+            try:
+                self._p.client.index(
+                    index=rq.fences_index(self._p.index),
+                    id=rq.fence_id(self.scope, document_id),
+                    body=rq.fence_source(self.scope, document_id),
+                    version=generation,
+                    version_type="external_gte",
+                )
+            except ConflictError:
+                return False
+        self._refresh_if_lazy()
+        self.delete_document(document_id, older_than=generation)
+        return True
+
+    def discard(self, document_id: str, *, generation: int) -> int:
+        self._refresh_if_lazy()
+        return self._delete_by_query(rq.document_query(self.scope, document_id, generation=generation))
+
+    def _refresh_if_lazy(self) -> None:
+        """Delete-by-query sees only refreshed chunks; with lazy bulk refresh, refresh first."""
+        if self._p.refresh == "false":
+            with translate("refresh"):
+                self._p.client.indices.refresh(index=self._p.index)
+
+    def vectors(self, document_id: str) -> dict[str, tuple[float, ...]]:
+        from opensearchpy import helpers
+
+        with translate("vectors"):
+            return {
+                h["_source"]["text"]: tuple(h["_source"][rq.VECTOR_FIELD])
+                for h in helpers.scan(
+                    self._p.client,
+                    index=self._p.index,
+                    query={"query": rq.document_query(self.scope, document_id)},
+                    routing=self._routing,
+                    _source=["text", rq.VECTOR_FIELD],
+                    size=500,
+                )
+            }
+
     def delete_document(self, document_id: str, *, older_than: int | None = None) -> int:
-        body = {"query": rq.document_query(self.scope, document_id, older_than=older_than)}
+        return self._delete_by_query(rq.document_query(self.scope, document_id, older_than=older_than))
+
+    def _delete_by_query(self, query: dict[str, Any]) -> int:
+        body = {"query": query}
         with translate("delete"):
             resp = self._p.client.delete_by_query(
                 index=self._p.index,
