@@ -17,9 +17,9 @@ from starlette.routing import Route
 from ragline import telemetry, wiring
 from ragline.agents.events import ChatResponse
 from ragline.domain.api import ChatRequest
-from ragline.http import error_body
+from ragline.http import json_text, require_json
 from ragline.services.tenancy import Principal
-from ragline.streaming import gateway_context, stream_events
+from ragline.streaming import ROUTING_ERRORS, error_response, gateway_context, stream_events
 from ragline.wiring import Container
 
 logger = Logger()
@@ -30,14 +30,14 @@ def create_app(container: Container | None = None) -> Starlette:
         try:
             context = gateway_context(request.headers.get("x-amzn-request-context", ""))
             caller = Principal.from_context(context.get("authorizer"))
-            body = ChatRequest.model_validate_json(await request.body())
+            require_json(request.headers.get("content-type"))  # the REST handlers' rules, to the letter
+            body = ChatRequest.model_validate_json(json_text(await request.body()))
             run_id = request.headers.get("idempotency-key") or context.get("requestId") or None
             events = (container or wiring.container()).chat.answer_chat(caller, body, run_id=run_id)
             logger.info("chat run", extra={"run_id": run_id, "tenant": caller.tenant_id, "mode": body.mode})
             events = telemetry.observe_chat(events)
         except Exception as exc:  # the edge: every error becomes the one JSON shape
-            status, payload = error_body(exc)
-            return JSONResponse(payload, status_code=status)
+            return error_response(exc)
         if not body.stream:
             reply = await anyio.to_thread.run_sync(ChatResponse.collect, events)
             return Response(reply.model_dump_json(), media_type="application/json")
@@ -48,7 +48,8 @@ def create_app(container: Container | None = None) -> Starlette:
         return JSONResponse({"ok": True})
 
     return Starlette(
-        routes=[Route("/v1/chat", chat, methods=["POST"]), Route("/healthz", health, methods=["GET"])]
+        routes=[Route("/v1/chat", chat, methods=["POST"]), Route("/healthz", health, methods=["GET"])],
+        exception_handlers=ROUTING_ERRORS,
     )
 
 

@@ -97,6 +97,16 @@ class DocumentTooLarge(RaglineError):
     code = "document_too_large"
 
 
+class DocumentDeadlineExceeded(DocumentTooLarge):
+    """Parsing and chunking one document ran past its time budget (a pathological or hostile file).
+
+    Too large to process rather than too large to store: the record ends ``failed`` with this reason
+    instead of holding the worker until the function itself times out.
+    """
+
+    code = "document_deadline_exceeded"
+
+
 class UnsupportedDocument(RaglineError):
     """No parser for this file type."""
 

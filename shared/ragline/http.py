@@ -1,7 +1,12 @@
-"""The edge's one table from error code to HTTP status, and the JSON error body."""
+"""The edge's one table from error code to HTTP status, the JSON error body, and the rules every
+request body passes before it is parsed (JSON media type, UTF-8, bounded nesting)."""
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Iterable
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from ragline import errors
@@ -17,8 +22,10 @@ STATUS_BY_ERROR: dict[type[errors.RaglineError], int] = {
     errors.Unauthorized: 401,
     errors.Forbidden: 403,
     errors.NotFound: 404,
+    errors.MethodNotAllowed: 405,
     errors.Conflict: 409,
     errors.DocumentTooLarge: 413,
+    errors.UnsupportedMediaType: 415,
     errors.UnsupportedDocument: 422,
     errors.UnreadableDocument: 422,
     errors.EmptyDocument: 422,
@@ -50,17 +57,106 @@ def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
     return 500, errors.RaglineError("internal error").to_dict()
 
 
-def install_error_handlers(app: Any) -> None:
-    """Give a Powertools resolver the one JSON error shape for every error, validation included."""
-    import json
+def route_not_found(method: str, path: str) -> errors.NotFound:
+    """No route has this path (the same error from every edge: handlers, chat, ``ragline serve``)."""
+    return errors.NotFound("no such route", method=method, path=path)
 
+
+def method_not_allowed(method: str, allowed: Iterable[str]) -> errors.MethodNotAllowed:
+    return errors.MethodNotAllowed(f"{method} is not allowed here", allowed=sorted(allowed))
+
+
+# -- request bodies --------------------------------------------------------------------------------
+
+MAX_JSON_DEPTH = 32
+"""Deepest nesting a request body may have; the API's own bodies nest three levels."""
+
+NOT_UTF8 = "request body is not valid UTF-8"
+NOT_JSON = "request bodies are JSON: send Content-Type: application/json"
+_STRINGS_AND_SCALARS = re.compile(r'"[^"]*"?|[^\[\]{}"]+')
+_NESTING_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def require_json(content_type: str | None) -> None:
+    """Bodies are JSON. No ``Content-Type`` is read as JSON (clients and consoles often omit it, and
+    the API reads nothing else); a declared other type is a 415, not a guess: the client said the
+    bytes are something else. Parameters (``charset``) are ignored: JSON is UTF-8 (RFC 8259)."""
+    media_type = media_type_of(content_type)
+    suffixed = media_type.startswith("application/") and media_type.endswith("+json")  # merge-patch+json
+    if media_type and media_type != "application/json" and not suffixed:
+        raise errors.UnsupportedMediaType(NOT_JSON, content_type=media_type)
+
+
+def media_type_of(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest ``[``/``{`` nesting of JSON text, found without recursion in linear time.
+
+    Escaped backslashes and quotes are dropped first, so every remaining ``"`` opens or closes a
+    string; strings (even an unterminated one) and scalars are then cut out in one regex pass,
+    leaving the brackets, whose running sum is the depth. Invalid JSON gets some depth; the parser
+    that runs next rejects it.
+    """
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return 0  # too few brackets to nest too deep: the usual body costs two counts
+    unescaped = text.replace("\\\\", "").replace('\\"', "")
+    brackets = _STRINGS_AND_SCALARS.sub("", unescaped)
+    return max(accumulate(map(_NESTING_STEP.__getitem__, brackets)), default=0)
+
+
+def json_text(body: bytes | str) -> str:
+    """A request body as JSON text that is safe to parse, else ``InvalidRequest``.
+
+    Nesting is bounded *before* parsing: ``json`` and pydantic recurse once per level, so a body of
+    ``[`` x 100k overflows the stack. Catching ``RecursionError`` instead would make the limit depend
+    on how deep the stack already is where the parse happens, and an overflow can break code that
+    never expected one (a ``finally`` cut short, a C extension mid-update) — so it is prevented by
+    a linear scan, and one bound holds for every edge (REST handlers, chat, ``ragline serve``).
+
+    API Gateway hands a body that is not UTF-8 to the function as text with every bad byte replaced
+    by U+FFFD (no binary media types are configured), so a raw U+FFFD is refused as not UTF-8 too:
+    accepting it would store and search silently mangled text. A client that means U+FFFD can send
+    the escape ``\\ufffd`` (``json.dumps`` does by default).
+    """
+    if isinstance(body, bytes):
+        try:
+            body = body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise errors.InvalidRequest(NOT_UTF8) from None
+    if "\ufffd" in body:
+        raise errors.InvalidRequest(NOT_UTF8)
+    if nesting_depth(body) > MAX_JSON_DEPTH:
+        raise errors.InvalidRequest(
+            f"request body nests deeper than {MAX_JSON_DEPTH} levels", max_depth=MAX_JSON_DEPTH
+        )
+    return body
+
+
+def load_json(body: str) -> Any:
+    """The REST resolver's JSON body parser: :func:`json_text`'s checks, then ``json.loads``."""
+    return json.loads(json_text(body))
+
+
+# -- the REST handlers' shared edge ----------------------------------------------------------------
+
+
+def install_error_handlers(app: APIGatewayRestResolver) -> None:
+    """Give a Powertools resolver the one JSON error shape for every error: validation, a body that
+    is not UTF-8 or not JSON, and Powertools' own not-found (which it also answers for a known path
+    with another method: told apart here as 405)."""
     from aws_lambda_powertools.event_handler import Response
-    from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+    from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+    from aws_lambda_powertools.event_handler.openapi.exceptions import (
+        RequestUnsupportedContentType,
+        RequestValidationError,
+    )
     from pydantic import ValidationError
 
-    def respond(exc: BaseException) -> Response[str]:
+    def respond(exc: BaseException, headers: dict[str, str] | None = None) -> Response[str]:
         status, body = error_body(exc)
-        return Response(status_code=status, content_type="application/json", body=json.dumps(body))
+        return Response(status, "application/json", json.dumps(body), headers=headers)
 
     def invalid_body(exc: RequestValidationError) -> Response[str]:
         problems = [{k: v for k, v in e.items() if k in ("type", "loc", "msg")} for e in exc.errors()[:20]]
@@ -69,13 +165,35 @@ def install_error_handlers(app: Any) -> None:
     def bad_value(exc: ValueError) -> Response[str]:
         return respond(errors.InvalidRequest(str(exc).splitlines()[-1].strip()))
 
+    def no_route(_: NotFoundError) -> Response[str]:
+        method, path = app.current_event.http_method.upper(), app.current_event.path
+        allowed = route_methods(app, path)
+        if allowed:
+            return respond(method_not_allowed(method, allowed), {"Allow": ", ".join(allowed)})
+        return respond(route_not_found(method, path))
+
+    def not_json(_: RequestUnsupportedContentType) -> Response[str]:
+        # Powertools' own check, reached only if the _json_bodies_only hook were lost in an upgrade.
+        content_type = media_type_of(app.current_event.headers.get("content-type"))
+        return respond(errors.UnsupportedMediaType(NOT_JSON, content_type=content_type))
+
     app.exception_handler(errors.RaglineError)(respond)
     app.exception_handler(ValidationError)(respond)
     app.exception_handler(RequestValidationError)(invalid_body)
+    app.exception_handler(RequestUnsupportedContentType)(not_json)
+    app.exception_handler(UnicodeDecodeError)(lambda _: respond(errors.InvalidRequest(NOT_UTF8)))
     app.exception_handler(ValueError)(bad_value)
+    app.not_found(no_route)
 
 
-# -- the REST handlers' shared edge ----------------------------------------------------------------
+def route_methods(app: APIGatewayRestResolver, path: str) -> list[str]:
+    """The methods the resolver routes for ``path`` (none: an unknown path).
+
+    Reads Powertools' route table (private, pinned by the version in pyproject.toml and by
+    tests/unit/handlers/test_error_shape.py): it has no public way to tell 404 from 405.
+    """
+    routes = [*app._static_routes, *app._dynamic_routes]
+    return sorted({route.method for route in routes if route.rule.match(path)})
 
 
 def rest_app() -> APIGatewayRestResolver:
@@ -83,9 +201,30 @@ def rest_app() -> APIGatewayRestResolver:
     one shape. Handlers get the caller, the run id and the container through the functions below."""
     from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 
-    app = APIGatewayRestResolver(enable_validation=True)
+    app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=load_json)
+    app._request_validation_middleware = _json_bodies_only()
     install_error_handlers(app)
     return app
+
+
+def _json_bodies_only() -> Any:
+    """Powertools' request validation, reading every body as JSON under :func:`require_json`.
+
+    Powertools parses form and multipart bodies too, and matches ``application/json`` by a
+    case-sensitive prefix; the API reads JSON only, with the chat app's exact rule. The hook is
+    private (pinned like :func:`route_methods`), but it runs after routing and only for routes that
+    take a body, so 404/405 still come first and a DELETE's stray ``Content-Type`` is ignored.
+    """
+    from aws_lambda_powertools.event_handler.middlewares.openapi_validation import (
+        OpenAPIRequestValidationMiddleware,
+    )
+
+    class JsonBodies(OpenAPIRequestValidationMiddleware):
+        def _get_body(self, app: Any) -> dict[str, Any]:
+            require_json(app.current_event.headers.get("content-type"))
+            return self._parse_json_data(app)
+
+    return JsonBodies()  # type: ignore[no-untyped-call]  # Powertools' __init__ is unannotated
 
 
 def resolve(

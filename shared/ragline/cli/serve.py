@@ -3,6 +3,9 @@
 The chat ASGI app is mounted as it is; the REST handlers (search, documents) are Lambda functions,
 so each request is turned into the API Gateway proxy event they receive in AWS. The tenant comes
 from ``--tenant`` as if the authorizer had resolved it (a local server has no API keys).
+
+Routing matches the path as sent, percent-escapes kept (``notes%2Fpump.md`` is one document id, as
+behind API Gateway); every other path and method gets the one JSON error shape.
 """
 
 from __future__ import annotations
@@ -14,13 +17,17 @@ import uuid
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from urllib.parse import quote
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount, Route
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ragline.services.tenancy import Principal
+from ragline.streaming import ROUTING_ERRORS
 from ragline.wiring import Container
 
 REST_ROUTES = {
@@ -98,24 +105,53 @@ def gateway_event(
     }
 
 
+def gateway_body(raw: bytes) -> str | None:
+    """The body as API Gateway hands it to a proxy integration. The API declares no binary media
+    types, so every body arrives as text, each byte that is not UTF-8 replaced by U+FFFD (the
+    handlers refuse those as not UTF-8); with binary types it would be base64, which they also read."""
+    return raw.decode("utf-8", errors="replace") or None
+
+
+def result_headers(result: dict[str, Any]) -> dict[str, str]:
+    """A proxy result's headers; Powertools answers with ``multiValueHeaders``."""
+    multi = {k: ", ".join(v) for k, v in (result.get("multiValueHeaders") or {}).items()}
+    return {**multi, **(result.get("headers") or {})}
+
+
 def rest_endpoint(module: ModuleType, resource: str, tenant: str, container: Container) -> Any:
     async def endpoint(request: Request) -> Response:
         event = gateway_event(
             request.method,
-            request.url.path,
+            request.scope["path"],  # as sent: see SentPaths
             resource=resource,
             path_parameters=dict(request.path_params),
             authorizer=local_principal(tenant),
             headers=dict(request.headers),
             query=dict(request.query_params),
-            body=(await request.body()).decode() or None,
+            body=gateway_body(await request.body()),
         )
         result = module.lambda_handler(event, LambdaContext(), container=container)
         return Response(
-            result.get("body") or "", status_code=result["statusCode"], headers=result.get("headers") or {}
+            result.get("body") or "", status_code=result["statusCode"], headers=result_headers(result)
         )
 
     return endpoint
+
+
+class SentPaths:
+    """Route on the path as the client sent it (``raw_path``), not the ASGI server's decoded one: a
+    decoded ``%2F`` would split a document id in two and miss its route, as it does not in AWS."""
+
+    SAFE = "/%!$&'()*+,;=:@-._~"  # RFC 3986 path characters, and "%" so escapes stay as they are
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            raw = scope.get("raw_path") or scope["path"].encode()
+            scope = {**scope, "path": quote(raw, safe=self.SAFE)}
+        await self.app(scope, receive, send)
 
 
 def build_app(functions: Path, tenant: str, container: Container) -> Starlette:
@@ -133,6 +169,11 @@ def build_app(functions: Path, tenant: str, container: Container) -> Starlette:
     for name, paths in REST_ROUTES.items():
         module = load_function(functions, name)
         for path, methods in paths:
-            routes.append(Route(path, rest_endpoint(module, path, tenant, container), methods=methods))
-    routes.append(Mount("/", app=chat_with_tenant))
-    return Starlette(routes=routes)
+            route = Route(path, rest_endpoint(module, path, tenant, container), methods=methods)
+            route.methods = set(methods)  # not Starlette's implicit HEAD: API Gateway routes none here
+            routes.append(route)
+    app = Starlette(routes=routes, middleware=[Middleware(SentPaths)], exception_handlers=ROUTING_ERRORS)
+    # A path no REST route claims goes to the chat app: its routes, else its one-shape 404/405. (A
+    # catch-all Mount would also take a REST path's other methods, which are a 405 here.)
+    app.router.default = chat_with_tenant
+    return app
