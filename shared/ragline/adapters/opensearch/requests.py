@@ -17,6 +17,8 @@ from ragline.domain.models import Chunk, MetadataFilter, TenantScope
 VECTOR_FIELD = "embedding"
 SOURCE_EXCLUDES = [VECTOR_FIELD]
 ID_FIELDS = ["document_id", "sequence_number"]
+MAX_RESULT_WINDOW = 10_000
+"""OpenSearch's default ``index.max_result_window``: a larger ``size`` is a 400."""
 
 
 def ids_only(body: dict[str, Any]) -> dict[str, Any]:
@@ -191,7 +193,7 @@ def neighbors_search(
     scope: TenantScope, document_id: str, seq: int, before: int, after: int
 ) -> dict[str, Any]:
     return {
-        "size": before + after + 1,
+        "size": min(before + after + 1, MAX_RESULT_WINDOW),
         "_source": {"excludes": SOURCE_EXCLUDES},
         "query": document_query(scope, document_id, seq_from=max(0, seq - before), seq_to=seq + after),
         "sort": [{"sequence_number": "asc"}],

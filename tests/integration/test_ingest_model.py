@@ -1,0 +1,244 @@
+"""Model-based test of the ingest pipeline: whatever the interleaving, the store serves what S3 serves.
+
+Hypothesis drives a versioned bucket and the ingestion workers at random: uploads, overwrites, deletes
+(delete markers), deletes of one version (current or not, a delete marker included: an undelete),
+out-of-order delivery, redeliveries, workers advanced one checkpoint at a time (slow workers) and
+workers killed at a checkpoint (their message comes back, as SQS does after the visibility timeout).
+At every quiescent point — the queue drained, no worker running — the store must hold exactly the
+chunks of the objects S3 currently serves: none lost, stale, duplicated or resurrected; each record
+says the same. Runs on the SQLite store and on the OpenSearch node.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+
+from ragline.adapters.embedded.documents import SqliteDocumentRegistry
+from ragline.adapters.embedded.store import SqliteVectorStoreProvider
+from ragline.adapters.embedded.tenants import SqliteTenantRegistry
+from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
+from ragline.config import Settings
+from ragline.documents.chunker import chunk_document
+from ragline.documents.parsers import parse_document
+from ragline.domain.documents import document_id_for
+from ragline.domain.models import TenantScope
+from ragline.ports import VectorStoreProvider
+from ragline.services.ingest import IngestService, IngestSettings
+from ragline.services.namespaces import new_namespace
+from tests.support.fakes import BowEmbedder
+from tests.support.ingest_world import VersionedBucket, Workers, served_texts
+from tests.support.vectors import DIM
+
+pytestmark = pytest.mark.integration
+CHUNKING = IngestSettings(chunk_tokens=12, chunk_overlap_tokens=0)
+PATHS = ["a b.txt", "a_b.txt", "docs//x.md", "docs/x.md"]
+"""Pairs of keys that used to collapse onto one document id (few keys: versions of one key meet often)."""
+VERSIONS = [
+    "\n\n".join(
+        f"# Part {i}\n\nVariant {tag} paragraph {i} says enough words here." for i in range(n)
+    ).encode()
+    for tag, n in (("alpha", 1), ("beta", 3), ("gamma", 7), ("delta", 12))
+]
+STEPS = {"sqlite": 0, "opensearch": 0}
+
+
+def expected_texts(path: str, data: bytes) -> list[str]:
+    name = path.rsplit("/", 1)[-1]
+    parsed = parse_document(name, data, max_bytes=CHUNKING.max_document_bytes)
+    chunks = chunk_document(
+        parsed,
+        document_id=document_id_for(path),
+        tokenizer=BowEmbedder(),
+        chunk_tokens=CHUNKING.chunk_tokens,
+        overlap_tokens=CHUNKING.chunk_overlap_tokens,
+        filename=name,
+        source=name,
+    )
+    return [c.text for c in chunks]
+
+
+class IngestModel(RuleBasedStateMachine):
+    provider: VectorStoreProvider
+    home: Path
+    kind: str
+
+    def __init__(self) -> None:
+        super().__init__()
+        ns = f"ns{uuid.uuid4().hex[:10]}"
+        self.scope = TenantScope(tenant_id="acme", namespace_id=ns)
+        registry = SqliteTenantRegistry(self.home / f"{ns}-t.sqlite")
+        registry.create_namespace(new_namespace("acme", ns))
+        self.bucket = VersionedBucket()
+        self.workers = Workers()
+        self.documents = SqliteDocumentRegistry(self.home / f"{ns}-d.sqlite")
+        self.service = IngestService(
+            registry=registry,
+            documents=self.workers.documents(self.documents),
+            stores=self.workers.stores(self.provider),
+            embedder=self.workers.embedder(BowEmbedder()),
+            tokenizer=BowEmbedder(),
+            settings=CHUNKING,
+            objects=self.workers.objects(self.bucket),
+            bucket=self.bucket.name,
+        )
+        self.queue: list[str] = []
+        self.sent: list[str] = []
+        self.store = self.provider.scoped(self.scope)
+
+    def key(self, path: str) -> str:
+        return f"acme/{self.scope.namespace_id}/{path}"
+
+    def send(self, message: str) -> None:
+        self.queue.append(message)
+        self.sent.append(message)
+
+    def settle(self, worker_done: bool, outcome: str, message: str) -> None:
+        """A worker that died or failed leaves its message on the queue (SQS redelivers it)."""
+        if worker_done and outcome != "ok":
+            self.queue.append(message)
+
+    # -- what S3 users do -----------------------------------------------------------------------
+    @rule(path=st.sampled_from(PATHS), version=st.integers(0, len(VERSIONS) - 1))
+    def upload(self, path: str, version: int) -> None:
+        STEPS[self.kind] += 1
+        self.send(self.bucket.upload(self.key(path), VERSIONS[version]))
+
+    @rule(path=st.sampled_from(PATHS))
+    def delete(self, path: str) -> None:
+        STEPS[self.kind] += 1
+        if self.key(path) in self.bucket.versions:
+            self.send(self.bucket.remove(self.key(path)))
+
+    @rule(path=st.sampled_from(PATHS), index=st.integers(-3, 3))
+    def delete_version(self, path: str, index: int) -> None:
+        STEPS[self.kind] += 1
+        if self.key(path) in self.bucket.versions:
+            self.send(self.bucket.remove_version(self.key(path), index))
+
+    # -- what SQS and Lambda do -----------------------------------------------------------------
+    @rule(pick=st.integers(0, 50), finish=st.booleans())
+    def deliver(self, pick: int, finish: bool) -> None:
+        """Any queued message, not the oldest (SQS standard queues do not keep order); a fast worker
+        runs to its end at once, the others wait at their first checkpoint."""
+        STEPS[self.kind] += 1
+        if self.queue:
+            message = self.queue.pop(pick % len(self.queue))
+            worker = self.workers.start(self.service.handle_notification, message)
+            if finish:
+                self.settle(True, self.workers.finish(worker), message)
+
+    @rule(pick=st.integers(0, 50))
+    def redeliver(self, pick: int) -> None:
+        STEPS[self.kind] += 1
+        if self.sent:
+            self.queue.append(self.sent[pick % len(self.sent)])
+
+    @rule(pick=st.integers(0, 50), steps=st.integers(1, 4), crash=st.booleans())
+    def advance(self, pick: int, steps: int, crash: bool) -> None:
+        """Move one worker a few checkpoints on, and maybe kill it where it then stands."""
+        STEPS[self.kind] += 1
+        running = self.workers.running
+        if running:
+            worker = running[pick % len(running)]
+            for _ in range(steps):
+                if not worker.done:
+                    self.workers.step(worker)
+            if crash and not worker.done:
+                self.workers.step(worker, crash=True)
+            self.settle(worker.done, worker.outcome, worker.message)
+
+    @rule()
+    def quiesce(self) -> None:
+        STEPS[self.kind] += 1
+        self.drain()
+        self.check()
+
+    # -- the property ---------------------------------------------------------------------------
+    def drain(self) -> None:
+        for _ in range(500):
+            running = self.workers.running
+            if running:  # the newest first: older workers are the slow ones
+                worker = running[-1]
+                self.workers.finish(worker)
+                self.settle(True, worker.outcome, worker.message)
+            elif self.queue:
+                self.workers.start(self.service.handle_notification, self.queue.pop(0))
+            else:
+                return
+        raise AssertionError("the queue never drained: a message keeps failing")
+
+    def check(self) -> None:
+        total = 0
+        for path in PATHS:
+            doc = document_id_for(path)
+            data = self.bucket.current(self.key(path))
+            served = served_texts(self.store, doc)
+            record = self.documents.get("acme", self.scope.namespace_id, doc)
+            if data is None:
+                assert served == [], f"{path}: S3 serves nothing, the store serves {len(served)} chunks"
+                assert record is None or record.status == "deleted", (path, record)
+            else:
+                want = expected_texts(path, data)
+                assert served == want, f"{path}: store serves {served[:2]}…, S3 serves {want[:2]}…"
+                assert record is not None and record.status == "ready" and record.chunk_count == len(want)
+            assert self.store.count(doc) == len(served), f"{path}: duplicated or out-of-range chunks"
+            total += len(served)
+        assert self.store.count() == total, "chunks of a document no key names"
+
+    @invariant()
+    def workers_never_hang(self) -> None:
+        assert all(w.at for w in self.workers.running)
+
+    def teardown(self) -> None:
+        self.drain()
+        self.check()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("opensearch", marks=pytest.mark.opensearch)])
+def provider(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, VectorStoreProvider]]:
+    if request.param == "sqlite":
+        p: VectorStoreProvider = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
+        yield "sqlite", p
+        p.close()
+        return
+    os_p = OpenSearchVectorStoreProvider(
+        build_client(Settings(opensearch_url=request.getfixturevalue("opensearch_url"))),
+        index=f"test-{uuid.uuid4().hex[:10]}",
+        dimension=DIM,
+    )
+    yield "opensearch", os_p
+    os_p.drop()
+    os_p.close()
+
+
+EXAMPLES = {"sqlite": 120, "opensearch": 40}
+MIN_STEPS = {"sqlite": 3000, "opensearch": 1000}
+
+
+def test_store_always_settles_on_what_s3_serves(
+    provider: tuple[str, VectorStoreProvider], tmp_path: Path
+) -> None:
+    kind, store_provider = provider
+    model = type(
+        f"IngestModel_{kind}", (IngestModel,), {"provider": store_provider, "home": tmp_path, "kind": kind}
+    )
+    STEPS[kind] = 0
+    run_state_machine_as_test(
+        model,
+        settings=settings(
+            max_examples=EXAMPLES[kind],
+            stateful_step_count=50,
+            deadline=None,
+            derandomize=True,
+            suppress_health_check=list(HealthCheck),
+        ),
+    )
+    print(f"\n{kind}: {STEPS[kind]} steps over {EXAMPLES[kind]} runs, 0 violations")
+    assert STEPS[kind] >= MIN_STEPS[kind]

@@ -1,0 +1,285 @@
+"""The ingestion failures of issue 11, each replayed in the order that reproduced it.
+
+Workers are parked at checkpoints (tests/support/ingest_world.py), so "a slow worker holding v1 while
+v2 is indexed" is an exact interleaving, not a timing hope. Runs on the SQLite store and on the
+OpenSearch node.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragline import errors
+from ragline.adapters.embedded.documents import SqliteDocumentRegistry
+from ragline.adapters.embedded.store import SqliteVectorStoreProvider
+from ragline.adapters.embedded.tenants import SqliteTenantRegistry
+from ragline.adapters.opensearch.store import (
+    OpenSearchVectorStore,
+    OpenSearchVectorStoreProvider,
+    build_client,
+)
+from ragline.config import Settings
+from ragline.domain.documents import document_id_for
+from ragline.domain.models import TenantScope
+from ragline.ports import VectorStoreProvider
+from ragline.services.ingest import IngestService, IngestSettings
+from ragline.services.namespaces import new_namespace
+from tests.support.fakes import BowEmbedder
+from tests.support.ingest_world import Crash, VersionedBucket, Workers, served_texts
+from tests.support.vectors import DIM
+
+pytestmark = pytest.mark.integration
+SCOPE = TenantScope(tenant_id="acme", namespace_id="docs")
+KEY = "acme/docs/guide.md"
+DOC = "guide.md"
+
+
+def version(tag: str, n: int) -> bytes:
+    return "\n\n".join(
+        f"# Part {i}\n\nVersion {tag} paragraph {i} says enough words." for i in range(n)
+    ).encode()
+
+
+class World:
+    def __init__(self, stores: VectorStoreProvider, home: Path) -> None:
+        registry = SqliteTenantRegistry(home / "t.sqlite")
+        registry.create_namespace(new_namespace("acme", "docs"))
+        self.bucket = VersionedBucket()
+        self.workers = Workers()
+        self.documents = SqliteDocumentRegistry(home / "d.sqlite")
+        self.service = IngestService(
+            registry=registry,
+            documents=self.workers.documents(self.documents),
+            stores=self.workers.stores(stores),
+            embedder=self.workers.embedder(BowEmbedder()),
+            tokenizer=BowEmbedder(),
+            settings=IngestSettings(chunk_tokens=12, chunk_overlap_tokens=0),
+            objects=self.workers.objects(self.bucket),
+            bucket=self.bucket.name,
+        )
+        self.store = stores.scoped(SCOPE)
+
+    def run(self, message: str) -> str:
+        """One delivery, run to its end: ``ok`` or ``failed:<code>``."""
+        return self.workers.finish(self.workers.start(self.service.handle_notification, message))
+
+    def texts(self, doc: str = DOC) -> list[str]:
+        return served_texts(self.store, doc)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("opensearch", marks=pytest.mark.opensearch)])
+def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
+    if request.param == "sqlite":
+        stores: VectorStoreProvider = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
+        yield World(stores, tmp_path)
+        stores.close()
+        return
+    os_stores = OpenSearchVectorStoreProvider(
+        build_client(Settings(opensearch_url=request.getfixturevalue("opensearch_url"))),
+        index=f"test-{uuid.uuid4().hex[:10]}",
+        dimension=DIM,
+    )
+    yield World(os_stores, tmp_path)
+    os_stores.drop()
+    os_stores.close()
+
+
+def only(world: World, tag: str, n: int) -> None:
+    texts = world.texts()
+    assert len(texts) == n and all(f"Version {tag} " in t for t in texts), texts
+    assert world.store.count(DOC) == n
+    record = world.documents.get("acme", "docs", DOC)
+    assert record is not None and record.status == "ready" and record.chunk_count == n
+
+
+# 1 ---------------------------------------------------------------------------------------------------
+def test_reupload_after_delete_is_indexed_again(world: World) -> None:
+    assert world.run(world.bucket.upload(KEY, version("one", 4))) == "ok"
+    assert world.run(world.bucket.remove(KEY)) == "ok"
+    assert world.texts() == []
+    assert world.run(world.bucket.upload(KEY, version("one", 4))) == "ok"
+    only(world, "one", 4)
+
+
+def test_put_delete_put_delivered_in_order_serves_the_last_put(world: World) -> None:
+    """The put1 event reads the latest object, so it may see bytes S3 took after a delete."""
+    put1 = world.bucket.upload(KEY, version("one", 4))
+    delete2 = world.bucket.remove(KEY)
+    put3 = world.bucket.upload(KEY, version("one", 4))
+    for message in (put1, delete2, put3):
+        assert world.run(message) == "ok"
+    only(world, "one", 4)
+
+
+def test_api_text_posted_deleted_and_posted_again_has_its_chunks(world: World) -> None:
+    data = version("api", 3)
+    world.service.ingest(SCOPE, filename="guide.md", data=data)
+    world.service.remove(SCOPE, DOC)
+    again = world.service.ingest(SCOPE, filename="guide.md", data=data)
+    assert again.outcome == "indexed" and again.chunks == 3
+    only(world, "api", 3)
+
+
+# 2 ---------------------------------------------------------------------------------------------------
+def test_slow_worker_holding_a_longer_older_version_leaves_nothing_behind(world: World) -> None:
+    slow = world.workers.start(
+        world.service.handle_notification, world.bucket.upload(KEY, version("one", 15))
+    )
+    world.workers.step(slow)  # claimed, parked before reading the object
+    world.workers.step(slow)  # read v1 (15 chunks), parked before embedding
+    assert slow.at == "embed_documents"
+    assert world.run(world.bucket.upload(KEY, version("two", 5))) == "ok"
+    assert world.workers.finish(slow) == "failed:superseded"  # its message fails, and comes back
+    only(world, "two", 5)
+    assert world.run(slow.message) == "ok"  # the redelivery is stale: one registry call, no change
+    only(world, "two", 5)
+
+
+def test_slow_worker_that_wrote_before_the_newer_version_published_is_swept(world: World) -> None:
+    slow = world.workers.start(
+        world.service.handle_notification, world.bucket.upload(KEY, version("one", 15))
+    )
+    while slow.at != "publish":
+        world.workers.step(slow)  # v1's 15 chunks are written, not yet published
+    assert world.run(world.bucket.upload(KEY, version("two", 5))) == "ok"
+    assert world.workers.finish(slow) == "failed:superseded"
+    only(world, "two", 5)
+
+
+def test_slow_worker_holding_a_version_while_the_object_is_deleted_resurrects_nothing(world: World) -> None:
+    slow = world.workers.start(world.service.handle_notification, world.bucket.upload(KEY, version("one", 8)))
+    world.workers.step(slow)
+    world.workers.step(slow)  # holds v1's bytes
+    assert world.run(world.bucket.remove(KEY)) == "ok"
+    assert world.workers.finish(slow) == "failed:superseded"
+    assert world.texts() == [] and world.store.count(DOC) == 0
+    record = world.documents.get("acme", "docs", DOC)
+    assert record is not None and record.status == "deleted"
+
+
+def test_worker_that_crashed_after_writing_an_overtaken_version_is_swept_by_its_redelivery(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slow = world.workers.start(
+        world.service.handle_notification, world.bucket.upload(KEY, version("one", 15))
+    )
+    world.workers.step(slow)
+    world.workers.step(slow)  # holds v1's bytes
+    assert world.run(world.bucket.upload(KEY, version("two", 5))) == "ok"
+    world.workers.step(slow)  # embedded, parked before its write
+    if isinstance(world.store, OpenSearchVectorStore):
+        # OpenSearch checks the fence, then writes: a fence read just before v2 published lets the
+        # write through (SQLite checks and writes in one transaction, so it has no such window).
+        monkeypatch.setattr(OpenSearchVectorStore, "_fence", lambda self, document_id: 0)
+    world.workers.step(slow)
+    monkeypatch.undo()
+    if not isinstance(world.store, OpenSearchVectorStore):
+        assert slow.outcome == "failed:superseded"  # refused at the write itself
+        only(world, "two", 5)
+        return
+    assert slow.at == "publish" and len(world.texts()) == 15  # v1's extra chunks are visible…
+    world.workers.step(slow, crash=True)  # …and the worker dies before it could notice
+    assert world.run(slow.message) == "ok"  # SQS brings the message back: stale, and it sweeps
+    only(world, "two", 5)
+
+
+# 4 ---------------------------------------------------------------------------------------------------
+def test_deleting_a_noncurrent_version_keeps_the_live_document(world: World) -> None:
+    assert world.run(world.bucket.upload(KEY, version("one", 3))) == "ok"
+    assert world.run(world.bucket.upload(KEY, version("two", 4))) == "ok"
+    assert world.run(world.bucket.remove_version(KEY, 0)) == "ok"  # v1 by VersionId
+    only(world, "two", 4)
+
+
+def test_removing_the_delete_marker_reindexes_the_restored_object(world: World) -> None:
+    assert world.run(world.bucket.upload(KEY, version("one", 3))) == "ok"
+    assert world.run(world.bucket.remove(KEY)) == "ok"
+    assert world.texts() == []
+    assert world.run(world.bucket.remove_version(KEY, -1)) == "ok"  # the marker: an undelete
+    only(world, "one", 3)
+
+
+# 7 ---------------------------------------------------------------------------------------------------
+def test_revert_after_an_interrupted_reindex_serves_the_reverted_version(world: World) -> None:
+    assert world.run(world.bucket.upload(KEY, version("one", 6))) == "ok"
+    interrupted = world.workers.start(
+        world.service.handle_notification, world.bucket.upload(KEY, version("two", 9))
+    )
+    while interrupted.at != "publish":
+        world.workers.step(interrupted)  # v2's chunks are written over v1's…
+    world.workers.step(interrupted, crash=True)  # …and the worker dies before publishing
+    assert world.run(world.bucket.upload(KEY, version("one", 6))) == "ok"  # reverted to v1
+    only(world, "one", 6)
+    assert world.run(interrupted.message) == "ok"  # v2's redelivery is stale and changes nothing
+    only(world, "one", 6)
+
+
+# 3 ---------------------------------------------------------------------------------------------------
+COLLIDING = [
+    ("a b.txt", "a_b.txt"),
+    ("a+b.txt", "a b.txt"),
+    ("x#1.txt", "x?1.txt"),
+    ("café.txt", "caf_.txt"),
+    ("_notes.txt", "notes.txt"),
+    ("docs//lead.txt", "docs/lead.txt"),
+    ("/lead.txt", "lead.txt"),
+]
+
+
+@pytest.mark.parametrize(("first", "second"), COLLIDING)
+def test_distinct_keys_are_distinct_documents(world: World, first: str, second: str) -> None:
+    assert document_id_for(first) != document_id_for(second)
+    assert world.run(world.bucket.upload(f"acme/docs/{first}", version("first", 2))) == "ok"
+    assert world.run(world.bucket.upload(f"acme/docs/{second}", version("second", 3))) == "ok"
+    assert world.run(world.bucket.remove(f"acme/docs/{second}")) == "ok"
+    texts = world.texts(document_id_for(first))
+    assert len(texts) == 2 and all("Version first " in t for t in texts)
+    assert world.texts(document_id_for(second)) == []
+
+
+# 10, 12 ------------------------------------------------------------------------------------------------
+def test_sns_wrapped_notification_is_unwrapped(world: World) -> None:
+    inner = world.bucket.upload(KEY, version("one", 2))
+    envelope = json.dumps({"Type": "Notification", "MessageId": "m", "TopicArn": "arn:t", "Message": inner})
+    assert world.run(envelope) == "ok"
+    only(world, "one", 2)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "{}",
+        '{"hello": "world"}',
+        json.dumps({"version": "0", "detail-type": "Object Created", "source": "aws.s3", "detail": {}}),
+        json.dumps({"Type": "Notification", "Message": "{}"}),
+    ],
+)
+def test_unknown_or_eventbridge_shapes_are_refused_with_a_reason(world: World, body: str) -> None:
+    with pytest.raises(errors.InvalidRequest) as refused:
+        world.service.handle_notification(body)
+    assert "S3 notifications" in refused.value.message
+
+
+def test_event_for_another_bucket_is_ignored(world: World) -> None:
+    assert world.run(world.bucket.upload(KEY, version("one", 2))) == "ok"
+    elsewhere = VersionedBucket("elsewhere")
+    elsewhere.upload(KEY, b"x")
+    (result,) = world.service.handle_notification(elsewhere.remove(KEY))
+    assert result.outcome == "ignored" and "elsewhere" in result.reason
+    only(world, "one", 2)
+
+
+def test_folder_marker_is_a_noop_not_a_poison_message(world: World) -> None:
+    (result,) = world.service.handle_notification(world.bucket.upload("acme/docs/sub/", b""))
+    assert result.outcome == "ignored"
+    assert world.store.count() == 0
+
+
+def test_crash_is_not_caught_by_the_service() -> None:
+    """The harness's Crash must escape the service like a killed Lambda (no RaglineError handling)."""
+    assert not issubclass(Crash, errors.RaglineError)
