@@ -11,14 +11,22 @@ says the same. Runs on the SQLite store and on the OpenSearch node.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import unquote_plus
 
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from ragline.adapters.embedded.documents import SqliteDocumentRegistry
 from ragline.adapters.embedded.store import SqliteVectorStoreProvider
@@ -33,7 +41,7 @@ from ragline.ports import VectorStoreProvider
 from ragline.services.ingest import IngestService, IngestSettings
 from ragline.services.namespaces import new_namespace
 from tests.support.fakes import BowEmbedder
-from tests.support.ingest_world import VersionedBucket, Workers, served_texts
+from tests.support.ingest_world import VersionedBucket, Worker, Workers, served_texts
 from tests.support.vectors import DIM
 
 pytestmark = pytest.mark.integration
@@ -47,6 +55,11 @@ VERSIONS = [
     for tag, n in (("alpha", 1), ("beta", 3), ("gamma", 7), ("delta", 12))
 ]
 STEPS = {"sqlite": 0, "opensearch": 0}
+# Hypothesis favours the first choice of a sampled_from (its "simplest"): put the dangerous ones first —
+# a slow worker holding a long version, mid-way into its work, raced by a short version or a delete.
+LONG_FIRST = st.sampled_from(range(len(VERSIONS) - 1, -1, -1))
+SHORT_FIRST = st.sampled_from([0, -1, *range(1, len(VERSIONS))])
+STEPS_INTO_THE_WORK = st.sampled_from([2, 3, 4, 1, 0, 5])
 
 
 def expected_texts(path: str, data: bytes) -> list[str]:
@@ -105,7 +118,7 @@ class IngestModel(RuleBasedStateMachine):
             self.queue.append(message)
 
     # -- what S3 users do -----------------------------------------------------------------------
-    @rule(path=st.sampled_from(PATHS), version=st.integers(0, len(VERSIONS) - 1))
+    @rule(path=st.sampled_from(PATHS), version=LONG_FIRST)
     def upload(self, path: str, version: int) -> None:
         STEPS[self.kind] += 1
         self.send(self.bucket.upload(self.key(path), VERSIONS[version]))
@@ -123,23 +136,33 @@ class IngestModel(RuleBasedStateMachine):
             self.send(self.bucket.remove_version(self.key(path), index))
 
     # -- what SQS and Lambda do -----------------------------------------------------------------
-    @rule(pick=st.integers(0, 50), finish=st.booleans())
-    def deliver(self, pick: int, finish: bool) -> None:
-        """Any queued message, not the oldest (SQS standard queues do not keep order); a fast worker
-        runs to its end at once, the others wait at their first checkpoint."""
+    @precondition(lambda self: self.queue)
+    @rule(
+        pick=st.integers(0, 50),
+        mode=st.sampled_from(["race", "park", "fast"]),
+        steps=STEPS_INTO_THE_WORK,
+        version=SHORT_FIRST,
+        then_check=st.booleans(),
+    )
+    def deliver(self, pick: int, mode: str, steps: int, version: int, then_check: bool) -> None:
+        """Any queued message, not the oldest (SQS standard queues do not keep order), to a worker
+        that runs to its end (``fast``), waits at its first checkpoint (``park``), or is raced."""
         STEPS[self.kind] += 1
-        if self.queue:
-            message = self.queue.pop(pick % len(self.queue))
-            worker = self.workers.start(self.service.handle_notification, message)
-            if finish:
-                self.settle(True, self.workers.finish(worker), message)
+        message = self.queue.pop(pick % len(self.queue))
+        worker = self.workers.start(self.service.handle_notification, message)
+        if mode == "fast":
+            self.settle(True, self.workers.finish(worker), message)
+        elif mode == "race":
+            self.race(worker, steps, version, then_check)
 
+    @precondition(lambda self: self.sent)
     @rule(pick=st.integers(0, 50))
     def redeliver(self, pick: int) -> None:
         STEPS[self.kind] += 1
         if self.sent:
             self.queue.append(self.sent[pick % len(self.sent)])
 
+    @precondition(lambda self: self.workers.running)
     @rule(pick=st.integers(0, 50), steps=st.integers(1, 4), crash=st.booleans())
     def advance(self, pick: int, steps: int, crash: bool) -> None:
         """Move one worker a few checkpoints on, and maybe kill it where it then stands."""
@@ -153,6 +176,38 @@ class IngestModel(RuleBasedStateMachine):
             if crash and not worker.done:
                 self.workers.step(worker, crash=True)
             self.settle(worker.done, worker.outcome, worker.message)
+
+    @precondition(lambda self: self.workers.running)
+    @rule(
+        pick=st.integers(0, 50),
+        steps=STEPS_INTO_THE_WORK,
+        version=SHORT_FIRST,
+        then_check=st.booleans(),
+    )
+    def race_a_running_worker(self, pick: int, steps: int, version: int, then_check: bool) -> None:
+        STEPS[self.kind] += 1
+        running = self.workers.running
+        self.race(running[pick % len(running)], steps, version, then_check)
+
+    def race(self, slow: Worker, steps: int, version: int, then_check: bool) -> None:
+        """The shape of every reproduced race: a worker gets ``steps`` checkpoints on, then its key is
+        overwritten (``version`` ≥ 0) or deleted (-1) and that newer event is indexed at once by a
+        fast worker, while the first one waits where it stands; maybe check at once (a later
+        version of the key would sweep what the race left, hiding it)."""
+        for _ in range(steps):
+            if not slow.done:
+                self.workers.step(slow)
+        self.settle(slow.done, slow.outcome, slow.message)
+        record = json.loads(slow.message)["Records"][0]
+        key = unquote_plus(record["s3"]["object"]["key"])
+        if version < 0 and key not in self.bucket.versions:
+            return
+        message = self.bucket.upload(key, VERSIONS[version]) if version >= 0 else self.bucket.remove(key)
+        self.sent.append(message)
+        fast = self.workers.start(self.service.handle_notification, message)
+        self.settle(True, self.workers.finish(fast), message)
+        if then_check:
+            self.quiesce()
 
     @rule()
     def quiesce(self) -> None:
