@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragline.domain.documents import Claim, DocumentRecord, normalise_sequencer
+from ragline.domain.documents import Claim, DocumentRecord, document_id_for, normalise_sequencer
 from ragline.ports import DocumentRegistry
 
 T, N = "acme", "docs"
@@ -45,6 +45,16 @@ class DocumentRegistryContract:
         assert r.sequencer == normalise_sequencer(S1)
         assert (r.source, r.version_id, r.etag, r.size) == ("s3://b/acme/docs/a.txt", "v1", "e1", 42)
         assert registry.get(T, N, "a.txt") == r
+
+    def test_the_longest_document_id_of_the_longest_key_round_trips(self, registry: DocumentRegistry) -> None:
+        """Issue 11 #9: an 1,100-byte key broke DynamoDB's key limit; ids are capped at 240 bytes."""
+        doc = document_id_for("d/" + "é" * 1100)
+        c = claim(registry, doc, S1)
+        assert c.granted and registry.complete(
+            c.record.model_copy(update={"status": "ready", "indexed_generation": 1})
+        )
+        stored = registry.get(T, N, doc)
+        assert stored is not None and stored.document_id == doc and stored.indexed_generation == 1
 
     def test_given_processing_when_same_event_redelivered_then_granted_with_next_generation(
         self, registry: DocumentRegistry

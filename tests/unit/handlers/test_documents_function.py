@@ -85,3 +85,20 @@ def test_bad_documents_fail_clearly_and_store_nothing(container: Container) -> N
     assert status == 404 and body["error"]["code"] == "namespace_not_found"
     listing = call(container, "GET", "/v1/namespaces/docs/documents")[1]["documents"]
     assert [(d["documentId"], d["status"]) for d in listing] == [("x.exe", "failed")]
+
+
+@pytest.mark.parametrize("document_id", ["x" * 241, "x" * 600, "x" * 1100, "a b", "a#1", "", "é"])
+def test_an_unusable_document_id_is_a_400_and_nothing_is_stored(
+    container: Container, document_id: str
+) -> None:
+    """Issue 11 #9: 600 bytes broke OpenSearch's `_id` (502), 1,100 DynamoDB's key (502)."""
+    body = {"filename": "n.md", "text": "# N\n\nSome text.", "documentId": document_id}
+    status, error = call(container, "POST", "/v1/namespaces/docs/documents", body)
+    assert status == 400 and error["error"]["code"] == "invalid_request"
+    assert call(container, "GET", "/v1/namespaces/docs/documents")[1]["documents"] == []
+
+
+def test_the_longest_document_id_is_accepted(container: Container) -> None:
+    body = {"filename": "n.md", "text": "# N\n\nSome text.", "documentId": "d/" + "x" * 238}
+    status, doc = call(container, "POST", "/v1/namespaces/docs/documents", body)
+    assert status == 201 and doc["documentId"] == "d/" + "x" * 238 and doc["chunkCount"] == 1
