@@ -34,7 +34,8 @@ def lambda_handler(
         logger.append_keys(message_id=record.message_id)  # the correlation id of this message's lines
         for result in ingest.handle_notification(record.body):
             done.append((result.outcome, result.chunks))
-            logger.info("processed", extra={"document": result.document_id, "outcome": result.outcome})
+            extra = {"document": result.document_id, "outcome": result.outcome, "reason": result.reason}
+            logger.info("processed", extra=extra)
 
     response = process_partial_response(
         event=event, record_handler=handle_record, processor=processor, context=context
