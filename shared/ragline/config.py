@@ -83,6 +83,8 @@ class Settings(BaseModel):
     """Measured fastest and lightest for the int8 MiniLM on 2 cores (see docs/benchmarks.md)."""
     rrf_k: int = 60
     hybrid_fusion: Literal["rrf", "convex"] = "rrf"
+    max_document_seconds: float = 120.0
+    """Parse + chunk budget per document (the ingestion function's timeout is 300 s)."""
     hybrid_alpha: float = 0.5
 
     @property

@@ -300,6 +300,7 @@ class Container:
         )
 
     @cached_property
+                max_document_seconds=s.max_document_seconds,
     def document_service(self) -> DocumentService:
         from ragline.services.documents import DocumentService
 

@@ -1,6 +1,7 @@
 """Documents: parse uploaded files into sections, then chunk them for indexing."""
 
 from ragline.documents.chunker import WordCachedCounter, chunk_document
+from ragline.documents.limits import DEFAULT_DOCUMENT_SECONDS, DEFAULT_LIMITS, Deadline, ParseLimits
 from ragline.documents.parsers import (
     SUPPORTED_EXTENSIONS,
     ParsedDocument,
@@ -12,7 +13,11 @@ from ragline.documents.parsers import (
 from ragline.documents.sentences import split_sentences
 
 __all__ = [
+    "DEFAULT_DOCUMENT_SECONDS",
+    "DEFAULT_LIMITS",
     "SUPPORTED_EXTENSIONS",
+    "Deadline",
+    "ParseLimits",
     "ParsedDocument",
     "Section",
     "WordCachedCounter",

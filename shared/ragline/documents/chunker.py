@@ -1,20 +1,33 @@
 """Structure-aware chunking: whole sentences packed up to a token budget, with sentence overlap.
 
 Pure and deterministic: the same document, tokenizer and settings give the same chunks, ids and
-sequence numbers. The tokenizer is called once per document, with every sentence in one batch.
+sequence numbers. Streaming: sentences are produced lazily, counted in batches (one tokenizer call
+for most documents) and packed through a window of the units the current chunk still needs, so
+working memory stays bounded however many sentences a document holds (``a. a. a. …``).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from itertools import chain, groupby
 
+from ragline.documents.limits import DEFAULT_DOCUMENT_SECONDS, Deadline
+from ragline.documents.packing import Segment, Window, fit, pack
 from ragline.documents.parsers import ParsedDocument, Section
-from ragline.documents.sentences import PARAGRAPH_BREAK, SENTENCE_BREAK, split_with_breaks
+from ragline.documents.sentences import PARAGRAPH_BREAK, SENTENCE_BREAK, sentence_blocks
 from ragline.domain.models import Chunk, ChunkMetadata
 from ragline.errors import DependencyFailed, InvalidRequest
 from ragline.ports import Embedder, Tokenizer
+
+COUNT_BATCH = 16_384
+"""Sentences per tokenizer call: large enough that most documents take one call, small enough that
+a document of millions of tiny sentences is never held as one list."""
+MAX_SENTENCE_CHARS = 8192
+"""Longer "sentences" (no boundary for pages) are cut at a space first: far over any chunk budget,
+they would be split anyway, and the tokenizer never sees a 20 MB string."""
+
+_Block = tuple[int, list[str], list[str]]
+"""``(run number, sentences, breaks)``: a run is adjacent sections sharing heading path and page."""
 
 
 def chunk_document(
@@ -27,6 +40,7 @@ def chunk_document(
     filename: str = "",
     source: str = "",
     window_sentences: int = 2,
+    deadline: Deadline | None = None,
 ) -> list[Chunk]:
     """Split ``doc`` into chunks of at most ``chunk_tokens`` tokens, in document order.
 
@@ -41,6 +55,8 @@ def chunk_document(
       overlap at or above the budget is harmless).
     - ``metadata.wider_text`` is the chunk plus ``window_sentences`` sentences on each side (same
       section); ``text`` is only the sentences, without the heading path.
+    - ``deadline`` (shared with parsing; a fresh :data:`DEFAULT_DOCUMENT_SECONDS` one if omitted) is
+      checked per tokenizer batch and per chunk: past it, :class:`DocumentDeadlineExceeded`.
     """
     if chunk_tokens < 1:
         raise InvalidRequest(
@@ -54,138 +70,101 @@ def chunk_document(
         raise InvalidRequest(
             f"window_sentences must be >= 0, got {window_sentences}", window_sentences=window_sentences
         )
-
-    runs: list[tuple[Section, list[str], list[str]]] = []
-    for _, group in groupby(doc.sections, key=lambda s: (s.heading_path, s.page)):
-        sections = list(group)
-        sentences: list[str] = []
-        breaks: list[str] = []
-        for section in sections:
-            s, b = split_with_breaks(section.text)
-            if s:
-                if breaks:
-                    breaks[-1] = PARAGRAPH_BREAK
-                sentences += s
-                breaks += b
-        if sentences:
-            runs.append((sections[0], sentences, breaks))
-    if not runs:
-        return []
-
-    everything = list(chain.from_iterable(sentences for _, sentences, _ in runs))
-    counts = tokenizer.count_many(everything)
-    if len(counts) != len(everything):
-        raise DependencyFailed(
-            f"tokenizer returned {len(counts)} counts for {len(everything)} texts", expected=len(everything)
-        )
+    deadline = deadline or Deadline(DEFAULT_DOCUMENT_SECONDS)
+    name = filename or document_id
+    runs = [
+        (key, list(group)) for key, group in groupby(doc.sections, key=lambda s: (s.heading_path, s.page))
+    ]
+    segments = fit(_counted(_blocks(runs), tokenizer, deadline, name), chunk_tokens)
 
     chunks: list[Chunk] = []
-    offset = 0
-    for section, run_sentences, run_breaks in runs:
-        sentences, breaks = run_sentences, run_breaks
-        tokens = counts[offset : offset + len(sentences)]
-        offset += len(sentences)
-        if max(tokens) > chunk_tokens:
-            sentences, breaks, tokens = _split_long(sentences, breaks, tokens, chunk_tokens)
-        joined = list(map(str.__add__, sentences, breaks))
-        last = len(sentences)
-        for start, end in _pack(tokens, chunk_tokens, overlap_tokens):
-            lo, hi = max(0, start - window_sentences), min(last, end + window_sentences)
+    for number, run_segments in groupby(segments, key=lambda segment: segment[0]):
+        heading_path, page = runs[number][0]
+        window = Window(run_segments)
+        for lo, start, end, hi in pack(window, chunk_tokens, overlap_tokens, window_sentences):
+            deadline.check(name)
             metadata = ChunkMetadata(
                 filename=filename,
                 source=source,
-                page=section.page,
-                heading_path=section.heading_path,
-                wider_text="".join(joined[lo : hi - 1]) + sentences[hi - 1],
+                page=page,
+                heading_path=heading_path,
+                wider_text=window.join(lo, hi),
             )
             chunks.append(
                 Chunk(
                     document_id=document_id,
                     sequence_number=len(chunks),
-                    text="".join(joined[start : end - 1]) + sentences[end - 1],
+                    text=window.join(start, end),
                     metadata=metadata,
                 )
             )
     return chunks
 
 
-def _pack(tokens: Sequence[int], budget: int, overlap: int) -> Iterator[tuple[int, int]]:
-    """``[start, end)`` unit ranges: greedy fill to ``budget``, then back up by ``overlap`` tokens."""
-    n = len(tokens)
-    start = 0
-    while start < n:
-        end, total = start + 1, tokens[start]
-        while end < n and total + tokens[end] <= budget:
-            total += tokens[end]
-            end += 1
-        yield start, end
-        if end == n:
-            return
-        # The next chunk repeats trailing units of this one; it must still take unit `end` and move on.
-        room = min(overlap, budget - tokens[end])
-        back, carried = end, 0
-        while back - 1 > start and carried + tokens[back - 1] <= room:
-            back -= 1
-            carried += tokens[back]
-        start = back
+def _blocks(runs: Sequence[tuple[object, list[Section]]]) -> Iterator[_Block]:
+    """Every run's sentences in blocks; a run's sections are joined by paragraph breaks."""
+    for number, (_, sections) in enumerate(runs):
+        held: _Block | None = None
+        for section in sections:
+            for sentences, breaks in sentence_blocks(section.text):
+                if held is not None:
+                    if not held[2][-1]:  # "" only after a section's last sentence
+                        held[2][-1] = PARAGRAPH_BREAK
+                    yield held
+                held = (number, *_bounded(sentences, breaks))
+        if held is not None:
+            yield held
 
 
-def _split_long(
-    sentences: list[str], breaks: list[str], tokens: list[int], budget: int
-) -> tuple[list[str], list[str], list[int]]:
-    """Replace each sentence over ``budget`` with word-boundary pieces that fit it."""
+def _bounded(sentences: list[str], breaks: list[str]) -> tuple[list[str], list[str]]:
+    """Sentences over :data:`MAX_SENTENCE_CHARS` cut at the last space before it (anywhere if none)."""
+    if max(map(len, sentences)) <= MAX_SENTENCE_CHARS:
+        return sentences, breaks
     out_s: list[str] = []
     out_b: list[str] = []
-    out_t: list[int] = []
-    for sentence, brk, count in zip(sentences, breaks, tokens, strict=True):
-        if count <= budget:
-            out_s.append(sentence)
-            out_b.append(brk)
-            out_t.append(count)
-            continue
-        pieces = list(_word_pieces(sentence, count, budget))
-        for text, glue, estimate in pieces:
-            out_s.append(text)
-            out_b.append(glue)
-            out_t.append(estimate)
-        out_b[-1] = brk
-    return out_s, out_b, out_t
+    for sentence, brk in zip(sentences, breaks, strict=True):
+        start = 0
+        while len(sentence) - start > MAX_SENTENCE_CHARS:
+            cut = sentence.rfind(" ", start + 1, start + MAX_SENTENCE_CHARS + 1)
+            if cut > start:
+                out_s.append(sentence[start:cut])
+                out_b.append(SENTENCE_BREAK)
+                start = cut + 1
+            else:
+                out_s.append(sentence[start : start + MAX_SENTENCE_CHARS])
+                out_b.append("")
+                start += MAX_SENTENCE_CHARS
+        out_s.append(sentence[start:])
+        out_b.append(brk)
+    return out_s, out_b
 
 
-def _word_pieces(sentence: str, count: int, budget: int) -> Iterator[tuple[str, str, int]]:
-    """``(text, break after, estimated tokens)`` pieces of one over-long sentence."""
-    words = sentence.split()
-    n = len(words)
-    extra_chars = sum(map(len, words)) - n
-    extra_tokens = count - n
-    # 1 token per word, the rest spread by length: exact when a word is a token, fair for subwords.
-    if extra_tokens >= 0 and extra_chars > 0:
-        estimates = [1 + extra_tokens * (len(w) - 1) / extra_chars for w in words]
-    else:
-        estimates = [count / n] * n
-    target = count / math.ceil(count / budget)  # balanced pieces, each at most the budget
-
-    current: list[str] = []
-    total = 0.0
-    for word, estimate in zip(words, estimates, strict=True):
-        if estimate > budget:  # one word over the budget: equal character slices
-            if current:
-                yield " ".join(current), SENTENCE_BREAK, math.ceil(total - 1e-9)
-                current, total = [], 0.0
-            slices = math.ceil(estimate / budget)
-            size = math.ceil(len(word) / slices)
-            parts = [word[i : i + size] for i in range(0, len(word), size)]
-            for i, part in enumerate(parts):
-                glue = "" if i < len(parts) - 1 else SENTENCE_BREAK
-                yield part, glue, min(budget, math.ceil(estimate / len(parts) - 1e-9))
-            continue
-        if current and total + estimate > target + 1e-9:
-            yield " ".join(current), SENTENCE_BREAK, math.ceil(total - 1e-9)
-            current, total = [], 0.0
-        current.append(word)
-        total += estimate
-    if current:
-        yield " ".join(current), SENTENCE_BREAK, math.ceil(total - 1e-9)
+def _counted(
+    blocks: Iterator[_Block], tokenizer: Tokenizer, deadline: Deadline, name: str
+) -> Iterator[Segment]:
+    """Token counts for blocks gathered into batches of about :data:`COUNT_BATCH` sentences."""
+    batch: list[_Block] = []
+    size = 0
+    for block in chain(blocks, [None]):
+        if block is not None:
+            batch.append(block)
+            size += len(block[1])
+            if size < COUNT_BATCH:
+                continue
+        if not batch:
+            return
+        deadline.check(name)
+        texts = [sentence for _, sentences, _ in batch for sentence in sentences]
+        counts = tokenizer.count_many(texts)
+        if len(counts) != len(texts):
+            raise DependencyFailed(
+                f"tokenizer returned {len(counts)} counts for {len(texts)} texts", expected=len(texts)
+            )
+        offset = 0
+        for number, sentences, breaks in batch:
+            yield number, sentences, breaks, list(counts[offset : offset + len(sentences)])
+            offset += len(sentences)
+        batch, size = [], 0
 
 
 class WordCachedCounter:

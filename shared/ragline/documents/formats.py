@@ -1,61 +1,28 @@
-"""Text formats: plain text, Markdown, HTML, JSON / JSON Lines, CSV.
+"""Text formats: plain text, Markdown, JSON / JSON Lines, CSV (HTML is in :mod:`.markup`).
 
-Each parser takes ``(filename, data)`` and returns ``(sections, pages)``; :mod:`.parsers` validates
-and wraps the result. Parsers raise only Ragline errors.
+Each parser takes ``(budget, data)`` and returns ``(sections, pages)``; :mod:`.parsers` validates
+and wraps the result. Parsers raise only Ragline errors, run in linear time (no pattern here can
+backtrack over a run of characters) and count what they extract against ``budget``, because
+JSON key paths and CSV column names are repeated per value and could otherwise grow without bound.
 """
 
 from __future__ import annotations
 
-import codecs
 import csv
 import io
 import json
 import re
-from collections.abc import Iterator
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Iterator
+from typing import Any
 
-from ragline.errors import UnreadableDocument
-
-
-class RawSection(NamedTuple):
-    text: str
-    heading_path: tuple[str, ...] = ()
-    page: int | None = None
-
-
-Parsed = tuple[list[RawSection], int]
-
-
-def unreadable(filename: str, reason: str) -> UnreadableDocument:
-    return UnreadableDocument(f"Cannot read {filename!r}: {reason}.", filename=filename, reason=reason)
-
+from ragline.documents.encoding import decode_text
+from ragline.documents.limits import ParseBudget
+from ragline.documents.raw import Parsed, RawSection, unreadable
+from ragline.errors import DocumentTooLarge
 
 # ---------------------------------------------------------------------------------------------- text
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
-_SOFT_WRAP = re.compile(r"\n(?<=[^\s.!?:;]\n)(?=[a-z])")
-_SAMPLE = 65536
-
-
-def decode_text(filename: str, data: bytes) -> str:
-    """UTF-8 (BOM-aware, UTF-16 by BOM); lenient only when the bytes are clearly text."""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        text = data.decode("utf-16", errors="replace")
-    else:
-        if b"\x00" in data:
-            raise unreadable(filename, "it contains binary data (NUL bytes), not text")
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            text = data.decode("utf-8", errors="replace")
-            if text.count("\ufffd") > len(text) // 10:
-                raise unreadable(filename, "it is not UTF-8 text (mostly undecodable bytes)") from None
-    sample = text[:_SAMPLE]
-    if len(_CONTROL.findall(sample)) > len(sample) // 20:
-        raise unreadable(filename, "it contains binary data (control characters), not text")
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
+_SOFT_WRAP = re.compile(r"\n(?<=[^\s.!?:;]\n)(?=[a-z])")  # one fixed-width look each way: linear
 
 
 def unwrap_lines(text: str) -> str:
@@ -63,19 +30,29 @@ def unwrap_lines(text: str) -> str:
     return _SOFT_WRAP.sub(" ", text)
 
 
-def parse_text(filename: str, data: bytes) -> Parsed:
-    return [RawSection(unwrap_lines(decode_text(filename, data)))], 1
+def parse_text(budget: ParseBudget, data: bytes) -> Parsed:
+    return [RawSection(unwrap_lines(decode_text(budget.filename, data)))], 1
 
 
 # ------------------------------------------------------------------------------------------ markdown
 
-_MD_BLOCK = re.compile(r"^ {0,3}(?:(#{1,6})(?:[ \t]+(.*?))?[ \t]*|(`{3,}|~{3,}).*)$", re.MULTILINE)
-_MD_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
+# A heading's title runs to the end of the line (`.*`, nothing after it to backtrack into); trailing
+# blanks and closing hashes are stripped in Python, never by a pattern (160k spaces once took 30 s).
+_MD_BLOCK = re.compile(r"^ {0,3}(?:(#{1,6})(?:[ \t]+(.*))?|(`{3,}|~{3,}).*)$", re.MULTILINE)
 
 
-def parse_markdown(filename: str, data: bytes) -> Parsed:
+def _heading_title(raw: str) -> str:
+    """``## Install ##`` → ``Install``: closing hashes go only after a blank (``C#`` stays)."""
+    title = raw.rstrip(" \t")
+    bare = title.rstrip("#")
+    if bare != title and (not bare or bare[-1] in " \t"):
+        title = bare
+    return " ".join(title.split())
+
+
+def parse_markdown(budget: ParseBudget, data: bytes) -> Parsed:
     """ATX headings (``#``..``######``) build the heading path; fenced code is kept verbatim."""
-    text = decode_text(filename, data)
+    text = decode_text(budget.filename, data)
     sections: list[RawSection] = []
     path: list[tuple[int, str]] = []
     parts: list[str] = []
@@ -89,6 +66,7 @@ def parse_markdown(filename: str, data: bytes) -> Parsed:
             sections.append(RawSection(body, tuple(title for _, title in path)))
 
     for m in _MD_BLOCK.finditer(text):
+        budget.tick()
         hashes, title, marker = m.group(1), m.group(2), m.group(3)
         if fence:
             if (
@@ -109,8 +87,7 @@ def parse_markdown(filename: str, data: bytes) -> Parsed:
         level = len(hashes)
         while path and path[-1][0] >= level:
             path.pop()
-        heading = _MD_CLOSING_HASHES.sub("", title or "").strip()
-        if heading:
+        if heading := _heading_title(title or ""):
             path.append((level, heading))
         pos = m.end()
     parts.append(text[pos:] if fence else unwrap_lines(text[pos:]))
@@ -118,89 +95,11 @@ def parse_markdown(filename: str, data: bytes) -> Parsed:
     return sections, 1
 
 
-# ---------------------------------------------------------------------------------------------- html
-
-_HTML_DROP = frozenset({"script", "style", "nav", "noscript", "template", "head", "svg", "iframe", "object"})
-_HTML_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
-_HTML_BLOCKS = frozenset(
-    {
-        "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div",
-        "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "header", "hr", "html", "li",
-        "main", "ol", "p", "section", "summary", "table", "tbody", "thead", "tfoot", "tr", "ul",
-    }
-)  # fmt: skip
-_HTML_CELLS = frozenset({"td", "th"})
-
-
-class _HtmlText:
-    """Collects lines of text per heading path while walking the tree."""
-
-    def __init__(self) -> None:
-        self.sections: list[RawSection] = []
-        self.path: list[tuple[int, str]] = []
-        self.lines: list[str] = []
-        self.inline: list[str] = []
-
-    def end_block(self) -> None:
-        line = " ".join("".join(self.inline).split())
-        self.inline.clear()
-        if line:
-            self.lines.append(line)
-
-    def heading(self, level: int, title: str) -> None:
-        self.end_block()
-        if self.lines:
-            self.sections.append(RawSection("\n".join(self.lines), tuple(t for _, t in self.path)))
-            self.lines.clear()
-        while self.path and self.path[-1][0] >= level:
-            self.path.pop()
-        if title:
-            self.path.append((level, title))
-
-
-def parse_html(filename: str, data: bytes) -> Parsed:
-    """h1–h6 build the heading path; block elements become lines; script/style/nav are dropped."""
-    from bs4 import BeautifulSoup  # deferred: handlers that never parse HTML skip its import
-    from bs4.element import NavigableString, PreformattedString, Tag
-
-    try:
-        soup = BeautifulSoup(data, "html.parser")
-    except Exception as exc:
-        raise unreadable(filename, f"it is not parseable HTML ({exc})") from exc
-    out = _HtmlText()
-    stack: list[tuple[Any, bool]] = [(soup, False)]  # (node, closing): an explicit stack, no recursion
-    while stack:
-        node, closing = stack.pop()
-        if isinstance(node, NavigableString):
-            if not isinstance(node, PreformattedString):  # comments, doctype, CDATA, PIs
-                out.inline.append(str(node))
-            continue
-        if not isinstance(node, Tag):
-            continue
-        name = node.name
-        if closing:
-            if name in _HTML_CELLS:
-                out.inline.append(" ")
-            elif name in _HTML_BLOCKS:
-                out.end_block()
-        elif name in _HTML_HEADINGS:
-            out.heading(int(name[1]), " ".join(node.get_text(" ").split()))
-        elif name == "br":
-            out.end_block()
-        elif name == "pre":
-            out.end_block()
-            if code := node.get_text().strip("\n"):
-                out.lines.append(code)
-        elif name not in _HTML_DROP:
-            if name in _HTML_BLOCKS:
-                out.end_block()
-            stack.append((node, True))
-            stack.extend((child, False) for child in reversed(node.contents))
-    out.heading(0, "")
-    return out.sections, 1
-
-
 # ---------------------------------------------------------------------------------------------- json
+
+_MAX_JSON_CONTAINERS = 4_000_000
+"""Objects and arrays in one JSON document: each costs ~60-200 bytes once loaded, so 50 MB of
+``[],[],…`` would need over 1 GB; 4 million is far above real data files and well inside memory."""
 
 
 def _scalar(value: Any) -> str:
@@ -210,17 +109,27 @@ def _scalar(value: Any) -> str:
 
 
 def _flatten(value: Any) -> Iterator[str]:
-    """``key.path: value`` lines, depth-first in document order; list items as ``key[i]``."""
-    stack: list[tuple[str, Any]] = [("", value)]
+    """``key.path: value`` lines, depth-first in document order; list items as ``key[i]``.
+
+    A stack of child iterators, not of children: memory is the nesting depth, not the width.
+    """
+    stack: list[Iterator[tuple[str, Any]]] = [iter([("", value)])]
     while stack:
-        path, item = stack.pop()
-        if isinstance(item, dict):
-            prefix = f"{path}." if path else ""
-            stack.extend((f"{prefix}{key}", child) for key, child in reversed(list(item.items())))
-        elif isinstance(item, list):
-            stack.extend((f"{path}[{i}]", child) for i, child in reversed(list(enumerate(item))))
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+        elif isinstance(child[1], dict | list):
+            stack.append(_children(*child))
         else:
+            path, item = child
             yield f"{path}: {_scalar(item)}" if path else _scalar(item)
+
+
+def _children(path: str, value: dict[str, Any] | list[Any]) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        prefix = f"{path}." if path else ""
+        return ((f"{prefix}{key}", item) for key, item in value.items())
+    return ((f"{path}[{i}]", item) for i, item in enumerate(value))
 
 
 def _load_json(filename: str, text: str, where: str = "") -> Any:
@@ -233,40 +142,80 @@ def _load_json(filename: str, text: str, where: str = "") -> Any:
         raise unreadable(filename, f"unsupported JSON{' at ' + where if where else ''} ({exc})") from exc
 
 
-def parse_json(filename: str, data: bytes) -> Parsed:
-    value = _load_json(filename, decode_text(filename, data))
-    return [RawSection("\n".join(_flatten(value)))], 1
+def _lines_within(budget: ParseBudget, lines: Iterable[str]) -> Iterator[str]:
+    """``lines`` counted against the text budget (and the deadline, every 4,096 lines)."""
+    for n, line in enumerate(lines):
+        if not n % 4096:
+            budget.tick()
+        budget.add_text(len(line) + 1)
+        yield line
 
 
-def parse_jsonl(filename: str, data: bytes) -> Parsed:
+def parse_json(budget: ParseBudget, data: bytes) -> Parsed:
+    text = decode_text(budget.filename, data)
+    containers = text.count("{") + text.count("[")  # an upper bound: brackets in strings count too
+    if containers > _MAX_JSON_CONTAINERS:
+        reason = (
+            f"it holds up to {containers} JSON objects and arrays, over the limit of {_MAX_JSON_CONTAINERS}"
+        )
+        raise DocumentTooLarge(
+            f"Cannot index {budget.filename!r}: {reason}.",
+            filename=budget.filename,
+            reason=reason,
+            max_json_containers=_MAX_JSON_CONTAINERS,
+        )
+    value = _load_json(budget.filename, text)
+    del text
+    return [RawSection("\n".join(_lines_within(budget, _flatten(value))))], 1
+
+
+def parse_jsonl(budget: ParseBudget, data: bytes) -> Parsed:
     """One record per line; records are separated by paragraph breaks."""
     records = []
-    for number, line in enumerate(decode_text(filename, data).split("\n"), start=1):
+    for number, line in enumerate(decode_text(budget.filename, data).split("\n"), start=1):
         if line.strip():
-            records.append("\n".join(_flatten(_load_json(filename, line, f"line {number}"))))
-    return [RawSection("\n\n".join(record for record in records if record))], 1
+            value = _load_json(budget.filename, line, f"line {number}")
+            if record := "\n".join(_lines_within(budget, _flatten(value))):
+                records.append(record)
+    return [RawSection("\n\n".join(records))], 1
 
 
 # ----------------------------------------------------------------------------------------------- csv
 
+_MAX_CSV_LINE = 1024 * 1024
+"""Characters in one physical CSV line: a longer one is not a table (and a 50 MB line of ``a,a,…``
+would be parsed into millions of cells before any check could run)."""
 
-def parse_csv(filename: str, data: bytes) -> Parsed:
+
+def _csv_lines(filename: str, text: str) -> Iterator[str]:
+    for number, line in enumerate(io.StringIO(text, newline=""), start=1):
+        if len(line) > _MAX_CSV_LINE:
+            raise unreadable(filename, f"line {number} is longer than {_MAX_CSV_LINE} characters")
+        yield line
+
+
+def parse_csv(budget: ParseBudget, data: bytes) -> Parsed:
     """The header names the columns; each row becomes one ``col: value; col: value`` line."""
-    reader = csv.reader(io.StringIO(decode_text(filename, data), newline=""))
+    filename = budget.filename
+    reader = csv.reader(_csv_lines(filename, decode_text(filename, data)))
     lines: list[str] = []
     header: list[str] | None = None
     try:
         for row in reader:
+            if not reader.line_num % 4096:
+                budget.tick()
             cells = [" ".join(cell.split()) for cell in row]
             if not any(cells):
                 continue
             if header is None:
                 header = [name or f"column_{i}" for i, name in enumerate(cells, start=1)]
                 continue
-            names = header + [f"column_{i}" for i in range(len(header) + 1, len(cells) + 1)]
-            lines.append(
-                "; ".join(f"{name}: {cell}" for name, cell in zip(names, cells, strict=False) if cell)
-            )
+            names = header
+            if len(cells) > len(header):
+                names = header + [f"column_{i}" for i in range(len(header) + 1, len(cells) + 1)]
+            line = "; ".join(f"{name}: {cell}" for name, cell in zip(names, cells, strict=False) if cell)
+            budget.add_text(len(line) + 1)
+            lines.append(line)
     except csv.Error as exc:
         raise unreadable(filename, f"invalid CSV at line {reader.line_num} ({exc})") from exc
     if header is not None and not lines:

@@ -12,7 +12,15 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
 
-from ragline.documents import binary, formats
+from ragline.documents import binary, docx_text, formats, markup
+from ragline.documents.limits import (
+    DEFAULT_DOCUMENT_SECONDS,
+    DEFAULT_LIMITS,
+    Deadline,
+    ParseBudget,
+    ParseLimits,
+)
+from ragline.documents.raw import Parsed
 from ragline.errors import DocumentTooLarge, EmptyDocument, UnsupportedDocument
 
 
@@ -37,14 +45,14 @@ class ParsedDocument(BaseModel):
     """sha256 hex of the raw bytes."""
 
 
-_PARSERS: dict[str, Callable[[str, bytes], formats.Parsed]] = {
+_PARSERS: dict[str, Callable[[ParseBudget, bytes], Parsed]] = {
     ".txt": formats.parse_text,
     ".md": formats.parse_markdown,
     ".markdown": formats.parse_markdown,
-    ".html": formats.parse_html,
-    ".htm": formats.parse_html,
+    ".html": markup.parse_html,
+    ".htm": markup.parse_html,
     ".pdf": binary.parse_pdf,
-    ".docx": binary.parse_docx,
+    ".docx": docx_text.parse_docx,
     ".json": formats.parse_json,
     ".jsonl": formats.parse_jsonl,
     ".csv": formats.parse_csv,
@@ -62,13 +70,23 @@ def is_supported(filename: str) -> bool:
     return extension_of(filename) in _PARSERS
 
 
-def parse_document(filename: str, data: bytes, *, max_bytes: int | None = None) -> ParsedDocument:
-    """Parse ``data`` by ``filename``'s extension.
+def parse_document(
+    filename: str,
+    data: bytes,
+    *,
+    max_bytes: int | None = None,
+    limits: ParseLimits = DEFAULT_LIMITS,
+    deadline: Deadline | None = None,
+) -> ParsedDocument:
+    """Parse ``data`` by ``filename``'s extension, in time linear in its size.
 
     Raises, in this order of checks: :class:`UnsupportedDocument` (unknown extension),
-    :class:`DocumentTooLarge` (more than ``max_bytes``, before any parsing), :class:`EmptyDocument`
-    (empty, whitespace only, or nothing extractable), :class:`UnreadableDocument` (corrupt,
-    encrypted, binary data under a text extension, invalid JSON/CSV).
+    :class:`DocumentTooLarge` (more than ``max_bytes``, before any parsing; or expanding past
+    ``limits`` while parsed), :class:`EmptyDocument` (empty, whitespace only, or nothing
+    extractable), :class:`UnreadableDocument` (corrupt, encrypted, binary data under a text
+    extension, text in no encoding it can be sure of, invalid JSON/CSV), and
+    :class:`DocumentDeadlineExceeded` once ``deadline`` passes (pass the same one to
+    :func:`chunk_document`; without one, a fresh :data:`DEFAULT_DOCUMENT_SECONDS` one).
     """
     ext = extension_of(filename)
     parser = _PARSERS.get(ext)
@@ -92,7 +110,10 @@ def parse_document(filename: str, data: bytes, *, max_bytes: int | None = None) 
         )
     if not data or data.isspace():
         raise _empty(filename, "the file is empty" if not data else "the file holds only whitespace")
-    raw_sections, pages = parser(filename, data)
+    budget = ParseBudget(filename, limits, deadline or Deadline(DEFAULT_DOCUMENT_SECONDS))
+    raw_sections, pages = parser(budget, data)
+    budget.tick()
+    budget.check_text(sum(len(raw.text) for raw in raw_sections))
     sections = [
         Section(text=text, heading_path=raw.heading_path, page=raw.page)
         for raw in raw_sections

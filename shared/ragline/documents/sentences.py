@@ -13,11 +13,17 @@ Rules, in order:
   - the line starts with a 1–2 digit list number (``1. First``).
 
 Decimals (``3.5``) and dotted names (``example.com``) never split: no space follows the period.
+
+Linear time on any input: the boundary pattern starts at the *last* terminal of a punctuation run
+and its quantifiers are possessive, so a run of ``!!!…`` or of spaces is scanned once, not once per
+starting position; sentences come in blocks (:func:`sentence_blocks`), so a 20 MB line is never
+split into one list.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 SENTENCE_BREAK = " "
 LINE_BREAK = "\n"
@@ -45,13 +51,15 @@ def _lookbehinds(abbreviations: tuple[str, ...]) -> str:
     return "".join(rf"(?<!\b(?:{'|'.join(words)})\.)" for _, words in sorted(by_length.items()))
 
 
+# The run's last terminal and its closing quotes/brackets end the sentence (group 1); the lookbehinds
+# then look at the run's end, just before the spaces.
 _SENTENCE_END = re.compile(
-    r"([.!?][.!?\"'”’»)\]]*)"  # the terminal punctuation run stays with the sentence (captured)
+    r"([.!?][\"'”’»)\]]*+)(?=[ \t])"  # the space first: most periods fail here, cheaply
     + _lookbehinds(_ABBREVIATIONS)
     + r"(?<!\b[A-Z]\.)(?<!^\d\.)(?<!^\d\d\.)"
-    + r"[ \t]+(?![a-z])"
+    + r"[ \t]++(?![a-z])"
 )
-_LINES = re.compile(r"(\n\s*)")
+_LINES = re.compile(r"\n\s*")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -68,21 +76,57 @@ def split_with_breaks(text: str) -> tuple[list[str], list[str]]:
     """
     sentences: list[str] = []
     breaks: list[str] = []
-    parts = _LINES.split(text)
-    last = len(parts) - 1
-    for i in range(0, len(parts), 2):
-        line = parts[i].strip()
+    for block, block_breaks in sentence_blocks(text):
+        sentences += block
+        breaks += block_breaks
+    return sentences, breaks
+
+
+def sentence_blocks(text: str) -> Iterator[tuple[list[str], list[str]]]:
+    """:func:`split_with_breaks` lazily, in blocks: a line, or at most :data:`BLOCK` sentences of a
+    long one, so a 20 MB line never becomes one list."""
+    held: tuple[list[str], list[str]] | None = None
+    for raw, separator in _lines(text):
+        line = raw.strip()
         if not line:
             continue
+        line_break = PARAGRAPH_BREAK if separator.count("\n") > 1 else LINE_BREAK
+        for block in _line_blocks(line, line_break):
+            if held is not None:
+                yield held
+            held = block
+    if held is not None:
+        held[1][-1] = ""
+        yield held
+
+
+BLOCK = 4096
+_LONG_LINE = 65536
+
+
+def _line_blocks(line: str, line_break: str) -> Iterator[tuple[list[str], list[str]]]:
+    if len(line) <= _LONG_LINE:  # the common case, split in C
         pieces = _SENTENCE_END.split(line)
-        if len(pieces) > 1:
-            sentences.extend(map(str.__add__, pieces[0:-1:2], pieces[1::2]))
-            breaks.extend([SENTENCE_BREAK] * (len(pieces) // 2))
+        sentences = list(map(str.__add__, pieces[0:-1:2], pieces[1::2]))
         sentences.append(pieces[-1])
-        if i < last:
-            breaks.append(PARAGRAPH_BREAK if parts[i + 1].count("\n") > 1 else LINE_BREAK)
-        else:
-            breaks.append("")
-    if breaks:
-        breaks[-1] = ""
-    return sentences, breaks
+        yield sentences, [SENTENCE_BREAK] * (len(sentences) - 1) + [line_break]
+        return
+    sentences = []
+    start = 0
+    for m in _SENTENCE_END.finditer(line):
+        sentences.append(line[start : m.end(1)])
+        start = m.end()
+        if len(sentences) == BLOCK:
+            yield sentences, [SENTENCE_BREAK] * BLOCK
+            sentences = []
+    sentences.append(line[start:])
+    yield sentences, [SENTENCE_BREAK] * (len(sentences) - 1) + [line_break]
+
+
+def _lines(text: str) -> Iterator[tuple[str, str]]:
+    """Each line with the whitespace run (starting at its line break) that follows it."""
+    pos = 0
+    for m in _LINES.finditer(text):
+        yield text[pos : m.start()], m.group()
+        pos = m.end()
+    yield text[pos:], ""

@@ -33,6 +33,7 @@ import numpy as np
 
 from ragline import errors
 from ragline.documents.chunker import chunk_document
+from ragline.documents.limits import Deadline
 from ragline.documents.parsers import parse_document
 from ragline.domain.documents import DocumentRecord, document_id_for, normalise_sequencer
 from ragline.domain.models import Chunk, RunUsage, TenantScope
@@ -50,6 +51,8 @@ from ragline.ports import (
 from ragline.services.namespaces import claim_embedding_space, require_namespace
 
 Outcome = Literal["indexed", "unchanged", "deleted", "stale", "duplicate", "ignored"]
+WRITE_BATCH = 500
+"""Chunks embedded and written together (also the embedder's and the bulk request's unit)."""
 DOCUMENT_ERRORS: tuple[type[errors.RaglineError], ...] = (
     errors.DocumentTooLarge,
     errors.UnsupportedDocument,
@@ -79,6 +82,8 @@ class IngestSettings:
     chunk_tokens: int = 200
     chunk_overlap_tokens: int = 32
     max_document_bytes: int = 50 * 1024 * 1024
+    max_document_seconds: float = 120.0
+    """One budget for parsing and chunking a document; over it, the version fails with the reason."""
 
 
 @dataclass(frozen=True)
@@ -257,8 +262,11 @@ class IngestService:
         progress: Callable[[int], None] | None,
     ) -> IngestResult:
         store = self._stores.scoped(_scope(record))
+        deadline = Deadline(self._settings.max_document_seconds)
         try:
-            parsed = parse_document(filename, data, max_bytes=self._settings.max_document_bytes)
+            parsed = parse_document(
+                filename, data, max_bytes=self._settings.max_document_bytes, deadline=deadline
+            )
             chunks = chunk_document(
                 parsed,
                 document_id=record.document_id,
@@ -267,15 +275,18 @@ class IngestService:
                 overlap_tokens=self._settings.chunk_overlap_tokens,
                 filename=filename,
                 source=record.source or filename,
+                deadline=deadline,
             )
             if not chunks:
                 raise errors.EmptyDocument(f"{filename} holds no indexable text", filename=filename)
             claim_embedding_space(self._registry, namespace, self._embedder)
-            stamped, embedded = self._embed(store, record, chunks)
-            for start in range(0, len(stamped), 500):
-                store.upsert(stamped[start : start + 500], generation=record.generation)
+            known = store.vectors(record.document_id) if record.generation > 1 else {}
+            embedded: list[str] = []
+            for start in range(0, len(chunks), WRITE_BATCH):  # vectors of one batch in memory at a time
+                batch = chunks[start : start + WRITE_BATCH]
+                store.upsert(self._embed(batch, known, embedded), generation=record.generation)
                 if progress:
-                    progress(min(start + 500, len(stamped)))
+                    progress(start + len(batch))
         except errors.Superseded:
             store.discard(record.document_id, generation=record.generation)
             raise
@@ -291,7 +302,7 @@ class IngestService:
                 update={
                     "status": "ready",
                     "content_hash": parsed.content_hash,
-                    "chunk_count": len(stamped),
+                    "chunk_count": len(chunks),
                     "pages": parsed.pages,
                     "indexed_generation": record.generation,
                 }
@@ -302,23 +313,24 @@ class IngestService:
         return IngestResult(
             record.document_id,
             "unchanged" if unchanged else "indexed",
-            len(stamped),
+            len(chunks),
             parsed.pages,
             parsed.content_hash,
             usage,
         )
 
     def _embed(
-        self, store: VectorStore, record: DocumentRecord, chunks: list[Chunk]
-    ) -> tuple[list[Chunk], list[str]]:
-        """Chunks with embeddings, reusing the stored vector of every text already indexed for this
-        document (a first claim has none to read); returns the texts that had to be embedded."""
-        known = store.vectors(record.document_id) if record.generation > 1 else {}
-        missing = list(dict.fromkeys(c.text for c in chunks if c.text not in known))
+        self, batch: list[Chunk], known: dict[str, tuple[float, ...]], embedded: list[str]
+    ) -> list[Chunk]:
+        """``batch`` with embeddings, reusing the stored vector of every text already indexed for this
+        document (``known``; a first claim has none); texts it had to embed are added to ``embedded``."""
+        missing = list(dict.fromkeys(c.text for c in batch if c.text not in known))
+        fresh: dict[str, tuple[float, ...]] = {}
         if missing:
-            fresh = self._embedder.embed_documents(missing)
-            known |= {t: tuple(float(x) for x in np.asarray(v)) for t, v in zip(missing, fresh, strict=True)}
-        return [c.model_copy(update={"embedding": known[c.text]}) for c in chunks], missing
+            vectors = self._embedder.embed_documents(missing)
+            fresh = {t: tuple(float(x) for x in np.asarray(v)) for t, v in zip(missing, vectors, strict=True)}
+            embedded.extend(missing)
+        return [c.model_copy(update={"embedding": known.get(c.text) or fresh[c.text]}) for c in batch]
 
     def _publish(self, store: VectorStore, done: DocumentRecord) -> None:
         """Make ``done``'s generation the served version, then record it; overtaken → Superseded."""

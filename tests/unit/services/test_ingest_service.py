@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from ragline import errors
 from ragline.adapters.embedded.documents import SqliteDocumentRegistry
 from ragline.adapters.embedded.objects import LocalObjectStore
 from ragline.adapters.embedded.store import SqliteVectorStoreProvider
@@ -112,3 +113,28 @@ def test_an_object_deleted_before_its_event_is_processed_settles_as_deleted(part
     record = parts["documents"].inner.get("acme", "docs", "guide.md")
     assert record.status == "deleted" and record.error_code == ""
     assert parts["service"].remove(SCOPE, "guide.md", "0B").outcome == "deleted"
+
+
+def test_a_document_over_the_parse_budget_fails_with_the_reason_and_serves_nothing(tmp_path: Path) -> None:
+    registry = SqliteTenantRegistry(tmp_path / "t.sqlite")
+    registry.create_namespace(new_namespace("acme", "docs"))
+    documents = SqliteDocumentRegistry(tmp_path / "d.sqlite")
+    stores = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
+
+    def service(seconds: float) -> IngestService:
+        return IngestService(
+            registry=registry,
+            documents=documents,
+            stores=stores,
+            embedder=BowEmbedder(),
+            tokenizer=BowEmbedder(),
+            settings=IngestSettings(max_document_seconds=seconds),
+        )
+
+    service(120).ingest(SCOPE, filename="guide.md", data=b"# Guide\n\nThe first version.")
+    with pytest.raises(errors.DocumentDeadlineExceeded):
+        service(0).ingest(SCOPE, filename="guide.md", data=b"# Guide\n\nA second version.")
+    record = documents.get("acme", "docs", "guide.md")
+    assert record is not None and record.status == "failed"
+    assert record.error_code == errors.DocumentDeadlineExceeded.code and "budget" in record.error_message
+    assert stores.scoped(SCOPE).count("guide.md") == 0  # S3 no longer serves the first version

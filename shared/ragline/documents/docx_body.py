@@ -1,0 +1,170 @@
+"""The expat handlers that turn a DOCX main part (``word/document.xml``) into sections.
+
+Text is what Word shows: runs' ``w:t``, ``w:tab``, ``w:br``/``w:cr`` (line breaks) and
+``w:noBreakHyphen``, anywhere in a paragraph (hyperlinks, fields, content controls, insertions),
+but not deleted or moved-from text, nor ``mc:Fallback`` copies of what ``mc:Choice`` already holds.
+A table row becomes one ``a | b`` line; a vertically merged cell repeats its first cell's text in
+each row (as python-docx does); nested tables fold into their outer cell.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragline.documents.limits import ParseBudget
+from ragline.documents.raw import RawSection
+
+W_NAMESPACES = (
+    "http://schemas.openxmlformats.org/wordprocessingml/2006/main",  # transitional (what Word writes)
+    "http://purl.oclc.org/ooxml/wordprocessingml/main",  # strict
+)
+_SKIPPED = frozenset(
+    {f"{ns} {local}" for ns in W_NAMESPACES for local in ("del", "moveFrom")}
+    | {"http://schemas.openxmlformats.org/markup-compatibility/2006 Fallback"}
+)
+_RUN_TEXT = {"tab": "\t", "ptab": "\t", "cr": "\n", "noBreakHyphen": "-"}
+_HEADING_STYLE = re.compile(r"heading ([1-9])")
+
+
+class _Paragraph:
+    __slots__ = ("parts", "style")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.style: str | None = None
+
+
+class BodyText:
+    """expat handlers (``start``/``end``/``data``) collecting sections from a document part."""
+
+    def __init__(self, budget: ParseBudget, style_names: dict[str, str], default_style: str) -> None:
+        self._budget = budget
+        self._style_names = style_names
+        self._default_style = default_style
+        self._levels: dict[str | None, int | None] = {}
+        self._stack: list[str] = []  # open elements, namespaced names (interned by expat)
+        self._skipped = 0  # open elements at or inside a skipped one
+        self._paragraphs: list[_Paragraph] = []  # open paragraphs: text boxes nest them
+        self._tables = 0
+        self._row: list[str] = []
+        self._cell: list[str] = []
+        self._column = 0  # grid column of the current cell in the outermost table
+        self._span = 1
+        self._vmerge = ""
+        self._merged: dict[int, str] = {}
+        self._sections: list[RawSection] = []
+        self._path: list[tuple[int, str]] = []
+        self._lines: list[str] = []
+
+    # -- expat handlers -------------------------------------------------------------------------
+    def start(self, name: str, attrs: dict[str, str]) -> None:
+        stack = self._stack
+        stack.append(name)
+        if self._skipped or name in _SKIPPED:
+            self._skipped += 1
+            return
+        ns, _, local = name.rpartition(" ")
+        if ns not in W_NAMESPACES:
+            return
+        parent = stack[-2].rpartition(" ")[2] if len(stack) > 1 else ""
+        if local == "p":
+            self._paragraphs.append(_Paragraph())
+        elif self._paragraphs and parent == "r" and local in _RUN_TEXT:
+            self._paragraphs[-1].parts.append(_RUN_TEXT[local])
+        elif self._paragraphs and parent == "r" and local == "br":
+            kind = attrs.get(f"{ns} type", "textWrapping")
+            self._paragraphs[-1].parts.append("\n" if kind == "textWrapping" else "")
+        elif local == "pStyle" and parent == "pPr" and self._paragraphs and stack[-3].endswith(" p"):
+            self._paragraphs[-1].style = attrs.get(f"{ns} val")
+        elif local == "tbl":
+            self._tables += 1
+            if self._tables == 1:
+                self._merged = {}
+        elif self._tables == 1:
+            self._table_start(local, parent, attrs.get(f"{ns} val"))
+
+    def _table_start(self, local: str, parent: str, value: str | None) -> None:
+        if local == "tr":
+            self._row, self._column = [], 0
+        elif local == "tc":
+            self._cell, self._span, self._vmerge = [], 1, ""
+        elif local == "gridBefore" and parent == "trPr":
+            self._column += _number(value)
+        elif local == "gridSpan" and parent == "tcPr":
+            self._span = max(1, _number(value))
+        elif local == "vMerge" and parent == "tcPr":
+            self._vmerge = value or "continue"
+
+    def data(self, text: str) -> None:
+        if not self._skipped and self._paragraphs and self._stack[-1].endswith(" t"):
+            ns = self._stack[-1][:-2]
+            if ns in W_NAMESPACES:
+                self._budget.add_text(len(text))
+                self._paragraphs[-1].parts.append(text)
+
+    def end(self, name: str) -> None:
+        self._stack.pop()
+        if self._skipped:
+            self._skipped -= 1
+            return
+        ns, _, local = name.rpartition(" ")
+        if ns not in W_NAMESPACES:
+            return
+        if local == "p" and self._paragraphs:
+            paragraph = self._paragraphs.pop()
+            self._paragraph("".join(paragraph.parts), paragraph.style)
+        elif local == "tbl":
+            self._tables -= 1
+        elif self._tables == 1 and local == "tc":
+            text = "\n".join(self._cell)
+            if self._vmerge == "restart":
+                self._merged[self._column] = text
+            elif self._vmerge:
+                text = self._merged.get(self._column, "")
+            self._row.append(text)
+            self._column += self._span
+        elif self._tables == 1 and local == "tr" and (line := _row_line(self._row)):
+            self._lines.append(line)
+
+    # -- sections -------------------------------------------------------------------------------
+    def _paragraph(self, text: str, style: str | None) -> None:
+        if self._tables:
+            self._cell.append(text)
+            return
+        text = text.strip()
+        level = self._level(style)
+        if level is None:
+            if text:
+                self._lines.append(text)
+            return
+        self._flush()
+        while self._path and self._path[-1][0] >= level:
+            self._path.pop()
+        if text:
+            self._path.append((level, " ".join(text.split())))
+
+    def _level(self, style: str | None) -> int | None:
+        """0 for ``Title``, N for ``Heading N`` (any case), else ``None``; unknown ids are the default."""
+        if style not in self._levels:
+            name = self._style_names.get(style, self._default_style) if style else self._default_style
+            lowered = name.lower()
+            m = _HEADING_STYLE.fullmatch(lowered)
+            self._levels[style] = 0 if lowered == "title" else int(m.group(1)) if m else None
+        return self._levels[style]
+
+    def _flush(self) -> None:
+        if self._lines:
+            self._sections.append(RawSection("\n".join(self._lines), tuple(t for _, t in self._path)))
+            self._lines.clear()
+
+    def finish(self) -> list[RawSection]:
+        self._flush()
+        return self._sections
+
+
+def _row_line(cells: list[str]) -> str:
+    return " | ".join(cell for text in cells if (cell := " ".join(text.split())))
+
+
+def _number(value: str | None) -> int:
+    return int(value) if value and value.isdigit() and len(value) < 6 else 0

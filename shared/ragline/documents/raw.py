@@ -1,0 +1,29 @@
+"""What every format parser returns, and the one way parsers say a file cannot be read."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ragline.errors import UnreadableDocument
+
+
+class RawSection(NamedTuple):
+    text: str
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None
+
+
+Parsed = tuple[list[RawSection], int]
+"""``(sections, pages)``: :mod:`.parsers` validates and wraps it."""
+
+
+def short_error(exc: BaseException | None) -> str:
+    """A library exception as ``Type: message`` (first 200 characters) for a reason text."""
+    if exc is None:
+        return ""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+
+
+def unreadable(filename: str, reason: str) -> UnreadableDocument:
+    return UnreadableDocument(f"Cannot read {filename!r}: {reason}.", filename=filename, reason=reason)
