@@ -230,8 +230,8 @@ class IngestService:
                 key=s3.key,
                 path=path,
                 sequencer=s3.sequencer,
-                version_id=obj.version_id or "",
-                etag=obj.etag,
+                version_id="" if s3.removed else obj.version_id or "",  # a removed version is not served
+                etag="" if s3.removed else obj.etag,
                 size=obj.size,
                 source=f"s3://{s3.s3.bucket.name}/{s3.key}",
                 removed=s3.removed,
