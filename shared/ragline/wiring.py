@@ -295,12 +295,12 @@ class Container:
                 chunk_tokens=s.chunk_tokens,
                 chunk_overlap_tokens=s.chunk_overlap_tokens,
                 max_document_bytes=s.max_document_bytes,
+                max_document_seconds=s.max_document_seconds,
             ),
             bucket=s.documents_bucket,
         )
 
     @cached_property
-                max_document_seconds=s.max_document_seconds,
     def document_service(self) -> DocumentService:
         from ragline.services.documents import DocumentService
 
