@@ -7,22 +7,19 @@ returns the whole run as one JSON body.
 
 from __future__ import annotations
 
-import anyio
-from aws_lambda_powertools import Logger
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ragline import telemetry, wiring
-from ragline.agents.events import ChatResponse
 from ragline.domain.api import ChatRequest
 from ragline.http import json_text, require_json
 from ragline.services.tenancy import Principal
-from ragline.streaming import ROUTING_ERRORS, error_response, gateway_context, stream_events
+from ragline.streaming import ERROR_HANDLERS, error_response, gateway_context, json_reply, stream_events
 from ragline.wiring import Container
 
-logger = Logger()
+logger = telemetry.handler_logger()
 
 
 def create_app(container: Container | None = None) -> Starlette:
@@ -39,8 +36,7 @@ def create_app(container: Container | None = None) -> Starlette:
         except Exception as exc:  # the edge: every error becomes the one JSON shape
             return error_response(exc)
         if not body.stream:
-            reply = await anyio.to_thread.run_sync(ChatResponse.collect, events)
-            return Response(reply.model_dump_json(), media_type="application/json")
+            return await json_reply(events)
         headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
         return StreamingResponse(stream_events(events), media_type="text/event-stream", headers=headers)
 
@@ -49,7 +45,7 @@ def create_app(container: Container | None = None) -> Starlette:
 
     return Starlette(
         routes=[Route("/v1/chat", chat, methods=["POST"]), Route("/healthz", health, methods=["GET"])],
-        exception_handlers=ROUTING_ERRORS,
+        exception_handlers=ERROR_HANDLERS,
     )
 
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ragline import telemetry
 from ragline.domain.api import AddText, DocumentList, DocumentView
 from ragline.http import caller, resolve, rest_app, services
 from ragline.wiring import Container
 
-logger = Logger()
+logger = telemetry.handler_logger()
 app = rest_app()
 ROUTE = "/v1/namespaces/<namespace>/documents"
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -18,7 +17,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ragline import telemetry, wiring
 from ragline.wiring import Container
 
-logger = Logger()
+logger = telemetry.handler_logger()
 # Report failures per message even when every message failed (no whole-invocation error).
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 

@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ragline import telemetry
 from ragline.domain import api
 from ragline.http import caller, resolve, rest_app, services
 from ragline.wiring import Container
 
-logger = Logger()
+PERIOD = r"^[0-9]{4}-(0[1-9]|1[0-2])$"
+"""``YYYY-MM`` in ASCII digits (``\\d`` takes any script's); pydantic's regex ``$`` ends the text only."""
+logger = telemetry.handler_logger()
 app = rest_app()
 
 
@@ -36,7 +38,7 @@ def revoke_key(key_id: str) -> api.KeyView:
 
 
 @app.get("/v1/usage")
-def usage(period: Annotated[str | None, Query(pattern=r"^\d{4}-\d{2}$")] = None) -> api.UsageReport:
+def usage(period: Annotated[str | None, Query(pattern=PERIOD)] = None) -> api.UsageReport:
     return services(app).metering.usage_report(caller(app), period)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ragline import telemetry
@@ -16,7 +15,7 @@ from ragline.domain.api import SearchRequest, SearchResponse
 from ragline.http import caller, resolve, rest_app, run_id, services
 from ragline.wiring import Container
 
-logger = Logger()
+logger = telemetry.handler_logger()
 app = rest_app()
 
 

@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 # Besides ``RAGLINE_<FIELD>``, these standard variables are honoured (the RAGLINE_ one wins).
 ENV_ALIASES: dict[str, tuple[str, ...]] = {
@@ -68,6 +68,10 @@ class Settings(BaseModel):
     llm_timeout_s: float = 60.0
     llm_max_retries: int = 3
     max_output_tokens: int = 5000
+    max_tool_calls_per_turn: int = Field(default=8, ge=1)
+    """Tool calls of one model turn that run; the rest get a tool error (a model may ask for 150)."""
+    max_tool_calls_per_run: int = Field(default=24, ge=1)
+    """Tool calls of one chat run that run; then tools are withdrawn and the model must answer."""
 
     reranker: Literal["auto", "none", "llm", "cross-encoder", "bedrock"] = "auto"
     """``auto``: the LLM listwise reranker when a model endpoint is configured, else none;

@@ -1,5 +1,7 @@
-"""The chat route's edge: the API Gateway context behind the Lambda Web Adapter, SSE framing, and
-Starlette's own routing errors in the one JSON error shape.
+"""The chat route's edge: the API Gateway context behind the Lambda Web Adapter, SSE framing, the
+``stream: false`` body, and every error in the one JSON error shape — Starlette's routing errors,
+unexpected ones, a run failing before its body is sent — or, once a stream has started, as an
+``error`` event.
 
 Python Lambdas cannot stream a response natively, so the chat function is an ASGI app behind the
 Lambda Web Adapter; the authorizer's tenant arrives in the ``x-amzn-request-context`` header.
@@ -8,7 +10,8 @@ Lambda Web Adapter; the authorizer's tenant arrives in the ``x-amzn-request-cont
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Generator
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from typing import Any
 
 import anyio
@@ -17,8 +20,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ragline import errors
-from ragline.agents.events import RunEvent
+from ragline.agents.events import ChatResponse, RunError, RunEvent
 from ragline.http import error_body, json_text, method_not_allowed, route_not_found
+
+logger = logging.getLogger(__name__)
 
 
 def gateway_context(header: str) -> dict[str, Any]:
@@ -31,8 +36,21 @@ def gateway_context(header: str) -> dict[str, Any]:
 
 
 def error_response(exc: BaseException, headers: dict[str, str] | None = None) -> Response:
+    """``exc`` in the one shape; a failure on our side (5xx) is logged first (see :func:`log_failure`)."""
     status, body = error_body(exc)
+    log_failure(exc, status)
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+def log_failure(exc: BaseException, status: int) -> None:
+    """A failure answered with ``status``: an unexpected error with its trace, a dependency failing as
+    a warning with its code; a caller's mistake (4xx) is the caller's to see, not logged here."""
+    if status < 500:
+        return
+    if isinstance(exc, errors.RaglineError):
+        logger.warning("request failed: %s", exc.code, extra={"code": exc.code})
+    else:
+        logger.error("request failed unexpectedly", exc_info=exc)
 
 
 async def routing_error(request: Request, exc: Exception) -> Response:
@@ -48,16 +66,57 @@ ROUTING_ERRORS = {404: routing_error, 405: routing_error}
 """Starlette ``exception_handlers`` that answer routing errors in the one shape."""
 
 
+async def unexpected_error(request: Request, exc: Exception) -> Response:
+    """The last resort: an error no route caught is the one shape too (500 ``internal_error``), not
+    Starlette's plain-text page. Starlette still re-raises it to the server after answering."""
+    return error_response(exc)
+
+
+ERROR_HANDLERS: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
+    **ROUTING_ERRORS,
+    Exception: unexpected_error,
+}
+"""Starlette ``exception_handlers`` for an app at the edge: routing errors and unexpected errors."""
+
+
 def sse(event: RunEvent) -> bytes:
     return f"event: {event.type}\ndata: {event.model_dump_json()}\n\n".encode()
 
 
+def error_event(exc: BaseException) -> RunError:
+    """An error after the response started, as the stream's ``error`` event (code and message as
+    :func:`~ragline.http.error_body` gives them: an unexpected error never shows its text)."""
+    status, body = error_body(exc)
+    log_failure(exc, status)
+    return RunError(code=body["error"]["code"], message=body["error"]["message"])
+
+
+async def json_reply(events: Generator[RunEvent, None, None]) -> Response:
+    """``stream: false``: the whole run as one body — or, if the run fails outside the events it
+    reports itself (a ledger down when the run is charged, a bug), the one error shape."""
+    try:
+        reply = await anyio.to_thread.run_sync(ChatResponse.collect, events)
+        return Response(reply.model_dump_json(), media_type="application/json")
+    except Exception as exc:
+        return error_response(exc)
+    finally:
+        with anyio.CancelScope(shield=True):  # a run left half-read still finishes (and is charged) once
+            await anyio.to_thread.run_sync(events.close)
+
+
 async def stream_events(events: Generator[RunEvent, None, None]) -> AsyncIterator[bytes]:
-    """Drive the (blocking) run in a worker thread; closing it on disconnect finishes the run once."""
+    """Drive the (blocking) run in a worker thread; closing it on disconnect finishes the run once.
+
+    The status line is sent before the run starts, so a failure the run does not report itself
+    ends the stream with an ``error`` event instead of a cut connection."""
     done = object()
     try:
         while True:
-            event = await anyio.to_thread.run_sync(next, events, done)
+            try:
+                event = await anyio.to_thread.run_sync(next, events, done)
+            except Exception as exc:
+                yield sse(error_event(exc))
+                return
             if event is done:
                 return
             yield sse(event)  # type: ignore[arg-type]

@@ -1,5 +1,6 @@
-"""Metrics at the edge: CloudWatch embedded-metric-format lines (Powertools Metrics) per run and per
-ingested document, written to the function's log — no API call, no extra latency.
+"""Logs and metrics at the edge: the handlers' logger, which never writes a credential, and CloudWatch
+embedded-metric-format lines (Powertools Metrics) per run and per ingested document, written to the
+function's log — no API call, no extra latency.
 
 Per run (chat, search): ``Runs``, ``Steps``, ``Retrievals``, ``Reranks``, ``LlmInputTokens``,
 ``LlmOutputTokens``, ``LatencyMs`` and ``Exit_<reason>``, with a ``Kind`` dimension. Per ingest batch:
@@ -9,16 +10,85 @@ SDK: handlers call these with what the services returned.
 
 from __future__ import annotations
 
+import logging
+import re
 import sys
 import time
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Iterable, Mapping
+from typing import Any
 
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
 from ragline.agents.events import RunEvent, RunFinished, ToolStarted
 from ragline.domain.api import Usage
 
 NAMESPACE = "Ragline"
+
+# -- logs -----------------------------------------------------------------------------------------
+
+REDACTED = "[redacted]"
+CREDENTIAL_FIELDS = frozenset(
+    {"authorization", "proxyauthorization", "authorizationtoken", "xapikey", "apikey", "cookie",
+     "cookies", "setcookie", "xamzsecuritytoken"}
+)  # fmt: skip
+"""Field names (any case, ``-``/``_`` ignored) whose values are credentials: the ``Authorization``
+header (also as a TOKEN authorizer's ``authorizationToken``), API keys, cookies, session tokens."""
+_API_KEY = re.compile(r"\brl_[A-Za-z0-9_\-]{16,}")
+"""A Ragline API key inside free text (a formatted message, a repr of an event)."""
+_RECORD_FIELDS = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
+
+
+def redact(value: Any) -> Any:
+    """A copy of ``value`` with every credential field's value (at any depth) and every API key in
+    its text replaced by ``[redacted]``; the original is left alone (the handler still reads it)."""
+    if isinstance(value, str):
+        return _API_KEY.sub(REDACTED, value)
+    if isinstance(value, Mapping):
+        return {k: REDACTED if _is_credential(k) else redact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(redact(v) for v in value)
+    return value
+
+
+def _is_credential(name: object) -> bool:
+    return isinstance(name, str) and name.lower().replace("-", "").replace("_", "") in CREDENTIAL_FIELDS
+
+
+class RedactCredentials(logging.Filter):
+    """Passes every record with its message, arguments and extra fields through :func:`redact`,
+    before any handler formats it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = redact(record.msg)
+        if record.args:
+            record.args = redact(record.args)
+        for name, value in list(vars(record).items()):
+            if name not in _RECORD_FIELDS:  # an ``extra`` field
+                setattr(record, name, redact(value))
+        return True
+
+
+_REDACT_CREDENTIALS = RedactCredentials()
+
+
+def handler_logger() -> Logger:
+    """The Powertools logger of a handler, which never writes a credential.
+
+    ``POWERTOOLS_LOGGER_LOG_EVENT=true`` makes ``inject_lambda_context`` log each whole event (read by
+    Powertools when the decorator is applied), headers and all; a formatter option cannot stop that.
+    The filter sits on the logger (the event and the handler's own lines) and on its handler (lines
+    of ``ragline.*`` loggers that propagate to it), so it holds with event logging on.
+    """
+    logger = Logger()
+    logger.addFilter(_REDACT_CREDENTIALS)
+    logger.registered_handler.addFilter(_REDACT_CREDENTIALS)
+    return logger
+
+
+# -- metrics --------------------------------------------------------------------------------------
 
 
 def record_run(kind: str, usage: Usage, exit_reason: str, started: float, steps: int = 0) -> None:

@@ -272,11 +272,16 @@ class Container:
         from ragline.agents.agentic import LoopLimits
         from ragline.services.chat import ChatService
 
+        s = self.settings
         return ChatService(
             retrieval=self.retrieval,
             model=self.chat_model,
             metering=self.metering,
-            limits=LoopLimits(max_output_tokens=self.settings.max_output_tokens),
+            limits=LoopLimits(
+                max_output_tokens=s.max_output_tokens,
+                max_tool_calls_per_turn=s.max_tool_calls_per_turn,
+                max_tool_calls_per_run=s.max_tool_calls_per_run,
+            ),
         )
 
     @cached_property

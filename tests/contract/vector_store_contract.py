@@ -213,6 +213,17 @@ class VectorStoreContract:
         assert [c.sequence_number for c in s.neighbors("book", 1)] == list(range(0, 7))
         assert s.neighbors("missing", 3) == []
 
+    def test_neighbors_bound_their_input(self, provider: VectorStoreProvider) -> None:
+        """A sequence number or window past what a store holds is clamped, never sent (2^70 once
+        overflowed SQLite); a negative window is the caller's bug."""
+        s = provider.scoped(TenantScope(tenant_id="acme", namespace_id="long"))
+        s.upsert(make_chunks("book", [f"Sentence number {i}." for i in range(5)]))
+        assert s.neighbors("book", 2**70) == [] and s.neighbors("book", -1) == []
+        whole = s.neighbors("book", 2, before=2**70, after=2**70)
+        assert [c.sequence_number for c in whole] == list(range(5))
+        with pytest.raises(errors.InvalidRequest):
+            s.neighbors("book", 2, before=-1)
+
     def test_filters_narrow_every_mode(self, store: VectorStore) -> None:
         f = MetadataFilter(document_ids=("bees",))
         for q in (

@@ -1,17 +1,21 @@
 """The agentic tool loop: the model searches and expands until it can answer, within hard bounds.
 
-Bounds: ``max_steps`` model turns (20), ``max_output_tokens`` in total (5000), and an evidence brake —
-once ``evidence_budget`` chunks were retrieved, tools are withdrawn and the model must answer. The
+Bounds: ``max_steps`` model turns (20), ``max_output_tokens`` in total (5000), and a tool budget checked
+before *every* call, not only between turns — ``max_tool_calls_per_turn`` (8) and
+``max_tool_calls_per_run`` (24) calls, ``evidence_budget`` chunks retrieved (60) and
+``max_tool_errors`` failed calls (3). A call over the budget is not run: the model gets a tool error it
+can read instead. Once the run's budget is spent, tools are withdrawn and the model must answer. The
 reason the loop ended is recorded on the final event.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ragline.agents.events import AnswerDelta, RunEvent, ToolFinished, ToolStarted, Warning
-from ragline.agents.tools import ToolContext, label_for, run_tool
+from ragline.agents.tools import ToolContext, ToolResult, label_for, run_tool
 from ragline.domain.chat import ChatMessage, ChatOptions, TextDelta, TokenUsage, ToolCall, ToolCallsReady
 from ragline.ports import ChatModel
 
@@ -22,12 +26,57 @@ class LoopLimits:
     max_output_tokens: int = 5000
     evidence_budget: int = 60
     max_tool_errors: int = 3
+    max_tool_calls_per_turn: int = 8
+    max_tool_calls_per_run: int = 24
 
 
 @dataclass
 class LoopOutcome:
     answer: str = ""
     exit_reason: str = "running"
+
+
+@dataclass
+class ToolBudget:
+    """What a run has spent on tools, and whether the next call may still run."""
+
+    limits: LoopLimits
+    calls: int = 0
+    errors: int = 0
+
+    def spent_reason(self, ctx: ToolContext) -> str | None:
+        """Why the run may call no more tools (also the loop's exit reason), or None."""
+        if len(ctx.evidence) >= self.limits.evidence_budget:
+            return "evidence_budget"
+        if self.calls >= self.limits.max_tool_calls_per_run:
+            return "max_tool_calls"
+        if self.errors >= self.limits.max_tool_errors:
+            return "max_tool_errors"
+        return None
+
+    def refusal(self, ctx: ToolContext, index: int) -> str | None:
+        """Why the turn's call number ``index`` (from 0) may not run, or None (a spent run budget is
+        named first: the model should not retry that call next turn)."""
+        spent = self.spent_reason(ctx)
+        if spent is None and index >= self.limits.max_tool_calls_per_turn:
+            return "max_tool_calls_per_turn"
+        return spent
+
+    def record(self, result: ToolResult) -> None:
+        self.calls += 1
+        self.errors += result.error is not None
+
+    def explain(self, reason: str) -> str:
+        """The tool error the model reads for a call that was not run."""
+        limits = self.limits
+        return {
+            "max_tool_calls_per_turn": f"not run: at most {limits.max_tool_calls_per_turn} tool calls per"
+            " turn; call it again in your next turn if you still need it",
+            "max_tool_calls": f"not run: this run's {limits.max_tool_calls_per_run} tool calls are used"
+            " up; answer with the evidence you have",
+            "evidence_budget": "not run: enough evidence was retrieved; answer with the evidence you have",
+            "max_tool_errors": "not run: too many tool calls failed; answer with the evidence you have",
+        }[reason]
 
 
 class AgenticAgent:
@@ -48,17 +97,17 @@ class AgenticAgent:
         """Stream the run; ``outcome`` is filled in as it goes (also when the consumer stops early)."""
         history = list(messages)
         limits = self._limits
-        tool_errors = 0
+        budget = ToolBudget(limits)
         for _step in range(limits.max_steps):
-            budget = limits.max_output_tokens - ctx.usage.llm_output_tokens
-            if budget <= 0:
+            tokens = limits.max_output_tokens - ctx.usage.llm_output_tokens
+            if tokens <= 0:
                 outcome.exit_reason = "max_output_tokens"
                 return
-            braked = len(ctx.evidence) >= limits.evidence_budget or tool_errors >= limits.max_tool_errors
+            braked = budget.spent_reason(ctx)
             tools = [] if braked else ctx.specs()
             text: list[str] = []
             calls: tuple[ToolCall, ...] = ()
-            for event in self._model.stream(history, tools, ChatOptions(max_output_tokens=budget)):
+            for event in self._model.stream(history, tools, ChatOptions(max_output_tokens=tokens)):
                 if isinstance(event, TextDelta):
                     text.append(event.text)
                     outcome.answer += event.text
@@ -69,18 +118,42 @@ class AgenticAgent:
                     ctx.usage.llm_input_tokens += event.input_tokens
                     ctx.usage.llm_output_tokens += event.output_tokens
             if not calls:
-                outcome.exit_reason = "evidence_budget" if braked else "answered"
+                outcome.exit_reason = braked or "answered"
                 return
             history.append(ChatMessage(role="assistant", content="".join(text), tool_calls=calls))
-            for call in calls:
-                yield ToolStarted(call_id=call.id, tool=call.name, label=label_for(call.name, call.arguments))
-                result = run_tool(ctx, call.name, call.arguments)
-                tool_errors += result.error is not None
-                yield ToolFinished(
-                    call_id=call.id, tool=call.name, label=result.label, hits=result.hits, error=result.error
-                )
-                while ctx.warnings:
-                    code, message = ctx.warnings.pop(0)
-                    yield Warning(code=code, message=message)
-                history.append(ChatMessage(role="tool", content=result.content, tool_call_id=call.id))
+            yield from self._run_calls(calls, ctx, budget, history)
         outcome.exit_reason = "max_steps"
+
+    def _run_calls(
+        self, calls: Sequence[ToolCall], ctx: ToolContext, budget: ToolBudget, history: list[ChatMessage]
+    ) -> Iterator[RunEvent]:
+        """Run one turn's calls in order, each only while the budget allows it.
+
+        Every call gets a tool reply (the model's API requires one per call id): a refused call's is an
+        error the model can act on, so a turn of 150 ``search`` calls costs at most the per-turn cap.
+        """
+        refused: dict[str, int] = {}
+        for index, call in enumerate(calls):
+            reason = budget.refusal(ctx, index)
+            if reason is not None:
+                refused[reason] = refused.get(reason, 0) + 1
+                content = json.dumps({"error": budget.explain(reason)})
+                history.append(ChatMessage(role="tool", content=content, tool_call_id=call.id))
+                continue
+            yield ToolStarted(call_id=call.id, tool=call.name, label=label_for(call.name, call.arguments))
+            result = run_tool(ctx, call.name, call.arguments)
+            budget.record(result)
+            yield ToolFinished(
+                call_id=call.id, tool=call.name, label=result.label, hits=result.hits, error=result.error
+            )
+            while ctx.warnings:
+                code, message = ctx.warnings.pop(0)
+                yield Warning(code=code, message=message)
+            history.append(ChatMessage(role="tool", content=result.content, tool_call_id=call.id))
+        if refused:
+            yield Warning(
+                code="tool_calls_refused",
+                message=f"{sum(refused.values())} of {len(calls)} tool calls in one turn were not run"
+                f" ({', '.join(sorted(refused))})",
+                details={"refused": refused},
+            )

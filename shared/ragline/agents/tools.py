@@ -15,8 +15,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ragline import errors
 from ragline.domain.chat import ToolSpec
-from ragline.domain.models import Chunk, RunUsage, SearchMode, TenantScope
+from ragline.domain.models import MAX_SEQUENCE_NUMBER, Chunk, RunUsage, SearchMode, TenantScope
 from ragline.domain.retrieval import Evidence, EvidenceTable, RetrievalResult
 
 
@@ -51,7 +52,7 @@ class SearchArgs(BaseModel):
 
 class ExpandArgs(BaseModel):
     documentId: str = Field(min_length=1)
-    sequenceNumber: int = Field(ge=0)
+    sequenceNumber: int = Field(ge=0, le=MAX_SEQUENCE_NUMBER)
 
 
 @dataclass
@@ -117,7 +118,11 @@ def compact(item: Evidence) -> dict[str, Any]:
 
 
 def run_tool(ctx: ToolContext, name: str, arguments: str) -> ToolResult:
-    """Run one call; bad arguments come back to the model as a tool error it can correct."""
+    """Run one call; bad arguments come back to the model as a tool error it can correct.
+
+    So does a request the retriever or a store refuses (``InvalidRequest``, e.g. a query of blanks):
+    the model chose it. Other errors (a store down) are not the model's to fix and end the run.
+    """
     try:
         if name == "search":
             return search_tool(ctx, SearchArgs.model_validate_json(arguments or "{}"))
@@ -128,6 +133,8 @@ def run_tool(ctx: ToolContext, name: str, arguments: str) -> ToolResult:
         return ToolResult(
             json.dumps({"error": f"invalid arguments: {problems}"}), 0, name, error="invalid_arguments"
         )
+    except errors.InvalidRequest as exc:
+        return ToolResult(json.dumps({"error": exc.message}), 0, name, error="invalid_arguments")
     return ToolResult(json.dumps({"error": f"unknown tool {name!r}"}), 0, name, error="unknown_tool")
 
 

@@ -11,7 +11,7 @@ import re
 import secrets
 
 PREFIX = "rl_"
-_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 def new_api_key() -> str:
@@ -32,8 +32,9 @@ def looks_like_api_key(value: str) -> bool:
 
 
 def is_key_hash(value: str) -> bool:
-    """A lowercase SHA-256 hex digest (what :func:`hash_api_key` returns)."""
-    return bool(_SHA256_HEX.match(value))
+    """A lowercase SHA-256 hex digest (what :func:`hash_api_key` returns), nothing before or after it:
+    ``fullmatch``, since ``$`` would also accept a digest followed by a newline."""
+    return bool(_SHA256_HEX.fullmatch(value))
 
 
 def require_key_hash(key_hash: str, key_id: str) -> None:

@@ -11,13 +11,25 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$")
+from ragline import errors
+
+MAX_IDENTIFIER_LENGTH = 128
+"""Longest tenant or namespace id: two of them and a document id fit OpenSearch's 512-byte ``_id``
+(see :data:`ragline.domain.documents.MAX_DOCUMENT_ID_BYTES`)."""
+_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.\-]{{0,{MAX_IDENTIFIER_LENGTH - 1}}}")
 
 
 def check_identifier(value: str, what: str) -> str:
-    """Tenant/namespace ids: short, URL- and key-safe (they become S3 prefixes and index filters)."""
-    if not _ID.match(value):
-        raise ValueError(f"{what} must match {_ID.pattern!r}, got {value!r}")
+    """Tenant/namespace ids: short, URL- and key-safe (they become S3 prefixes and index filters).
+
+    The whole value must match (``fullmatch``): ``re.match`` with ``$`` let ``"docs\n"`` through,
+    since ``$`` also matches before a trailing newline.
+    """
+    if not _ID.fullmatch(value):
+        raise ValueError(
+            f"{what} must be 1-{MAX_IDENTIFIER_LENGTH} characters of A-Z a-z 0-9 _ . - and start with a"
+            f" letter or digit, got {value[: MAX_IDENTIFIER_LENGTH + 8]!r}"
+        )
     return value
 
 
@@ -55,13 +67,17 @@ class ChunkMetadata(BaseModel):
     extra: dict[str, str] = Field(default_factory=dict)
 
 
+MAX_SEQUENCE_NUMBER = 2**31 - 1
+"""The largest chunk sequence number: OpenSearch maps it as ``integer`` (SQLite would take up to 2^63)."""
+
+
 class Chunk(BaseModel):
     """One retrievable piece of a document; ``id`` is ``{document_id}#{sequence_number}``."""
 
     model_config = ConfigDict(frozen=True)
 
     document_id: str
-    sequence_number: int = Field(ge=0)
+    sequence_number: int = Field(ge=0, le=MAX_SEQUENCE_NUMBER)
     text: str
     metadata: ChunkMetadata = ChunkMetadata()
     embedding: tuple[float, ...] | None = None
@@ -73,6 +89,21 @@ class Chunk(BaseModel):
 
 def chunk_id(document_id: str, sequence_number: int) -> str:
     return f"{document_id}#{sequence_number}"
+
+
+def neighbor_window(sequence_number: int, before: int, after: int) -> tuple[int, int] | None:
+    """``(before, after)`` of a ``neighbors`` read, clamped so the sequence range stays within
+    ``0..MAX_SEQUENCE_NUMBER``; None when ``sequence_number`` is outside it (no chunk can be there).
+
+    Every store bounds its input with this, so no caller (a model's ``expand``, a script reading a
+    whole document with ``after=10**9``) can make SQLite overflow (``OverflowError`` past 2^63) or
+    OpenSearch refuse its ``integer`` range. A negative window is the caller's bug: InvalidRequest.
+    """
+    if before < 0 or after < 0:
+        raise errors.InvalidRequest("a neighbour window cannot be negative", before=before, after=after)
+    if not 0 <= sequence_number <= MAX_SEQUENCE_NUMBER:
+        return None
+    return min(before, sequence_number), min(after, MAX_SEQUENCE_NUMBER - sequence_number)
 
 
 class MetadataFilter(BaseModel):

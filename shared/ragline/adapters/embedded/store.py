@@ -45,6 +45,7 @@ from ragline.domain.models import (
     StoreCapabilities,
     TenantScope,
     chunk_id,
+    neighbor_window,
 )
 
 _COLUMNS = "c.rowid, c.document_id, c.seq, c.text, c.metadata"
@@ -297,6 +298,10 @@ class SqliteVectorStore:
     def neighbors(
         self, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5
     ) -> list[Chunk]:
+        window = neighbor_window(sequence_number, before, after)
+        if window is None:
+            return []
+        before, after = window
         with self._p._lock:
             rows = (
                 self._p.connection()

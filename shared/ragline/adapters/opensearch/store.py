@@ -28,6 +28,7 @@ from ragline.domain.models import (
     StoreCapabilities,
     TenantScope,
     chunk_id,
+    neighbor_window,
 )
 
 if TYPE_CHECKING:
@@ -301,7 +302,10 @@ class OpenSearchVectorStore:
     def neighbors(
         self, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5
     ) -> list[Chunk]:
-        body = rq.neighbors_search(self.scope, document_id, sequence_number, before, after)
+        window = neighbor_window(sequence_number, before, after)
+        if window is None:
+            return []
+        body = rq.neighbors_search(self.scope, document_id, sequence_number, *window)
         with translate("neighbors"):
             resp = self._p.client.search(index=self._p.index, body=body, routing=self._routing)
         return [_chunk(h["_source"]) for h in resp["hits"]["hits"]]
