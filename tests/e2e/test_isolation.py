@@ -192,7 +192,7 @@ def test_a_namespace_outside_the_allow_list_is_refused(
     api: Api, fn: str, method: str, path: str, resource: str, body: Any
 ) -> None:
     # Given a key allowed only "docs"; When it names another namespace, existing or not,
-    # Then it is refused before the namespace is looked up (403, never a 404 that would confirm it)
+    # Then both get the same 404 (a 403 for one and a 404 for the other would confirm it exists)
     for outside in ("private", "ghost"):
         status, payload = api.call(
             api.keys["acme_reader"],
@@ -202,7 +202,8 @@ def test_a_namespace_outside_the_allow_list_is_refused(
             resource,
             fill(body, outside),
         )
-        assert status == 403 and payload["error"]["code"] == "forbidden", (outside, payload)
+        assert status == 404 and payload["error"]["code"] == "namespace_not_found", (outside, payload)
+        assert payload["error"]["message"] == f"namespace {outside!r} does not exist"
     # and the namespace it is allowed answers
     ok, _ = api.call(
         api.keys["acme_reader"], fn, method, path.replace("{namespace}", "docs"), resource, fill(body, "docs")

@@ -51,6 +51,8 @@ class Metering:
     def usage_report(self, principal: Principal, period: str | None = None) -> UsageReport:
         """The tenant's runs and usage in ``period`` (``YYYY-MM``; default: the current one)."""
         principal.require("admin")
+        if not principal.unrestricted:  # tenant-wide figures would show other namespaces' use
+            raise errors.Forbidden("usage is tenant-wide: it needs an admin key without a namespace list")
         period = period or current_period()
         return UsageReport(
             period=period,

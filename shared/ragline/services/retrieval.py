@@ -74,8 +74,8 @@ class RetrievalService:
     def namespaces(self, principal: Principal, requested: Sequence[str], need: Scope) -> list[Namespace]:
         """The namespaces ``principal`` may ``need`` (deduplicated), checked to exist and to match the
         configured embedder. None requested: the tenant's default namespace among those the key may
-        read (or the only one). Forbidden before NotFound, so a key learns nothing about namespaces
-        outside its allow-list."""
+        read (or the only one). A namespace outside the key's allow-list is the same 404 as a missing
+        one, so a key learns nothing about namespaces it may not read."""
         tenant = principal.tenant_id
         if requested:
             wanted = list(dict.fromkeys(requested))

@@ -32,21 +32,32 @@ class Principal:
         return cls(tenant_id=tenant_id, scopes=frozenset(ALL_SCOPES))
 
     def require(self, scope: Scope, namespace: str | None = None) -> None:
-        if scope not in self.scopes:
-            raise errors.Forbidden(f"this key lacks the {scope!r} scope", scope=scope)
-        if namespace is not None and not self.may_read(namespace):
-            raise errors.Forbidden(f"this key may not use namespace {namespace!r}", namespace=namespace)
+        self.require_any((scope,), namespace)
 
     def require_any(self, scopes: tuple[Scope, ...], namespace: str | None = None) -> None:
+        """A missing scope is 403; a namespace outside the allow-list is the *same* 404 as a missing
+        one (an allow-listed key must not learn which other namespaces exist)."""
         if not self.scopes & set(scopes):
             raise errors.Forbidden(
                 f"this key needs one of the scopes {', '.join(scopes)}", scopes=list(scopes)
             )
         if namespace is not None and not self.may_read(namespace):
-            raise errors.Forbidden(f"this key may not use namespace {namespace!r}", namespace=namespace)
+            raise namespace_not_found(namespace)
 
     def may_read(self, namespace: str) -> bool:
         return not self.namespaces or namespace in self.namespaces
+
+    @property
+    def unrestricted(self) -> bool:
+        """No allow-list: the key reaches every namespace of its tenant."""
+        return not self.namespaces
+
+    def reaches(self, key: ApiKeyRecord) -> bool:
+        """Whether this key may see or revoke ``key``: an unrestricted key reaches every key of its
+        tenant; an allow-listed one only keys whose namespaces all lie inside its own list."""
+        if self.unrestricted:
+            return True
+        return bool(key.namespaces) and set(key.namespaces) <= self.namespaces
 
     def to_context(self) -> dict[str, str]:
         """The API Gateway authorizer context (string values only)."""
@@ -129,13 +140,24 @@ class TenancyService:
     def revoke_key(self, tenant_id: str, key_id: str) -> ApiKeyRecord:
         return self._registry.revoke_api_key(tenant_id, key_id)
 
-    # -- the keys API: an admin key manages its own tenant's keys --------------------------------
+    # -- the keys API: an admin key manages its own tenant's keys, within its own reach ----------
     def keys(self, principal: Principal) -> KeyList:
         principal.require("admin")
-        return KeyList(keys=[KeyView.of(k) for k in self.list_keys(principal.tenant_id)])
+        reachable = [k for k in self.list_keys(principal.tenant_id) if principal.reaches(k)]
+        return KeyList(keys=[KeyView.of(k) for k in reachable])
 
     def issue_key(self, principal: Principal, body: NewKey) -> NewKeyView:
+        """An allow-listed admin mints only keys limited to a subset of its own namespaces."""
         principal.require("admin")
+        if not principal.unrestricted:
+            if not body.namespaces:
+                raise errors.Forbidden(
+                    "an admin key limited to some namespaces cannot create an unrestricted key; "
+                    "name the namespaces",
+                    allowed=sorted(principal.namespaces),
+                )
+            for ns in body.namespaces:
+                principal.require("admin", ns)  # outside the list: the same 404 as a missing one
         plaintext, record = self.create_key(
             principal.tenant_id, name=body.name, scopes=body.scopes, namespaces=body.namespaces
         )
@@ -143,4 +165,13 @@ class TenancyService:
 
     def revoke(self, principal: Principal, key_id: str) -> KeyView:
         principal.require("admin")
+        if not principal.unrestricted:
+            reachable = {k.key_id for k in self.list_keys(principal.tenant_id) if principal.reaches(k)}
+            if key_id not in reachable:
+                raise errors.NotFound(f"no key {key_id!r}", key_id=key_id)
         return KeyView.of(self.revoke_key(principal.tenant_id, key_id))
+
+
+def namespace_not_found(namespace: str) -> errors.NamespaceNotFound:
+    """The one answer for a namespace that does not exist *or* is outside the caller's allow-list."""
+    return errors.NamespaceNotFound(f"namespace {namespace!r} does not exist", namespace=namespace)

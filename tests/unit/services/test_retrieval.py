@@ -78,11 +78,15 @@ def key(ns: Sequence[str] = (), scopes: str = "chat,search") -> Principal:
 # -- authorisation -------------------------------------------------------------------------------
 
 
-def test_outside_the_allow_list_is_forbidden_whether_or_not_it_exists(world: World) -> None:
+def test_outside_the_allow_list_is_the_same_404_as_missing(world: World) -> None:
+    """Issue 12 #5: one answer for "missing" and "not yours", so a key learns nothing."""
     svc = world.service()
+    answers = set()
     for name in ("support", "no-such-namespace"):
-        with pytest.raises(errors.Forbidden):
+        with pytest.raises(errors.NamespaceNotFound) as refused:
             svc.namespaces(key(["docs"]), [name], "search")
+        answers.add((refused.value.code, refused.value.message.replace(name, "?")))
+    assert len(answers) == 1
     with pytest.raises(errors.NamespaceNotFound):
         svc.namespaces(key(), ["no-such-namespace"], "search")
     with pytest.raises(errors.Forbidden):
