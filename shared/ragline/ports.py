@@ -174,6 +174,10 @@ class TenantRegistry(Protocol):
         """Raises ``NotFound``."""
         ...
 
+    def update_tenant(self, tenant: Tenant) -> Tenant:
+        """Replace a stored tenant (its status, quota, name); raises ``NotFound`` when it does not exist."""
+        ...
+
     def create_namespace(self, namespace: Namespace) -> Namespace:
         """Raises ``Conflict`` when it exists."""
         ...

@@ -223,6 +223,20 @@ class TenantRegistryContract:
         with pytest.raises(errors.NotFound):
             registry.get_tenant("globex")
 
+    def test_given_a_tenant_when_updated_then_its_status_round_trips_and_others_are_untouched(
+        self, registry: TenantRegistry
+    ) -> None:
+        acme = registry.create_tenant(Tenant(tenant_id="acme", max_runs_per_period=5, created_at=AT))
+        registry.create_tenant(Tenant(tenant_id="globex", created_at=AT))
+        suspended = acme.model_copy(update={"status": "suspended"})
+        assert registry.update_tenant(suspended) == suspended
+        assert registry.get_tenant("acme") == suspended
+        assert registry.get_tenant("globex").status == "active"
+        with pytest.raises(errors.NotFound):
+            registry.update_tenant(Tenant(tenant_id="initech"))
+        with pytest.raises(errors.NotFound):
+            registry.get_tenant("initech")  # an update never creates
+
     # -- namespaces -----------------------------------------------------------------------------
     def test_create_get_list_update(self, registry: TenantRegistry) -> None:
         registry.create_namespace(new_namespace("acme", "docs", "Product docs", default=True))

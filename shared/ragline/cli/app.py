@@ -95,6 +95,24 @@ def tenants_create(
     typer.echo(f"created tenant {tenant_id}")
 
 
+@tenants_app.command("status")
+def tenants_status(
+    tenant_id: str,
+    status: Annotated[str, typer.Argument(help="active, suspended or deleted (deleted is final).")],
+    home: Home = None,
+) -> None:
+    """Suspend, reactivate or delete a tenant: only an active tenant's keys authenticate."""
+    from ragline.errors import RaglineError
+
+    if status not in ("active", "suspended", "deleted"):
+        raise typer.BadParameter("status is one of: active, suspended, deleted")
+    try:
+        _container(home).tenancy.set_status(tenant_id, status)  # type: ignore[arg-type]
+    except RaglineError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"tenant {tenant_id} is {status}")
+
+
 @keys_app.command("create")
 def keys_create(
     tenant: Annotated[str, typer.Option("--tenant", help="Tenant id.")],

@@ -59,6 +59,9 @@ Scope = Literal["chat", "search", "ingest", "admin"]
 ALL_SCOPES: tuple[Scope, ...] = ("chat", "search", "ingest", "admin")
 
 
+TenantStatus = Literal["active", "suspended", "deleted"]
+
+
 class Tenant(BaseModel):
     """A customer of the SaaS. ``max_runs_per_period`` is its monthly quota (None = unlimited)."""
 
@@ -66,6 +69,8 @@ class Tenant(BaseModel):
     name: str = ""
     plan: str = "standard"
     max_runs_per_period: int | None = None
+    status: TenantStatus = "active"
+    """Only an ``active`` tenant's keys authenticate; ``suspended`` can be reactivated, ``deleted`` not."""
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
     @field_validator("tenant_id")

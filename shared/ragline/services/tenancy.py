@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ragline import errors
 from ragline.domain.api import KeyList, KeyView, NewKey, NewKeyView
 from ragline.domain.keys import hash_api_key, looks_like_api_key, new_api_key, new_key_id
-from ragline.domain.tenancy import ALL_SCOPES, ApiKeyRecord, Scope, Tenant
+from ragline.domain.tenancy import ALL_SCOPES, ApiKeyRecord, Scope, Tenant, TenantStatus
 from ragline.ports import TenantRegistry
 
 
@@ -93,11 +93,25 @@ class TenancyService:
             raise errors.InvalidRequest(str(exc).splitlines()[-1].strip()) from exc
         return self._registry.create_tenant(tenant)
 
+    def set_status(self, tenant_id: str, status: TenantStatus) -> Tenant:
+        """Suspend, reactivate or delete a tenant. Only an ``active`` tenant's keys authenticate; a
+        ``deleted`` tenant stays deleted, and its keys are revoked."""
+        tenant = self._registry.get_tenant(tenant_id)
+        if tenant.status == "deleted" and status != "deleted":
+            raise errors.Conflict(f"tenant {tenant_id!r} was deleted", tenant=tenant_id)
+        updated = self._registry.update_tenant(tenant.model_copy(update={"status": status}))
+        if status == "deleted":
+            for key in self._registry.list_api_keys(tenant_id):
+                if key.active:
+                    self._registry.revoke_api_key(tenant_id, key.key_id)
+        return updated
+
     def create_key(
         self, tenant_id: str, *, name: str = "", scopes: Iterable[str], namespaces: Iterable[str] = ()
     ) -> tuple[str, ApiKeyRecord]:
         """A new key: the plaintext is returned here once and stored nowhere."""
-        self._registry.get_tenant(tenant_id)
+        if self._registry.get_tenant(tenant_id).status != "active":
+            raise errors.Conflict(f"tenant {tenant_id!r} is not active", tenant=tenant_id)
         wanted = tuple(dict.fromkeys(scopes))
         unknown = [s for s in wanted if s not in ALL_SCOPES]
         if unknown or not wanted:
@@ -125,6 +139,12 @@ class TenancyService:
         record = self._registry.find_api_key(hash_api_key(token.strip()))
         if record is None or not record.active:
             raise errors.Unauthorized("unknown or revoked API key")
+        try:
+            tenant = self._registry.get_tenant(record.tenant_id)
+        except errors.NotFound:
+            tenant = None
+        if tenant is None or tenant.status != "active":  # a gone tenant's keys die with it
+            raise errors.Unauthorized("this key's tenant is not active")
         with suppress(*errors.RETRYABLE):  # last-used bookkeeping must never fail a valid request
             self._registry.touch_api_key(record.key_hash)
         return Principal(

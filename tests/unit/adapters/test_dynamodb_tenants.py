@@ -61,6 +61,7 @@ def test_tenant_item_has_typed_attributes_and_omits_an_unlimited_quota() -> None
         "tenant_id": {"S": "acme"},
         "name": {"S": "Acme"},
         "plan": {"S": "standard"},
+        "status": {"S": "active"},
         "created_at": {"S": "2026-01-02T03:04:05.678901+00:00"},
     }
     capped = dt.tenant_to_item(Tenant(tenant_id="acme", max_runs_per_period=500, created_at=AT))

@@ -341,6 +341,15 @@ class DynamoDbTenantRegistry:
             raise errors.NotFound(f"tenant {tenant_id!r} does not exist", tenant=tenant_id)
         return Tenant.model_validate(item_fields(item))
 
+    def update_tenant(self, tenant: Tenant) -> Tenant:
+        try:
+            self._send("put_item", put_existing_request(self.table_name, tenant_to_item(tenant)))
+        except _ConditionFailed:
+            raise errors.NotFound(
+                f"tenant {tenant.tenant_id!r} does not exist", tenant=tenant.tenant_id
+            ) from None
+        return tenant
+
     # -- namespaces ------------------------------------------------------------------------------
     def create_namespace(self, namespace: Namespace) -> Namespace:
         try:

@@ -79,6 +79,15 @@ class SqliteTenantRegistry:
             raise errors.NotFound(f"tenant {tenant_id!r} does not exist", tenant=tenant_id)
         return Tenant.model_validate_json(row[0])
 
+    def update_tenant(self, tenant: Tenant) -> Tenant:
+        with self._lock:
+            cur = self._db().execute(
+                "UPDATE tenants SET body=? WHERE tenant_id=?", (tenant.model_dump_json(), tenant.tenant_id)
+            )
+        if cur.rowcount != 1:
+            raise errors.NotFound(f"tenant {tenant.tenant_id!r} does not exist", tenant=tenant.tenant_id)
+        return tenant
+
     # -- namespaces ------------------------------------------------------------------------------
     def create_namespace(self, namespace: Namespace) -> Namespace:
         with self._lock:
