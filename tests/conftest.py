@@ -21,3 +21,12 @@ def opensearch_url() -> str:
             "RAGLINE_TEST_OPENSEARCH_URL is not set: run the suite with `make test` (scripts/run-tests)"
         )
     return url
+
+
+AT_SCALE = {"ci": 2000, "dev": 150}
+"""Examples per property test run *at scale* (the isolation properties): ``make test`` sets
+``RAGLINE_TEST_PROFILE=ci``; a bare ``pytest`` run is ``dev``."""
+
+
+def examples_at_scale() -> int:
+    return AT_SCALE[os.environ.get("RAGLINE_TEST_PROFILE", "dev")]
