@@ -14,7 +14,7 @@ from starlette.routing import Route
 
 from ragline import telemetry, wiring
 from ragline.domain.api import ChatRequest
-from ragline.http import json_text, require_json
+from ragline.http import checked_idempotency_key, json_text, require_json
 from ragline.services.tenancy import Principal
 from ragline.streaming import ERROR_HANDLERS, error_response, gateway_context, json_reply, stream_events
 from ragline.wiring import Container
@@ -29,7 +29,8 @@ def create_app(container: Container | None = None) -> Starlette:
             caller = Principal.from_context(context.get("authorizer"))
             require_json(request.headers.get("content-type"))  # the REST handlers' rules, to the letter
             body = ChatRequest.model_validate_json(json_text(await request.body()))
-            run_id = request.headers.get("idempotency-key") or context.get("requestId") or None
+            key = checked_idempotency_key(request.headers.get("idempotency-key"))  # > 255 chars: 400
+            run_id = key or context.get("requestId") or None
             events = (container or wiring.container()).chat.answer_chat(caller, body, run_id=run_id)
             logger.info("chat run", extra={"run_id": run_id, "tenant": caller.tenant_id, "mode": body.mode})
             events = telemetry.observe_chat(events)

@@ -79,6 +79,18 @@ class Conflict(RaglineError):
     code = "conflict"
 
 
+class RunInProgress(Conflict):
+    """A run with this ``Idempotency-Key`` is still being worked on; retry once it has finished."""
+
+    code = "run_in_progress"
+
+
+class IdempotencyKeyReused(RaglineError):
+    """This ``Idempotency-Key`` already names a run of another request (method, route or body)."""
+
+    code = "idempotency_key_reused"
+
+
 class EmbeddingMismatch(Conflict):
     """Vectors of another model or dimension would corrupt the namespace; refused."""
 

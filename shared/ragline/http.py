@@ -24,11 +24,13 @@ STATUS_BY_ERROR: dict[type[errors.RaglineError], int] = {
     errors.NotFound: 404,
     errors.MethodNotAllowed: 405,
     errors.Conflict: 409,
+    errors.RunInProgress: 409,
     errors.DocumentTooLarge: 413,
     errors.UnsupportedMediaType: 415,
     errors.UnsupportedDocument: 422,
     errors.UnreadableDocument: 422,
     errors.EmptyDocument: 422,
+    errors.IdempotencyKeyReused: 422,
     errors.QuotaExceeded: 429,
     errors.Throttled: 429,
     errors.DependencyUnavailable: 503,
@@ -249,8 +251,24 @@ def caller(app: APIGatewayRestResolver) -> Principal:
     return Principal.from_context(app.current_event.request_context.authorizer.raw_event)
 
 
+MAX_IDEMPOTENCY_KEY = 255
+"""Longest ``Idempotency-Key`` accepted (API Gateway passes far longer headers)."""
+
+
+def checked_idempotency_key(key: str | None) -> str | None:
+    """The client's key, refused with ``InvalidRequest`` (400) before any work when it is too long."""
+    if key and len(key) > MAX_IDEMPOTENCY_KEY:
+        raise errors.InvalidRequest(
+            f"Idempotency-Key is longer than {MAX_IDEMPOTENCY_KEY} characters",
+            max_length=MAX_IDEMPOTENCY_KEY,
+            length=len(key),
+        )
+    return key or None
+
+
 def run_id(app: APIGatewayRestResolver) -> str:
-    """The client's ``Idempotency-Key``, else the gateway's request id: a retry is charged once."""
+    """The client's ``Idempotency-Key`` (at most 255 characters), else the gateway's request id: a
+    retry is charged once and replays the recorded result."""
     event = app.current_event
     key = event.headers.get("Idempotency-Key") or event.headers.get("idempotency-key")
-    return str(key or event.request_context.request_id)
+    return str(checked_idempotency_key(key) or event.request_context.request_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from ragline.domain.billing import CompletedRun
 from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
 from ragline.domain.documents import Claim, DocumentRecord
 from ragline.domain.models import Chunk, RunUsage, SearchHit, SearchQuery, StoreCapabilities, TenantScope
@@ -137,22 +138,43 @@ class ChatModel(Protocol):
 
 
 class UsageLedger(Protocol):
-    """Counts each run's usage exactly once, per tenant and period (``YYYY-MM``, UTC).
+    """Counts each run's usage exactly once, per tenant and period (``YYYY-MM``, UTC), and makes a run
+    id (a client's ``Idempotency-Key``) name one request whose work is done once.
 
     Contract:
-    - ``reserve(tenant, run, limit)`` raises ``QuotaExceeded`` (details: limit, used, period) when the
-      tenant's live counter for the current period already holds ``limit`` runs; it reads the live
-      counter (never a cache) and writes nothing. ``limit=None`` means unlimited.
-    - ``commit(tenant, run, usage, limit)`` charges the run once: the first commit of a ``run_id``
-      adds ``usage`` and one run to the period counter in one atomic step; every later commit of the
-      same ``run_id`` (sequential or concurrent, from any process) is a no-op that returns the first
+    - ``reserve(tenant, run, limit, fingerprint)`` is one atomic step before any work. A new run id:
+      refused with ``QuotaExceeded`` (details: limit, used, period; nothing written) when the live
+      counter already holds ``limit`` charged runs (``None``: unlimited), else a marker ``in_progress``
+      with the fingerprint is written and ``None`` returned — do the work, then ``commit``. A known
+      run id (decided by :func:`~ragline.domain.billing.check_replay`, before the quota): another
+      fingerprint raises ``IdempotencyKeyReused``; a completed run returns its ``CompletedRun`` (first
+      charge and recorded result; nothing is charged, no work may be done); a run still in progress
+      raises ``RunInProgress``, unless its marker is older than ``STALE_AFTER`` — then it is taken over
+      (``None``). Of concurrent reservations of one run id exactly one gets ``None``. Reserving
+      charges nothing: runs reserved together may all pass one remaining slot (overshoot is bounded
+      by concurrency). Whatever a run id's length, its marker can be stored (adapters bound the key).
+    - ``commit(tenant, run, usage, limit, result, fingerprint)`` charges the run once: the first commit of a
+      ``run_id`` adds ``usage`` and one run to the period counter and completes the marker with
+      ``result`` (at most ``MAX_RESULT_BYTES``) in one atomic step; every later commit of the same
+      ``run_id`` (sequential or concurrent, from any process) is a no-op that returns the first
       charge. A commit is never lost for being over quota (the work was done): it is recorded anyway.
+      A commit without a reservation is allowed (it charges as a new run).
     - ``period_usage`` / ``period_runs`` read the counter.
     """
 
-    def reserve(self, tenant_id: str, run_id: str, limit: int | None = None) -> None: ...
+    def reserve(
+        self, tenant_id: str, run_id: str, limit: int | None = None, fingerprint: str = ""
+    ) -> CompletedRun | None: ...
 
-    def commit(self, tenant_id: str, run_id: str, usage: RunUsage, limit: int | None = None) -> RunUsage: ...
+    def commit(
+        self,
+        tenant_id: str,
+        run_id: str,
+        usage: RunUsage,
+        limit: int | None = None,
+        result: str | None = None,
+        fingerprint: str = "",
+    ) -> RunUsage: ...
 
     def period_usage(self, tenant_id: str, period: str) -> RunUsage: ...
 

@@ -18,7 +18,7 @@ from ragline.adapters.aws.ledger import DynamoDbUsageLedger
 from ragline.adapters.embedded.ledger import SqliteUsageLedger
 from ragline.domain.billing import current_period
 from ragline.domain.models import RunUsage
-from tests.contract.usage_ledger_contract import UsageLedgerContract
+from tests.contract.usage_ledger_contract import Clock, UsageLedgerContract
 from tests.support.cfn_tables import create_table_from_template, load_template
 
 pytestmark = pytest.mark.contract
@@ -31,8 +31,8 @@ def period() -> str:
 
 class TestSqliteUsageLedger(UsageLedgerContract):
     @pytest.fixture
-    def ledger(self, tmp_path: Path) -> SqliteUsageLedger:
-        return SqliteUsageLedger(tmp_path / "usage.sqlite")
+    def ledger(self, tmp_path: Path, clock: Clock) -> SqliteUsageLedger:
+        return SqliteUsageLedger(tmp_path / "usage.sqlite", clock=clock)
 
 
 @pytest.fixture
@@ -44,8 +44,8 @@ def usage_table(dynamodb_client: Any) -> Iterator[str]:
 
 class TestDynamoDbUsageLedger(UsageLedgerContract):
     @pytest.fixture
-    def ledger(self, dynamodb_client: Any, usage_table: str) -> DynamoDbUsageLedger:
-        return DynamoDbUsageLedger(usage_table, client=dynamodb_client)
+    def ledger(self, dynamodb_client: Any, usage_table: str, clock: Clock) -> DynamoDbUsageLedger:
+        return DynamoDbUsageLedger(usage_table, client=dynamodb_client, clock=clock)
 
 
 # -- SQLite specifics -----------------------------------------------------------------------------
@@ -91,12 +91,12 @@ def test_dynamodb_item_layout_is_a_counter_and_an_expiring_marker(
 ) -> None:
     DynamoDbUsageLedger(usage_table, client=dynamodb_client).commit("acme", "r1", RunUsage(retrievals=3))
     items = {i["pk"]["S"]: i for i in dynamodb_client.scan(TableName=usage_table)["Items"]}
-    counter, marker = items["TENANT#acme"], items["RUN#acme#r1"]
+    counter, marker = items["TENANT#acme"], items[dynamodb_ledger.marker_key("acme", "r1")["pk"]["S"]]
     assert counter["sk"] == {"S": f"PERIOD#{period}"} and "expires_at" not in counter
     assert (counter["runs"], counter["retrievals"], counter["pages"]) == ({"N": "1"}, {"N": "3"}, {"N": "0"})
     assert marker["sk"] == {"S": "RUN"} and marker["period"] == {"S": period}
     assert int(marker["expires_at"]["N"]) == dynamodb_ledger.marker_expiry(period)
-    assert marker["over_quota"] == {"BOOL": False}
+    assert marker["over_quota"] == {"BOOL": False} and marker["run_id"] == {"S": "r1"}
 
 
 def test_dynamodb_over_quota_charge_flags_its_marker(dynamodb_client: Any, usage_table: str) -> None:

@@ -1,20 +1,46 @@
 """The UsageLedger contract (see :class:`ragline.ports.UsageLedger`), one suite for every adapter.
 
-A subclass provides the ``ledger`` fixture (a fresh, empty ledger) and, if it does not use
-``current_period``'s format, a ``period`` fixture naming the period commits land in.
+A subclass provides the ``ledger`` fixture (a fresh, empty ledger reading the time from the ``clock``
+fixture) and, if it does not use ``current_period``'s format, a ``period`` fixture naming the period
+commits land in.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from ragline import errors
+from ragline.domain.billing import STALE_AFTER, CompletedRun
 from ragline.domain.models import RunUsage
 from ragline.ports import UsageLedger
+
+FP = "fingerprint-of-request-1"
+
+
+class Clock:
+    """A clock a test moves by hand (an ``in_progress`` marker must age past ``STALE_AFTER``)."""
+
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC).replace(day=1, hour=0, minute=0)  # room to advance in the period
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, by: timedelta) -> None:
+        self.now += by
+
+
+def outcome(call: Callable[[], Any]) -> Any:
+    """The call's result, or the class of the Ragline error it raised."""
+    try:
+        return call()
+    except errors.RaglineError as exc:
+        return type(exc)
 
 
 def run_in_threads(n: int, target: Callable[[], Any]) -> list[Any]:
@@ -44,6 +70,10 @@ class UsageLedgerContract:
     @pytest.fixture
     def ledger(self) -> UsageLedger:
         raise NotImplementedError
+
+    @pytest.fixture
+    def clock(self) -> Clock:
+        return Clock()
 
     # -- exactly once -----------------------------------------------------------------------------
     def test_a_run_is_charged_once_however_often_it_is_committed(
@@ -130,11 +160,11 @@ class UsageLedgerContract:
             ledger.reserve("acme", "run-2", 2)
         assert refused.value.details == {"limit": 2, "used": 2, "period": period}
         assert refused.value.code == "quota_exceeded"
-        ledger.reserve("acme", "run-2", 3)  # a larger limit has room
-        ledger.reserve("acme", "run-2")  # no limit: unlimited
-        assert ledger.period_runs("acme", period) == 2  # reserve writes nothing
+        assert ledger.reserve("acme", "run-2", 3) is None  # a larger limit has room
+        assert ledger.reserve("acme", "run-3") is None  # no limit: unlimited
+        assert ledger.period_runs("acme", period) == 2  # reserving charges nothing
 
-    def test_reserve_writes_nothing(self, ledger: UsageLedger, period: str) -> None:
+    def test_reserving_charges_nothing(self, ledger: UsageLedger, period: str) -> None:
         for n in range(3):
             ledger.reserve("acme", f"run-{n}", 1)
         assert ledger.period_runs("acme", period) == 0
@@ -169,3 +199,90 @@ class UsageLedgerContract:
         assert run_in_threads(8, lambda: ledger.commit("acme", "run-b", late, 1)) == [late] * 8
         assert ledger.period_runs("acme", period) == 2
         assert ledger.period_usage("acme", period) == RunUsage(retrievals=1, reranks=1)
+
+    # -- idempotency: a run id names one request, whose work is done once --------------------------
+    def test_a_completed_run_is_replayed_with_its_record_and_not_charged_again(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        usage = RunUsage(retrievals=1, llm_output_tokens=5)
+        assert ledger.reserve("acme", "key-1", 3, FP) is None  # do the work
+        ledger.commit("acme", "key-1", usage, 3, '{"answer":"42"}', FP)
+        for _ in range(5):  # Then every replay gets the record, nothing charged, no work to do
+            assert ledger.reserve("acme", "key-1", 3, FP) == CompletedRun(
+                usage=usage, result='{"answer":"42"}'
+            )
+        assert ledger.period_runs("acme", period) == 1
+        assert ledger.period_usage("acme", period) == usage
+
+    def test_of_concurrent_reservations_of_one_run_exactly_one_does_the_work(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        outcomes = run_in_threads(12, lambda: outcome(lambda: ledger.reserve("acme", "key-1", 3, FP)))
+        assert outcomes.count(None) == 1
+        assert outcomes.count(errors.RunInProgress) == 11
+        assert ledger.period_runs("acme", period) == 0
+
+    def test_a_run_in_progress_refuses_a_replay_with_409(self, ledger: UsageLedger) -> None:
+        assert ledger.reserve("acme", "key-1", None, FP) is None
+        with pytest.raises(errors.RunInProgress) as refused:
+            ledger.reserve("acme", "key-1", None, FP)
+        assert refused.value.code == "run_in_progress"
+
+    def test_another_request_under_a_used_key_is_refused_with_422(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        ledger.reserve("acme", "key-1", None, FP)
+        with pytest.raises(errors.IdempotencyKeyReused):  # while the first runs
+            ledger.reserve("acme", "key-1", None, "another request")
+        ledger.commit("acme", "key-1", RunUsage(retrievals=1), None, "{}", FP)
+        with pytest.raises(errors.IdempotencyKeyReused) as refused:  # and once it completed
+            ledger.reserve("acme", "key-1", None, "another request")
+        assert refused.value.code == "idempotency_key_reused"
+        assert ledger.period_runs("acme", period) == 1
+
+    def test_a_stale_run_in_progress_may_be_taken_over_by_the_same_request(
+        self, ledger: UsageLedger, clock: Clock, period: str
+    ) -> None:
+        assert ledger.reserve("acme", "key-1", None, FP) is None  # Given a run that crashed
+        clock.advance(STALE_AFTER - timedelta(seconds=5))
+        with pytest.raises(errors.RunInProgress):  # not yet stale
+            ledger.reserve("acme", "key-1", None, FP)
+        clock.advance(timedelta(seconds=5))
+        with pytest.raises(errors.IdempotencyKeyReused):  # stale, but another request
+            ledger.reserve("acme", "key-1", None, "another request")
+        assert ledger.reserve("acme", "key-1", None, FP) is None  # taken over
+        with pytest.raises(errors.RunInProgress):  # and in progress again
+            ledger.reserve("acme", "key-1", None, FP)
+        ledger.commit("acme", "key-1", RunUsage(pages=1), None, None, FP)
+        assert ledger.reserve("acme", "key-1", None, FP) == CompletedRun(usage=RunUsage(pages=1))
+        assert ledger.period_runs("acme", period) == 1
+
+    def test_a_quota_refusal_is_not_charged_and_leaves_no_marker(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        ledger.reserve("acme", "key-1", 1, FP)
+        ledger.commit("acme", "key-1", RunUsage(retrievals=1), 1, "{}", FP)
+        for _ in range(3):
+            with pytest.raises(errors.QuotaExceeded):
+                ledger.reserve("acme", "key-2", 1, FP)
+        assert ledger.period_runs("acme", period) == 1
+        assert ledger.reserve("acme", "key-2", 2, FP) is None  # the refused key is free for a later run
+        # a replay of a completed run is answered even at the quota (it costs nothing)
+        assert ledger.reserve("acme", "key-1", 1, FP) == CompletedRun(
+            usage=RunUsage(retrievals=1), result="{}"
+        )
+
+    @pytest.mark.parametrize("length", [255, 2100])
+    def test_a_run_id_of_any_length_is_reserved_charged_and_replayed(
+        self, ledger: UsageLedger, period: str, length: int
+    ) -> None:
+        key = "k" * length
+        assert ledger.reserve("acme", key, 5, FP) is None
+        assert ledger.commit("acme", key, RunUsage(retrievals=1), 5, "{}", FP) == RunUsage(retrievals=1)
+        assert ledger.reserve("acme", key, 5, FP) == CompletedRun(usage=RunUsage(retrievals=1), result="{}")
+        assert ledger.reserve("acme", key[:-1], 5, FP) is None  # one character shorter: another run
+        assert ledger.period_runs("acme", period) == 1
+
+    def test_tenants_do_not_share_run_ids(self, ledger: UsageLedger) -> None:
+        ledger.reserve("acme", "key-1", None, FP)
+        assert ledger.reserve("globex", "key-1", None, "globex's own request") is None

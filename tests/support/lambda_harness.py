@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -52,9 +53,10 @@ def call_rest(
     body: Any = None,
     headers: dict[str, str] | None = None,
     query: dict[str, str] | None = None,
-    request_id: str = "gw-1",
+    request_id: str | None = None,
 ) -> tuple[int, Any]:
-    """One request through a REST handler; ``body`` is sent as JSON unless it is already a string."""
+    """One request through a REST handler; ``body`` is sent as JSON unless it is already a string.
+    Each request gets a fresh gateway request id, as in AWS (the run id when no Idempotency-Key)."""
     event = gateway_event(
         method,
         path,
@@ -75,9 +77,10 @@ def chat_client(module: ModuleType, container: Container) -> TestClient:
     return TestClient(module.create_app(container))
 
 
-def chat_headers(authorizer: dict[str, str], request_id: str = "gw-chat", **extra: str) -> dict[str, str]:
-    """The headers the Lambda Web Adapter forwards: the API Gateway context with the authorizer's."""
-    context = {"requestId": request_id, "authorizer": authorizer}
+def chat_headers(authorizer: dict[str, str], request_id: str | None = None, **extra: str) -> dict[str, str]:
+    """The headers the Lambda Web Adapter forwards: the API Gateway context with the authorizer's
+    (a fresh request id per call unless given, as in AWS)."""
+    context = {"requestId": request_id or f"gw-{uuid.uuid4().hex}", "authorizer": authorizer}
     return {"x-amzn-request-context": json.dumps(context), **extra}
 
 

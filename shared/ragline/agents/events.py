@@ -57,6 +57,8 @@ class RunFinished(ApiModel):
     exit_reason: str
     answer: str
     usage: Usage
+    replayed: bool = Field(default=False, exclude_if=lambda v: not v)
+    """``true`` only on a replay of a completed ``Idempotency-Key`` (the run's only event then)."""
 
 
 RunEvent = AnswerDelta | ToolStarted | ToolFinished | Sources | Warning | RunError | RunFinished
@@ -73,6 +75,7 @@ class ChatResponse(ApiModel):
     usage: Usage = Field(default_factory=Usage)
     exit_reason: str = ""
     run_id: str = ""
+    replayed: bool = Field(default=False, exclude_if=lambda v: not v)
 
     @classmethod
     def collect(cls, events: Any) -> ChatResponse:
@@ -89,4 +92,5 @@ class ChatResponse(ApiModel):
             elif isinstance(event, RunFinished):
                 body.answer, body.usage = event.answer, event.usage
                 body.exit_reason, body.run_id = event.exit_reason, event.run_id
+                body.replayed = event.replayed
         return body

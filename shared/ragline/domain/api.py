@@ -174,6 +174,8 @@ class SearchResponse(ApiModel):
     usage: Usage
     run_id: str
     rerank: RerankView | None = None
+    replayed: bool = Field(default=False, exclude_if=lambda v: not v)
+    """``true`` only on a replay of a completed ``Idempotency-Key``: the recorded result, not re-run."""
 
 
 # -- namespaces, keys, usage ---------------------------------------------------------------------

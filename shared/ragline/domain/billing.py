@@ -1,14 +1,80 @@
-"""Billing periods and the run quota, which every :class:`~ragline.ports.UsageLedger` shares.
+"""Billing periods, the run quota and run idempotency, which every :class:`~ragline.ports.UsageLedger`
+shares.
 
 Usage is summed per tenant and *period*, the UTC calendar month (``YYYY-MM``). A tenant's quota is a
 number of runs per period; the check is pure so each ledger only has to read its live counter.
+
+A run id (a client's ``Idempotency-Key``) names one request: its marker keeps the request's
+:func:`request_fingerprint` and its state, and :func:`check_replay` decides what a second reservation
+of the same id gets (the recorded result, ``RunInProgress`` or ``IdempotencyKeyReused``).
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel
 
 from ragline import errors
+from ragline.domain.models import RunUsage
+
+RunState = Literal["in_progress", "completed"]
+STALE_AFTER = timedelta(minutes=15)
+"""An ``in_progress`` marker older than this (Lambda's longest run) belongs to a crashed run: the same
+request may take it over, so a crash never blocks its key for good."""
+MAX_RESULT_BYTES = 64 * 1024
+"""The largest recorded result a completed marker keeps (a replay of a larger one gets a summary)."""
+
+
+@dataclass(frozen=True)
+class RunMarker:
+    """What a ledger knows of a run id: its state, its request's fingerprint, its charge and result.
+
+    ``fingerprint`` is ``""`` for markers written before fingerprints were kept (they match any).
+    """
+
+    state: RunState
+    fingerprint: str
+    started_at: datetime
+    usage: RunUsage | None = None
+    result: str | None = None
+
+
+@dataclass(frozen=True)
+class CompletedRun:
+    """A replay's answer: the run's first charge and the result recorded with it (``None``: none)."""
+
+    usage: RunUsage
+    result: str | None = None
+
+
+def request_fingerprint(method: str, route: str, body: BaseModel, *, ignore: set[str] | None = None) -> str:
+    """sha256 of method, route and the validated body as canonical JSON (sorted keys).
+
+    Computed from the parsed model, not the raw bytes: spacing, key order and defaults spelled out
+    or left out do not make two equal requests differ.
+    """
+    canonical = json.dumps(
+        body.model_dump(mode="json", exclude=ignore), sort_keys=True, separators=(",", ":")
+    )
+    return hashlib.sha256(f"{method.upper()} {route}\n{canonical}".encode()).hexdigest()
+
+
+def check_replay(marker: RunMarker, fingerprint: str, now: datetime) -> CompletedRun | None:
+    """What reserving an existing run id means: ``CompletedRun`` (replay it), or ``None`` when a stale
+    ``in_progress`` marker of the same request may be taken over. Raises ``IdempotencyKeyReused``
+    for another request under the key, ``RunInProgress`` while the first is still running."""
+    if marker.fingerprint and fingerprint and marker.fingerprint != fingerprint:
+        raise errors.IdempotencyKeyReused("this Idempotency-Key was already used for a different request")
+    if marker.state == "completed":
+        return CompletedRun(usage=marker.usage or RunUsage(), result=marker.result)
+    if now - marker.started_at >= STALE_AFTER:
+        return None
+    raise errors.RunInProgress("a run with this Idempotency-Key is still in progress", retry_after_seconds=5)
 
 
 def period_of(at: datetime) -> str:

@@ -1,7 +1,10 @@
 """``answer_chat``: one chat run — the agent loop, verified citations, and exactly one charge.
 
 The run ends through :meth:`MeteredRun.finish`, which is idempotent and is reached on success, on error
-and when the consumer stops reading (client disconnect), so every run is metered once.
+and when the consumer stops reading (client disconnect), so every run is metered once. Its final event
+is recorded with the charge: a replay of a completed ``Idempotency-Key`` streams that one ``final``
+event again, with ``replayed: true`` (the answer left out when it was over ``MAX_RESULT_BYTES``; sources
+and steps are not kept), and does no retrieval and no model call.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from ragline.agents.events import RunError, RunEvent, RunFinished, Sources, Warn
 from ragline.agents.prompts import resolve_system_prompt
 from ragline.agents.tools import ToolContext
 from ragline.domain.api import ChatMode, ChatRequest, ChunkView, Usage
+from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, request_fingerprint
 from ragline.domain.chat import ChatMessage
 from ragline.domain.citations import verify_citations
 from ragline.domain.models import TenantScope
@@ -73,7 +77,11 @@ class ChatService:
             raise errors.InvalidRequest("the conversation has no user message")
         spaces = self._retrieval.namespaces(principal, request.namespaces, "chat")
         scopes = [TenantScope(tenant_id=principal.tenant_id, namespace_id=ns.namespace_id) for ns in spaces]
-        run = self._metering.start(principal.tenant_id, run_id)
+        # ``stream`` only changes the transport: a streamed run may be replayed as JSON and back.
+        fingerprint = request_fingerprint("POST", "/v1/chat", request, ignore={"stream"})
+        run = self._metering.start(principal.tenant_id, run_id, fingerprint)
+        if run.replay is not None:
+            return _replayed(run.replay, run.run_id)
         warnings = []
         if request.legacy_mode:
             warnings.append(
@@ -123,12 +131,30 @@ class ChatService:
                 )
             cited = [ctx.evidence.get(alias) for alias in verified.cited]
             yield Sources(chunks=[ChunkView.of_evidence(e) for e in cited if e is not None])
-            usage = run.finish()
-            yield RunFinished(
+            final = RunFinished(
                 run_id=run.run_id,
                 exit_reason=outcome.exit_reason,
                 answer=verified.text,
-                usage=Usage.of(usage),
+                usage=Usage.of(run.usage),
             )
+            final.usage = Usage.of(run.finish(_recorded(final)))
+            yield final
         finally:
             run.finish()
+
+
+def _recorded(final: RunFinished) -> str:
+    """What a replay gets: the final event, without its answer when the whole would be too large."""
+    text = final.model_dump_json()
+    if len(text.encode()) <= MAX_RESULT_BYTES:
+        return text
+    return final.model_copy(update={"answer": ""}).model_dump_json()
+
+
+def _replayed(replay: CompletedRun, run_id: str) -> Generator[RunEvent, None, None]:
+    """The run's recorded final event again, flagged; a run that recorded none ends ``replayed``."""
+    if replay.result is not None:
+        final = RunFinished.model_validate_json(replay.result)
+    else:  # the first run stopped before its final event (client gone, a crash) or predates results
+        final = RunFinished(run_id=run_id, exit_reason="replayed_without_result", answer="", usage=Usage())
+    yield final.model_copy(update={"usage": Usage.of(replay.usage), "replayed": True})

@@ -1,8 +1,10 @@
 """One place that charges: every run (chat or search) is reserved before work and finished once.
 
-:meth:`Metering.start` checks the tenant's quota on the live counter and returns a :class:`MeteredRun`;
-its :meth:`~MeteredRun.finish` commits the run's usage exactly once, whether it is reached on success,
-on error or on abort — and the ledger makes a replayed run id (client retry, Lambda retry) a no-op.
+:meth:`Metering.start` reserves the run id (its marker, with the request's fingerprint) under the
+tenant's quota and returns a :class:`MeteredRun`. When the run id already completed, ``run.replay`` holds
+its first charge and recorded result: the caller returns that and does no work. Otherwise
+:meth:`~MeteredRun.finish` commits the run's usage (and the result a replay will get) exactly once,
+whether it is reached on success, on error or on abort.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ragline import errors
 from ragline.domain.api import Usage, UsageReport
-from ragline.domain.billing import current_period
+from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, current_period
 from ragline.domain.models import RunUsage
 from ragline.ports import TenantRegistry, UsageLedger
 from ragline.services.tenancy import Principal
@@ -24,13 +26,23 @@ class MeteredRun:
     run_id: str
     ledger: UsageLedger
     limit: int | None = None
+    fingerprint: str = ""
+    replay: CompletedRun | None = None
+    """Set when the run id already completed: answer from it, do no work, ``finish`` charges nothing."""
     usage: RunUsage = field(default_factory=RunUsage)
     charged: RunUsage | None = None
 
-    def finish(self) -> RunUsage:
-        """Commit the usage once; later calls return the first charge."""
+    def finish(self, result: str | None = None) -> RunUsage:
+        """Commit the usage once, recording ``result`` for replays (dropped over ``MAX_RESULT_BYTES``);
+        later calls return the first charge."""
+        if self.replay is not None:
+            return self.replay.usage
         if self.charged is None:
-            self.charged = self.ledger.commit(self.tenant_id, self.run_id, self.usage, self.limit)
+            if result is not None and len(result.encode()) > MAX_RESULT_BYTES:
+                result = None
+            self.charged = self.ledger.commit(
+                self.tenant_id, self.run_id, self.usage, self.limit, result, self.fingerprint
+            )
         return self.charged
 
 
@@ -39,13 +51,19 @@ class Metering:
         self._ledger = ledger
         self._registry = registry
 
-    def start(self, tenant_id: str, run_id: str | None = None) -> MeteredRun:
-        """Refuse with ``QuotaExceeded`` before any work when the tenant's quota is used up."""
+    def start(self, tenant_id: str, run_id: str | None = None, fingerprint: str = "") -> MeteredRun:
+        """Reserve the run before any work: ``QuotaExceeded`` when the quota is used up,
+        ``RunInProgress`` while the run id is running, ``IdempotencyKeyReused`` when it named another
+        request; a completed run id comes back with ``replay`` set (and is not charged again)."""
         limit = self._limit(tenant_id)
         run = MeteredRun(
-            tenant_id=tenant_id, run_id=run_id or uuid.uuid4().hex, ledger=self._ledger, limit=limit
+            tenant_id=tenant_id,
+            run_id=run_id or uuid.uuid4().hex,
+            ledger=self._ledger,
+            limit=limit,
+            fingerprint=fingerprint,
         )
-        self._ledger.reserve(tenant_id, run.run_id, limit)
+        run.replay = self._ledger.reserve(tenant_id, run.run_id, limit, fingerprint)
         return run
 
     def usage_report(self, principal: Principal, period: str | None = None) -> UsageReport:

@@ -2,13 +2,16 @@
 
 Everything that can refuse the request (bad query, a namespace the key may not use or that does not
 exist, the quota) is checked before any retrieval; the run is then charged exactly once, also when
-the retrieval fails half way.
+the retrieval fails half way. A replay of a completed ``Idempotency-Key`` returns the recorded
+response (``replayed: true``; its hits dropped if the response was over ``MAX_RESULT_BYTES``) and does
+no retrieval.
 """
 
 from __future__ import annotations
 
 from ragline import errors
 from ragline.domain.api import ChunkView, RerankView, SearchRequest, SearchResponse, Usage, WarningView
+from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, request_fingerprint
 from ragline.domain.models import TenantScope
 from ragline.services.metering import Metering
 from ragline.services.retrieval import RetrievalService
@@ -30,7 +33,12 @@ class SearchService:
             raise errors.InvalidRequest("query text is empty")
         self._retrieval.namespaces(principal, [namespace], "search")
         scope = TenantScope(tenant_id=principal.tenant_id, namespace_id=namespace)
-        run = self._metering.start(principal.tenant_id, run_id)
+        route = f"/v1/namespaces/{namespace}/search"
+        fingerprint = request_fingerprint("POST", route, request)
+        run = self._metering.start(principal.tenant_id, run_id, fingerprint)
+        if run.replay is not None:
+            return _replayed(run.replay, run.run_id, request)
+        response: SearchResponse | None = None
         try:
             retriever = self._retrieval.bind([scope], usage=run.usage)
             candidates = max(request.k, RERANK_CANDIDATES) if request.rerank else request.k
@@ -42,15 +50,47 @@ class SearchService:
                 rerank=request.rerank,
                 fusion=request.fusion,
             )
+            response = SearchResponse(
+                mode=result.mode,
+                hits=[ChunkView.of_hit(h) for h in result.hits],
+                warnings=[WarningView.of(n) for n in result.notices],
+                usage=Usage.of(run.usage),
+                run_id=run.run_id,
+                rerank=RerankView(reranker=result.rerank.reranker, fell_back=result.rerank.fell_back)
+                if result.rerank
+                else None,
+            )
         finally:
-            charged = run.finish()
-        return SearchResponse(
-            mode=result.mode,
-            hits=[ChunkView.of_hit(h) for h in result.hits],
-            warnings=[WarningView.of(n) for n in result.notices],
-            usage=Usage.of(charged),
-            run_id=run.run_id,
-            rerank=RerankView(reranker=result.rerank.reranker, fell_back=result.rerank.fell_back)
-            if result.rerank
-            else None,
+            charged = run.finish(_recorded(response))
+        assert response is not None  # the search raised otherwise
+        response.usage = Usage.of(charged)
+        return response
+
+
+def _recorded(response: SearchResponse | None) -> str | None:
+    """The response a replay returns; without its hits when the whole would be too large to keep."""
+    if response is None:
+        return None
+    text = response.model_dump_json()
+    if len(text.encode()) <= MAX_RESULT_BYTES:
+        return text
+    dropped = WarningView(
+        code="replay_without_hits",
+        message="this replay's recorded response was too large to keep its hits; run a new search",
+    )
+    return response.model_copy(
+        update={"hits": [], "warnings": [*response.warnings, dropped]}
+    ).model_dump_json()
+
+
+def _replayed(replay: CompletedRun, run_id: str, request: SearchRequest) -> SearchResponse:
+    if replay.result is not None:
+        response = SearchResponse.model_validate_json(replay.result)
+    else:  # the first run ended without a response (it failed, or it predates recorded results)
+        failed = WarningView(
+            code="replay_without_result",
+            message="the first run under this Idempotency-Key recorded no result (it failed);"
+            " send a new key to search again",
         )
+        response = SearchResponse(mode=request.mode, hits=[], warnings=[failed], usage=Usage(), run_id=run_id)
+    return response.model_copy(update={"usage": Usage.of(replay.usage), "replayed": True})

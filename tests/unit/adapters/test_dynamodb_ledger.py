@@ -10,12 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from hashlib import sha256
 from typing import Any
 
 import pytest
 
 from ragline import errors
 from ragline.adapters.aws import ledger as dl
+from ragline.domain.billing import CompletedRun
 from ragline.domain.models import RunUsage
 
 pytestmark = pytest.mark.unit
@@ -43,11 +45,14 @@ def test_commit_is_one_transaction_of_a_new_marker_and_a_counter_add() -> None:
     assert [list(i) for i in rq["TransactItems"]] == [["Put"], ["Update"]]
     assert put["TableName"] == update["TableName"] == TABLE
 
-    assert put["ConditionExpression"] == "attribute_not_exists(#pk)"
-    assert put["ExpressionAttributeNames"] == {"#pk": "pk"}
+    # new, or completing this run's reservation; a completed marker (or one from before states) fails
+    assert put["ConditionExpression"] == "attribute_not_exists(#pk) OR #state = :in_progress"
+    assert put["ExpressionAttributeNames"] == {"#pk": "pk", "#state": "state"}
+    assert put["ExpressionAttributeValues"] == {":in_progress": {"S": "in_progress"}}
     assert put["ReturnValuesOnConditionCheckFailure"] == "ALL_OLD"
     item = put["Item"]
-    assert (item["pk"], item["sk"]) == ({"S": "RUN#acme#run-1"}, {"S": "RUN"})
+    assert (item["pk"], item["sk"]) == ({"S": f"RUN#acme#{sha256(b'run-1').hexdigest()}"}, {"S": "RUN"})
+    assert item["state"] == {"S": "completed"} and "result" not in item
     assert item["tenant_id"] == {"S": "acme"} and item["run_id"] == {"S": "run-1"}
     assert item["period"] == {"S": PERIOD}
     assert item["retrievals"] == {"N": "2"} and item["llm_input_tokens"] == {"N": "300"}
@@ -78,13 +83,13 @@ def test_without_a_limit_the_counter_has_no_quota_condition() -> None:
     assert "ConditionExpression" not in update and ":limit" not in update["ExpressionAttributeValues"]
     assert "ReturnValuesOnConditionCheckFailure" not in update
     put = commit_request(limit=None)["TransactItems"][0]["Put"]
-    assert put["ConditionExpression"] == "attribute_not_exists(#pk)"  # exactly once holds regardless
+    assert put["ConditionExpression"].startswith("attribute_not_exists(#pk)")  # exactly once regardless
 
 
 def test_the_over_quota_charge_keeps_the_marker_guard_drops_the_quota_and_flags_the_marker() -> None:
     rq = commit_request(limit=None, over_quota=True)
     put, update = rq["TransactItems"][0]["Put"], rq["TransactItems"][1]["Update"]
-    assert put["ConditionExpression"] == "attribute_not_exists(#pk)"
+    assert put["ConditionExpression"] == commit_request()["TransactItems"][0]["Put"]["ConditionExpression"]
     assert "ConditionExpression" not in update
     assert put["Item"]["over_quota"] == {"BOOL": True}
     assert rq["ClientRequestToken"] != commit_request()["ClientRequestToken"]  # other parameters
@@ -306,24 +311,94 @@ def test_vendor_errors_become_ragline_errors_by_code(
     stubbed: Any, code: str, status: int, expected: type[Exception]
 ) -> None:
     ledger, stubber, _ = stubbed
-    stubber.add_client_error("transact_write_items", service_error_code=code, http_status_code=status)
-    stubber.add_client_error("get_item", service_error_code=code, http_status_code=status)
+    for _ in range(2):
+        stubber.add_client_error("transact_write_items", service_error_code=code, http_status_code=status)
     with pytest.raises(expected):
         ledger.commit("acme", "run-1", USAGE)
     with pytest.raises(expected):
         ledger.reserve("acme", "run-1", 3)
 
 
-def test_reserve_reads_the_live_counter_and_refuses_at_the_limit(stubbed: Any) -> None:
+def reserve_request(limit: int | None = 3, fingerprint: str = "fp-1", at: datetime = AT) -> dict[str, Any]:
+    return dl.reserve_request(TABLE, "acme", "run-1", fingerprint, now=at, limit=limit)
+
+
+def test_reserve_is_one_conditional_marker_put_and_a_counter_check_without_a_token() -> None:
+    rq = reserve_request()
+    put, check = rq["TransactItems"][0]["Put"], rq["TransactItems"][1]["ConditionCheck"]
+    assert "ClientRequestToken" not in rq  # two identical reservations must not both be acknowledged
+    item = put["Item"]
+    assert item["pk"] == {"S": f"RUN#acme#{sha256(b'run-1').hexdigest()}"}
+    assert (item["state"], item["fingerprint"]) == ({"S": "in_progress"}, {"S": "fp-1"})
+    assert item["started_at"] == {"N": str(int(AT.timestamp()))}
+    assert put["ConditionExpression"] == (
+        "attribute_not_exists(#pk) OR (#state = :in_progress"
+        " AND #started_at < :stale_before AND #fingerprint = :fingerprint)"
+    )
+    stale_before = int(put["ExpressionAttributeValues"][":stale_before"]["N"])
+    assert stale_before == int(AT.timestamp()) - 15 * 60 + 1  # a marker 15 minutes old may be taken over
+    assert check["Key"] == dl.counter_key("acme", PERIOD)
+    assert check["ConditionExpression"] == "attribute_not_exists(#runs) OR #runs < :limit"
+    assert check["ExpressionAttributeValues"] == {":limit": {"N": "3"}}
+    assert [list(i) for i in reserve_request(limit=None)["TransactItems"]] == [["Put"]]
+    for op in (put, check):
+        assert placeholders(op, "#") == set(op["ExpressionAttributeNames"])
+        assert placeholders(op, ":") == set(op["ExpressionAttributeValues"])
+
+
+def test_a_2100_character_key_makes_a_bounded_marker_key() -> None:
+    key = dl.marker_key("t" * 128, "k" * 2100)["pk"]["S"]
+    assert len(key.encode()) < 300 and key == dl.marker_key("t" * 128, "k" * 2100)["pk"]["S"]
+    assert key != dl.marker_key("t" * 128, "k" * 2099)["pk"]["S"]
+
+
+def in_progress(fingerprint: str = "fp-1", started: datetime = AT) -> dict[str, Any]:
+    return reserve_request(fingerprint=fingerprint, at=started)["TransactItems"][0]["Put"]["Item"]
+
+
+def test_reserve_sends_the_built_transaction_and_refuses_at_the_limit(stubbed: Any) -> None:
     ledger, stubber, _ = stubbed
-    expected = dl.get_counter_request(TABLE, "acme", PERIOD)
-    stubber.add_response("get_item", {"Item": {"runs": {"N": "2"}}}, expected_params=expected)
-    ledger.reserve("acme", "run-1", 3)
-    stubber.add_response("get_item", {"Item": {"runs": {"N": "3"}}}, expected_params=expected)
+    stubber.add_response("transact_write_items", {}, expected_params=reserve_request())
+    assert ledger.reserve("acme", "run-1", 3, "fp-1") is None
+    cancel(stubber, [OK, FAILED | {"Item": {"runs": {"N": "3"}}}], expected=reserve_request())
     with pytest.raises(errors.QuotaExceeded) as refused:
-        ledger.reserve("acme", "run-1", 3)
+        ledger.reserve("acme", "run-1", 3, "fp-1")
     assert refused.value.details == {"limit": 3, "used": 3, "period": PERIOD}
-    ledger.reserve("acme", "run-1")  # unlimited: no request at all
+
+
+def test_reserve_of_a_completed_run_returns_its_record_even_over_quota(stubbed: Any) -> None:
+    ledger, stubber, _ = stubbed
+    done = dl.marker_item("acme", "run-1", USAGE, period=PERIOD, fingerprint="fp-1", result='{"a":1}')
+    cancel(stubber, [FAILED | {"Item": done}, FAILED])
+    assert ledger.reserve("acme", "run-1", 3, "fp-1") == CompletedRun(usage=USAGE, result='{"a":1}')
+
+
+@pytest.mark.parametrize(
+    ("old", "expected"),
+    [
+        (in_progress(), errors.RunInProgress),
+        (in_progress("fp-other"), errors.IdempotencyKeyReused),
+        (
+            dl.marker_item("acme", "run-1", USAGE, period=PERIOD, fingerprint="fp-other"),
+            errors.IdempotencyKeyReused,
+        ),
+    ],
+    ids=["running", "running-other-request", "completed-other-request"],
+)
+def test_reserve_of_a_known_run_refuses_by_its_marker(
+    stubbed: Any, old: dict[str, Any], expected: type[Exception]
+) -> None:
+    ledger, stubber, _ = stubbed
+    cancel(stubber, [FAILED | {"Item": old}, OK])
+    with pytest.raises(expected):
+        ledger.reserve("acme", "run-1", 3, "fp-1")
+
+
+def test_reserve_of_a_marker_from_before_states_is_a_replay(stubbed: Any) -> None:
+    ledger, stubber, _ = stubbed
+    legacy = {k: v for k, v in marker(USAGE).items() if k not in ("state", "fingerprint")}
+    cancel(stubber, [FAILED | {"Item": legacy}])
+    assert ledger.reserve("acme", "run-1", None, "fp-1") == CompletedRun(usage=USAGE)
 
 
 def test_period_usage_of_a_missing_counter_is_zero(stubbed: Any) -> None:

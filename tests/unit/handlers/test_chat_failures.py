@@ -39,7 +39,7 @@ class LedgerFailingAtCommit(SqliteUsageLedger):
         super().__init__(path)
         self.failure = failure
 
-    def commit(self, tenant_id: str, run_id: str, usage: RunUsage, limit: int | None = None) -> RunUsage:
+    def commit(self, tenant_id: str, run_id: str, usage: RunUsage, *args: Any, **kw: Any) -> RunUsage:
         raise self.failure
 
 

@@ -4,10 +4,20 @@ Two kinds of item in one table (``UsageTable`` in ``template.yaml``):
 
 - the tenant's period counter, ``pk = "TENANT#<tenant>"``, ``sk = "PERIOD#<YYYY-MM>"``: ``runs`` plus
   one number per :class:`RunUsage` field;
-- a run marker, ``pk = "RUN#<tenant>#<run_id>"``, ``sk = "RUN"``: the run's first (and only) charge,
-  its period, and ``expires_at`` (the table's TTL attribute).
+- a run marker, ``pk = "RUN#<tenant>#<sha256(run_id)>"``, ``sk = "RUN"`` (hashed: a client's key of any
+  length gives a key far under DynamoDB's 2,048 bytes): the raw ``run_id``, the request's
+  ``fingerprint``, its ``state`` (``in_progress`` → ``completed``), ``started_at``, and once completed
+  the run's first (and only) charge, its recorded ``result``, its period, and ``expires_at`` (the
+  table's TTL attribute).
 
-``commit`` is ONE ``TransactWriteItems``: ``Put`` the marker if ``attribute_not_exists(pk)`` and
+``reserve`` is ONE ``TransactWriteItems`` without a client token (two identical reservations must not
+both be acknowledged): ``Put`` the ``in_progress`` marker if ``attribute_not_exists(pk)`` — or if it is
+a stale ``in_progress`` marker of the same fingerprint, the takeover — and, with a limit,
+``ConditionCheck`` the counter's ``runs < :limit``. Item 0 failed → the old marker (``ALL_OLD``) decides
+replay, 409 or 422 (:func:`~ragline.domain.billing.check_replay`); item 1 failed → ``QuotaExceeded``.
+
+``commit`` is ONE ``TransactWriteItems``: ``Put`` the completed marker if
+``attribute_not_exists(pk) OR state = in_progress`` and
 ``Update … ADD`` the counter (under ``attribute_not_exists(runs) OR runs < :limit`` when a limit is
 given). The marker's condition makes the charge exactly-once across retries, replays and processes;
 the ``ADD`` makes concurrent charges of different runs add up; nothing is read and then written.
@@ -28,6 +38,7 @@ Request builders are pure functions returning the kwargs of the boto3 call (unit
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import random
 import time
@@ -39,7 +50,14 @@ from typing import Any, Literal
 from ragline import errors
 from ragline.adapters.aws.errors import THROTTLING_CODES, call
 from ragline.adapters.boto import LazyClient, error_code
-from ragline.domain.billing import check_quota, period_of
+from ragline.domain.billing import (
+    STALE_AFTER,
+    CompletedRun,
+    RunMarker,
+    check_quota,
+    check_replay,
+    period_of,
+)
 from ragline.domain.models import RunUsage
 
 _log = logging.getLogger(__name__)
@@ -77,9 +95,13 @@ def counter_key(tenant_id: str, period: str) -> dict[str, dict[str, str]]:
 
 
 def marker_key(tenant_id: str, run_id: str) -> dict[str, dict[str, str]]:
-    """The tenant is part of the key: run ids are only unique per tenant (a caller may choose them)."""
+    """The tenant is part of the key: run ids are only unique per tenant (a caller may choose them).
+
+    The run id is hashed, so the key's length is bounded whatever the client's ``Idempotency-Key``.
+    """
     _check_tenant(tenant_id)
-    return {"pk": {"S": f"RUN#{tenant_id}#{run_id}"}, "sk": {"S": "RUN"}}
+    digest = hashlib.sha256(run_id.encode()).hexdigest()
+    return {"pk": {"S": f"RUN#{tenant_id}#{digest}"}, "sk": {"S": "RUN"}}
 
 
 def client_token(tenant_id: str, run_id: str, variant: str = "") -> str:
@@ -94,18 +116,79 @@ def marker_expiry(period: str) -> int:
 
 
 def marker_item(
-    tenant_id: str, run_id: str, usage: RunUsage, *, period: str, over_quota: bool = False
+    tenant_id: str,
+    run_id: str,
+    usage: RunUsage,
+    *,
+    period: str,
+    over_quota: bool = False,
+    fingerprint: str = "",
+    result: str | None = None,
 ) -> dict[str, dict[str, Any]]:
+    """The completed marker: the charge, the request's fingerprint and the recorded result."""
     item: dict[str, dict[str, Any]] = marker_key(tenant_id, run_id)
     item |= {
         "tenant_id": {"S": tenant_id},
         "run_id": {"S": run_id},
+        "state": {"S": "completed"},
+        "fingerprint": {"S": fingerprint},
         "period": {"S": period},
         "expires_at": {"N": str(marker_expiry(period))},
         "over_quota": {"BOOL": over_quota},
     }
+    if result is not None:
+        item["result"] = {"S": result}
     item |= {f: {"N": str(getattr(usage, f))} for f in FIELDS}
     return item
+
+
+def reserve_request(
+    table_name: str, tenant_id: str, run_id: str, fingerprint: str, *, now: datetime, limit: int | None
+) -> dict[str, Any]:
+    """``TransactWriteItems``: [0] Put the ``in_progress`` marker if new (or a stale one of the same
+    request), [1] with a limit, check the period counter has room. No client token, on purpose."""
+    period = period_of(now)
+    item: dict[str, dict[str, Any]] = marker_key(tenant_id, run_id) | {
+        "tenant_id": {"S": tenant_id},
+        "run_id": {"S": run_id},
+        "state": {"S": "in_progress"},
+        "fingerprint": {"S": fingerprint},
+        "started_at": {"N": str(int(now.timestamp()))},
+        "expires_at": {"N": str(marker_expiry(period))},
+    }
+    put: dict[str, Any] = {
+        "TableName": table_name,
+        "Item": item,
+        "ConditionExpression": "attribute_not_exists(#pk) OR (#state = :in_progress"
+        " AND #started_at < :stale_before AND #fingerprint = :fingerprint)",
+        "ExpressionAttributeNames": {
+            "#pk": "pk",
+            "#state": "state",
+            "#started_at": "started_at",
+            "#fingerprint": "fingerprint",
+        },
+        "ExpressionAttributeValues": {
+            ":in_progress": {"S": "in_progress"},
+            ":stale_before": {"N": str(int((now - STALE_AFTER).timestamp()) + 1)},
+            ":fingerprint": {"S": fingerprint},
+        },
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }
+    items: list[dict[str, Any]] = [{"Put": put}]
+    if limit is not None:
+        items.append(
+            {
+                "ConditionCheck": {
+                    "TableName": table_name,
+                    "Key": counter_key(tenant_id, period),
+                    "ConditionExpression": "attribute_not_exists(#runs) OR #runs < :limit",
+                    "ExpressionAttributeNames": {"#runs": "runs"},
+                    "ExpressionAttributeValues": {":limit": {"N": str(limit)}},
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                }
+            }
+        )
+    return {"TransactItems": items}
 
 
 def commit_request(
@@ -117,8 +200,11 @@ def commit_request(
     period: str,
     limit: int | None,
     over_quota: bool = False,
+    fingerprint: str = "",
+    result: str | None = None,
 ) -> dict[str, Any]:
-    """``TransactWriteItems``: [0] Put the run marker if new, [1] ADD the usage to the period counter.
+    """``TransactWriteItems``: [0] Put the completed run marker if new or ``in_progress``, [1] ADD the
+    usage to the period counter.
 
     ``over_quota=True`` is the retry after item 1 failed its quota condition: no quota condition, the
     marker flagged, and its own client token (its parameters differ from the first attempt's).
@@ -127,9 +213,18 @@ def commit_request(
         raise ValueError("the over-quota charge carries no limit")
     put: dict[str, Any] = {
         "TableName": table_name,
-        "Item": marker_item(tenant_id, run_id, usage, period=period, over_quota=over_quota),
-        "ConditionExpression": "attribute_not_exists(#pk)",
-        "ExpressionAttributeNames": {"#pk": "pk"},
+        "Item": marker_item(
+            tenant_id,
+            run_id,
+            usage,
+            period=period,
+            over_quota=over_quota,
+            fingerprint=fingerprint,
+            result=result,
+        ),
+        "ConditionExpression": "attribute_not_exists(#pk) OR #state = :in_progress",
+        "ExpressionAttributeNames": {"#pk": "pk", "#state": "state"},
+        "ExpressionAttributeValues": {":in_progress": {"S": "in_progress"}},
         "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
     }
     update: dict[str, Any] = {
@@ -163,6 +258,20 @@ def get_marker_request(table_name: str, tenant_id: str, run_id: str) -> dict[str
 # -- decoding -------------------------------------------------------------------------------------
 def usage_from_item(item: Mapping[str, Any]) -> RunUsage:
     return RunUsage(**{f: int(item[f]["N"]) for f in FIELDS if f in item})
+
+
+def marker_from_item(item: Mapping[str, Any]) -> RunMarker:
+    """A stored marker; one without ``state`` was written before reservations and is completed."""
+    state = item.get("state", {}).get("S", "completed")
+    started = datetime.fromtimestamp(int(item.get("started_at", {}).get("N", "0")), UTC)
+    completed = state != "in_progress"
+    return RunMarker(
+        state="completed" if completed else "in_progress",
+        fingerprint=item.get("fingerprint", {}).get("S", ""),
+        started_at=started,
+        usage=usage_from_item(item) if completed else None,
+        result=item.get("result", {}).get("S"),
+    )
 
 
 def runs_from_item(item: Mapping[str, Any] | None) -> int:
@@ -240,21 +349,78 @@ class DynamoDbUsageLedger:
     def period_runs(self, tenant_id: str, period: str) -> int:
         return runs_from_item(self._counter(tenant_id, period))
 
-    def _stored_charge(self, tenant_id: str, run_id: str) -> RunUsage | None:
+    def _stored_marker(self, tenant_id: str, run_id: str) -> RunMarker | None:
         response = self._send("get_item", get_marker_request(self.table_name, tenant_id, run_id))
         item = response.get("Item")
-        return usage_from_item(item) if item else None
+        return marker_from_item(item) if item else None
+
+    def _stored_charge(self, tenant_id: str, run_id: str) -> RunUsage | None:
+        marker = self._stored_marker(tenant_id, run_id)
+        return marker.usage if marker is not None and marker.state == "completed" else None
 
     # -- reserve / commit ---------------------------------------------------------------------------
-    def reserve(self, tenant_id: str, run_id: str, limit: int | None = None) -> None:
-        if limit is None:
-            return
-        period = period_of(self._clock())
-        check_quota(self.period_runs(tenant_id, period), limit, period)
+    def reserve(
+        self, tenant_id: str, run_id: str, limit: int | None = None, fingerprint: str = ""
+    ) -> CompletedRun | None:
+        if limit is not None and limit <= 0:  # the counter check passes on a missing counter: refuse here
+            period = period_of(self._clock())
+            check_quota(self.period_runs(tenant_id, period), limit, period)
+        for attempt in range(self._attempts):
+            now = self._clock()
+            request = reserve_request(self.table_name, tenant_id, run_id, fingerprint, now=now, limit=limit)
+            try:
+                self._send("transact_write_items", request)
+                return None
+            except _Cancelled as cancelled:
+                codes = [str(r.get("Code") or "None") for r in cancelled.reasons]
+                code = dict(enumerate(codes)).get
+                if code(0) == "ConditionalCheckFailed":
+                    old = cancelled.reasons[0].get("Item")
+                    marker = marker_from_item(old) if old else self._stored_marker(tenant_id, run_id)
+                    if marker is not None:
+                        replay = check_replay(marker, fingerprint, now)
+                        if replay is not None:
+                            return replay
+                    # gone or just turned stale between the write and the read: try again
+                elif code(1) == "ConditionalCheckFailed":
+                    period = period_of(now)
+                    counter = cancelled.reasons[1].get("Item")
+                    used = runs_from_item(counter) if counter else self.period_runs(tenant_id, period)
+                    raise errors.QuotaExceeded(
+                        "run quota for this period is used up", limit=limit, used=used, period=period
+                    ) from cancelled
+                elif not ("TransactionConflict" in codes or cancelled.code == IN_PROGRESS):
+                    raise errors.DependencyFailed(
+                        "DynamoDB cancelled the run reservation", reasons=codes, service="DynamoDB",
+                        action="transact_write_items", aws_code=cancelled.code,
+                    ) from cancelled  # fmt: skip
+            if attempt < self._attempts - 1:
+                self._backoff(attempt)
+        raise errors.Throttled(
+            "run reservation kept meeting concurrent transactions",
+            service="DynamoDB", action="transact_write_items", run_id=run_id, attempts=self._attempts,
+        )  # fmt: skip
 
-    def commit(self, tenant_id: str, run_id: str, usage: RunUsage, limit: int | None = None) -> RunUsage:
+    def commit(
+        self,
+        tenant_id: str,
+        run_id: str,
+        usage: RunUsage,
+        limit: int | None = None,
+        result: str | None = None,
+        fingerprint: str = "",
+    ) -> RunUsage:
         period = period_of(self._clock())
-        first = commit_request(self.table_name, tenant_id, run_id, usage, period=period, limit=limit)
+        first = commit_request(
+            self.table_name,
+            tenant_id,
+            run_id,
+            usage,
+            period=period,
+            limit=limit,
+            fingerprint=fingerprint,
+            result=result,
+        )
         outcome, stored, used = self._transact(tenant_id, run_id, first)
         if outcome == "charged":
             return usage
@@ -268,7 +434,15 @@ class DynamoDbUsageLedger:
             extra={"tenant_id": tenant_id, "run_id": run_id, "limit": limit, "used": used, "period": period},
         )  # fmt: skip
         again = commit_request(
-            self.table_name, tenant_id, run_id, usage, period=period, limit=None, over_quota=True
+            self.table_name,
+            tenant_id,
+            run_id,
+            usage,
+            period=period,
+            limit=None,
+            over_quota=True,
+            fingerprint=fingerprint,
+            result=result,
         )
         outcome, stored, _ = self._transact(tenant_id, run_id, again)
         if outcome == "charged":

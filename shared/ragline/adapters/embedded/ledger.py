@@ -1,9 +1,12 @@
 """Embedded :class:`~ragline.ports.UsageLedger`: a run is charged once, in one SQLite transaction.
 
-``charges`` holds each run's first charge, keyed by (tenant, run id); ``counters`` the per-period sums.
-``commit`` inserts the charge and adds it to the counter inside one ``BEGIN IMMEDIATE`` transaction, so
-a second commit of the run (another thread, another process on the same file) finds the charge and
-returns it. The quota is only checked by ``reserve``: a commit over quota is recorded anyway (logged).
+``charges`` holds each run's first charge, keyed by (tenant, run id); ``counters`` the per-period sums;
+``markers`` each run id's request fingerprint, state and recorded result. ``reserve`` reads the marker
+and the counter and writes the ``in_progress`` marker inside one ``BEGIN IMMEDIATE`` transaction (so of
+concurrent reservations one wins); ``commit`` inserts the charge, adds it to the counter and completes
+the marker inside another, so a second commit of the run (another thread, another process on the same
+file) finds the charge and returns it. The quota is only checked by ``reserve``: a commit over quota is
+recorded anyway (logged).
 """
 
 from __future__ import annotations
@@ -11,9 +14,18 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
-from ragline.domain.billing import check_quota, current_period, quota_reached
+from ragline.domain.billing import (
+    CompletedRun,
+    RunMarker,
+    check_quota,
+    check_replay,
+    period_of,
+    quota_reached,
+)
 from ragline.domain.models import RunUsage
 
 _log = logging.getLogger(__name__)
@@ -31,6 +43,11 @@ CREATE TABLE IF NOT EXISTS counters (
     {", ".join(f"{f} INTEGER NOT NULL DEFAULT 0" for f in _FIELDS)},
     PRIMARY KEY (tenant_id, period)
 );
+CREATE TABLE IF NOT EXISTS markers (
+    tenant_id TEXT NOT NULL, run_id TEXT NOT NULL, state TEXT NOT NULL, fingerprint TEXT NOT NULL,
+    started_at TEXT NOT NULL, result TEXT,
+    PRIMARY KEY (tenant_id, run_id)
+);
 """
 _MIGRATE_RUNS = f"""
 INSERT OR IGNORE INTO charges (tenant_id, run_id, period, {_COLUMNS})
@@ -40,11 +57,18 @@ DROP TABLE runs;
 """Files written before charges were keyed by tenant kept them in ``runs`` (keyed by run id alone)."""
 
 
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
 class SqliteUsageLedger:
-    def __init__(self, path: Path | str) -> None:
+    """``clock`` is injectable so tests can age an ``in_progress`` marker past ``STALE_AFTER``."""
+
+    def __init__(self, path: Path | str, *, clock: Callable[[], datetime] = _utcnow) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._clock = clock
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -74,11 +98,59 @@ class SqliteUsageLedger:
             self._conn = conn
         return self._conn
 
-    def reserve(self, tenant_id: str, run_id: str, limit: int | None = None) -> None:
-        if limit is None:
-            return
-        period = current_period()
-        check_quota(self.period_runs(tenant_id, period), limit, period)
+    def reserve(
+        self, tenant_id: str, run_id: str, limit: int | None = None, fingerprint: str = ""
+    ) -> CompletedRun | None:
+        now = self._clock()
+        period = period_of(now)
+        with self._lock:
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                marker = self._marker(db, tenant_id, run_id)
+                if marker is not None and (replay := check_replay(marker, fingerprint, now)) is not None:
+                    db.execute("ROLLBACK")
+                    return replay
+                if limit is not None:
+                    row = db.execute(
+                        "SELECT runs FROM counters WHERE tenant_id=? AND period=?", (tenant_id, period)
+                    ).fetchone()
+                    check_quota(int(row[0]) if row else 0, limit, period)
+                db.execute(
+                    "INSERT INTO markers (tenant_id, run_id, state, fingerprint, started_at)"
+                    " VALUES (?,?,'in_progress',?,?) ON CONFLICT(tenant_id, run_id) DO UPDATE SET"
+                    " state='in_progress', fingerprint=excluded.fingerprint, started_at=excluded.started_at",
+                    (tenant_id, run_id, fingerprint, now.isoformat()),
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return None
+
+    @staticmethod
+    def _marker(db: sqlite3.Connection, tenant_id: str, run_id: str) -> RunMarker | None:
+        """The run's marker; a charge without one (files from before markers) reads as completed."""
+        charge = db.execute(
+            f"SELECT {_COLUMNS} FROM charges WHERE tenant_id=? AND run_id=?", (tenant_id, run_id)
+        ).fetchone()
+        usage = RunUsage(**dict(zip(_FIELDS, charge, strict=True))) if charge else None
+        row = db.execute(
+            "SELECT state, fingerprint, started_at, result FROM markers WHERE tenant_id=? AND run_id=?",
+            (tenant_id, run_id),
+        ).fetchone()
+        if row is None:
+            if usage is None:
+                return None
+            return RunMarker(state="completed", fingerprint="", started_at=datetime.min, usage=usage)
+        started = datetime.fromisoformat(row[2])
+        return RunMarker(
+            state="completed" if usage is not None else "in_progress",
+            fingerprint=row[1],
+            started_at=started,
+            usage=usage,
+            result=row[3],
+        )
 
     def period_runs(self, tenant_id: str, period: str) -> int:
         with self._lock:
@@ -89,8 +161,17 @@ class SqliteUsageLedger:
             )
         return int(row[0]) if row else 0
 
-    def commit(self, tenant_id: str, run_id: str, usage: RunUsage, limit: int | None = None) -> RunUsage:
-        period = current_period()
+    def commit(
+        self,
+        tenant_id: str,
+        run_id: str,
+        usage: RunUsage,
+        limit: int | None = None,
+        result: str | None = None,
+        fingerprint: str = "",
+    ) -> RunUsage:
+        now = self._clock()
+        period = period_of(now)
         values = [getattr(usage, f) for f in _FIELDS]
         with self._lock:
             db = self._db()
@@ -117,6 +198,12 @@ class SqliteUsageLedger:
                     " ON CONFLICT(tenant_id, period) DO UPDATE SET runs=runs+1, "
                     + ", ".join(f"{f}={f}+excluded.{f}" for f in _FIELDS),
                     (tenant_id, period, *values),
+                )
+                db.execute(
+                    "INSERT INTO markers (tenant_id, run_id, state, fingerprint, started_at, result)"
+                    " VALUES (?,?,'completed',?,?,?) ON CONFLICT(tenant_id, run_id) DO UPDATE SET"
+                    " state='completed', result=excluded.result",
+                    (tenant_id, run_id, fingerprint, now.isoformat(), result),
                 )
                 db.execute("COMMIT")
             except BaseException:
