@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote_plus
 
@@ -29,10 +28,7 @@ from hypothesis.stateful import (
 )
 
 from ragline.adapters.embedded.documents import SqliteDocumentRegistry
-from ragline.adapters.embedded.store import SqliteVectorStoreProvider
 from ragline.adapters.embedded.tenants import SqliteTenantRegistry
-from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
-from ragline.config import Settings
 from ragline.documents.chunker import chunk_document
 from ragline.documents.parsers import parse_document
 from ragline.domain.documents import document_id_for
@@ -42,7 +38,6 @@ from ragline.services.ingest import IngestService, IngestSettings
 from ragline.services.namespaces import new_namespace
 from tests.support.fakes import BowEmbedder
 from tests.support.ingest_world import VersionedBucket, Worker, Workers, served_texts
-from tests.support.vectors import DIM
 
 pytestmark = pytest.mark.integration
 CHUNKING = IngestSettings(chunk_tokens=12, chunk_overlap_tokens=0)
@@ -256,31 +251,14 @@ class IngestModel(RuleBasedStateMachine):
         self.check()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("opensearch", marks=pytest.mark.opensearch)])
-def provider(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, VectorStoreProvider]]:
-    if request.param == "sqlite":
-        p: VectorStoreProvider = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
-        yield "sqlite", p
-        p.close()
-        return
-    os_p = OpenSearchVectorStoreProvider(
-        build_client(Settings(opensearch_url=request.getfixturevalue("opensearch_url"))),
-        index=f"test-{uuid.uuid4().hex[:10]}",
-        dimension=DIM,
-    )
-    yield "opensearch", os_p
-    os_p.drop()
-    os_p.close()
-
-
 EXAMPLES = {"sqlite": 120, "opensearch": 40}
 MIN_STEPS = {"sqlite": 3000, "opensearch": 1000}
 
 
 def test_store_always_settles_on_what_s3_serves(
-    provider: tuple[str, VectorStoreProvider], tmp_path: Path
+    both_stores: tuple[str, VectorStoreProvider], tmp_path: Path
 ) -> None:
-    kind, store_provider = provider
+    kind, store_provider = both_stores
     model = type(
         f"IngestModel_{kind}", (IngestModel,), {"provider": store_provider, "home": tmp_path, "kind": kind}
     )

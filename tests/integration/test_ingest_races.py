@@ -8,22 +8,16 @@ OpenSearch node.
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ragline import errors
 from ragline.adapters.embedded.documents import SqliteDocumentRegistry
-from ragline.adapters.embedded.store import SqliteVectorStoreProvider
 from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.adapters.opensearch.store import (
     OpenSearchVectorStore,
-    OpenSearchVectorStoreProvider,
-    build_client,
 )
-from ragline.config import Settings
 from ragline.domain.documents import document_id_for
 from ragline.domain.models import TenantScope
 from ragline.ports import VectorStoreProvider
@@ -31,7 +25,6 @@ from ragline.services.ingest import IngestService, IngestSettings
 from ragline.services.namespaces import new_namespace
 from tests.support.fakes import BowEmbedder
 from tests.support.ingest_world import Crash, VersionedBucket, Workers, served_texts
-from tests.support.vectors import DIM
 
 pytestmark = pytest.mark.integration
 SCOPE = TenantScope(tenant_id="acme", namespace_id="docs")
@@ -72,21 +65,9 @@ class World:
         return served_texts(self.store, doc)
 
 
-@pytest.fixture(params=["sqlite", pytest.param("opensearch", marks=pytest.mark.opensearch)])
-def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
-    if request.param == "sqlite":
-        stores: VectorStoreProvider = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
-        yield World(stores, tmp_path)
-        stores.close()
-        return
-    os_stores = OpenSearchVectorStoreProvider(
-        build_client(Settings(opensearch_url=request.getfixturevalue("opensearch_url"))),
-        index=f"test-{uuid.uuid4().hex[:10]}",
-        dimension=DIM,
-    )
-    yield World(os_stores, tmp_path)
-    os_stores.drop()
-    os_stores.close()
+@pytest.fixture
+def world(both_stores: tuple[str, VectorStoreProvider], tmp_path: Path) -> World:
+    return World(both_stores[1], tmp_path)
 
 
 def only(world: World, tag: str, n: int) -> None:

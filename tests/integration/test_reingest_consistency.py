@@ -9,23 +9,17 @@ ingest ends, exactly version 2.
 from __future__ import annotations
 
 import threading
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ragline.adapters.embedded.documents import SqliteDocumentRegistry
-from ragline.adapters.embedded.store import SqliteVectorStoreProvider
 from ragline.adapters.embedded.tenants import SqliteTenantRegistry
-from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
-from ragline.config import Settings
 from ragline.domain.models import TenantScope
 from ragline.ports import VectorStoreProvider
 from ragline.services.ingest import IngestService, IngestSettings
 from ragline.services.namespaces import new_namespace
 from tests.support.fakes import BowEmbedder
-from tests.support.vectors import DIM
 
 pytestmark = pytest.mark.integration
 SCOPE = TenantScope(tenant_id="acme", namespace_id="docs")
@@ -37,23 +31,10 @@ def version(tag: str, n: int) -> bytes:
     ).encode()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("opensearch", marks=pytest.mark.opensearch)])
-def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStoreProvider]:
-    if request.param == "sqlite":
-        p: VectorStoreProvider = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
-        yield p
-        p.close()
-        return
-    url = request.getfixturevalue("opensearch_url")
-    os_p = OpenSearchVectorStoreProvider(
-        build_client(Settings(opensearch_url=url)), index=f"test-{uuid.uuid4().hex[:10]}", dimension=DIM
-    )
-    yield os_p
-    os_p.drop()
-    os_p.close()
-
-
-def test_reader_never_sees_missing_or_doubled_chunks(stores: VectorStoreProvider, tmp_path: Path) -> None:
+def test_reader_never_sees_missing_or_doubled_chunks(
+    both_stores: tuple[str, VectorStoreProvider], tmp_path: Path
+) -> None:
+    _, stores = both_stores
     registry = SqliteTenantRegistry(tmp_path / "t.sqlite")
     registry.create_namespace(new_namespace("acme", "docs"))
     service = IngestService(
