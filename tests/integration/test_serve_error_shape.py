@@ -16,6 +16,7 @@ from ragline.cli.serve import build_app
 from ragline.config import Settings
 from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
+from tests.support.error_bodies import NOT_UTF8, TOO_DEEP, not_json
 from tests.support.fakes import BowEmbedder
 
 pytestmark = pytest.mark.integration
@@ -32,25 +33,6 @@ BODY_ROUTES = [
 ]
 """Every route that reads a body, chat included, with a body it accepts."""
 BODY_IDS = [f"{method} {path}" for method, path, _ in BODY_ROUTES]
-
-TOO_DEEP = {
-    "error": {
-        "code": "invalid_request",
-        "message": "request body nests deeper than 32 levels",
-        "details": {"maxDepth": 32},
-    }
-}
-NOT_UTF8 = {"error": {"code": "invalid_request", "message": "request body is not valid UTF-8", "details": {}}}
-
-
-def not_json(media_type: str) -> dict[str, Any]:
-    return {
-        "error": {
-            "code": "unsupported_media_type",
-            "message": "request bodies are JSON: send Content-Type: application/json",
-            "details": {"contentType": media_type},
-        }
-    }
 
 
 def assert_one_shape(body: Any, *codes: str) -> None:

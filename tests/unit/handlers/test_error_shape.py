@@ -15,6 +15,7 @@ from ragline.cli.serve import REST_ROUTES, LambdaContext, gateway_event
 from ragline.config import Settings
 from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
+from tests.support.error_bodies import NOT_UTF8, TOO_DEEP, not_json
 from tests.support.fakes import BowEmbedder
 from tests.support.lambda_harness import (
     authorizer_context,
@@ -45,24 +46,6 @@ DEEP_BODIES = {
     "closed arrays": "[" * 33 + "]" * 33,
     "deep field": '{"query": ' + "[" * 40 + "]" * 40 + "}",
 }
-TOO_DEEP = {
-    "error": {
-        "code": "invalid_request",
-        "message": "request body nests deeper than 32 levels",
-        "details": {"maxDepth": 32},
-    }
-}
-NOT_UTF8 = {"error": {"code": "invalid_request", "message": "request body is not valid UTF-8", "details": {}}}
-
-
-def not_json(media_type: str) -> dict[str, Any]:
-    return {
-        "error": {
-            "code": "unsupported_media_type",
-            "message": "request bodies are JSON: send Content-Type: application/json",
-            "details": {"contentType": media_type},
-        }
-    }
 
 
 def no_route(method: str, path: str) -> dict[str, Any]:
