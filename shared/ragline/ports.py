@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from ragline.domain.billing import CompletedRun
 from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
 from ragline.domain.documents import Claim, DocumentRecord
-from ragline.domain.models import Chunk, RunUsage, SearchHit, SearchQuery, StoreCapabilities, TenantScope
+from ragline.domain.models import (
+    Chunk,
+    IngestUsage,
+    RunUsage,
+    SearchHit,
+    SearchQuery,
+    StoreCapabilities,
+    TenantScope,
+)
 from ragline.domain.retrieval import Reranked
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
 
@@ -160,6 +168,12 @@ class UsageLedger(Protocol):
       charge. A commit is never lost for being over quota (the work was done): it is recorded anyway.
       A commit without a reservation is allowed (it charges as a new run).
     - ``period_usage`` / ``period_runs`` read the counter.
+    - ``record_ingest(tenant, entry, usage)`` adds one document version's indexing usage to the
+      period's ingestion sums (``period_ingestion``), exactly once per ``entry_id``: the first record
+      of an entry adds it and returns True, in one atomic step with a marker of the entry; every later
+      record of it (sequential or concurrent, from any process, with any numbers) adds nothing and
+      returns False. It is not a run: ``period_runs``, ``period_usage`` and the run quota are untouched,
+      and it is never refused. Whatever an entry id's length, its marker can be stored.
     """
 
     def reserve(
@@ -179,6 +193,10 @@ class UsageLedger(Protocol):
     def period_usage(self, tenant_id: str, period: str) -> RunUsage: ...
 
     def period_runs(self, tenant_id: str, period: str) -> int: ...
+
+    def record_ingest(self, tenant_id: str, entry_id: str, usage: IngestUsage) -> bool: ...
+
+    def period_ingestion(self, tenant_id: str, period: str) -> IngestUsage: ...
 
 
 class TenantRegistry(Protocol):

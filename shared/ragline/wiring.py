@@ -303,6 +303,7 @@ class Container:
                 max_document_seconds=s.max_document_seconds,
             ),
             bucket=s.documents_bucket,
+            ledger=self.ledger,
         )
 
     @cached_property

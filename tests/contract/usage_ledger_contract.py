@@ -16,7 +16,7 @@ import pytest
 
 from ragline import errors
 from ragline.domain.billing import STALE_AFTER, CompletedRun
-from ragline.domain.models import RunUsage
+from ragline.domain.models import IngestUsage, RunUsage
 from ragline.ports import UsageLedger
 
 FP = "fingerprint-of-request-1"
@@ -286,3 +286,72 @@ class UsageLedgerContract:
     def test_tenants_do_not_share_run_ids(self, ledger: UsageLedger) -> None:
         ledger.reserve("acme", "key-1", None, FP)
         assert ledger.reserve("globex", "key-1", None, "globex's own request") is None
+
+    # -- ingestion: one document version recorded once, not a run -----------------------------------
+    def test_an_ingest_entry_is_recorded_once_however_often_it_is_recorded(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        usage = IngestUsage(documents=1, chunks=12, pages=3, embedded_tokens=900)
+        assert ledger.record_ingest("acme", "ingest#docs#a.pdf#1", usage) is True
+        for _ in range(3):  # a replay, even with other numbers, adds nothing
+            assert ledger.record_ingest("acme", "ingest#docs#a.pdf#1", IngestUsage(documents=1)) is False
+        assert ledger.period_ingestion("acme", period) == usage
+
+    def test_ingest_entries_add_up_and_are_not_runs(self, ledger: UsageLedger, period: str) -> None:
+        ledger.commit("acme", "run-1", RunUsage(retrievals=1, embedded_tokens=4, pages=1), 1)
+        ledger.record_ingest("acme", "e-1", IngestUsage(documents=1, chunks=2, pages=1, embedded_tokens=10))
+        ledger.record_ingest("acme", "e-2", IngestUsage(documents=1, chunks=5, pages=4))
+        assert ledger.period_ingestion("acme", period) == IngestUsage(
+            documents=2, chunks=7, pages=5, embedded_tokens=10
+        )
+        assert ledger.period_runs("acme", period) == 1  # ingestion is not a run …
+        assert ledger.period_usage("acme", period) == RunUsage(retrievals=1, embedded_tokens=4, pages=1)
+        with pytest.raises(errors.QuotaExceeded):  # … and neither frees nor uses the run quota
+            ledger.reserve("acme", "run-2", 1)
+        assert ledger.reserve("acme", "run-2", 2) is None
+
+    def test_ingestion_is_recorded_at_a_used_up_quota(self, ledger: UsageLedger, period: str) -> None:
+        ledger.commit("acme", "run-1", RunUsage(retrievals=1), 1)
+        assert ledger.record_ingest("acme", "e-1", IngestUsage(documents=1, chunks=1)) is True
+        assert ledger.period_ingestion("acme", period) == IngestUsage(documents=1, chunks=1)
+
+    def test_concurrent_records_of_one_entry_record_it_once(self, ledger: UsageLedger, period: str) -> None:
+        usage = IngestUsage(documents=1, chunks=3, pages=1, embedded_tokens=30)
+        outcomes = run_in_threads(8, lambda: ledger.record_ingest("acme", "e-1", usage))
+        assert outcomes.count(True) == 1 and outcomes.count(False) == 7
+        assert ledger.period_ingestion("acme", period) == usage
+
+    def test_concurrent_records_of_different_entries_all_add_up(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        counter = iter(range(100))
+        lock = threading.Lock()
+
+        def record_new_entry() -> bool:
+            with lock:
+                n = next(counter)
+            return ledger.record_ingest("acme", f"e-{n}", IngestUsage(documents=1, chunks=n))
+
+        assert run_in_threads(8, record_new_entry) == [True] * 8
+        assert ledger.period_ingestion("acme", period) == IngestUsage(documents=8, chunks=sum(range(8)))
+
+    def test_ingest_entries_are_per_tenant_and_never_alias_run_ids(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        assert ledger.record_ingest("acme", "id-1", IngestUsage(documents=1)) is True
+        assert ledger.record_ingest("globex", "id-1", IngestUsage(documents=1, pages=2)) is True
+        assert ledger.commit("acme", "id-1", RunUsage(retrievals=1)) == RunUsage(retrievals=1)
+        assert ledger.period_ingestion("acme", period) == IngestUsage(documents=1)
+        assert ledger.period_ingestion("globex", period) == IngestUsage(documents=1, pages=2)
+        assert ledger.period_ingestion("ghost", period) == IngestUsage()
+        assert ledger.period_ingestion("acme", "1999-01") == IngestUsage()
+
+    @pytest.mark.parametrize("length", [255, 2100])
+    def test_an_ingest_entry_id_of_any_length_is_recorded_once(
+        self, ledger: UsageLedger, period: str, length: int
+    ) -> None:
+        entry = "ingest#docs#" + "d" * length + "#1"
+        assert ledger.record_ingest("acme", entry, IngestUsage(documents=1)) is True
+        assert ledger.record_ingest("acme", entry, IngestUsage(documents=1)) is False
+        assert ledger.record_ingest("acme", entry[:-1] + "2", IngestUsage(documents=1)) is True
+        assert ledger.period_ingestion("acme", period) == IngestUsage(documents=2)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from ragline.domain.documents import DocumentRecord, DocumentStatus, check_document_id
-from ragline.domain.models import Chunk, RunUsage, SearchHit, SearchMode
+from ragline.domain.models import Chunk, IngestUsage, RunUsage, SearchHit, SearchMode
 from ragline.domain.retrieval import Evidence, Notice, RetrievedHit
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Scope
 
@@ -261,10 +261,27 @@ class KeyList(ApiModel):
     keys: list[KeyView]
 
 
+class IngestionUsage(ApiModel):
+    """Indexing in the period: settled document versions, their chunks and pages, and the tokens
+    embedded for them (chunks whose vectors were reused cost none)."""
+
+    documents: int = 0
+    chunks: int = 0
+    pages: int = 0
+    embedded_tokens: int = 0
+
+    @classmethod
+    def of(cls, usage: IngestUsage) -> IngestionUsage:
+        return cls.model_validate(usage.model_dump())
+
+
 class UsageReport(ApiModel):
     period: str
     runs: int
     usage: Usage
+    """What the period's runs (chat, search) used."""
+    ingestion: IngestionUsage = Field(default_factory=IngestionUsage)
+    """What indexing used; not runs, and not counted against the run quota."""
 
 
 # -- documents ------------------------------------------------------------------------------------

@@ -193,3 +193,17 @@ class RunUsage(BaseModel):
     def add(self, other: RunUsage) -> None:
         for name in type(self).model_fields:
             setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+class IngestUsage(BaseModel):
+    """What indexing consumed: one settled document version is ``documents=1`` with its chunk and page
+    counts and the tokens it actually embedded (vectors reused from the previous version cost none).
+
+    Summed per period, apart from the runs: ingestion is not a run and does not count against the
+    run quota.
+    """
+
+    documents: int = 0
+    chunks: int = 0
+    pages: int = 0
+    embedded_tokens: int = 0

@@ -20,6 +20,10 @@ Vectors of chunk texts already stored for the document are reused, so a re-uploa
 (or of an edit) embeds only what changed. Bad input (size, type, unreadable, empty, over the parse
 deadline) fails *before* the first chunk write; the document then serves nothing (S3 no longer holds a
 readable version) and its record ends ``failed`` with the reason.
+
+Each indexed version's usage (one document, its chunks and pages, the tokens actually embedded) is
+recorded in the tenant's :class:`~ragline.ports.UsageLedger` once, after its chunks are written and
+before it is published, keyed by the event that made it (see :meth:`IngestService._meter`).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from ragline.documents.chunker import chunk_document
 from ragline.documents.limits import Deadline
 from ragline.documents.parsers import parse_document
 from ragline.domain.documents import DocumentRecord, document_id_for, normalise_sequencer
-from ragline.domain.models import Chunk, RunUsage, TenantScope
+from ragline.domain.models import Chunk, IngestUsage, RunUsage, TenantScope
 from ragline.domain.s3_events import parse_notification, split_key
 from ragline.domain.tenancy import Namespace
 from ragline.ports import (
@@ -45,6 +49,7 @@ from ragline.ports import (
     ObjectStore,
     TenantRegistry,
     Tokenizer,
+    UsageLedger,
     VectorStore,
     VectorStoreProvider,
 )
@@ -128,6 +133,7 @@ class IngestService:
         settings: IngestSettings,
         objects: ObjectStore | None = None,
         bucket: str = "",
+        ledger: UsageLedger | None = None,
     ) -> None:
         self._registry = registry
         self._documents = documents
@@ -138,6 +144,9 @@ class IngestService:
         self._objects = objects
         self._bucket = bucket
         """Events naming another bucket are ignored (``""``: accept any, for local stores)."""
+        self._ledger = ledger
+        """Where each indexed version's usage is recorded (``None``: not metered; the wiring always
+        passes the tenant ledger)."""
 
     # -- entry points -------------------------------------------------------------------------
     def ingest(
@@ -287,6 +296,8 @@ class IngestService:
                 store.upsert(self._embed(batch, known, embedded), generation=record.generation)
                 if progress:
                     progress(start + len(batch))
+            embedded_tokens = sum(self._tokenizer.count_many(embedded))
+            self._meter(record, chunks=len(chunks), pages=parsed.pages, embedded_tokens=embedded_tokens)
         except errors.Superseded:
             store.discard(record.document_id, generation=record.generation)
             raise
@@ -309,7 +320,7 @@ class IngestService:
             ),
         )
         unchanged = not embedded and parsed.content_hash == record.content_hash
-        usage = RunUsage(embedded_tokens=sum(self._tokenizer.count_many(embedded)), pages=parsed.pages)
+        usage = RunUsage(embedded_tokens=embedded_tokens, pages=parsed.pages)
         return IngestResult(
             record.document_id,
             "unchanged" if unchanged else "indexed",
@@ -317,6 +328,19 @@ class IngestService:
             parsed.pages,
             parsed.content_hash,
             usage,
+        )
+
+    def _meter(self, record: DocumentRecord, *, chunks: int, pages: int, embedded_tokens: int) -> None:
+        """Record the version's indexing once, before it is published: its entry is the event that
+        made it (namespace, document, sequencer), so a redelivery after a crash anywhere past this
+        point re-claims the same version and records nothing more. A ledger failure raises before the
+        publish: the served version stays as it was and the event is retried."""
+        if self._ledger is None:
+            return
+        self._ledger.record_ingest(
+            record.tenant_id,
+            f"ingest#{record.namespace_id}#{record.document_id}#{record.sequencer}",
+            IngestUsage(documents=1, chunks=chunks, pages=pages, embedded_tokens=embedded_tokens),
         )
 
     def _embed(

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from ragline import errors
-from ragline.domain.api import Usage, UsageReport
+from ragline.domain.api import IngestionUsage, Usage, UsageReport
 from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, current_period
 from ragline.domain.models import RunUsage
 from ragline.ports import TenantRegistry, UsageLedger
@@ -67,7 +67,8 @@ class Metering:
         return run
 
     def usage_report(self, principal: Principal, period: str | None = None) -> UsageReport:
-        """The tenant's runs and usage in ``period`` (``YYYY-MM``; default: the current one)."""
+        """The tenant's runs, their usage and its ingestion in ``period`` (``YYYY-MM``; default: the
+        current one)."""
         principal.require("admin")
         if not principal.unrestricted:  # tenant-wide figures would show other namespaces' use
             raise errors.Forbidden("usage is tenant-wide: it needs an admin key without a namespace list")
@@ -76,6 +77,7 @@ class Metering:
             period=period,
             runs=self._ledger.period_runs(principal.tenant_id, period),
             usage=Usage.of(self._ledger.period_usage(principal.tenant_id, period)),
+            ingestion=IngestionUsage.of(self._ledger.period_ingestion(principal.tenant_id, period)),
         )
 
     def _limit(self, tenant_id: str) -> int | None:

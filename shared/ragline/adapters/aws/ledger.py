@@ -32,6 +32,13 @@ being applied again. ``expires_at`` is derived from the period, not from the clo
 retries really are identical. A replay with other numbers gets ``IdempotentParameterMismatch``, which
 is answered from the marker.
 
+Ingestion has its own fields on the same counter (``ingested_<field>`` per :class:`IngestUsage` field;
+``runs`` untouched) and its own markers, ``pk = "INGEST#<tenant>#<sha256(entry_id)>"``, ``sk =
+"INGEST"``. ``record_ingest`` is ONE ``TransactWriteItems``: ``Put`` the marker if
+``attribute_not_exists(pk)`` and ``Update … ADD`` the fields; item 0 failed → already recorded (False).
+It carries no client token of ours, on purpose: DynamoDB acknowledges a repeated token without applying
+it, and a replay must say False (botocore's own token still covers its retries of one call).
+
 Request builders are pure functions returning the kwargs of the boto3 call (unit-tested as dicts);
 :class:`DynamoDbUsageLedger` only sends them, interprets cancellations and translates errors.
 """
@@ -58,11 +65,13 @@ from ragline.domain.billing import (
     check_replay,
     period_of,
 )
-from ragline.domain.models import RunUsage
+from ragline.domain.models import IngestUsage, RunUsage
 
 _log = logging.getLogger(__name__)
 
 FIELDS = tuple(RunUsage.model_fields)
+INGEST_ATTRIBUTES = {f: f"ingested_{f}" for f in IngestUsage.model_fields}
+"""Counter attribute of each :class:`IngestUsage` field (apart from the runs' fields)."""
 MARKER_TTL = timedelta(days=400)
 """Run markers live 400 days after the start of their period (a replay can only come much sooner)."""
 TOKEN_NAMESPACE = uuid.UUID("5d0c7a2e-3f0b-5b8e-9a43-6f1d2c7e8b10")
@@ -247,6 +256,41 @@ def commit_request(
     }
 
 
+def ingest_marker_key(tenant_id: str, entry_id: str) -> dict[str, dict[str, str]]:
+    """Hashed like a run marker's, under its own prefix: an entry id never aliases a run id."""
+    _check_tenant(tenant_id)
+    digest = hashlib.sha256(entry_id.encode()).hexdigest()
+    return {"pk": {"S": f"INGEST#{tenant_id}#{digest}"}, "sk": {"S": "INGEST"}}
+
+
+def record_ingest_request(
+    table_name: str, tenant_id: str, entry_id: str, usage: IngestUsage, *, period: str
+) -> dict[str, Any]:
+    """``TransactWriteItems``: [0] Put the entry's marker if new, [1] ADD its usage to the counter's
+    ingestion fields. No ``ClientRequestToken`` (see the module docstring)."""
+    item: dict[str, dict[str, Any]] = ingest_marker_key(tenant_id, entry_id) | {
+        "tenant_id": {"S": tenant_id},
+        "entry_id": {"S": entry_id},
+        "period": {"S": period},
+        "expires_at": {"N": str(marker_expiry(period))},
+    }
+    item |= {f: {"N": str(getattr(usage, f))} for f in INGEST_ATTRIBUTES}
+    put = {
+        "TableName": table_name,
+        "Item": item,
+        "ConditionExpression": "attribute_not_exists(#pk)",
+        "ExpressionAttributeNames": {"#pk": "pk"},
+    }
+    update = {
+        "TableName": table_name,
+        "Key": counter_key(tenant_id, period),
+        "UpdateExpression": "ADD " + ", ".join(f"#{f} :{f}" for f in INGEST_ATTRIBUTES),
+        "ExpressionAttributeNames": {f"#{f}": a for f, a in INGEST_ATTRIBUTES.items()},
+        "ExpressionAttributeValues": {f":{f}": {"N": str(getattr(usage, f))} for f in INGEST_ATTRIBUTES},
+    }
+    return {"TransactItems": [{"Put": put}, {"Update": update}]}
+
+
 def get_counter_request(table_name: str, tenant_id: str, period: str) -> dict[str, Any]:
     return {"TableName": table_name, "Key": counter_key(tenant_id, period), "ConsistentRead": True}
 
@@ -272,6 +316,11 @@ def marker_from_item(item: Mapping[str, Any]) -> RunMarker:
         usage=usage_from_item(item) if completed else None,
         result=item.get("result", {}).get("S"),
     )
+
+
+def ingestion_from_item(item: Mapping[str, Any] | None) -> IngestUsage:
+    item = item or {}
+    return IngestUsage(**{f: int(item[a]["N"]) for f, a in INGEST_ATTRIBUTES.items() if a in item})
 
 
 def runs_from_item(item: Mapping[str, Any] | None) -> int:
@@ -348,6 +397,36 @@ class DynamoDbUsageLedger:
 
     def period_runs(self, tenant_id: str, period: str) -> int:
         return runs_from_item(self._counter(tenant_id, period))
+
+    def period_ingestion(self, tenant_id: str, period: str) -> IngestUsage:
+        return ingestion_from_item(self._counter(tenant_id, period))
+
+    def record_ingest(self, tenant_id: str, entry_id: str, usage: IngestUsage) -> bool:
+        request = record_ingest_request(
+            self.table_name, tenant_id, entry_id, usage, period=period_of(self._clock())
+        )
+        for attempt in range(self._attempts):
+            try:
+                self._send("transact_write_items", request)
+                return True
+            except _Cancelled as cancelled:
+                outcome = classify_cancellation(cancelled.reasons)
+                if outcome == "already_charged":
+                    return False
+                retry = outcome == "conflict" or cancelled.code == IN_PROGRESS
+                if not retry:
+                    codes = [str(r.get("Code")) for r in cancelled.reasons]
+                    error = errors.Throttled if outcome == "throttled" else errors.DependencyFailed
+                    raise error(
+                        "DynamoDB cancelled the ingestion record", reasons=codes, service="DynamoDB",
+                        action="transact_write_items", aws_code=cancelled.code,
+                    ) from cancelled  # fmt: skip
+            if attempt < self._attempts - 1:
+                self._backoff(attempt)
+        raise errors.Throttled(
+            "ingestion record kept meeting concurrent transactions",
+            service="DynamoDB", action="transact_write_items", entry_id=entry_id, attempts=self._attempts,
+        )  # fmt: skip
 
     def _stored_marker(self, tenant_id: str, run_id: str) -> RunMarker | None:
         response = self._send("get_item", get_marker_request(self.table_name, tenant_id, run_id))

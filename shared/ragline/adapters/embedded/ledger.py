@@ -1,7 +1,9 @@
 """Embedded :class:`~ragline.ports.UsageLedger`: a run is charged once, in one SQLite transaction.
 
 ``charges`` holds each run's first charge, keyed by (tenant, run id); ``counters`` the per-period sums;
-``markers`` each run id's request fingerprint, state and recorded result. ``reserve`` reads the marker
+``markers`` each run id's request fingerprint, state and recorded result; ``ingest_entries`` each
+recorded document version (keyed by tenant and entry id) and ``ingest_counters`` their per-period sums
+(apart from the runs' counters: ingestion is not a run). ``reserve`` reads the marker
 and the counter and writes the ``in_progress`` marker inside one ``BEGIN IMMEDIATE`` transaction (so of
 concurrent reservations one wins); ``commit`` inserts the charge, adds it to the counter and completes
 the marker inside another, so a second commit of the run (another thread, another process on the same
@@ -26,12 +28,14 @@ from ragline.domain.billing import (
     period_of,
     quota_reached,
 )
-from ragline.domain.models import RunUsage
+from ragline.domain.models import IngestUsage, RunUsage
 
 _log = logging.getLogger(__name__)
 
 _FIELDS = tuple(RunUsage.model_fields)
 _COLUMNS = ", ".join(_FIELDS)
+_INGEST_FIELDS = tuple(IngestUsage.model_fields)
+_INGEST_COLUMNS = ", ".join(_INGEST_FIELDS)
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS charges (
     tenant_id TEXT NOT NULL, run_id TEXT NOT NULL, period TEXT NOT NULL,
@@ -47,6 +51,16 @@ CREATE TABLE IF NOT EXISTS markers (
     tenant_id TEXT NOT NULL, run_id TEXT NOT NULL, state TEXT NOT NULL, fingerprint TEXT NOT NULL,
     started_at TEXT NOT NULL, result TEXT,
     PRIMARY KEY (tenant_id, run_id)
+);
+CREATE TABLE IF NOT EXISTS ingest_entries (
+    tenant_id TEXT NOT NULL, entry_id TEXT NOT NULL, period TEXT NOT NULL,
+    {", ".join(f"{f} INTEGER NOT NULL" for f in _INGEST_FIELDS)},
+    PRIMARY KEY (tenant_id, entry_id)
+);
+CREATE TABLE IF NOT EXISTS ingest_counters (
+    tenant_id TEXT NOT NULL, period TEXT NOT NULL,
+    {", ".join(f"{f} INTEGER NOT NULL DEFAULT 0" for f in _INGEST_FIELDS)},
+    PRIMARY KEY (tenant_id, period)
 );
 """
 _MIGRATE_RUNS = f"""
@@ -228,3 +242,42 @@ class SqliteUsageLedger:
                 .fetchone()
             )
         return RunUsage(**dict(zip(_FIELDS, row, strict=True))) if row else RunUsage()
+
+    def record_ingest(self, tenant_id: str, entry_id: str, usage: IngestUsage) -> bool:
+        """Insert the entry and add it to the counter in one transaction; a known entry adds nothing."""
+        period = period_of(self._clock())
+        values = [getattr(usage, f) for f in _INGEST_FIELDS]
+        placeholders = ",".join("?" * len(_INGEST_FIELDS))
+        with self._lock:
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                inserted = db.execute(
+                    f"INSERT INTO ingest_entries (tenant_id, entry_id, period, {_INGEST_COLUMNS})"
+                    f" VALUES (?,?,?,{placeholders}) ON CONFLICT(tenant_id, entry_id) DO NOTHING",
+                    (tenant_id, entry_id, period, *values),
+                ).rowcount
+                if inserted:
+                    db.execute(
+                        f"INSERT INTO ingest_counters (tenant_id, period, {_INGEST_COLUMNS})"
+                        f" VALUES (?,?,{placeholders}) ON CONFLICT(tenant_id, period) DO UPDATE SET "
+                        + ", ".join(f"{f}={f}+excluded.{f}" for f in _INGEST_FIELDS),
+                        (tenant_id, period, *values),
+                    )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return bool(inserted)
+
+    def period_ingestion(self, tenant_id: str, period: str) -> IngestUsage:
+        with self._lock:
+            row = (
+                self._db()
+                .execute(
+                    f"SELECT {_INGEST_COLUMNS} FROM ingest_counters WHERE tenant_id=? AND period=?",
+                    (tenant_id, period),
+                )
+                .fetchone()
+            )
+        return IngestUsage(**dict(zip(_INGEST_FIELDS, row, strict=True))) if row else IngestUsage()
