@@ -52,7 +52,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ragline import errors
 from ragline.adapters.aws.errors import THROTTLING_CODES, call
@@ -346,6 +346,16 @@ def classify_cancellation(reasons: Sequence[Mapping[str, Any]]) -> Outcome:
 
 
 # -- sending --------------------------------------------------------------------------------------
+class _Retry:
+    """An attempt that decided nothing (a conflict, a token in flight): back off and send again."""
+
+
+RETRY = _Retry()
+_T = TypeVar("_T")
+_Decided = tuple[Literal["charged", "already_charged", "over_quota"], RunUsage | None, int | None]
+"""A commit transaction's outcome: (outcome, the stored charge, runs used)."""
+
+
 class _Cancelled(Exception):
     def __init__(self, code: str, reasons: list[dict[str, Any]]) -> None:
         super().__init__(code)
@@ -405,7 +415,8 @@ class DynamoDbUsageLedger:
         request = record_ingest_request(
             self.table_name, tenant_id, entry_id, usage, period=period_of(self._clock())
         )
-        for attempt in range(self._attempts):
+
+        def attempt() -> bool | _Retry:
             try:
                 self._send("transact_write_items", request)
                 return True
@@ -413,20 +424,16 @@ class DynamoDbUsageLedger:
                 outcome = classify_cancellation(cancelled.reasons)
                 if outcome == "already_charged":
                     return False
-                retry = outcome == "conflict" or cancelled.code == IN_PROGRESS
-                if not retry:
-                    codes = [str(r.get("Code")) for r in cancelled.reasons]
-                    error = errors.Throttled if outcome == "throttled" else errors.DependencyFailed
-                    raise error(
-                        "DynamoDB cancelled the ingestion record", reasons=codes, service="DynamoDB",
-                        action="transact_write_items", aws_code=cancelled.code,
-                    ) from cancelled  # fmt: skip
-            if attempt < self._attempts - 1:
-                self._backoff(attempt)
-        raise errors.Throttled(
-            "ingestion record kept meeting concurrent transactions",
-            service="DynamoDB", action="transact_write_items", entry_id=entry_id, attempts=self._attempts,
-        )  # fmt: skip
+                if outcome == "conflict" or cancelled.code == IN_PROGRESS:
+                    return RETRY
+                codes = [str(r.get("Code")) for r in cancelled.reasons]
+                error = errors.Throttled if outcome == "throttled" else errors.DependencyFailed
+                raise error(
+                    "DynamoDB cancelled the ingestion record", reasons=codes, service="DynamoDB",
+                    action="transact_write_items", aws_code=cancelled.code,
+                ) from cancelled  # fmt: skip
+
+        return self._until_decided(attempt, "ingestion record", entry_id=entry_id)
 
     def _stored_marker(self, tenant_id: str, run_id: str) -> RunMarker | None:
         response = self._send("get_item", get_marker_request(self.table_name, tenant_id, run_id))
@@ -444,7 +451,8 @@ class DynamoDbUsageLedger:
         if limit is not None and limit <= 0:  # the counter check passes on a missing counter: refuse here
             period = period_of(self._clock())
             check_quota(self.period_runs(tenant_id, period), limit, period)
-        for attempt in range(self._attempts):
+
+        def attempt() -> CompletedRun | _Retry | None:
             now = self._clock()
             request = reserve_request(self.table_name, tenant_id, run_id, fingerprint, now=now, limit=limit)
             try:
@@ -460,25 +468,22 @@ class DynamoDbUsageLedger:
                         replay = check_replay(marker, fingerprint, now)
                         if replay is not None:
                             return replay
-                    # gone or just turned stale between the write and the read: try again
-                elif code(1) == "ConditionalCheckFailed":
+                    return RETRY  # gone or just turned stale between the write and the read
+                if code(1) == "ConditionalCheckFailed":
                     period = period_of(now)
                     counter = cancelled.reasons[1].get("Item")
                     used = runs_from_item(counter) if counter else self.period_runs(tenant_id, period)
                     raise errors.QuotaExceeded(
                         "run quota for this period is used up", limit=limit, used=used, period=period
                     ) from cancelled
-                elif not ("TransactionConflict" in codes or cancelled.code == IN_PROGRESS):
-                    raise errors.DependencyFailed(
-                        "DynamoDB cancelled the run reservation", reasons=codes, service="DynamoDB",
-                        action="transact_write_items", aws_code=cancelled.code,
-                    ) from cancelled  # fmt: skip
-            if attempt < self._attempts - 1:
-                self._backoff(attempt)
-        raise errors.Throttled(
-            "run reservation kept meeting concurrent transactions",
-            service="DynamoDB", action="transact_write_items", run_id=run_id, attempts=self._attempts,
-        )  # fmt: skip
+                if "TransactionConflict" in codes or cancelled.code == IN_PROGRESS:
+                    return RETRY
+                raise errors.DependencyFailed(
+                    "DynamoDB cancelled the run reservation", reasons=codes, service="DynamoDB",
+                    action="transact_write_items", aws_code=cancelled.code,
+                ) from cancelled  # fmt: skip
+
+        return self._until_decided(attempt, "run reservation", run_id=run_id)
 
     def commit(
         self,
@@ -533,20 +538,17 @@ class DynamoDbUsageLedger:
             "DynamoDB refused an unconditional usage charge", table=self.table_name, run_id=run_id
         )
 
-    def _transact(
-        self, tenant_id: str, run_id: str, request: dict[str, Any]
-    ) -> tuple[Literal["charged", "already_charged", "over_quota"], RunUsage | None, int | None]:
+    def _transact(self, tenant_id: str, run_id: str, request: dict[str, Any]) -> _Decided:
         """Send the commit transaction until it is decided: (outcome, stored charge, runs used)."""
-        for attempt in range(self._attempts):
-            last = attempt == self._attempts - 1
+
+        def attempt() -> _Decided | _Retry:
+            nonlocal request
             try:
                 self._send("transact_write_items", request)
                 return "charged", None, None
             except _Cancelled as cancelled:
                 if cancelled.code == IN_PROGRESS:  # the same token is being applied right now
-                    if not last:
-                        self._backoff(attempt)
-                    continue
+                    return RETRY
                 if cancelled.code == PARAMETER_MISMATCH:
                     # This token already went with other parameters (a replay with new numbers, or a
                     # new limit). The marker says whether that charged; if not (it was cancelled),
@@ -555,7 +557,7 @@ class DynamoDbUsageLedger:
                     if stored is not None:
                         return "already_charged", stored, None
                     request = {k: v for k, v in request.items() if k != "ClientRequestToken"}
-                    continue
+                    return RETRY
                 outcome = classify_cancellation(cancelled.reasons)
                 if outcome == "already_charged":
                     old = cancelled.reasons[0].get("Item")
@@ -569,9 +571,7 @@ class DynamoDbUsageLedger:
                     counter = cancelled.reasons[1].get("Item")
                     return "over_quota", None, runs_from_item(counter) if counter else None
                 if outcome == "conflict":  # a concurrent transaction on the counter or the marker
-                    if not last:
-                        self._backoff(attempt)
-                    continue
+                    return RETRY
                 details = {"service": "DynamoDB", "action": "transact_write_items", "aws_code": CANCELLED}
                 codes = [str(r.get("Code")) for r in cancelled.reasons]
                 if outcome == "throttled":
@@ -581,9 +581,21 @@ class DynamoDbUsageLedger:
                 raise errors.DependencyFailed(
                     "DynamoDB cancelled the usage charge", reasons=codes, **details
                 ) from cancelled
+
+        return self._until_decided(attempt, "usage charge", run_id=run_id)
+
+    def _until_decided(self, attempt: Callable[[], _T | _Retry], what: str, **details: str) -> _T:
+        """Run ``attempt`` (one transaction) until it decides, backing off between the attempts it
+        leaves undecided (a conflict, a token in flight); out of attempts → ``Throttled``."""
+        for n in range(self._attempts):
+            outcome = attempt()
+            if not isinstance(outcome, _Retry):
+                return outcome
+            if n < self._attempts - 1:
+                self._backoff(n)
         raise errors.Throttled(
-            "usage charge kept meeting concurrent transactions",
-            service="DynamoDB", action="transact_write_items", run_id=run_id, attempts=self._attempts,
+            f"{what} kept meeting concurrent transactions",
+            service="DynamoDB", action="transact_write_items", attempts=self._attempts, **details,
         )  # fmt: skip
 
     def _backoff(self, attempt: int) -> None:
