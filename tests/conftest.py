@@ -6,7 +6,12 @@ import os
 
 import pytest
 
-pytest_plugins = ["tests.support.moto_server", "tests.support.openai_replay", "tests.support.bedrock_server"]
+pytest_plugins = [
+    "tests.support.dynamodb_stub",
+    "tests.support.moto_server",
+    "tests.support.openai_replay",
+    "tests.support.bedrock_server",
+]
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,6 @@ cases that must exceed a limit to be hostile (zip bombs, JSON containers) keep t
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import random
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from tests.support.cfn_tables import REPO_ROOT, load_template
+from tests.support.pdf import pdf_document
 
 MiB = 1024 * 1024
 Build = Callable[[Path, float], None]
@@ -201,32 +201,7 @@ def _pdf(pages: Callable[[float], int], content: Callable[[int, float], tuple[by
     stream and its ``/Filter`` entry."""
 
     def build(path: Path, scale: float) -> None:
-        n = pages(scale)
-        objects = [
-            b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids ["
-            + b" ".join(b"%d 0 R" % (4 + 2 * i) for i in range(n))
-            + b"] /Count %d >>" % n,
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        ]
-        for i in range(n):
-            stream, extra = content(i, scale)
-            objects.append(
-                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >>"
-                b" /Contents %d 0 R >>" % (5 + 2 * i)
-            )
-            objects.append(b"<< /Length %d%s >>\nstream\n" % (len(stream), extra) + stream + b"\nendstream")
-        out = io.BytesIO()
-        out.write(b"%PDF-1.4\n")
-        offsets = []
-        for number, body in enumerate(objects, start=1):
-            offsets.append(out.tell())
-            out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-        xref = out.tell()
-        out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-        out.write(b"".join(b"%010d 00000 n \n" % offset for offset in offsets))
-        out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
-        path.write_bytes(out.getvalue())
+        path.write_bytes(pdf_document([content(i, scale) for i in range(pages(scale))]))
 
     return build
 

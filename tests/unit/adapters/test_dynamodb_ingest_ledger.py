@@ -6,8 +6,6 @@ Error paths use ``botocore.stub.Stubber`` (a real client, no network), as in ``t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from datetime import UTC, datetime
 from hashlib import sha256
 from typing import Any
 
@@ -16,10 +14,9 @@ import pytest
 from ragline import errors
 from ragline.adapters.aws import ledger as dl
 from ragline.domain.models import IngestUsage
+from tests.support.dynamodb_stub import TABLE
 
 pytestmark = pytest.mark.unit
-TABLE = "usage"
-AT = datetime(2026, 3, 15, 12, 0, tzinfo=UTC)
 PERIOD = "2026-03"
 ENTRY = "ingest#docs#report.pdf#0123ABC"
 USAGE = IngestUsage(documents=1, chunks=12, pages=3, embedded_tokens=900)
@@ -76,25 +73,6 @@ def test_counter_items_read_as_ingestion() -> None:
 
 
 # -- sending --------------------------------------------------------------------------------------
-class Sleeps(list[float]):
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
-
-
-@pytest.fixture
-def stubbed() -> Iterator[tuple[dl.DynamoDbUsageLedger, Any, Sleeps]]:
-    import boto3
-    from botocore.stub import Stubber
-
-    client = boto3.session.Session().client(
-        "dynamodb", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
-    )
-    sleeps = Sleeps()
-    with Stubber(client) as stubber:
-        yield dl.DynamoDbUsageLedger(TABLE, client=client, sleep=sleeps, clock=lambda: AT), stubber, sleeps
-        stubber.assert_no_pending_responses()
-
-
 def cancel(stubber: Any, reasons: list[dict[str, Any]]) -> None:
     stubber.add_client_error(
         "transact_write_items",

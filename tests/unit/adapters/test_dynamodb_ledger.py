@@ -8,7 +8,6 @@ request against the DynamoDB API model.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from hashlib import sha256
 from typing import Any
@@ -19,10 +18,9 @@ from ragline import errors
 from ragline.adapters.aws import ledger as dl
 from ragline.domain.billing import CompletedRun
 from ragline.domain.models import RunUsage
+from tests.support.dynamodb_stub import AT, TABLE
 
 pytestmark = pytest.mark.unit
-TABLE = "usage"
-AT = datetime(2026, 3, 15, 12, 0, tzinfo=UTC)
 PERIOD = "2026-03"
 USAGE = RunUsage(retrievals=2, reranks=1, llm_input_tokens=300, llm_output_tokens=40)
 OK = {"Code": "None"}
@@ -166,25 +164,6 @@ def test_cancellation_reasons_are_read_by_position(codes: list[str], outcome: st
 
 
 # -- sending, against a stubbed client ------------------------------------------------------------
-class Sleeps(list[float]):
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
-
-
-@pytest.fixture
-def stubbed() -> Iterator[tuple[dl.DynamoDbUsageLedger, Any, Sleeps]]:
-    import boto3
-    from botocore.stub import Stubber
-
-    client = boto3.session.Session().client(
-        "dynamodb", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
-    )
-    sleeps = Sleeps()
-    with Stubber(client) as stubber:
-        yield dl.DynamoDbUsageLedger(TABLE, client=client, sleep=sleeps, clock=lambda: AT), stubber, sleeps
-        stubber.assert_no_pending_responses()
-
-
 def cancel(stubber: Any, reasons: list[dict[str, Any]], expected: dict[str, Any] | None = None) -> None:
     stubber.add_client_error(
         "transact_write_items",

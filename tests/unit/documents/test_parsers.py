@@ -16,6 +16,7 @@ from ragline.errors import (
     UnreadableDocument,
     UnsupportedDocument,
 )
+from tests.support.pdf import pdf_document
 
 pytestmark = pytest.mark.unit
 
@@ -29,39 +30,13 @@ def _pdf_string(text: str) -> str:
 
 def make_pdf(pages: list[list[str]]) -> bytes:
     """A minimal valid PDF (correct xref) with one Helvetica text line per string, page by page."""
-    n = len(pages)
-    font = 3
-    objects: list[bytes] = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        (
-            "<< /Type /Pages /Kids [" + " ".join(f"{4 + 2 * i} 0 R" for i in range(n)) + f"] /Count {n} >>"
-        ).encode(),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-    ]
-    for i, lines in enumerate(pages):
+    streams = []
+    for lines in pages:
         ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td"]
         ops += [f"{_pdf_string(line)} Tj T*" for line in lines]
         ops.append("ET")
-        stream = "\n".join(ops).encode("latin-1")
-        objects.append(
-            (
-                f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-                f"/Resources << /Font << /F1 {font} 0 R >> >> /Contents {5 + 2 * i} 0 R >>"
-            ).encode()
-        )
-        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    for offset in offsets:
-        out.write(b"%010d 00000 n \n" % offset)
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
-    return out.getvalue()
+        streams.append(("\n".join(ops).encode("latin-1"), b""))
+    return pdf_document(streams)
 
 
 def encrypt_pdf(data: bytes, *, user_password: str) -> bytes:
