@@ -46,7 +46,8 @@ class VectorStore(Protocol):
       worker holding an older version can neither resurrect a deleted document nor leave stale chunks
       beside a newer version (it loses at ``upsert``, or at ``publish`` and then ``discard``s).
     - ``discard(doc, generation=g)`` deletes the document's chunks still at exactly ``g``.
-    - ``vectors(doc)`` maps each stored chunk text of the document to its embedding (for reuse).
+    - ``vectors(doc)`` maps each stored chunk text of the document to its embedding (for reuse), as
+      float32 arrays (a large document's vectors stay compact in memory).
     - ``delete_document(doc, older_than=g)`` deletes the document's chunks whose generation is below
       ``g`` (all of them when ``older_than`` is None); it does not move the fence.
     - ``search`` honours the query's mode; every hit carries a :class:`ScoreBreakdown` for the legs
@@ -66,7 +67,7 @@ class VectorStore(Protocol):
 
     def discard(self, document_id: str, *, generation: int) -> int: ...
 
-    def vectors(self, document_id: str) -> dict[str, tuple[float, ...]]: ...
+    def vectors(self, document_id: str) -> dict[str, NDArray[np.float32]]: ...
 
     def delete_document(self, document_id: str, *, older_than: int | None = None) -> int:
         """Delete the document's chunks (only those below generation ``older_than`` if given)."""

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ragline import errors
 from ragline.documents.chunker import chunk_document
@@ -344,17 +345,20 @@ class IngestService:
         )
 
     def _embed(
-        self, batch: list[Chunk], known: dict[str, tuple[float, ...]], embedded: list[str]
+        self, batch: list[Chunk], known: dict[str, NDArray[np.float32]], embedded: list[str]
     ) -> list[Chunk]:
         """``batch`` with embeddings, reusing the stored vector of every text already indexed for this
         document (``known``; a first claim has none); texts it had to embed are added to ``embedded``."""
         missing = list(dict.fromkeys(c.text for c in batch if c.text not in known))
-        fresh: dict[str, tuple[float, ...]] = {}
+        fresh: dict[str, NDArray[np.float32]] = {}
         if missing:
-            vectors = self._embedder.embed_documents(missing)
-            fresh = {t: tuple(float(x) for x in np.asarray(v)) for t, v in zip(missing, vectors, strict=True)}
+            fresh = dict(zip(missing, self._embedder.embed_documents(missing), strict=True))
             embedded.extend(missing)
-        return [c.model_copy(update={"embedding": known.get(c.text) or fresh[c.text]}) for c in batch]
+        stamped = []
+        for c in batch:
+            vector = fresh[c.text] if c.text in fresh else known[c.text]
+            stamped.append(c.model_copy(update={"embedding": tuple(vector.tolist())}))
+        return stamped
 
     def _publish(self, store: VectorStore, done: DocumentRecord) -> None:
         """Make ``done``'s generation the served version, then record it; overtaken → Superseded."""

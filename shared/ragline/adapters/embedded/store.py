@@ -244,7 +244,7 @@ class SqliteVectorStore:
     def discard(self, document_id: str, *, generation: int) -> int:
         return self._delete(document_id, "generation = ?", generation)
 
-    def vectors(self, document_id: str) -> dict[str, tuple[float, ...]]:
+    def vectors(self, document_id: str) -> dict[str, NDArray[np.float32]]:
         with self._p._lock:
             rows = (
                 self._p.connection()
@@ -255,7 +255,7 @@ class SqliteVectorStore:
                 )
                 .fetchall()
             )
-        return {str(t): tuple(np.frombuffer(e, dtype=np.float32).tolist()) for t, e in rows}
+        return {str(t): np.frombuffer(e, dtype=np.float32) for t, e in rows}
 
     def delete_document(self, document_id: str, *, older_than: int | None = None) -> int:
         return self._delete(document_id, "generation < ?", 2**62 if older_than is None else older_than)

@@ -12,6 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+from numpy.typing import NDArray
+
 from ragline import errors
 from ragline.adapters.opensearch import requests as rq
 from ragline.config import Settings
@@ -258,12 +261,12 @@ class OpenSearchVectorStore:
             with translate("refresh"):
                 self._p.client.indices.refresh(index=self._p.index)
 
-    def vectors(self, document_id: str) -> dict[str, tuple[float, ...]]:
+    def vectors(self, document_id: str) -> dict[str, NDArray[np.float32]]:
         from opensearchpy import helpers
 
         with translate("vectors"):
             return {
-                h["_source"]["text"]: tuple(h["_source"][rq.VECTOR_FIELD])
+                h["_source"]["text"]: np.asarray(h["_source"][rq.VECTOR_FIELD], dtype=np.float32)
                 for h in helpers.scan(
                     self._p.client,
                     index=self._p.index,
