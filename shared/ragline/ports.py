@@ -89,6 +89,11 @@ class VectorStoreProvider(Protocol):
 
     def scoped(self, scope: TenantScope) -> VectorStore: ...
 
+    def purge_tenant(self, tenant_id: str) -> int:
+        """Delete everything the tenant holds in the store, in every namespace it ever had — chunks
+        *and* fences; returns how many chunks went. Idempotent (a tenant's deletion)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -199,6 +204,12 @@ class UsageLedger(Protocol):
 
     def period_ingestion(self, tenant_id: str, period: str) -> IngestUsage: ...
 
+    def purge_tenant(self, tenant_id: str) -> int:
+        """Drop what quotes or names the tenant's content — its runs' recorded results and its
+        ingestion entries (keyed by document) — keeping every charge and period counter (the
+        operator's billing record); returns how many items changed. Idempotent."""
+        ...
+
 
 class TenantRegistry(Protocol):
     """Tenants, their namespaces and their API keys.
@@ -237,6 +248,11 @@ class TenantRegistry(Protocol):
         """Raises ``NamespaceNotFound``."""
         ...
 
+    def purge_tenant(self, tenant_id: str) -> None:
+        """Delete every namespace and API key (record and reference) of the tenant; the tenant's own
+        record stays (as the ``deleted`` tombstone). Idempotent."""
+        ...
+
     def put_api_key(self, key: ApiKeyRecord) -> ApiKeyRecord:
         """Store a new key record (``Conflict`` if the hash or the key id exists)."""
         ...
@@ -273,6 +289,11 @@ class ObjectStore(Protocol):
 
     def delete(self, key: str) -> None:
         """Remove the object; deleting a missing key is a no-op."""
+        ...
+
+    def purge(self, prefix: str) -> int:
+        """Remove every object under the *folder* ``prefix`` — with every stored version, where the
+        store keeps versions — returning how many went; an empty prefix is refused. Idempotent."""
         ...
 
     def list(self, prefix: str) -> list[str]:
@@ -322,3 +343,8 @@ class DocumentRegistry(Protocol):
     def get(self, tenant_id: str, namespace_id: str, document_id: str) -> DocumentRecord | None: ...
 
     def list(self, tenant_id: str, namespace_id: str) -> list[DocumentRecord]: ...
+
+    def purge_tenant(self, tenant_id: str) -> int:
+        """Delete every record of the tenant, in every namespace it ever had; returns how many.
+        Idempotent (a tenant's deletion)."""
+        ...

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ragline.services.retrieval import RetrievalService
     from ragline.services.search import SearchService
     from ragline.services.tenancy import TenancyService
+    from ragline.services.tenant_deletion import TenantDeletion
 
 
 class Backend(Protocol):
@@ -325,6 +326,19 @@ class Container:
         from ragline.services.tenancy import TenancyService
 
         return TenancyService(self.registry)
+
+    @cached_property
+    def tenant_deletion(self) -> TenantDeletion:
+        from ragline.services.tenant_deletion import TenantDeletion
+
+        return TenantDeletion(
+            tenancy=self.tenancy,
+            registry=self.registry,
+            objects=self.objects,
+            stores=self.stores,
+            documents=self.documents,
+            ledger=self.ledger,
+        )
 
     @cached_property
     def evaluation(self) -> EvaluationService:

@@ -169,6 +169,21 @@ class DocumentRegistryContract:
         assert [r.document_id for r in registry.list(T, "hr")] == ["a1.txt"]
         assert registry.get("globex", N, "a.txt") is None
 
+    def test_purging_a_tenant_removes_its_records_in_every_namespace_and_nothing_else(
+        self, registry: DocumentRegistry
+    ) -> None:
+        for doc in ("a.txt", "b.md"):
+            claim(registry, doc, S1)
+        registry.claim(T, "hr", "c.txt", S1, deleting=True)
+        registry.claim("globex", N, "a.txt", S1)
+        assert registry.purge_tenant(T) == 3
+        assert registry.list(T, N) == [] and registry.list(T, "hr") == []
+        assert registry.get(T, N, "a.txt") is None
+        assert [r.document_id for r in registry.list("globex", N)] == ["a.txt"]
+        assert registry.purge_tenant(T) == 0
+        assert registry.claim(T, N, "a.txt", S1).granted  # a fresh start, at generation 1
+        assert registry.get(T, N, "a.txt").generation == 1  # type: ignore[union-attr]
+
     # -- concurrency --------------------------------------------------------------------------
     def test_concurrent_claims_of_one_event_each_get_their_own_generation(
         self, registry: DocumentRegistry

@@ -183,3 +183,23 @@ class ObjectStoreContract:
             assert sorted(objects.list("")) == sorted(["t/ns/a.txt", key])
             objects.delete(key)
             assert objects.get("t/ns/a.txt") == b"victim"
+
+    # -- purge (a tenant's deletion) ------------------------------------------------------------
+    def test_purge_removes_the_folder_and_nothing_beside_it(self, objects: ObjectStore) -> None:
+        for key, data in TREE.items():
+            objects.put(key, data)
+        objects.put("t/ns/a.txt", b"a second version")
+        assert objects.purge("t/ns") >= 3
+        assert objects.list("t/ns") == []
+        with pytest.raises(errors.NotFound):
+            objects.get("t/ns/a.txt")
+        assert objects.list("") == sorted(k for k in TREE if not k.startswith("t/ns/"))
+        assert objects.get("t/nsx") == TREE["t/nsx"]
+        assert objects.purge("t/ns/") == 0  # idempotent
+
+    def test_purge_refuses_an_empty_prefix(self, objects: ObjectStore) -> None:
+        objects.put("t/ns/a.txt", b"a")
+        for prefix in ("", "/"):
+            with pytest.raises(errors.InvalidRequest):
+                objects.purge(prefix)
+        assert objects.list("") == ["t/ns/a.txt"]

@@ -218,6 +218,31 @@ class TenantRegistryContract:
             registry.create_tenant(Tenant(tenant_id="acme", name="second"))
         assert registry.get_tenant("acme").name == "first"
 
+    def test_purging_a_tenant_removes_its_namespaces_and_keys_and_keeps_its_tombstone(
+        self, registry: TenantRegistry
+    ) -> None:
+        for tenant in ("acme", "globex"):
+            registry.create_tenant(Tenant(tenant_id=tenant, created_at=AT))
+            for ns in ("docs", "hr"):
+                registry.create_namespace(new_namespace(tenant, ns))
+            for key_id in ("k1", "k2", "k3"):
+                registry.put_api_key(api_key(tenant, key_id))
+        registry.revoke_api_key("acme", "k2")
+
+        registry.purge_tenant("acme")
+
+        assert registry.list_namespaces("acme") == [] and registry.list_api_keys("acme") == []
+        for key_id in ("k1", "k2", "k3"):  # the records by hash went too, revoked ones included
+            assert registry.find_api_key(key_hash(f"rl_acme_{key_id}")) is None
+        assert registry.get_tenant("acme").tenant_id == "acme"  # the tombstone stays
+        assert [n.namespace_id for n in registry.list_namespaces("globex")] == ["docs", "hr"]
+        assert len(registry.list_api_keys("globex")) == 3
+        assert registry.find_api_key(key_hash("rl_globex_k1")) is not None
+        registry.purge_tenant("acme")  # idempotent
+        # The freed ids may be used again (a namespace id, a key id within the tenant)
+        registry.create_namespace(new_namespace("acme", "docs"))
+        registry.put_api_key(api_key("acme", "k1", secret="a new secret"))
+
     def test_given_no_tenant_when_got_then_not_found(self, registry: TenantRegistry) -> None:
         registry.create_tenant(Tenant(tenant_id="acme"))
         with pytest.raises(errors.NotFound):

@@ -143,3 +143,25 @@ def test_s3_missing_bucket_is_a_dependency_failure_not_a_missing_key(s3_client: 
         with pytest.raises(errors.DependencyFailed) as failed:
             attempt()
         assert failed.value.details["code"] == "NoSuchBucket"
+
+
+def test_s3_purge_of_a_versioned_bucket_leaves_no_version_and_no_delete_marker(s3_client: Any) -> None:
+    """The documents bucket is versioned: a tenant's purge must remove old versions and markers too."""
+    name = f"versioned-{uuid.uuid4().hex[:16]}"
+    s3_client.create_bucket(Bucket=name)
+    s3_client.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
+    objects = S3ObjectStore(name, client=s3_client)
+    for i in range(3):
+        objects.put("acme/docs/a.txt", f"version {i}".encode())
+    objects.put("acme/docs/b.txt", b"b")
+    objects.delete("acme/docs/b.txt")  # a delete marker over b's only version
+    objects.put("globex/docs/a.txt", b"another tenant")
+
+    assert objects.purge("acme") == 3 + 1 + 1
+
+    left = s3_client.list_object_versions(Bucket=name, Prefix="acme/")
+    assert left.get("Versions", []) == [] and left.get("DeleteMarkers", []) == []
+    assert objects.get("globex/docs/a.txt") == b"another tenant"
+    assert objects.purge("acme") == 0
+    objects.purge("globex")
+    s3_client.delete_bucket(Bucket=name)

@@ -257,6 +257,31 @@ class UsageLedgerContract:
         assert ledger.reserve("acme", "key-1", None, FP) == CompletedRun(usage=RunUsage(pages=1))
         assert ledger.period_runs("acme", period) == 1
 
+    def test_purging_a_tenant_drops_its_results_and_ingest_entries_and_keeps_its_charges(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        usage = RunUsage(retrievals=1)
+        for tenant in ("acme", "globex"):
+            for run in ("run-1", "run-2"):
+                assert ledger.reserve(tenant, run, None, FP) is None
+                ledger.commit(tenant, run, usage, None, f'{{"chunk":"{tenant} text"}}', FP)
+        assert ledger.reserve("acme", "run-3", None, FP) is None  # one still in progress
+        ingested = IngestUsage(documents=1, chunks=4)
+        for tenant in ("acme", "globex"):
+            assert ledger.record_ingest(tenant, "ingest#docs#a.txt#01", ingested)
+
+        assert ledger.purge_tenant("acme") >= 3
+
+        assert ledger.reserve("acme", "run-1", None, FP) == CompletedRun(usage=usage, result=None)
+        assert ledger.period_runs("acme", period) == 2
+        assert ledger.period_usage("acme", period) == RunUsage(retrievals=2)
+        assert ledger.reserve("globex", "run-1", None, FP) == CompletedRun(
+            usage=usage, result='{"chunk":"globex text"}'
+        )
+        assert ledger.period_ingestion("acme", period) == ingested  # counted, entry gone
+        assert ledger.record_ingest("globex", "ingest#docs#a.txt#01", ingested) is False
+        ledger.purge_tenant("acme")  # idempotent
+
     def test_a_quota_refusal_is_not_charged_and_leaves_no_marker(
         self, ledger: UsageLedger, period: str
     ) -> None:

@@ -112,6 +112,30 @@ class VectorStoreContract:
         assert [c.text for c in store.neighbors("rust", 0)] == ["Version five text."]
         assert store.search(KeywordQuery(text="stale")) == []
 
+    # -- a tenant's deletion -------------------------------------------------------------------
+    def test_purging_a_tenant_removes_its_chunks_and_fences_in_every_namespace_and_nothing_else(
+        self, provider: VectorStoreProvider, store: VectorStore
+    ) -> None:
+        old = provider.scoped(TenantScope(tenant_id="acme", namespace_id="old"))
+        old.upsert(make_chunks("bees", DOCS["bees"]), generation=3)
+        assert old.publish("bees", generation=3) is True
+        assert store.publish("rust", generation=2) is True  # a fence over a document with no chunks
+        other = provider.scoped(TenantScope(tenant_id="globex", namespace_id="docs"))
+        other.upsert(make_chunks("bees", DOCS["bees"]), generation=3)
+        assert other.publish("bees", generation=3) is True
+
+        assert provider.purge_tenant("acme") == 6 + 3 - 1  # acme/docs lost "rust" to its publish
+
+        assert store.count() == 0 and old.count() == 0
+        assert store.search(hybrid("bee colony queen")) == [] and old.search(semantic("bee")) == []
+        assert old.vectors("bees") == {} and old.neighbors("bees", 1) == []
+        # Another tenant keeps everything, its fence included (the fences' removal is checked on
+        # each backend's own rows by tests/e2e/test_tenant_deletion.py)
+        assert other.count() == 3
+        with pytest.raises(errors.Superseded):
+            other.upsert(make_chunks("bees", ["Stale."]), generation=2)
+        assert provider.purge_tenant("acme") == 0  # idempotent
+
     # -- versions: publish, fence, discard ----------------------------------------------------
     def test_given_new_version_when_published_then_older_generations_are_swept(
         self, store: VectorStore

@@ -133,3 +133,24 @@ def test_search_accepts_convex_fusion_and_rejects_unknown_ones(home: Path) -> No
 def test_eval_on_a_folder_that_is_not_beir_fails_clearly(tmp_path: Path) -> None:
     code, out = cli("eval", str(tmp_path), "--home", str(tmp_path))
     assert code == 2 and "not a BEIR dataset" in out
+
+
+def test_tenants_delete_purges_the_tenant_and_status_deleted_does_the_same(tmp_path: Path) -> None:
+    h = str(tmp_path / "home")
+    for tenant in ("acme", "globex"):
+        assert cli("tenants", "create", tenant, "--home", h)[0] == 0
+        code, out = cli(
+            "ingest", str(SAMPLES / "faq.txt"), "-n", "docs", "--create", "--tenant", tenant, "--home", h
+        )
+        assert code == 0, out
+    code, out = cli("tenants", "delete", "acme", "--home", h)
+    assert code == 0 and "tenant acme is deleted" in out, out
+    c = Container(Settings(home=Path(h)))
+    assert c.stores.scoped(TenantScope(tenant_id="acme", namespace_id="docs")).count() == 0
+    assert c.registry.list_namespaces("acme") == [] and c.documents.list("acme", "docs") == []
+    assert c.stores.scoped(TenantScope(tenant_id="globex", namespace_id="docs")).count() > 0
+    code, out = cli("tenants", "status", "globex", "deleted", "--home", h)
+    assert code == 0 and "tenant globex is deleted" in out, out
+    assert c.stores.scoped(TenantScope(tenant_id="globex", namespace_id="docs")).count() == 0
+    code, out = cli("tenants", "status", "acme", "active", "--home", h)
+    assert code != 0 and "deleted" in out

@@ -106,11 +106,30 @@ def tenants_status(
 
     if status not in ("active", "suspended", "deleted"):
         raise typer.BadParameter("status is one of: active, suspended, deleted")
+    if status == "deleted":
+        tenants_delete(tenant_id, home=home)
+        return
     try:
         _container(home).tenancy.set_status(tenant_id, status)  # type: ignore[arg-type]
     except RaglineError as exc:
         raise _fail(exc) from exc
     typer.echo(f"tenant {tenant_id} is {status}")
+
+
+@tenants_app.command("delete")
+def tenants_delete(tenant_id: str, home: Home = None) -> None:
+    """Delete a tenant and everything it stored: objects (every version), chunks, document records,
+    namespaces, keys and recorded run results. Final; run it again to finish an interrupted one."""
+    from ragline.errors import RaglineError
+
+    try:
+        purge = _container(home).tenant_deletion.delete(tenant_id)
+    except RaglineError as exc:
+        raise _fail(exc) from exc
+    typer.echo(
+        f"tenant {tenant_id} is deleted: {purge.objects} objects, {purge.chunks} chunks, "
+        f"{purge.documents} document records and {purge.usage_details} usage details removed"
+    )
 
 
 @keys_app.command("create")

@@ -181,6 +181,10 @@ class IngestService:
         scope = event.scope
         doc_id = document_id_of(event.path)
         seq = normalise_sequencer(event.sequencer)
+        if self._tenant_deleted(scope.tenant_id):
+            # A deleted tenant keeps nothing — not even a record of the event (its own deletion's
+            # version removals arrive here too).
+            return _ignored(event.key, f"tenant {scope.tenant_id!r} was deleted")
         stored = self._documents.get(scope.tenant_id, scope.namespace_id, doc_id)
         if stored is not None and stored.sequencer == seq and stored.status in ("ready", "deleted"):
             return _skipped(stored, "duplicate")  # the cheap path: one registry read
@@ -261,6 +265,14 @@ class IngestService:
         if not claim.granted:
             return self._refused(claim.record, claim.reason)
         return self._delete(claim.record)
+
+    def _tenant_deleted(self, tenant_id: str) -> bool:
+        """Only ``deleted`` stops the sync: a suspended tenant's bucket is still indexed (suspension
+        stops the API, not the index), and a namespace without a tenant record fails as before."""
+        try:
+            return self._registry.get_tenant(tenant_id).status == "deleted"
+        except errors.NotFound:
+            return False
 
     # -- the pipeline -------------------------------------------------------------------------
     def _index(

@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from ragline import errors
+from ragline.adapters.aws.batch import delete_keys, scan_keys
 from ragline.adapters.aws.errors import CONDITION_FAILED, call
 from ragline.adapters.boto import LazyClient, error_code
 from ragline.domain.documents import (
@@ -260,3 +261,9 @@ class DynamoDbDocumentRegistry:
             start_key = page.get("LastEvaluatedKey")
             if not start_key:
                 return records
+
+    def purge_tenant(self, tenant_id: str) -> int:
+        """A tenant's records sit in one partition per namespace, deleted ones' too: a ``Scan``
+        finds them all (a rare, administrative sweep)."""
+        keys = scan_keys(self._send, self.table_name, f"DOC#{tenant_id}#")
+        return delete_keys(self._send, self.table_name, keys)

@@ -55,6 +55,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypeVar
 
 from ragline import errors
+from ragline.adapters.aws.batch import delete_keys, scan_keys
 from ragline.adapters.aws.errors import THROTTLING_CODES, call
 from ragline.adapters.boto import LazyClient, error_code
 from ragline.domain.billing import (
@@ -410,6 +411,21 @@ class DynamoDbUsageLedger:
 
     def period_ingestion(self, tenant_id: str, period: str) -> IngestUsage:
         return ingestion_from_item(self._counter(tenant_id, period))
+
+    def purge_tenant(self, tenant_id: str) -> int:
+        """Markers live in partitions of their own, so finding a tenant's is a ``Scan`` (a rare,
+        administrative sweep): each run marker loses its ``result`` and keeps its charge; ingestion
+        markers (they carry the entry id, which names the document) are deleted."""
+        _check_tenant(tenant_id)
+        runs = scan_keys(self._send, self.table_name, f"RUN#{tenant_id}#")
+        for key in runs:
+            self._send(
+                "update_item",
+                {"TableName": self.table_name, "Key": key, "UpdateExpression": "REMOVE #result",
+                 "ExpressionAttributeNames": {"#result": "result"}},
+            )  # fmt: skip
+        entries = scan_keys(self._send, self.table_name, f"INGEST#{tenant_id}#")
+        return len(runs) + delete_keys(self._send, self.table_name, entries)
 
     def record_ingest(self, tenant_id: str, entry_id: str, usage: IngestUsage) -> bool:
         request = record_ingest_request(

@@ -31,6 +31,11 @@ def translate(exc: Exception, action: str, key: str) -> errors.RaglineError:
     raise exc
 
 
+def _folder(prefix: str) -> str:
+    """The prefix names a folder: ``t/ns`` means ``t/ns/…``, never a sibling ``t/ns2/…``."""
+    return prefix if not prefix or prefix.endswith("/") else prefix + "/"
+
+
 class S3ObjectStore:
     def __init__(self, bucket: str, *, client: S3Client | None = None) -> None:
         self.bucket = bucket
@@ -63,9 +68,37 @@ class S3ObjectStore:
         except Exception as exc:
             raise translate(exc, "delete", key) from exc
 
+    def purge(self, prefix: str) -> int:
+        """Every version and delete marker under the folder, so a versioned bucket keeps nothing."""
+        if not prefix.strip("/"):
+            raise errors.InvalidRequest("refusing to purge the whole bucket")
+        folder = _folder(prefix)
+        removed = 0
+        try:
+            for page in self.client.get_paginator("list_object_versions").paginate(
+                Bucket=self.bucket, Prefix=folder
+            ):
+                entries = [*page.get("Versions", []), *page.get("DeleteMarkers", [])]
+                batch = [{"Key": e["Key"], "VersionId": e["VersionId"]} for e in entries]
+                for i in range(0, len(batch), 1000):  # DeleteObjects takes 1,000 keys at most
+                    resp = self.client.delete_objects(
+                        Bucket=self.bucket, Delete={"Objects": batch[i : i + 1000], "Quiet": True}
+                    )
+                    if resp.get("Errors"):
+                        first = resp["Errors"][0]
+                        raise errors.DependencyFailed(
+                            "S3 refused to delete some versions", key=first.get("Key", ""),
+                            code=first.get("Code", ""), failed=len(resp["Errors"]),
+                        )  # fmt: skip
+                    removed += len(batch[i : i + 1000])
+        except errors.RaglineError:
+            raise
+        except Exception as exc:
+            raise translate(exc, "purge", prefix) from exc
+        return removed
+
     def list(self, prefix: str) -> list[str]:
-        # The prefix names a folder: ``t/ns`` lists ``t/ns/…``, never a sibling ``t/ns2/…``.
-        folder = prefix if not prefix or prefix.endswith("/") else prefix + "/"
+        folder = _folder(prefix)
         keys: list[str] = []
         try:
             for page in self.client.get_paginator("list_objects_v2").paginate(

@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import math
 import re
-import time
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -41,12 +40,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from ragline import errors
+from ragline.adapters.aws.batch import Key, backoff, delete_keys
 from ragline.adapters.aws.errors import CONDITION_FAILED, call
 from ragline.adapters.boto import LazyClient, error_code
 from ragline.domain.keys import is_key_hash, require_key_hash
 from ragline.domain.tenancy import TOUCH_INTERVAL, ApiKeyRecord, Namespace, Tenant, timestamp, touch_cutoff
 
-Key = dict[str, dict[str, str]]
 KEY_ATTRIBUTES = ("pk", "sk")
 TRANSACTION_CANCELED = "TransactionCanceledException"
 _RETRYABLE_CANCELLATIONS = frozenset(
@@ -258,11 +257,6 @@ def cancellation_codes(exc: BaseException) -> list[str]:
 
 
 # -- sending --------------------------------------------------------------------------------------
-def backoff(attempt: int) -> None:
-    """Pause before retrying unprocessed keys: 50 ms, 100 ms, 200 ms, ..."""
-    time.sleep(0.05 * 2**attempt)
-
-
 class _ConditionFailed(Exception):
     pass
 
@@ -389,6 +383,15 @@ class DynamoDbTenantRegistry:
             raise errors.NamespaceNotFound(
                 f"namespace {namespace_id!r} does not exist", namespace=namespace_id
             ) from None
+
+    def purge_tenant(self, tenant_id: str) -> None:
+        """Every namespace, key record and key reference of the tenant (its own item stays)."""
+        namespaces = self._query_all(list_namespaces_request, tenant_id)
+        refs = self._query_all(list_key_refs_request, tenant_id)
+        records = [api_key_key(ref["key_hash"]["S"]) for ref in refs]
+        # Records before references: a crash in between leaves references a re-run still finds.
+        delete_keys(self._send, self.table_name, records)
+        delete_keys(self._send, self.table_name, [{"pk": i["pk"], "sk": i["sk"]} for i in refs + namespaces])
 
     # -- API keys --------------------------------------------------------------------------------
     def put_api_key(self, key: ApiKeyRecord) -> ApiKeyRecord:

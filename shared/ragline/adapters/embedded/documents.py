@@ -137,3 +137,8 @@ class SqliteDocumentRegistry:
                 .fetchall()
             )
         return [DocumentRecord.model_validate_json(r[0]) for r in rows]
+
+    def purge_tenant(self, tenant_id: str) -> int:
+        with self._lock:
+            cur = self._db().execute("DELETE FROM documents WHERE tenant_id=?", (tenant_id,))
+        return cur.rowcount

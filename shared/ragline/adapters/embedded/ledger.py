@@ -281,3 +281,12 @@ class SqliteUsageLedger:
                 .fetchone()
             )
         return IngestUsage(**dict(zip(_INGEST_FIELDS, row, strict=True))) if row else IngestUsage()
+
+    def purge_tenant(self, tenant_id: str) -> int:
+        with self._lock, self._db() as db:  # one transaction
+            db.execute("BEGIN IMMEDIATE")
+            results = db.execute(
+                "UPDATE markers SET result=NULL WHERE tenant_id=? AND result IS NOT NULL", (tenant_id,)
+            ).rowcount
+            entries = db.execute("DELETE FROM ingest_entries WHERE tenant_id=?", (tenant_id,)).rowcount
+        return results + entries

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -53,6 +54,17 @@ class LocalObjectStore:
         # A folder is no object: deleting one is a no-op, as for a missing key.
         with contextlib.suppress(IsADirectoryError, NotADirectoryError):
             path.unlink(missing_ok=True)
+
+    def purge(self, prefix: str) -> int:
+        folder = prefix.rstrip("/")
+        if not folder:
+            raise errors.InvalidRequest("refusing to purge the whole store")
+        path = self._path(folder)
+        if not path.is_dir():
+            return 0
+        removed = sum(1 for p in path.rglob("*") if p.is_file())
+        shutil.rmtree(path)
+        return removed
 
     def list(self, prefix: str) -> list[str]:
         if not self.root.exists():

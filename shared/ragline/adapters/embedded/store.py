@@ -94,6 +94,23 @@ class SqliteVectorStoreProvider:
                 self._conn = None
             self._matrices.clear()
 
+    def purge_tenant(self, tenant_id: str) -> int:
+        with self._lock:
+            conn = self.connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                cur = conn.execute("DELETE FROM chunks WHERE tenant_id=?", (tenant_id,))
+                conn.execute("DELETE FROM fences WHERE tenant_id=?", (tenant_id,))
+                # The scopes' cache counters go too: a deleted tenant's scopes are never written again.
+                conn.execute("DELETE FROM scopes WHERE tenant_id=?", (tenant_id,))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            for scope in [s for s in self._matrices if s.tenant_id == tenant_id]:
+                del self._matrices[scope]
+            return cur.rowcount
+
     def matrix(self, scope: TenantScope) -> _Matrix:
         """This scope's vectors, reloaded only when another write moved its generation."""
         with self._lock:

@@ -149,6 +149,12 @@ class SqliteTenantRegistry:
                 f"namespace {namespace_id!r} does not exist", namespace=namespace_id
             )
 
+    def purge_tenant(self, tenant_id: str) -> None:
+        with self._lock, self._db() as db:  # one transaction
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DELETE FROM api_keys WHERE tenant_id=?", (tenant_id,))
+            db.execute("DELETE FROM namespaces WHERE tenant_id=?", (tenant_id,))
+
     # -- API keys --------------------------------------------------------------------------------
     def put_api_key(self, key: ApiKeyRecord) -> ApiKeyRecord:
         require_key_hash(key.key_hash, key.key_id)

@@ -154,6 +154,20 @@ class OpenSearchVectorStoreProvider:
         self.ensure_index()
         return OpenSearchVectorStore(self, scope)
 
+    def purge_tenant(self, tenant_id: str) -> int:
+        """The tenant's chunks (one routed delete-by-query over every namespace), then its fences."""
+        self.ensure_index()
+        query = {"query": {"term": {"tenant_id": tenant_id}}}
+        with translate("tenant purge"):
+            self.client.indices.refresh(index=[self.index, rq.fences_index(self.index)])
+            chunks = self.client.delete_by_query(
+                index=self.index, body=query, routing=tenant_id, refresh=True, conflicts="proceed"
+            )
+            self.client.delete_by_query(
+                index=rq.fences_index(self.index), body=query, refresh=True, conflicts="proceed"
+            )
+        return int(chunks.get("deleted", 0))
+
     def pool(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._pool is None:

@@ -1,0 +1,70 @@
+"""Deleting a tenant: nothing of it is left in any store, and nothing of it can come back.
+
+The order is what makes it safe to interrupt and to run again:
+
+1. the tenant turns ``deleted`` (its keys are revoked): from here no request authenticates and no
+   new S3 event is ingested (:class:`~ragline.services.ingest.IngestService` ignores a deleted
+   tenant's events — including the ones this purge itself causes);
+2. its objects, every version of them (the documents bucket is versioned);
+3. its chunks and fences, in every namespace it ever had;
+4. its document records;
+5. its namespaces and API keys;
+6. the recorded results of its runs (they quote its chunks) and its ingestion entries (they name its
+   documents); charges and period counters stay, as the operator's billing record, and so does the
+   tenant's item, as the ``deleted`` tombstone that keeps the id from being reused.
+
+Every step is idempotent, so a deletion that failed half-way is finished by running it again. A worker
+that was already indexing one of the tenant's documents when step 1 happened may still write it after
+step 3; running the deletion again once the ingestion function's timeout has passed removes that too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ragline.ports import DocumentRegistry, ObjectStore, TenantRegistry, UsageLedger, VectorStoreProvider
+from ragline.services.tenancy import TenancyService
+
+
+@dataclass(frozen=True)
+class TenantPurge:
+    tenant_id: str
+    objects: int
+    chunks: int
+    documents: int
+    usage_details: int
+    """Recorded run results dropped and ingestion entries deleted (charges and counters stay)."""
+
+
+class TenantDeletion:
+    def __init__(
+        self,
+        *,
+        tenancy: TenancyService,
+        registry: TenantRegistry,
+        objects: ObjectStore,
+        stores: VectorStoreProvider,
+        documents: DocumentRegistry,
+        ledger: UsageLedger,
+    ) -> None:
+        self._tenancy = tenancy
+        self._registry = registry
+        self._objects = objects
+        self._stores = stores
+        self._documents = documents
+        self._ledger = ledger
+
+    def delete(self, tenant_id: str) -> TenantPurge:
+        """Delete the tenant and everything it stored (``NotFound`` for a tenant that never existed)."""
+        tenant = self._tenancy.set_status(tenant_id, "deleted")
+        purge = TenantPurge(
+            tenant_id=tenant_id,
+            objects=self._objects.purge(f"{tenant_id}/"),
+            chunks=self._stores.purge_tenant(tenant_id),
+            documents=self._documents.purge_tenant(tenant_id),
+            usage_details=self._ledger.purge_tenant(tenant_id),
+        )
+        self._registry.purge_tenant(tenant_id)
+        if tenant.name:
+            self._registry.update_tenant(tenant.model_copy(update={"name": ""}))
+        return purge
