@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ragline.services.chat import ChatService
     from ragline.services.documents import DocumentService
     from ragline.services.evaluation import EvaluationService
+    from ragline.services.hosting_search import HostingSearchService
     from ragline.services.ingest import IngestService
     from ragline.services.metering import Metering
     from ragline.services.namespaces import NamespaceService
@@ -267,6 +268,17 @@ class Container:
         from ragline.services.search import SearchService
 
         return SearchService(retrieval=self.retrieval, metering=self.metering)
+
+    @cached_property
+    def hosting_search(self) -> HostingSearchService:
+        from ragline.agents.hosting_search import HostingLimits
+        from ragline.agents.planners import LlmPlanner, OfflinePlanner
+        from ragline.services.hosting_search import HostingSearchService
+
+        planner = LlmPlanner(self.chat_model) if self.settings.llm_configured else OfflinePlanner()
+        return HostingSearchService(
+            retrieval=self.retrieval, planner=planner, metering=self.metering, limits=HostingLimits()
+        )
 
     @cached_property
     def chat(self) -> ChatService:

@@ -36,3 +36,20 @@ def resolve_system_prompt(stored: str) -> str:
     if not custom or custom in KNOWN_DEFAULT_PROMPTS:
         return AGENTIC_PROMPT + "\n" + PLATFORM_CONTRACT
     return custom + "\n\n" + PLATFORM_CONTRACT
+
+
+GENERATE_QUERIES_PROMPT = """You write search queries for a document retrieval system.
+Read the conversation and write up to 5 queries that together find the passages needed to
+answer the user's last message.
+
+- "keyword" queries are a few exact terms, names, codes or numbers (BM25);
+  "semantic" queries are a natural-language description of what a passage would say (embeddings).
+- Do not repeat or rephrase a query that was already tried; look for what is still missing.
+- Answer with JSON only, no prose:
+  {"queries": [{"type": "keyword", "query": "..."}, {"type": "semantic", "query": "..."}]}
+"""
+
+EVALUATE_QUERIES_PROMPT = """You judge whether retrieved passages suffice to answer the user's last message.
+Answer with JSON only, no prose: {"canAnswer": true} if the passages below contain the information
+needed, else {"canAnswer": false}.
+"""

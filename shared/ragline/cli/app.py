@@ -223,6 +223,35 @@ def search(
     print_hits(out)
 
 
+@app.command("hosting-search")
+def hosting_search(
+    query: str,
+    namespace: Annotated[list[str], typer.Option("--namespace", "-n", help="Namespace(s).")] = ["default"],  # noqa: B006
+    mode: Annotated[str, typer.Option("--mode", "-m", help="accurate (reranks) | fast")] = "accurate",
+    max_evals: Annotated[int, typer.Option(help="Rounds at most (1-5).")] = 3,
+    top_k: Annotated[int, typer.Option("--top-k", "-k", help="Chunks kept.")] = 15,
+    token_budget: Annotated[int, typer.Option(help="Model tokens for planning.")] = 4096,
+    home: Home = None,
+    tenant: Tenant = "local",
+) -> None:
+    """The best chunks for a question: generated queries, evaluated round by round; prints the rounds."""
+    from ragline.cli.output import print_hosting_search
+    from ragline.domain.api import HostingSearchRequest
+    from ragline.errors import RaglineError
+    from ragline.services.tenancy import Principal
+
+    c = _container(home)
+    try:
+        request = HostingSearchRequest.model_validate(
+            {"query": query, "namespaces": namespace, "mode": mode, "maxEvals": max_evals,
+             "topK": top_k, "tokenBudget": token_budget}
+        )  # fmt: skip
+        out = c.hosting_search.search(Principal.operator(tenant), request)
+    except (RaglineError, ValueError) as exc:
+        raise _fail(_as_ragline(exc)) from exc
+    print_hosting_search(out)
+
+
 @app.command()
 def chat(
     question: str,

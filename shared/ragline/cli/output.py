@@ -21,7 +21,7 @@ from ragline.agents.events import (
     ToolStarted,
     Warning,
 )
-from ragline.domain.api import Scores, SearchResponse
+from ragline.domain.api import HostingSearchResponse, Scores, SearchResponse
 from ragline.domain.models import SearchMode, TenantScope
 from ragline.services.evaluation import load_beir
 from ragline.wiring import Container
@@ -37,7 +37,7 @@ def _fmt(x: float | int | None) -> str:
 
 def print_hits(response: SearchResponse) -> None:
     for w in response.warnings:
-        console.print(f"[yellow]warning [{w.code}]: {w.message}[/yellow]")
+        console.print(f"[yellow]warning {escape(f'[{w.code}]')}: {escape(w.message)}[/yellow]")
     table = Table()
     for col in ("#", "chunk", "score", "sem rank", "kw rank"):
         table.add_column(col, overflow="fold")
@@ -46,6 +46,29 @@ def print_hits(response: SearchResponse) -> None:
         b = h.scores or Scores()
         text = " ".join(h.text.split())
         table.add_row(str(i), h.id, _fmt(h.score), _fmt(b.semantic_rank), _fmt(b.keyword_rank), text[:90])
+    console.print(table)
+
+
+def print_hosting_search(response: HostingSearchResponse) -> None:
+    """The rounds (queries, new chunks, verdict), then the chunks kept."""
+    console.print(f"[dim]model: {response.model}[/dim]")
+    for w in response.warnings:
+        console.print(f"[yellow]warning {escape(f'[{w.code}]')}: {escape(w.message)}[/yellow]")
+    for r in response.rounds:
+        verdict = {True: "can answer", False: "cannot answer yet", None: "not evaluated"}[r.can_answer]
+        console.print(
+            f"[bold]round {r.round}[/bold]: {r.new_chunks} new chunks, {verdict}, {r.tokens} tokens"
+        )
+        for q in (q for q in response.queries if q.round == r.round):
+            console.print(f"  {q.type:<8} {q.hits:>3} hits  {q.query}")
+    console.print(f"exit: {response.exit_reason} after {response.total_queries} queries")
+    table = Table()
+    for col in ("#", "namespace", "chunk", "score", "rerank"):
+        table.add_column(col, overflow="fold")
+    table.add_column("text", ratio=1)
+    for i, c in enumerate(response.chunks, start=1):
+        rerank = c.scores.rerank_score if c.scores else None
+        table.add_row(str(i), c.namespace, c.id, _fmt(c.score), _fmt(rerank), " ".join(c.text.split())[:90])
     console.print(table)
 
 

@@ -32,6 +32,7 @@ from ragline.wiring import Container
 
 REST_ROUTES = {
     "search": [("/v1/namespaces/{namespace}/search", ["POST"])],
+    "hosting_search": [("/v1/hosting-search", ["POST"])],
     "documents": [
         ("/v1/namespaces/{namespace}/documents", ["GET", "POST"]),
         ("/v1/namespaces/{namespace}/documents/{document_id}", ["GET", "DELETE"]),

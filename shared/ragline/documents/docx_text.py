@@ -54,6 +54,12 @@ def parse_xml(budget: ParseBudget, chunks: Iterator[bytes], handlers: object) ->
         raise unreadable(budget.filename, reason) from exc
     except expat.ExpatError as exc:
         raise unreadable(budget.filename, f"its XML is corrupt ({short_error(exc)})") from exc
+    except (LookupError, ValueError) as exc:  # UnicodeError is a ValueError
+        # An XML declaration naming an encoding expat does not know goes to Python's codecs: one
+        # that is no text codec (hex: LookupError), a multi-byte one (cp932: ValueError) or one that
+        # fails on any input (idna, undefined: UnicodeError). Word writes UTF-8 or UTF-16.
+        reason = f"its XML declares an encoding that cannot be read ({short_error(exc)})"
+        raise unreadable(budget.filename, reason) from exc
 
 
 class _Relationships:

@@ -37,6 +37,10 @@ _MAX_CHAOS = 0.25
 """charset-normalizer's mess ratio above which a decoding is garbage (its own default is 0.2; real
 Polish prose in cp1250 scores 0.22)."""
 _DETECT_SAMPLE = 1024 * 1024
+_NOT_CHARSETS = frozenset({"utf-7", "unicode-escape", "raw-unicode-escape", "punycode", "idna", "undefined"})
+"""Python codecs a ``<meta charset>`` may name that are no web charset (the WHATWG Encoding standard
+forbids UTF-7): they decode ``\\ud800`` or ``+2AA-`` to lone surrogates, which no later stage can
+encode (lxml raised ``UnicodeEncodeError``), or they fail on any input."""
 
 
 def decode_text(filename: str, data: bytes, *, declared: str = "") -> str:
@@ -85,12 +89,16 @@ def _try_declared(data: bytes, declared: str) -> str | None:
         name = codecs.lookup(declared).name
     except LookupError:
         return None
-    if name.startswith(("utf-16", "utf-32")):  # an ASCII-readable meta tag cannot be UTF-16 (HTML spec)
+    # An ASCII-readable meta tag cannot be UTF-16 (HTML spec), and some codecs are no charset at all.
+    if name.startswith(("utf-16", "utf-32")) or name in _NOT_CHARSETS:
         return None
     try:
         return data.decode(name)
-    except UnicodeDecodeError:
-        return None  # the declaration is wrong; detect instead
+    except (UnicodeError, LookupError):
+        # The declaration is wrong (UnicodeDecodeError), or names a codec that is no charset: a
+        # bytes-to-bytes one (hex, base64, zlib: LookupError) or one that fails whatever the bytes
+        # (undefined, punycode: a bare UnicodeError). Detect instead.
+        return None
 
 
 def _nul_share(lane: bytes) -> float:

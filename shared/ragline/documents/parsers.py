@@ -7,6 +7,7 @@ The format is chosen by the file extension (case-insensitive). Every failure is 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from collections.abc import Callable
 
@@ -21,7 +22,15 @@ from ragline.documents.limits import (
     ParseLimits,
 )
 from ragline.documents.raw import Parsed
-from ragline.errors import DocumentTooLarge, EmptyDocument, UnsupportedDocument
+from ragline.errors import (
+    DocumentTooLarge,
+    EmptyDocument,
+    RaglineError,
+    UnreadableDocument,
+    UnsupportedDocument,
+)
+
+_log = logging.getLogger(__name__)
 
 
 class Section(BaseModel):
@@ -87,6 +96,10 @@ def parse_document(
     extension, text in no encoding it can be sure of, invalid JSON/CSV), and
     :class:`DocumentDeadlineExceeded` once ``deadline`` passes (pass the same one to
     :func:`chunk_document`; without one, a fresh :data:`DEFAULT_DOCUMENT_SECONDS` one).
+
+    Nothing else escapes, whatever the bytes: any other exception from a parser is an
+    :class:`UnreadableDocument` naming its type (message cut to 200 characters, chained), and a
+    :class:`MemoryError` a :class:`DocumentTooLarge` (retrying would run out of memory again).
     """
     ext = extension_of(filename)
     parser = _PARSERS.get(ext)
@@ -111,18 +124,50 @@ def parse_document(
     if not data or data.isspace():
         raise _empty(filename, "the file is empty" if not data else "the file holds only whitespace")
     budget = ParseBudget(filename, limits, deadline or Deadline(DEFAULT_DOCUMENT_SECONDS))
-    raw_sections, pages = parser(budget, data)
-    budget.tick()
-    budget.check_text(sum(len(raw.text) for raw in raw_sections))
-    sections = [
-        Section(text=text, heading_path=raw.heading_path, page=raw.page)
-        for raw in raw_sections
-        if (text := raw.text.strip())
-    ]
+    out_of_memory = False
+    try:
+        raw_sections, pages = parser(budget, data)
+        budget.tick()
+        budget.check_text(sum(len(raw.text) for raw in raw_sections))
+        sections = [
+            Section(text=text, heading_path=raw.heading_path, page=raw.page)
+            for raw in raw_sections
+            if (text := raw.text.strip())
+        ]
+    except RaglineError:
+        raise
+    except MemoryError:
+        out_of_memory = True  # raised below, once this handler has dropped the parser's frames
+    except Exception as exc:
+        # The safety net: parsers map every failure they know of; one they do not (a library bug,
+        # a corner no test reached) is still this file's fault, never an HTTP 500 or a retried event.
+        _log.warning("unexpected %s while parsing %r", type(exc).__name__, filename, exc_info=True)
+        reason = f"the {ext} parser failed ({_bounded(exc)})"
+        raise UnreadableDocument(
+            f"Cannot read {filename!r}: {reason}.",
+            filename=filename,
+            reason=reason,
+            error_type=type(exc).__name__,
+        ) from exc
+    if out_of_memory:
+        reason = "parsing it needed more memory than is available"
+        raise DocumentTooLarge(
+            f"Cannot parse {filename!r}: {reason}.", filename=filename, reason=reason, size_bytes=len(data)
+        )
     if not sections:
         reason = "the PDF has no extractable text (scanned pages need OCR)" if ext == ".pdf" else ""
         raise _empty(filename, reason or "it contains no text")
     return ParsedDocument(sections=sections, pages=pages, content_hash=hashlib.sha256(data).hexdigest())
+
+
+def _bounded(exc: Exception, limit: int = 200) -> str:
+    """``Type: message`` with the message cut to ``limit`` characters (a library's message may quote
+    the input: megabytes of it)."""
+    try:
+        text = " ".join(str(exc)[: limit * 2].split())[:limit]
+    except Exception:  # a broken __str__ must not replace the error it describes
+        text = ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _empty(filename: str, reason: str) -> EmptyDocument:

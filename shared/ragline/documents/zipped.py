@@ -11,6 +11,7 @@ too, so no header can get more than the cap read.
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -34,7 +35,15 @@ class ZipContainer:
         try:
             self._zip = zipfile.ZipFile(io.BytesIO(data))
             infos = self._zip.infolist()
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
+        except (
+            zipfile.BadZipFile,
+            zipfile.LargeZipFile,
+            NotImplementedError,  # a member needing a newer zip version than zipfile reads
+            ValueError,
+            EOFError,
+            OSError,
+            struct.error,
+        ) as exc:
             raise unreadable(budget.filename, f"it is not a valid {what} ({short_error(exc)})") from exc
         self._members = {info.filename: info for info in infos}
         self._check_declared(infos)
@@ -83,6 +92,15 @@ class ZipContainer:
                             max_unpacked_bytes=limit,
                         )
                     yield chunk
-        except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError, OSError) as exc:
+        except (
+            zipfile.BadZipFile,
+            zlib.error,
+            EOFError,
+            RuntimeError,
+            NotImplementedError,
+            OSError,
+            ValueError,  # a header offset seeking before the start; a local name not UTF-8 as flagged
+            struct.error,
+        ) as exc:
             reason = f"zip member {name!r} is corrupt or encrypted ({short_error(exc)})"
             raise unreadable(self._budget.filename, reason) from exc

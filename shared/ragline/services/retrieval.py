@@ -191,6 +191,16 @@ class Retriever:
             self.usage.add(result.usage)  # what was spent is charged, also when a store fails half way
         return result
 
+    def rerank(self, text: str, hits: list[RetrievedHit], keep: int) -> RetrievalResult:
+        """Hits found by other queries (a pool), reranked against ``text`` and cut to ``keep``; a failed
+        or missing reranker keeps their order, with a notice."""
+        result = RetrievalResult(hits=[], mode="hybrid")
+        try:
+            result.hits = self._rerank(text, hits, keep, result)[:keep] if hits else []
+        finally:
+            self.usage.add(result.usage)
+        return result
+
     def neighbors(
         self, scope: TenantScope, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5
     ) -> list[Chunk]:

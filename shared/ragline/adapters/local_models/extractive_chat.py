@@ -29,76 +29,10 @@ from ragline.domain.chat import (
     TurnEnd,
 )
 from ragline.domain.citations import format_citation
+from ragline.domain.terms import stems
 
-_WORD = re.compile(r"\w+")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "can",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "our",
-        "so",
-        "such",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "to",
-        "was",
-        "we",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "you",
-        "your",
-        "about",
-    ]
-)
 _MAX_SENTENCES = 3
 _KEEP_RATIO = 0.75
-
-
-def _terms(text: str) -> list[str]:
-    return [w[:6] for w in _WORD.findall(text.lower()) if w not in _STOP]
 
 
 class ExtractiveChatModel:
@@ -164,7 +98,7 @@ def _ends_sentence(text: str) -> bool:
 
 def _compose(question: str, chunks: list[dict[str, Any]]) -> str:
     """Pick the sentences that share the most (idf-weighted) terms with the question."""
-    q = set(_terms(question))
+    q = set(stems(question))
     candidates: list[tuple[float, int, str, str]] = []
     seen: set[str] = set()
     for rank, chunk in enumerate(chunks):
@@ -174,11 +108,11 @@ def _compose(question: str, chunks: list[dict[str, Any]]) -> str:
                 continue
             seen.add(key)
             candidates.append((0.0, rank, sentence.strip(), chunk["id"]))
-    df = Counter(t for _, _, s, _ in candidates for t in set(_terms(s)))
+    df = Counter(t for _, _, s, _ in candidates for t in set(stems(s)))
     n = len(candidates) or 1
     scored = []
     for _, rank, sentence, cid in candidates:
-        overlap = q & set(_terms(sentence))
+        overlap = q & set(stems(sentence))
         score = sum(math.log(1 + n / df[t]) for t in overlap) / (1 + 0.05 * rank)
         if score > 0:
             scored.append((score, rank, sentence, cid))

@@ -1,0 +1,35 @@
+"""POST /v1/hosting-search — the best chunks for a conversation: a self-evaluating multi-query search.
+
+The tenant comes only from the authorizer context; nothing in the body can name another.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from ragline import telemetry
+from ragline.domain.api import HostingSearchRequest, HostingSearchResponse
+from ragline.http import caller, resolve, rest_app, run_id, services
+from ragline.wiring import Container
+
+logger = telemetry.handler_logger()
+app = rest_app()
+
+
+@app.post("/v1/hosting-search")
+def hosting_search(body: HostingSearchRequest) -> HostingSearchResponse:
+    started, run = time.perf_counter(), run_id(app)
+    logger.append_keys(run_id=run)  # the correlation id of every line this request logs
+    response = services(app).hosting_search.search(caller(app), body, run_id=run)
+    telemetry.record_run(
+        "hosting_search", response.usage, response.exit_reason, started, len(response.rounds)
+    )
+    return response
+
+
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext, container: Container | None = None) -> Any:
+    return resolve(app, event, context, container)

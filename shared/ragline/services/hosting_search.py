@@ -1,0 +1,159 @@
+"""``hosting_search``: the best chunks for a conversation, from a self-evaluating multi-query loop.
+
+Validated, authorised and reserved before any work (errors raise there and are not charged); then the
+:class:`~ragline.agents.hosting_search.HostingSearchAgent` runs over fresh per-task retrievers, the pool
+is reranked to ``topK`` (``accurate``) or cut in fused order (``fast``), and the run is charged once
+through :class:`~ragline.services.metering.Metering` — also when it fails. A replay of a completed
+``Idempotency-Key`` returns the recorded response and does no work.
+"""
+
+from __future__ import annotations
+
+from ragline import errors
+from ragline.agents.hosting_search import HostingLimits, HostingOutcome, HostingSearchAgent, Planner
+from ragline.domain.api import (
+    ChunkView,
+    HostingQueryView,
+    HostingRoundView,
+    HostingSearchRequest,
+    HostingSearchResponse,
+    RerankView,
+    Usage,
+    WarningView,
+)
+from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, request_fingerprint
+from ragline.domain.chat import ChatMessage
+from ragline.domain.models import RunUsage, TenantScope
+from ragline.domain.retrieval import RetrievalResult
+from ragline.services.metering import Metering
+from ragline.services.retrieval import RetrievalService, Retriever
+from ragline.services.tenancy import Principal
+
+ROUTE = "/v1/hosting-search"
+RERANK_POOL = 60
+"""Pooled chunks (best fused first) the reranker scores; the rest cannot reach ``topK`` anyway."""
+
+
+class HostingSearchService:
+    def __init__(
+        self, *, retrieval: RetrievalService, planner: Planner, metering: Metering, limits: HostingLimits
+    ) -> None:
+        self._retrieval = retrieval
+        self._planner = planner
+        self._metering = metering
+        self._limits = limits
+
+    def search(
+        self, principal: Principal, request: HostingSearchRequest, *, run_id: str | None = None
+    ) -> HostingSearchResponse:
+        conversation = [ChatMessage(role=m.role, content=m.content) for m in request.conversation]
+        if any(m.role == "system" for m in conversation):
+            raise errors.InvalidRequest("system messages are not accepted")
+        users = [m for m in conversation if m.role == "user"]
+        if not users:
+            raise errors.InvalidRequest("the conversation has no user message")
+        if not users[-1].content.strip():
+            raise errors.InvalidRequest("the last user message is empty")
+        spaces = self._retrieval.namespaces(principal, request.namespaces, "search")
+        scopes = [TenantScope(tenant_id=principal.tenant_id, namespace_id=ns.namespace_id) for ns in spaces]
+        run = self._metering.start(principal.tenant_id, run_id, request_fingerprint("POST", ROUTE, request))
+        if run.replay is not None:
+            return _replayed(run.replay, run.run_id, self._planner.name)
+        outcome = HostingOutcome(usage=run.usage)
+        response: HostingSearchResponse | None = None
+        try:
+            limits = HostingLimits(
+                max_evals=request.max_evals,
+                token_budget=request.token_budget,
+                candidates=self._limits.candidates,
+                workers=self._limits.workers,
+            )
+            agent = HostingSearchAgent(self._planner, self._bind, scopes, limits)
+            agent.run(conversation, outcome)
+            final = self._final(users[-1].content, scopes, outcome, request, run.usage)
+            response = _response(outcome, final, request, self._planner.name, run.run_id)
+        finally:
+            charged = run.finish(_recorded(response))
+        assert response is not None  # the run raised otherwise
+        response.usage = Usage.of(charged)
+        return response
+
+    def _bind(self, scope: TenantScope) -> Retriever:
+        return self._retrieval.bind([scope], usage=RunUsage())
+
+    def _final(
+        self,
+        question: str,
+        scopes: list[TenantScope],
+        outcome: HostingOutcome,
+        request: HostingSearchRequest,
+        usage: RunUsage,
+    ) -> RetrievalResult:
+        """``accurate``: the pool reranked against the last user message; ``fast``: fused order."""
+        if request.mode == "fast" or not outcome.pool:
+            return RetrievalResult(hits=outcome.pool[: request.top_k], mode="hybrid")
+        return self._retrieval.bind(scopes, usage=usage).rerank(
+            question, outcome.pool[:RERANK_POOL], request.top_k
+        )
+
+
+def _response(
+    outcome: HostingOutcome,
+    final: RetrievalResult,
+    request: HostingSearchRequest,
+    model: str,
+    run_id: str,
+) -> HostingSearchResponse:
+    notices = [*outcome.notices, *final.notices]
+    return HostingSearchResponse(
+        total_queries=len(outcome.queries),
+        queries=[
+            HostingQueryView(round=q.round, type=q.query.type, query=q.query.query, hits=q.hits)
+            for q in outcome.queries
+        ],
+        rounds=[
+            HostingRoundView(round=r.round, new_chunks=r.new_chunks, can_answer=r.can_answer, tokens=r.tokens)
+            for r in outcome.rounds
+        ],
+        chunks=[ChunkView.of_hit(h) for h in final.hits],
+        exit_reason=outcome.exit_reason,
+        model=model,
+        usage=Usage.of(outcome.usage),
+        run_id=run_id,
+        warnings=[WarningView.of(n) for n in dict.fromkeys(notices)],
+        rerank=RerankView(reranker=final.rerank.reranker, fell_back=final.rerank.fell_back)
+        if final.rerank
+        else None,
+    )
+
+
+def _recorded(response: HostingSearchResponse | None) -> str | None:
+    """What a replay returns; without the chunks' texts when the whole would be too large to keep."""
+    if response is None:
+        return None
+    text = response.model_dump_json()
+    if len(text.encode()) <= MAX_RESULT_BYTES:
+        return text
+    dropped = WarningView(
+        code="replay_without_chunks",
+        message="this replay's recorded response was too large to keep its chunks; run a new search",
+    )
+    return response.model_copy(
+        update={"chunks": [], "warnings": [*response.warnings, dropped]}
+    ).model_dump_json()
+
+
+def _replayed(replay: CompletedRun, run_id: str, model: str) -> HostingSearchResponse:
+    if replay.result is not None:
+        response = HostingSearchResponse.model_validate_json(replay.result)
+    else:  # the first run failed before it had a response
+        failed = WarningView(
+            code="replay_without_result",
+            message="the first run under this Idempotency-Key recorded no result (it failed);"
+            " send a new key to search again",
+        )
+        response = HostingSearchResponse(
+            total_queries=0, queries=[], rounds=[], chunks=[], exit_reason="error", model=model,
+            usage=Usage(), run_id=run_id, warnings=[failed],
+        )  # fmt: skip
+    return response.model_copy(update={"usage": Usage.of(replay.usage), "replayed": True})
