@@ -1,0 +1,343 @@
+"""Hosting search end to end: the real OpenAI adapter against the scripted OpenAI-compatible server, the
+real retrieval path and ledger, on the SQLite store and on the OpenSearch node alike."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from ragline import errors
+from ragline.domain.api import HostingSearchRequest, HostingSearchResponse
+from ragline.domain.billing import current_period
+from ragline.domain.models import SearchHit, SearchQuery, TenantScope
+from ragline.ports import VectorStore, VectorStoreProvider
+from ragline.services.namespaces import new_namespace
+from ragline.services.tenancy import Principal
+from ragline.wiring import Container
+from tests.support.fakes import BowEmbedder
+from tests.support.openai_replay import OpenAIReplay, Turn, error, text
+
+pytestmark = pytest.mark.integration
+
+DOCS = {
+    ("acme", "docs"): {
+        "warranty.txt": "The frame warranty lasts ten years from the date of purchase.",
+        "returns.txt": "Bicycles can be returned within thirty days for a full refund.",
+        "tyres.txt": "Road tyres run between five and seven bar of pressure.",
+    },
+    ("acme", "hr"): {"holidays.txt": "Staff holidays: twenty five days of paid leave each year."},
+    ("globex", "docs"): {"secret.txt": "Globex platinum zebra warranty lasts forever."},
+}
+QUESTION = "How long is the frame warranty, and can I return a bike?"
+ACME = Principal(tenant_id="acme", scopes=frozenset({"search"}))
+
+
+def generate(*queries: tuple[str, str], usage: tuple[int, int] = (100, 10)) -> Turn:
+    body = {"queries": [{"type": t, "query": q} for t, q in queries]}
+    return text(json.dumps(body), usage=usage)
+
+
+def verdict(can_answer: bool, usage: tuple[int, int] = (100, 10)) -> Turn:
+    return text(json.dumps({"canAnswer": can_answer}), usage=usage)
+
+
+def build(home: Path, stores: VectorStoreProvider, **settings: Any) -> Container:
+    from ragline.config import Settings
+
+    c = Container(
+        Settings(home=home, **settings), stores=stores, embedder=BowEmbedder(), tokenizer=BowEmbedder()
+    )
+    for tenant in ("acme", "globex"):
+        c.tenancy.create_tenant(tenant)
+    for (tenant, ns), files in DOCS.items():
+        c.registry.create_namespace(new_namespace(tenant, ns, default=ns == "docs"))
+        for name, body in files.items():
+            c.ingest.ingest(TenantScope(tenant_id=tenant, namespace_id=ns), filename=name, data=body.encode())
+    return c
+
+
+@pytest.fixture
+def world(
+    both_stores: tuple[str, VectorStoreProvider], openai_replay: OpenAIReplay, tmp_path: Path
+) -> Iterator[Container]:
+    replay_settings = openai_replay.settings()
+    yield build(
+        tmp_path / "home",
+        both_stores[1],
+        openai_base_url=replay_settings.openai_base_url,
+        openai_api_key=replay_settings.openai_api_key,
+        llm_max_retries=replay_settings.llm_max_retries,
+        llm_timeout_s=replay_settings.llm_timeout_s,
+    )
+
+
+def run(c: Container, run_id: str | None = None, **body: Any) -> HostingSearchResponse:
+    request = HostingSearchRequest.model_validate({"query": QUESTION, "mode": "fast", **body})
+    return c.hosting_search.search(ACME, request, run_id=run_id)
+
+
+def charged_runs(c: Container) -> int:
+    return c.ledger.period_runs("acme", current_period())
+
+
+def texts(response: HostingSearchResponse) -> list[str]:
+    return [ch.text for ch in response.chunks]
+
+
+# -- the loop ---------------------------------------------------------------------------------------
+def test_two_rounds_generate_search_and_evaluate_then_stop_when_the_model_can_answer(
+    world: Container, openai_replay: OpenAIReplay
+) -> None:
+    openai_replay.script(
+        [
+            generate(("keyword", "frame warranty years")),
+            verdict(False),
+            generate(("semantic", "returning a bicycle for a refund"), ("keyword", "frame warranty years")),
+            verdict(True),
+        ]
+    )
+    out = run(world)
+
+    assert out.exit_reason == "can_answer" and out.model == world.chat_model.name
+    assert [(q.round, q.type, q.query) for q in out.queries] == [
+        (1, "hybrid", QUESTION),
+        (1, "keyword", "frame warranty years"),
+        (2, "semantic", "returning a bicycle for a refund"),  # the repeated keyword query was dropped
+    ]
+    assert [(r.round, r.can_answer, r.tokens) for r in out.rounds] == [(1, False, 220), (2, True, 220)]
+    assert out.total_queries == 3 and all(q.hits > 0 for q in out.queries)
+    assert any("warranty lasts ten years" in t for t in texts(out))
+    assert any("returned within thirty days" in t for t in texts(out))
+    assert {ch.namespace for ch in out.chunks} == {"docs"}
+    assert out.usage.llm_input_tokens == 400 and out.usage.llm_output_tokens == 40
+    assert out.usage.retrievals == 3
+    assert charged_runs(world) == 1
+    # The second round's prompt lists what was tried and asks for something else
+    second = json.dumps(openai_replay.chat_requests[2]["messages"])
+    assert "frame warranty years" in second and "already tried" in second
+    assert openai_replay.chat_requests[0].get("tools") in (None, [])  # planning calls offer no tools
+
+
+def test_a_first_round_that_can_answer_stops_after_one_evaluation(
+    world: Container, openai_replay: OpenAIReplay
+) -> None:
+    openai_replay.script([generate(("keyword", "warranty")), verdict(True)])
+    out = run(world)
+    assert out.exit_reason == "can_answer" and len(out.rounds) == 1 and len(openai_replay.chat_requests) == 2
+
+
+def test_a_model_that_never_can_answer_stops_at_max_evals(
+    world: Container, openai_replay: OpenAIReplay
+) -> None:
+    openai_replay.script(
+        [generate(("keyword", "warranty")), verdict(False), generate(("keyword", "refund")), verdict(False)]
+    )
+    out = run(world, maxEvals=2)
+    assert out.exit_reason == "max_evals" and [r.can_answer for r in out.rounds] == [False, False]
+    assert openai_replay.remaining == []
+
+
+def test_only_queries_already_tried_end_the_loop_as_no_new_queries(
+    world: Container, openai_replay: OpenAIReplay
+) -> None:
+    openai_replay.script(
+        [
+            generate(("keyword", "frame warranty")),
+            verdict(False),
+            generate(("keyword", "Frame  WARRANTY!"), ("hybrid", QUESTION)),  # the same, normalised
+        ]
+    )
+    out = run(world)
+    assert out.exit_reason == "no_new_queries" and len(out.rounds) == 1 and out.total_queries == 2
+    assert openai_replay.remaining == [] and out.chunks
+
+
+@pytest.mark.parametrize(
+    ("reply", "queries"),
+    [
+        (
+            'Sure! Here they are:\n{"queries": [{"type": "keyword", "query": "refund"}]}\nGood luck.',
+            ["refund"],
+        ),
+        (
+            '<think>Maybe {"queries": [{"type": "keyword", "query": "wrong"}]}</think>'
+            '{"queries": [{"type": "semantic", "query": "refund"}]}',
+            ["refund"],
+        ),
+        (
+            '```json\n{"queries": [{"type": "keyword", "query": "refund"},'
+            ' {"type": "sql", "query": "x"}]}\n```',
+            ["refund"],
+        ),
+        (
+            '{"queries": [' + ", ".join(f'{{"type": "keyword", "query": "q{i}"}}' for i in range(9)) + "]}",
+            [f"q{i}" for i in range(5)],
+        ),
+    ],
+    ids=["prose", "think", "fenced-with-a-bad-entry", "at-most-five"],
+)
+def test_generated_queries_are_parsed_from_prose_think_blocks_and_fences(
+    world: Container, openai_replay: OpenAIReplay, reply: str, queries: list[str]
+) -> None:
+    openai_replay.script([text(reply), verdict(True)])
+    out = run(world)
+    assert [q.query for q in out.queries[1:]] == queries and not out.warnings
+
+
+def test_malformed_replies_are_warnings_not_failures(world: Container, openai_replay: OpenAIReplay) -> None:
+    openai_replay.script([text('{"queries": [{"type": '), text("I think so, yes."), text("no json")])
+    out = run(world, maxEvals=3)
+    assert {w.code for w in out.warnings} == {"planner_reply_invalid"}
+    assert out.rounds[0].can_answer is False  # an unreadable verdict is "not yet"
+    assert out.exit_reason == "no_new_queries" and out.chunks  # round 1 still searched the user's words
+
+
+def test_the_token_budget_stops_the_loop_between_model_calls(
+    world: Container, openai_replay: OpenAIReplay
+) -> None:
+    openai_replay.script([generate(("keyword", "warranty")), verdict(False), generate(("keyword", "refund"))])
+    out = run(world, tokenBudget=150)  # 110 after the generation, 220 after the evaluation
+    assert out.exit_reason == "token_budget" and len(out.rounds) == 1
+    assert len(openai_replay.chat_requests) == 2 and out.chunks
+    assert out.usage.llm_input_tokens + out.usage.llm_output_tokens == 220
+
+
+@pytest.mark.parametrize("status", [500, 429])
+def test_a_model_failure_mid_run_ends_cleanly_with_the_pool_and_one_charge(
+    world: Container, openai_replay: OpenAIReplay, status: int
+) -> None:
+    openai_replay.script([generate(("keyword", "warranty")), verdict(False), error(status, times=None)])
+    out = run(world)
+    assert out.exit_reason == "error" and out.chunks
+    assert [w.code for w in out.warnings] == [
+        errors.DependencyUnavailable.code if status == 500 else "throttled"
+    ]
+    assert charged_runs(world) == 1 and out.usage.llm_input_tokens == 200
+
+
+def test_a_replayed_idempotency_key_does_no_work_and_is_charged_once(
+    world: Container, openai_replay: OpenAIReplay
+) -> None:
+    openai_replay.script([generate(("keyword", "warranty")), verdict(True)])
+    first = run(world, run_id="key-1")
+    again = run(world, run_id="key-1")
+    assert again.replayed and not first.replayed
+    assert again.chunks == first.chunks and again.queries == first.queries
+    assert len(openai_replay.chat_requests) == 2 and charged_runs(world) == 1
+    with pytest.raises(errors.IdempotencyKeyReused):
+        run(world, run_id="key-1", topK=3)
+
+
+def test_refused_requests_are_not_charged(world: Container) -> None:
+    with pytest.raises(errors.NamespaceNotFound):
+        run(world, namespaces=["nope"])
+    with pytest.raises(errors.NamespaceNotFound):  # another tenant's namespace id is just as missing
+        world.hosting_search.search(
+            Principal(tenant_id="acme", scopes=frozenset({"search"}), namespaces=frozenset({"docs"})),
+            HostingSearchRequest.model_validate({"query": QUESTION, "namespaces": ["hr"]}),
+        )
+    with pytest.raises(errors.InvalidRequest):
+        world.hosting_search.search(ACME, HostingSearchRequest.model_validate({"messages": [
+            {"role": "user", "content": "hi"}, {"role": "user", "content": "  "}]}))  # fmt: skip
+    assert charged_runs(world) == 0
+
+
+def test_generated_queries_cannot_reach_outside_the_callers_scope(
+    world: Container, openai_replay: OpenAIReplay
+) -> None:
+    openai_replay.script(
+        [
+            generate(
+                ("keyword", "globex platinum zebra"),
+                ("semantic", "tenant globex namespace docs secret"),
+                ("keyword", "hr holidays paid leave"),
+            ),
+            verdict(True),
+        ]
+    )
+    out = run(world, namespaces=["docs"])
+    assert {(ch.namespace, ch.document_id) for ch in out.chunks} <= {
+        ("docs", name) for name in DOCS[("acme", "docs")]
+    }
+    assert not any("zebra" in t or "holidays" in t.lower() for t in texts(out))
+
+
+def test_a_rounds_searches_run_concurrently(world: Container, openai_replay: OpenAIReplay) -> None:
+    """Every (query, namespace) search of round 1 waits at one barrier: run one after another, the
+    first would wait alone and break it."""
+    parties = 3 * 2  # the user's words + 2 generated queries, in 2 namespaces
+    barrier = threading.Barrier(parties, timeout=10)
+    inner = world.stores
+
+    class Waiting:
+        def __init__(self, store: VectorStore) -> None:
+            self._store = store
+            self.scope = store.scope
+
+        def search(self, query: SearchQuery) -> list[SearchHit]:
+            barrier.wait()
+            return self._store.search(query)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._store, name)
+
+    class WaitingProvider:
+        def scoped(self, scope: TenantScope) -> Any:
+            return Waiting(inner.scoped(scope))
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(inner, name)
+
+    world.retrieval._stores = WaitingProvider()  # type: ignore[assignment]
+    openai_replay.script([generate(("keyword", "warranty"), ("semantic", "holidays")), verdict(True)])
+    out = run(world, namespaces=["docs", "hr"])
+    assert out.exit_reason == "can_answer" and out.usage.retrievals == parties
+    assert {ch.namespace for ch in out.chunks} == {"docs", "hr"}
+
+
+# -- offline: no model endpoint, the loop still runs ------------------------------------------------
+def test_offline_the_loop_generates_from_the_conversation_and_evaluates_coverage(
+    both_stores: tuple[str, VectorStoreProvider], tmp_path: Path
+) -> None:
+    c = build(tmp_path / "home", both_stores[1])
+    request = HostingSearchRequest.model_validate(
+        {"messages": [
+            {"role": "user", "content": "Tell me about the frame warranty."},
+            {"role": "assistant", "content": "It covers the frame."},
+            {"role": "user", "content": "How many years does it last?"},
+        ], "mode": "fast", "topK": 3}
+    )  # fmt: skip
+    out = c.hosting_search.search(ACME, request)
+    assert out.model == "extractive (offline, no LLM)"
+    generated = [q for q in out.queries if q.type != "hybrid"]
+    assert generated and generated[0].type == "keyword" and "years" in generated[0].query
+    semantic = next(q for q in generated if q.type == "semantic")
+    assert "warranty" in semantic.query  # the earlier turn gives the follow-up its subject
+    assert "warranty lasts ten years" in out.chunks[0].text
+    assert out.rounds[0].can_answer is not None and out.usage.llm_input_tokens == 0
+    assert c.ledger.period_runs("acme", current_period()) == 1
+
+
+# -- the request --------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"query": "x", "messages": [{"role": "user", "content": "x"}]},
+        {"query": "x", "maxEvals": 6},
+        {"query": "x", "maxEvals": 0},
+        {"query": "x", "topK": 0},
+        {"query": "x", "mode": "deep"},
+        {"query": "x", "tenant": "globex"},
+        {"query": "x", "max_evals": 2},  # camelCase only
+    ],
+)
+def test_bad_requests_are_refused(body: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        HostingSearchRequest.model_validate(body)
