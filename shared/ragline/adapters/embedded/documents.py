@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from ragline.adapters.embedded.sqlite import open_sqlite
+from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
 from ragline.domain.documents import (
     Claim,
     DocumentRecord,
@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS documents (
 """
 
 
+@maps_sqlite_errors
 class SqliteDocumentRegistry:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ragline.adapters.embedded.sqlite import maps_sqlite_errors
 from ragline.domain.billing import (
     CompletedRun,
     RunMarker,
@@ -75,6 +76,7 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+@maps_sqlite_errors
 class SqliteUsageLedger:
     """``clock`` is injectable so tests can age an ``in_progress`` marker past ``STALE_AFTER``."""
 

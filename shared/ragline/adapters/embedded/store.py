@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from ragline import errors
 from ragline.adapters.embedded.bm25 import Bm25Index
-from ragline.adapters.embedded.sqlite import open_sqlite
+from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
 from ragline.adapters.embedded.store_schema import SCHEMA
 from ragline.domain.fusion import fuse_query
 from ragline.domain.models import (
@@ -68,6 +68,7 @@ class _Matrix:
     bm25: Bm25Index | None = None
 
 
+@maps_sqlite_errors
 class SqliteVectorStoreProvider:
     """Owns the connection and the per-scope vector matrices; hands out scope-bound stores."""
 
@@ -158,6 +159,7 @@ class SqliteVectorStoreProvider:
             return m.bm25
 
 
+@maps_sqlite_errors
 class SqliteVectorStore:
     """A scope-bound view of the SQLite store (see the module docstring for how scoping holds)."""
 

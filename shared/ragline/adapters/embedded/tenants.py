@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ragline import errors
-from ragline.adapters.embedded.sqlite import open_sqlite
+from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
 from ragline.domain.keys import is_key_hash, require_key_hash
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant, timestamp, touch_cutoff
 
@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS api_keys (
 """
 
 
+@maps_sqlite_errors
 class SqliteTenantRegistry:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
