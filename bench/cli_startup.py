@@ -24,6 +24,7 @@ COMMANDS = {
     "python -c pass": [sys.executable, "-c", "pass"],
     "ragline --help": [str(BIN / "ragline"), "--help"],
     "import search handler": import_of("functions/search/app.py"),
+    "import hosting search handler": import_of("functions/hosting_search/app.py"),
     "import ingestion handler": import_of("functions/ingestion/app.py"),
     "import documents handler": import_of("functions/documents/app.py"),
     "import chat app": import_of("functions/chat/app.py"),

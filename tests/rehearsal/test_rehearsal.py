@@ -52,10 +52,12 @@ FUNCTIONS = (
     "NamespacesFunction",
     "KeysFunction",
     "SearchFunction",
+    "HostingSearchFunction",
     "DocumentsFunction",
     "IngestionFunction",
     "ChatFunction",
 )
+HOSTING_EXITS = {"can_answer", "token_budget", "max_evals", "no_new_queries", "error"}
 
 
 @dataclass
@@ -221,15 +223,21 @@ def world(
 
 
 def rest_event(
-    method: str, path: str, resource: str, context: dict[str, Any], body: Any = None
+    method: str,
+    path: str,
+    resource: str,
+    context: dict[str, Any],
+    body: Any = None,
+    headers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     params = path_parameters(resource, path)
+    sent = {"Content-Type": "application/json", "Host": "api.rehearsal.test", **(headers or {})}
     return {
         "resource": resource,
         "path": path,
         "httpMethod": method,
-        "headers": {"Content-Type": "application/json", "Host": "api.rehearsal.test"},
-        "multiValueHeaders": {"Content-Type": ["application/json"]},
+        "headers": sent,
+        "multiValueHeaders": {k: [v] for k, v in sent.items()},
         "queryStringParameters": None,
         "pathParameters": params or None,
         "requestContext": {
@@ -274,23 +282,36 @@ def cli(world: World, *args: str) -> str:
 
 
 def call(
-    w: World, fn: str, method: str, path: str, resource: str, ctx: dict[str, Any], body: Any = None
+    w: World,
+    fn: str,
+    method: str,
+    path: str,
+    resource: str,
+    ctx: dict[str, Any],
+    body: Any = None,
+    headers: dict[str, str] | None = None,
 ) -> Any:
     """One API request through the function that serves it: (status, JSON body)."""
     function = w.running.get(fn) or w.start(fn)
-    result = function.invoke_json(rest_event(method, path, resource, ctx, body))
+    result = function.invoke_json(rest_event(method, path, resource, ctx, body, headers))
     return result["statusCode"], json.loads(result.get("body") or "null")
 
 
 def bootstrap_tenant(w: World) -> dict[str, Any]:
     """The operator's CLI makes a tenant and its admin key; the authorizer turns the key into a context."""
     cli(w, "tenants", "create", "acme", "--quota", "50")
-    created = cli(w, "keys", "create", "--tenant", "acme", "--scopes", "chat,search,ingest,admin")
+    return key_context(w, "chat,search,ingest,admin", "POST/v1/namespaces")
+
+
+def key_context(w: World, scopes: str, route: str) -> dict[str, Any]:
+    """A new key of the tenant with these scopes, as the authorizer's context for ``route``."""
+    created = cli(w, "keys", "create", "--tenant", "acme", "--scopes", scopes)
     key = re.search(r"rl_[A-Za-z0-9_-]{40,}", created)
     assert key, created
-    arn = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:api/dev/POST/v1/namespaces"
+    arn = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:api/dev/{route}"
     event = {"type": "REQUEST", "methodArn": arn, "headers": {"Authorization": f"Bearer {key.group(0)}"}}
-    policy = w.start("AuthorizerFunction").invoke_json(event)
+    authorizer = w.running.get("AuthorizerFunction") or w.start("AuthorizerFunction")
+    policy = authorizer.invoke_json(event)
     assert policy["context"]["tenantId"] == "acme"
     assert policy["policyDocument"]["Statement"][0]["Effect"] == "Allow"
     return dict(policy["context"])
@@ -349,12 +370,62 @@ def chat_streams(w: World, ctx: dict[str, Any]) -> None:
     assert final_at - first_text >= 0.3, "the first text event did not leave before the run ended"
 
 
+def runs_charged(w: World, ctx: dict[str, Any]) -> int:
+    status, usage = call(w, "KeysFunction", "GET", "/v1/usage", "/v1/usage", ctx)
+    assert status == 200, usage
+    return int(usage["runs"])
+
+
+def hosting_search(w: World, admin: dict[str, Any]) -> None:
+    """Hosting search with a search-only key: the planner (the replay server) proposes a query and judges
+    the pool, Bedrock reranks it; charged once, also when retried with its Idempotency-Key; a body
+    with an unknown field is a 400 in the one error shape, before any work."""
+    ctx = key_context(w, "search", "POST/v1/hosting-search")
+    before = runs_charged(w, admin)
+    w.llm.script(
+        [
+            text(json.dumps({"queries": [{"type": "keyword", "query": "return used bike refund"}]})),
+            text(json.dumps({"canAnswer": True})),
+        ]
+    )
+    route = "/v1/hosting-search"
+    body = {
+        "messages": [{"role": "user", "content": "Can I return a used bike?"}],
+        "namespaces": ["docs"],
+        "topK": 3,
+    }
+    retry = {"Idempotency-Key": f"rehearsal-{uuid.uuid4().hex}"}
+    status, found = call(w, "HostingSearchFunction", "POST", route, route, ctx, body, retry)
+    log = w.running["HostingSearchFunction"].log_tail()
+    assert status == 200, (found, log)
+    assert found["exitReason"] in HOSTING_EXITS, found
+    assert found["exitReason"] == "can_answer", found  # the scripted verdict of round 1
+    assert found["chunks"] and {c["namespace"] for c in found["chunks"]} == {"docs"}, found
+    assert found["chunks"][0]["documentId"] == "faq.txt" and len(found["chunks"]) <= 3, found
+    assert [(q["round"], q["type"]) for q in found["queries"]] == [(1, "hybrid"), (1, "keyword")], found
+    assert found["totalQueries"] == 2 and found["rounds"][0]["canAnswer"] is True, found
+    assert found["rerank"] == {"reranker": "bedrock:amazon.rerank-v1:0", "fellBack": False}, found
+    assert found["usage"]["llmInputTokens"] == 200 and found["usage"]["llmOutputTokens"] == 20, found
+    assert not w.llm.remaining, "the planner did not ask for its query generation and its verdict"
+
+    status, again = call(w, "HostingSearchFunction", "POST", route, route, ctx, body, retry)
+    assert status == 200 and again["replayed"] is True and again["runId"] == found["runId"], again
+
+    status, refused = call(w, "HostingSearchFunction", "POST", route, route, ctx, {**body, "colour": "red"})
+    assert status == 400, refused
+    assert set(refused) == {"error"} and refused["error"]["code"] == "invalid_request", refused
+    assert set(refused["error"]) == {"code", "message", "details"}, refused
+    assert runs_charged(w, admin) == before + 1
+
+
 def check_iam(w: World, proxy: SignedProxy) -> None:
     """Every AWS action each function performed is allowed by its role in the translated template."""
     calls = w.aws_calls(proxy)
     assert not proxy.refused, f"unsigned OpenSearch requests: {proxy.refused}"
     signed_os = {c.function for c in calls if c.action.startswith("es:")}
-    assert signed_os >= {"SearchFunction", "IngestionFunction", "ChatFunction"}, signed_os
+    assert signed_os >= {"SearchFunction", "HostingSearchFunction", "IngestionFunction", "ChatFunction"}, (
+        signed_os
+    )
     denied = sorted(
         {
             (c.function, c.action, c.resource)
@@ -396,9 +467,11 @@ def test_the_built_stack_serves_a_tenant_end_to_end(world: tuple[World, SignedPr
     # Usage: the search and the chat, each charged once.
     status, usage = call(w, "KeysFunction", "GET", "/v1/usage", "/v1/usage", ctx)
     assert status == 200 and usage["runs"] == 2, usage
+    hosting_search(w, ctx)
     check_iam(w, proxy)
     # Metrics left in each function's log as CloudWatch EMF lines.
     for fn, metric in (("SearchFunction", "LatencyMs"), ("ChatFunction", "Exit_answered"),
+                       ("HostingSearchFunction", "Exit_can_answer"),
                        ("IngestionFunction", "IngestChunks")):  # fmt: skip
         log = (w.art.logs / f"{fn}.log").read_text(errors="replace")
         assert "CloudWatchMetrics" in log and f'"{metric}"' in log, f"{fn} wrote no {metric} metric"

@@ -199,7 +199,7 @@ def actions(function_id: str) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("function_id", ["SearchFunction", "ChatFunction"])
+@pytest.mark.parametrize("function_id", ["SearchFunction", "HostingSearchFunction", "ChatFunction"])
 def test_metered_functions_can_charge_and_read_models(function_id: str) -> None:
     assert {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"} <= actions(function_id)
     assert {"es:ESHttpGet", "es:ESHttpPost", "bedrock:InvokeModel", "bedrock:Rerank"} <= actions(function_id)
@@ -214,6 +214,51 @@ def test_writers_can_index_and_claim_the_embedding_space(function_id: str) -> No
     )
 
 
+@pytest.mark.parametrize("function_id", FUNCTION_IDS)
+def test_every_function_has_a_log_group_with_retention(function_id: str) -> None:
+    """Created by the stack (so deleted with it and kept 30 days), not by Lambda on first log line."""
+    groups = [
+        res["Properties"]
+        for res in RESOURCES.values()
+        if res["Type"] == "AWS::Logs::LogGroup"
+        and res["Properties"]["LogGroupName"] == {"Fn::Sub": f"/aws/lambda/${{{function_id}}}"}
+    ]
+    assert len(groups) == 1 and groups[0]["RetentionInDays"] == 30, function_id
+
+
+def api_events() -> list[tuple[str, str, dict[str, Any]]]:
+    return [
+        (fid, name, event["Properties"])
+        for fid in FUNCTION_IDS
+        for name, event in (RESOURCES[fid]["Properties"].get("Events") or {}).items()
+        if event["Type"] == "Api"
+    ]
+
+
+def test_every_route_is_on_the_api_behind_the_key_authorizer() -> None:
+    api = RESOURCES["RaglineApi"]["Properties"]
+    assert api["Auth"]["DefaultAuthorizer"] == "ApiKeyAuthorizer"
+    routes = set()
+    for fid, name, props in api_events():
+        assert props["RestApiId"] == {"Ref": "RaglineApi"}, (fid, name)
+        assert "Auth" not in props, f"{fid}.{name} overrides the API-key authorizer"
+        routes.add((props["Method"], props["Path"], fid))
+    assert ("post", "/v1/hosting-search", "HostingSearchFunction") in routes
+    assert ("post", "/v1/namespaces/{namespace}/search", "SearchFunction") in routes
+
+
+def test_hosting_search_mirrors_search_with_chats_timeout() -> None:
+    """Same role and data access as search; several model calls per request, so chat's timeout."""
+    hosting, search = (RESOURCES[f]["Properties"] for f in ("HostingSearchFunction", "SearchFunction"))
+    assert hosting["Policies"] == search["Policies"] and hosting["Layers"] == search["Layers"]
+    assert function_property("HostingSearchFunction", "MemorySize") == function_property(
+        "SearchFunction", "MemorySize"
+    )
+    assert hosting["Timeout"] == max(
+        function_property("ChatFunction", "Timeout"), function_property("SearchFunction", "Timeout")
+    )
+
+
 def test_opensearch_domain_is_private_encrypted_and_for_the_function_roles() -> None:
     domain = RESOURCES["OpenSearchDomain"]["Properties"]
     assert domain["EngineVersion"] == "OpenSearch_2.19"
@@ -223,6 +268,7 @@ def test_opensearch_domain_is_private_encrypted_and_for_the_function_roles() -> 
     principals = domain["AccessPolicies"]["Statement"][0]["Principal"]["AWS"]
     assert {p["Fn::GetAtt"][0] for p in principals} == {
         "SearchFunctionRole",
+        "HostingSearchFunctionRole",
         "ChatFunctionRole",
         "DocumentsFunctionRole",
         "IngestionFunctionRole",
@@ -231,7 +277,14 @@ def test_opensearch_domain_is_private_encrypted_and_for_the_function_roles() -> 
 
 def test_alarms_and_outputs_for_operators() -> None:
     alarms = {rid for rid, res in RESOURCES.items() if res["Type"] == "AWS::CloudWatch::Alarm"}
-    assert {"IngestDeadLetterAlarm", "Api5xxAlarm", "ChatThrottleAlarm", "IngestionErrorAlarm"} <= alarms
+    assert {
+        "IngestDeadLetterAlarm",
+        "Api5xxAlarm",
+        "ChatThrottleAlarm",
+        "SearchThrottleAlarm",
+        "HostingSearchThrottleAlarm",
+        "IngestionErrorAlarm",
+    } <= alarms
     outputs = set(TEMPLATE["Outputs"])
     assert {
         "ApiUrl",
