@@ -83,3 +83,21 @@ def test_namespaces_and_keys_routes_answer(client: TestClient) -> None:
     usage = client.get("/v1/usage")
     assert usage.status_code == 200 and usage.json()["runs"] == 1
     assert usage.json()["usage"]["retrievals"] == 1 and "embeddedTokens" in usage.json()["usage"]
+
+
+def test_hosting_search_route_answers_offline_and_refuses_extra_fields(client: TestClient) -> None:
+    # Given the northwind samples and no model endpoint, When hosting search runs through the real handler
+    out = client.post(
+        "/v1/hosting-search",
+        json={"query": "How long do I have to return a bicycle?", "namespaces": ["northwind"], "mode": "fast"},
+    )
+    body = out.json()
+    # Then the offline loop ran for real and the best chunk holds the returns policy
+    assert out.status_code == 200, body
+    assert body["model"] == "extractive (offline, no LLM)" and body["runId"]
+    assert body["totalQueries"] == len(body["queries"]) >= 2 and body["rounds"][0]["round"] == 1
+    assert body["exitReason"] in ("can_answer", "max_evals", "no_new_queries")
+    assert body["chunks"][0]["documentId"] == "returns-policy.md" and body["usage"]["retrievals"] >= 2
+    # and an unknown field is a 400 in the one error shape
+    bad = client.post("/v1/hosting-search", json={"query": "x", "colour": "red"})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_request"
