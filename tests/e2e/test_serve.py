@@ -89,7 +89,7 @@ def test_hosting_search_route_answers_offline_and_refuses_extra_fields(client: T
     # Given the northwind samples and no model endpoint, When hosting search runs through the real handler
     out = client.post(
         "/v1/hosting-search",
-        json={"query": "How long do I have to return a bicycle?", "namespaces": ["northwind"], "mode": "fast"},
+        json={"query": "How long can I return a bicycle?", "namespaces": ["northwind"], "mode": "fast"},
     )
     body = out.json()
     # Then the offline loop ran for real and the best chunk holds the returns policy
