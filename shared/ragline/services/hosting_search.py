@@ -21,11 +21,11 @@ from ragline.domain.api import (
     Usage,
     WarningView,
 )
-from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, request_fingerprint
+from ragline.domain.billing import CompletedRun, request_fingerprint
 from ragline.domain.chat import ChatMessage
 from ragline.domain.models import RunUsage, TenantScope
 from ragline.domain.retrieval import RetrievalResult
-from ragline.services.metering import Metering
+from ragline.services.metering import NO_RESULT, Metering, recorded_result
 from ragline.services.retrieval import RetrievalService, Retriever
 from ragline.services.tenancy import Principal
 
@@ -128,32 +128,15 @@ def _response(
 
 
 def _recorded(response: HostingSearchResponse | None) -> str | None:
-    """What a replay returns; without the chunks' texts when the whole would be too large to keep."""
-    if response is None:
-        return None
-    text = response.model_dump_json()
-    if len(text.encode()) <= MAX_RESULT_BYTES:
-        return text
-    dropped = WarningView(
-        code="replay_without_chunks",
-        message="this replay's recorded response was too large to keep its chunks; run a new search",
-    )
-    return response.model_copy(
-        update={"chunks": [], "warnings": [*response.warnings, dropped]}
-    ).model_dump_json()
+    return recorded_result(response, drop="chunks", code="replay_without_chunks", what="chunks")
 
 
 def _replayed(replay: CompletedRun, run_id: str, model: str) -> HostingSearchResponse:
     if replay.result is not None:
         response = HostingSearchResponse.model_validate_json(replay.result)
     else:  # the first run failed before it had a response
-        failed = WarningView(
-            code="replay_without_result",
-            message="the first run under this Idempotency-Key recorded no result (it failed);"
-            " send a new key to search again",
-        )
         response = HostingSearchResponse(
             total_queries=0, queries=[], rounds=[], chunks=[], exit_reason="error", model=model,
-            usage=Usage(), run_id=run_id, warnings=[failed],
+            usage=Usage(), run_id=run_id, warnings=[NO_RESULT],
         )  # fmt: skip
     return response.model_copy(update={"usage": Usage.of(replay.usage), "replayed": True})

@@ -11,13 +11,40 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from ragline import errors
-from ragline.domain.api import IngestionUsage, Usage, UsageReport
+from ragline.domain.api import ApiModel, IngestionUsage, Usage, UsageReport, WarningView
 from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, current_period
 from ragline.domain.models import RunUsage
 from ragline.ports import TenantRegistry, UsageLedger
 from ragline.services.tenancy import Principal
+
+R = TypeVar("R", bound=ApiModel)
+
+
+def recorded_result(response: R | None, *, drop: str, code: str, what: str) -> str | None:
+    """What a replay returns: the response as JSON, without its ``drop`` list (and with a warning
+    ``code``) when the whole would be over ``MAX_RESULT_BYTES``; None when there was no response."""
+    if response is None:
+        return None
+    text = response.model_dump_json()
+    if len(text.encode()) <= MAX_RESULT_BYTES:
+        return text
+    dropped = WarningView(
+        code=code,
+        message=f"this replay's recorded response was too large to keep its {what}; run a new search",
+    )
+    warnings = [*getattr(response, "warnings"), dropped]  # noqa: B009 (every replayable response has them)
+    return response.model_copy(update={drop: [], "warnings": warnings}).model_dump_json()
+
+
+NO_RESULT = WarningView(
+    code="replay_without_result",
+    message="the first run under this Idempotency-Key recorded no result (it failed);"
+    " send a new key to search again",
+)
+"""The warning of a replay whose first run ended without a response."""
 
 
 @dataclass

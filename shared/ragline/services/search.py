@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from ragline import errors
 from ragline.domain.api import ChunkView, RerankView, SearchRequest, SearchResponse, Usage, WarningView
-from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, request_fingerprint
+from ragline.domain.billing import CompletedRun, request_fingerprint
 from ragline.domain.models import TenantScope
-from ragline.services.metering import Metering
+from ragline.services.metering import NO_RESULT, Metering, recorded_result
 from ragline.services.retrieval import RetrievalService
 from ragline.services.tenancy import Principal
 
@@ -68,29 +68,14 @@ class SearchService:
 
 
 def _recorded(response: SearchResponse | None) -> str | None:
-    """The response a replay returns; without its hits when the whole would be too large to keep."""
-    if response is None:
-        return None
-    text = response.model_dump_json()
-    if len(text.encode()) <= MAX_RESULT_BYTES:
-        return text
-    dropped = WarningView(
-        code="replay_without_hits",
-        message="this replay's recorded response was too large to keep its hits; run a new search",
-    )
-    return response.model_copy(
-        update={"hits": [], "warnings": [*response.warnings, dropped]}
-    ).model_dump_json()
+    return recorded_result(response, drop="hits", code="replay_without_hits", what="hits")
 
 
 def _replayed(replay: CompletedRun, run_id: str, request: SearchRequest) -> SearchResponse:
     if replay.result is not None:
         response = SearchResponse.model_validate_json(replay.result)
     else:  # the first run ended without a response (it failed, or it predates recorded results)
-        failed = WarningView(
-            code="replay_without_result",
-            message="the first run under this Idempotency-Key recorded no result (it failed);"
-            " send a new key to search again",
+        response = SearchResponse(
+            mode=request.mode, hits=[], warnings=[NO_RESULT], usage=Usage(), run_id=run_id
         )
-        response = SearchResponse(mode=request.mode, hits=[], warnings=[failed], usage=Usage(), run_id=run_id)
     return response.model_copy(update={"usage": Usage.of(replay.usage), "replayed": True})
