@@ -92,7 +92,10 @@ def search_spec() -> ToolSpec:
 def expand_spec() -> ToolSpec:
     return ToolSpec(
         name="expand",
-        description="Read the 5 chunks before and after a result, in order.",
+        description=(
+            "Read the 5 chunks before and the 5 after a result, in order (the result itself is not"
+            " repeated). Pass the documentId and sequenceNumber a search or expand result showed."
+        ),
         parameters=ExpandArgs.model_json_schema(),
     )
 
@@ -105,16 +108,47 @@ class ToolResult:
     error: str | None = None
 
 
+CONTEXT_CHARS = 2000
+"""The most of a chunk's sentence window (``metadata.wider_text``) the model is shown."""
+
+
 def compact(item: Evidence) -> dict[str, Any]:
-    """What the model sees of a chunk: its run-unique ids to cite and expand it, nothing internal."""
+    """What the model sees of a chunk: its run-unique ids to cite and expand it, nothing internal.
+
+    ``context`` is the chunk's sentence window (the chunk with its neighbouring sentences, at most
+    :data:`CONTEXT_CHARS`), present only when the chunker made one that adds to ``text``.
+    """
     document_alias, _, _ = item.alias.rpartition("#")
-    return {
+    chunk = item.chunk
+    view: dict[str, Any] = {
         "id": item.alias,
         "documentId": document_alias,
-        "sequenceNumber": item.chunk.sequence_number,
-        "filename": item.chunk.metadata.filename,
-        "text": item.chunk.text,
+        "sequenceNumber": chunk.sequence_number,
+        "filename": chunk.metadata.filename,
+        "text": chunk.text,
     }
+    wider = chunk.metadata.wider_text.strip()
+    if wider and wider != chunk.text.strip():
+        view["context"] = _around(wider, chunk.text.strip(), CONTEXT_CHARS)
+    return view
+
+
+def _around(wider: str, text: str, limit: int) -> str:
+    """``wider`` cut to about ``limit`` characters centred on ``text`` (at word boundaries, ``…`` marking
+    each cut); ``wider`` itself when it fits."""
+    if len(wider) <= limit:
+        return wider
+    at = wider.find(text)
+    middle = at + len(text) // 2 if at >= 0 else len(wider) // 2
+    start = min(max(middle - limit // 2, 0), len(wider) - limit)
+    end = start + limit
+    if start > 0:
+        space = wider.find(" ", start, end)
+        start = space + 1 if space >= 0 else start
+    if end < len(wider):
+        space = wider.rfind(" ", start, end)
+        end = space if space > start else end
+    return ("…" if start > 0 else "") + wider[start:end].strip() + ("…" if end < len(wider) else "")
 
 
 def run_tool(ctx: ToolContext, name: str, arguments: str) -> ToolResult:
@@ -149,6 +183,11 @@ def search_tool(ctx: ToolContext, args: SearchArgs) -> ToolResult:
 
 
 def expand_tool(ctx: ToolContext, args: ExpandArgs) -> ToolResult:
+    """The ``ctx.neighbours`` chunks before and after one chunk, in order, without the chunk itself.
+
+    The chunk must exist: a sequence number its document does not have is a tool error (nothing is
+    added to the evidence), so a model guessing numbers learns it at once.
+    """
     origin = ctx.evidence.document(args.documentId)
     if origin is None:
         return ToolResult(
@@ -158,10 +197,16 @@ def expand_tool(ctx: ToolContext, args: ExpandArgs) -> ToolResult:
             error="unknown_document",
         )
     scope, document_id = origin
-    chunks = ctx.retriever.neighbors(
+    window = ctx.retriever.neighbors(
         scope, document_id, args.sequenceNumber, before=ctx.neighbours, after=ctx.neighbours
     )
-    found = [ctx.evidence.add(scope, c) for c in chunks]
+    if all(c.sequence_number != args.sequenceNumber for c in window):
+        message = (
+            f"document {args.documentId!r} has no chunk with sequenceNumber {args.sequenceNumber};"
+            " expand a sequenceNumber that a search or expand result showed"
+        )
+        return ToolResult(json.dumps({"error": message}), 0, "expand", error="unknown_chunk")
+    found = [ctx.evidence.add(scope, c) for c in window if c.sequence_number != args.sequenceNumber]
     return ToolResult(json.dumps([compact(e) for e in found]), len(found), f"Reading {args.documentId}")
 
 

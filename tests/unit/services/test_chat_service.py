@@ -161,7 +161,7 @@ def test_expand_returns_ordered_neighbours_and_is_limited_to_retrieved_documents
     )
     events = list(svc.answer_chat(ACME, req()))
     ends = [e for e in events if isinstance(e, ToolFinished)]
-    assert ends[1].hits == 11 and ends[2].error == "unknown_document"
+    assert ends[1].hits == 10 and ends[2].error == "unknown_document"
 
 
 def test_step_cap_ends_a_model_that_never_stops_searching(world: World) -> None:
