@@ -282,13 +282,14 @@ class Container:
 
     @cached_property
     def chat(self) -> ChatService:
-        from ragline.agents.agentic import LoopLimits
+        from ragline.agents.base import LoopLimits
         from ragline.services.chat import ChatService
 
         s = self.settings
         return ChatService(
             retrieval=self.retrieval,
             model=self.chat_model,
+            planner=self.chat_model if s.llm_configured else None,
             metering=self.metering,
             limits=LoopLimits(
                 max_output_tokens=s.max_output_tokens,

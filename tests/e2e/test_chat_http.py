@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import httpx
 import pytest
@@ -132,6 +133,9 @@ def test_streamed_chat_over_http_on_opensearch_cites_retrieved_chunks(on_opensea
     # Then the run streams as SSE: tool steps first, then text, then sources and final
     assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/event-stream")
     events = parse_sse(resp.text)
+    # (no namespaces named: the collection router picks the key's only namespace, with no model call)
+    assert events[0] == ("collections", {"type": "collections", "namespaces": ["northwind"], "reason": ANY})
+    events = events[1:]
     kinds = [k for k, _ in events]
     assert kinds[0] == "tool_start" and kinds[1] == "tool_end"
     assert events[0][1]["callId"] == events[1][1]["callId"]
@@ -171,7 +175,11 @@ def test_json_mode_and_idempotency_key(on_sqlite: Served) -> None:
         second = client.post(on_sqlite.url, json=body, headers=headers).json()
 
     # Then each is one camelCase body under the client's run id, and the run is charged once
-    assert set(first) == {"answer", "sources", "warnings", "steps", "error", "usage", "exitReason", "runId"}
+    assert set(first) == {
+        *("answer", "sources", "warnings", "steps", "error", "usage", "exitReason", "runId"),
+        *("route", "collections"),
+    }
+    assert first["route"] is None and first["collections"]["namespaces"] == ["northwind"]
     assert first["runId"] == second["runId"] == "client-key-1" and first["exitReason"] == "answered"
     assert "final sale" in first["answer"] and first["sources"]
     assert on_sqlite.runs() == 1

@@ -13,27 +13,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
+from ragline.agents.base import AgentDeps, LoopLimits, LoopOutcome
 from ragline.agents.events import AnswerDelta, RunEvent, ToolFinished, ToolStarted, Warning
+from ragline.agents.text_calls import MarkupFilter
 from ragline.agents.tools import ToolContext, ToolResult, label_for, run_tool
 from ragline.domain.chat import ChatMessage, ChatOptions, TextDelta, TokenUsage, ToolCall, ToolCallsReady
-from ragline.ports import ChatModel
-
-
-@dataclass(frozen=True)
-class LoopLimits:
-    max_steps: int = 20
-    max_output_tokens: int = 5000
-    evidence_budget: int = 60
-    max_tool_errors: int = 3
-    max_tool_calls_per_turn: int = 8
-    max_tool_calls_per_run: int = 24
-
-
-@dataclass
-class LoopOutcome:
-    answer: str = ""
-    exit_reason: str = "running"
 
 
 @dataclass
@@ -82,41 +68,63 @@ class ToolBudget:
 class AgenticAgent:
     """Agent ``agentic``: a bounded search/expand tool loop driven by the model."""
 
-    description = (
-        "Answers by searching the documents itself, step by step, expanding context where needed; "
-        "best for most questions."
+    name: ClassVar[str] = "agentic"
+    description: ClassVar[str] = (
+        "Searches the documents itself, step by step, choosing each query from what the previous ones"
+        " found and reading around a passage when it needs more context. Best for most questions: a"
+        " fact, an explanation, a how-to, or a follow-up in a conversation."
     )
+    uses_tools: ClassVar[bool] = True
 
-    def __init__(self, model: ChatModel, limits: LoopLimits | None = None) -> None:
-        self._model = model
-        self._limits = limits or LoopLimits()
+    def __init__(self, deps: AgentDeps) -> None:
+        self._model = deps.model
+        self._limits = deps.limits
 
     def run(
-        self, messages: Sequence[ChatMessage], ctx: ToolContext, outcome: LoopOutcome
+        self, conversation: Sequence[ChatMessage], ctx: ToolContext, outcome: LoopOutcome
     ) -> Iterator[RunEvent]:
-        """Stream the run; ``outcome`` is filled in as it goes (also when the consumer stops early)."""
-        history = list(messages)
+        """Stream the run; ``outcome`` is filled in as it goes (also when the consumer stops early).
+
+        Text passes through a :class:`MarkupFilter`: tool calls a model writes as text (weak open
+        models do) are run like real ones, with a warning, and tool markup never reaches the client.
+        """
+        history = list(conversation)
         limits = self._limits
         budget = ToolBudget(limits)
-        for _step in range(limits.max_steps):
+        for step in range(limits.max_steps):
             tokens = limits.max_output_tokens - ctx.usage.llm_output_tokens
             if tokens <= 0:
                 outcome.exit_reason = "max_output_tokens"
                 return
             braked = budget.spent_reason(ctx)
             tools = [] if braked else ctx.specs()
+            markup = MarkupFilter([t.name for t in tools])
             text: list[str] = []
             calls: tuple[ToolCall, ...] = ()
             for event in self._model.stream(history, tools, ChatOptions(max_output_tokens=tokens)):
                 if isinstance(event, TextDelta):
-                    text.append(event.text)
-                    outcome.answer += event.text
-                    yield AnswerDelta(text=event.text)
+                    yield from _say(markup.feed(event.text), text, outcome)
                 elif isinstance(event, ToolCallsReady):
                     calls = event.calls
                 elif isinstance(event, TokenUsage):
                     ctx.usage.llm_input_tokens += event.input_tokens
                     ctx.usage.llm_output_tokens += event.output_tokens
+            yield from _say(markup.close(), text, outcome)
+            if markup.removed:
+                yield Warning(
+                    code="tool_markup_removed",
+                    message=f"{markup.removed} block(s) of tool markup the model wrote as text were removed",
+                )
+            if not calls and markup.calls:
+                calls = tuple(
+                    ToolCall(id=f"text_call_{step}_{i}", name=c.name, arguments=c.arguments)
+                    for i, c in enumerate(markup.calls)
+                )
+                yield Warning(
+                    code="text_tool_calls",
+                    message=f"the model wrote {len(calls)} tool call(s) as text instead of calling the"
+                    " tool; they were run",
+                )
             if not calls:
                 outcome.exit_reason = braked or "answered"
                 return
@@ -157,3 +165,11 @@ class AgenticAgent:
                 f" ({', '.join(sorted(refused))})",
                 details={"refused": refused},
             )
+
+
+def _say(safe: str, text: list[str], outcome: LoopOutcome) -> Iterator[RunEvent]:
+    """Stream text the markup filter let through, and keep it for the turn and the answer."""
+    if safe:
+        text.append(safe)
+        outcome.answer += safe
+        yield AnswerDelta(text=safe)

@@ -43,6 +43,24 @@ class Warning(ApiModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
+class Route(ApiModel):
+    """Which agent answers a run: streamed when the request asked for ``agent: "auto"``."""
+
+    type: Literal["route"] = "route"
+    agent: str
+    reason: str
+    fallback: bool = False
+    """True when the router's reply was unusable (or its call failed) and the default agent runs."""
+
+
+class Collections(ApiModel):
+    """Which namespaces a run searches: streamed when the request named none (or ``"auto"``)."""
+
+    type: Literal["collections"] = "collections"
+    namespaces: list[str]
+    reason: str
+
+
 class RunError(ApiModel):
     """The run stopped on an infrastructure error (model or store down); a final event follows."""
 
@@ -61,7 +79,17 @@ class RunFinished(ApiModel):
     """``true`` only on a replay of a completed ``Idempotency-Key`` (the run's only event then)."""
 
 
-RunEvent = AnswerDelta | ToolStarted | ToolFinished | Sources | Warning | RunError | RunFinished
+RunEvent = (
+    AnswerDelta
+    | ToolStarted
+    | ToolFinished
+    | Sources
+    | Warning
+    | Route
+    | Collections
+    | RunError
+    | RunFinished
+)
 
 
 class ChatResponse(ApiModel):
@@ -72,6 +100,8 @@ class ChatResponse(ApiModel):
     warnings: list[Warning] = Field(default_factory=list)
     steps: list[ToolStarted | ToolFinished] = Field(default_factory=list)
     error: RunError | None = None
+    route: Route | None = None
+    collections: Collections | None = None
     usage: Usage = Field(default_factory=Usage)
     exit_reason: str = ""
     run_id: str = ""
@@ -89,6 +119,10 @@ class ChatResponse(ApiModel):
                 body.steps.append(event)
             elif isinstance(event, RunError):
                 body.error = event
+            elif isinstance(event, Route):
+                body.route = event
+            elif isinstance(event, Collections):
+                body.collections = event
             elif isinstance(event, RunFinished):
                 body.answer, body.usage = event.answer, event.usage
                 body.exit_reason, body.run_id = event.exit_reason, event.run_id

@@ -8,33 +8,24 @@ none is a warning — no queries (the round adds nothing new), or ``canAnswer: f
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ragline.agents.asking import ask, first_json, render_conversation
 from ragline.agents.hosting_search import Plan, PlannedQuery, Verdict
 from ragline.agents.prompts import EVALUATE_QUERIES_PROMPT, GENERATE_QUERIES_PROMPT
-from ragline.domain.chat import ChatMessage, ChatOptions, TextDelta, TokenUsage
+from ragline.domain.chat import ChatMessage
 from ragline.domain.models import RunUsage
 from ragline.domain.retrieval import Notice, RetrievedHit
 from ragline.domain.terms import content_words, stems
 from ragline.ports import ChatModel
 
-MAX_REPLY_CHARS = 20_000
-"""Longer replies are cut before parsing (a runaway model cannot make parsing slow)."""
-MAX_JSON_STARTS = 50
-"""JSON objects tried per reply, at most."""
 PROJECTED_CHUNKS = 20
 """Pooled chunks the evaluation sees, best first, each cut to ``PROJECTED_CHARS``."""
 PROJECTED_CHARS = 600
-CONVERSATION_CHARS = 8_000
-"""The conversation as the planner sees it: the latest turns, within this many characters."""
-_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
-
-T = TypeVar("T", bound=BaseModel)
 
 
 class GeneratedQuery(BaseModel):
@@ -48,33 +39,6 @@ class GeneratedQueries(BaseModel):
 
 class Evaluation(BaseModel):
     canAnswer: bool
-
-
-def first_json(reply: str, model: type[T]) -> T | None:
-    """The first JSON object in ``reply`` (after any ``<think>`` block) that validates as ``model``."""
-    text = _THINK.sub("", reply[:MAX_REPLY_CHARS])
-    decoder = json.JSONDecoder()
-    starts = [m.start() for m in re.finditer(r"\{", text)][:MAX_JSON_STARTS]
-    for start in starts:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-            return model.model_validate(value)
-        except (ValueError, ValidationError, RecursionError):
-            continue
-    return None
-
-
-def render_conversation(conversation: Sequence[ChatMessage]) -> str:
-    """``role: content`` lines, the latest turns first kept when over ``CONVERSATION_CHARS``."""
-    lines: list[str] = []
-    size = 0
-    for m in reversed([m for m in conversation if m.role in ("user", "assistant")]):
-        line = f"{m.role}: {m.content.strip()}"
-        if lines and size + len(line) > CONVERSATION_CHARS:
-            break
-        lines.append(line[-CONVERSATION_CHARS:])
-        size += len(line)
-    return "\n".join(reversed(lines))
 
 
 def project(pool: Sequence[RetrievedHit]) -> str:
@@ -131,22 +95,8 @@ class LlmPlanner:
         return Verdict(parsed.canAnswer, tokens)
 
     def _ask(self, system: str, user: str) -> tuple[str, RunUsage]:
-        messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
-        options = ChatOptions(max_output_tokens=self._max_output_tokens, temperature=0.0)
-        parts: list[str] = []
-        usage: TokenUsage | None = None
-        for event in self._model.stream(messages, [], options):
-            if isinstance(event, TextDelta):
-                parts.append(event.text)
-            elif isinstance(event, TokenUsage):
-                usage = event
-        reply = "".join(parts)
-        if usage is None or (usage.input_tokens == 0 and usage.output_tokens == 0):
-            # A server that reports no counts is still bounded by the budget: ~4 characters a token.
-            return reply, RunUsage(
-                llm_input_tokens=(len(system) + len(user)) // 4, llm_output_tokens=len(reply) // 4
-            )
-        return reply, RunUsage(llm_input_tokens=usage.input_tokens, llm_output_tokens=usage.output_tokens)
+        reply = ask(self._model, system, user, max_output_tokens=self._max_output_tokens)
+        return reply.text, reply.usage
 
 
 def _invalid(step: str, reply: str) -> Notice:

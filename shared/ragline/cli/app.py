@@ -255,8 +255,15 @@ def hosting_search(
 @app.command()
 def chat(
     question: str,
-    namespace: Annotated[list[str], typer.Option("--namespace", "-n", help="Namespace(s).")] = ["default"],  # noqa: B006
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option("--namespace", "-n", help="Namespace(s); none: the collection router picks."),
+    ] = None,
     mode: Annotated[str, typer.Option("--mode", "-m", help="accurate | fast")] = "accurate",
+    agent: Annotated[
+        str,
+        typer.Option("--agent", "-a", help="agentic | deep_search | chain_of_rag | auto (the RAG router)"),
+    ] = "agentic",
     home: Home = None,
     tenant: Tenant = "local",
 ) -> None:
@@ -269,7 +276,12 @@ def chat(
     c = _container(home)
     try:
         request = ChatRequest.model_validate(
-            {"messages": [{"role": "user", "content": question}], "namespaces": namespace, "mode": mode}
+            {
+                "messages": [{"role": "user", "content": question}],
+                "namespaces": namespace or [],
+                "mode": mode,
+                "agent": agent,
+            }
         )
         events = c.chat.answer_chat(Principal.operator(tenant), request)
         stream_chat(events, c.chat_model.name)

@@ -14,6 +14,8 @@ from rich.table import Table
 from ragline import errors
 from ragline.agents.events import (
     AnswerDelta,
+    Collections,
+    Route,
     RunEvent,
     RunFinished,
     Sources,
@@ -84,7 +86,13 @@ def stream_chat(events: Iterable[RunEvent], model_name: str) -> None:
         elif isinstance(ev, ToolFinished):
             console.print(f"[dim]  {ev.label}: {ev.hits} hits{f' ({ev.error})' if ev.error else ''}[/dim]")
         elif isinstance(ev, Warning):
-            console.print(f"\n[yellow]warning [{ev.code}]: {ev.message}[/yellow]")
+            console.print(escape(f"\nwarning [{ev.code}]: {ev.message}"), style="yellow")
+        elif isinstance(ev, Collections):
+            console.print(
+                escape(f"namespaces: {', '.join(ev.namespaces) or '(none)'} — {ev.reason}"), style="dim"
+            )
+        elif isinstance(ev, Route):
+            console.print(escape(f"agent: {ev.agent} — {ev.reason}"), style="dim")
         elif isinstance(ev, Sources):
             sources = ev
         elif isinstance(ev, RunFinished):

@@ -8,7 +8,7 @@ unknown fields, so a typo is a 400, not a silently ignored option.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -117,6 +117,7 @@ class WarningView(ApiModel):
 # -- chat ---------------------------------------------------------------------------------------
 
 ChatMode = Literal["accurate", "fast"]
+ChatAgent = Literal["auto", "agentic", "deep_search", "chain_of_rag"]
 LEGACY_MODES = ("normal", "agentic", "deepResearch")
 
 
@@ -131,11 +132,21 @@ class ChatRequest(ApiRequest):
     """``POST /v1/chat``. The tenant is never part of it: it comes from the authorizer."""
 
     messages: list[RequestMessage] = Field(min_length=1, max_length=200)
-    namespaces: list[str] = Field(default_factory=list, max_length=20)
-    """Empty: the tenant's default namespace."""
+    namespaces: Annotated[list[str], Field(max_length=20)] | Literal["auto"] = Field(default_factory=list)
+    """The namespaces to search; empty or ``"auto"``: the collection router picks among those the key
+    may read."""
     mode: Literal["accurate", "fast", "normal", "agentic", "deepResearch"] = "accurate"
-    agent: Literal["agentic"] = "agentic"
+    agent: ChatAgent = "agentic"
+    """Which agent answers; ``auto``: the RAG router picks by the agents' descriptions."""
     stream: bool = True
+
+    @property
+    def routes_namespaces(self) -> bool:
+        return self.namespaces == "auto" or not self.namespaces
+
+    @property
+    def named_namespaces(self) -> list[str]:
+        return [] if self.namespaces == "auto" else list(self.namespaces)
 
     @property
     def resolved_mode(self) -> ChatMode:

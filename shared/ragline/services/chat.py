@@ -10,23 +10,28 @@ and steps are not kept), and does no retrieval and no model call.
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
 from ragline import errors
-from ragline.agents.agentic import AgenticAgent, LoopLimits, LoopOutcome
-from ragline.agents.events import RunError, RunEvent, RunFinished, Sources, Warning
+from ragline.agents.base import AgentDeps, LoopLimits, LoopOutcome
+from ragline.agents.catalog import DEFAULT_AGENT, INFOS, build_agent
+from ragline.agents.events import Collections, Route, RunError, RunEvent, RunFinished, Sources, Warning
 from ragline.agents.prompts import resolve_system_prompt
+from ragline.agents.routing import AgentRouter, CollectionRouter
+from ragline.agents.smoothing import smooth_words
 from ragline.agents.tools import ToolContext
-from ragline.domain.api import ChatMode, ChatRequest, ChunkView, Usage
+from ragline.domain.api import ChatAgent, ChatMode, ChatRequest, ChunkView, Usage
 from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, request_fingerprint
 from ragline.domain.chat import ChatMessage
 from ragline.domain.citations import verify_citations
-from ragline.domain.models import TenantScope
+from ragline.domain.models import RunUsage, TenantScope
 from ragline.domain.pruning import prune_messages
+from ragline.domain.retrieval import EvidenceTable, Notice
+from ragline.domain.tenancy import Namespace
 from ragline.ports import ChatModel
 from ragline.services.metering import MeteredRun, Metering
-from ragline.services.retrieval import RetrievalService, Retriever
+from ragline.services.retrieval import RetrievalService
 from ragline.services.tenancy import Principal
 
 
@@ -34,6 +39,7 @@ from ragline.services.tenancy import Principal
 class ModeSettings:
     """How much a mode retrieves: ``accurate`` fetches 30 and reranks to 10; ``fast`` fetches 10."""
 
+    name: ChatMode
     candidates: int
     keep: int
     rerank: bool
@@ -42,9 +48,22 @@ class ModeSettings:
 logger = logging.getLogger(__name__)
 
 MODES: dict[ChatMode, ModeSettings] = {
-    "accurate": ModeSettings(candidates=30, keep=10, rerank=True),
-    "fast": ModeSettings(candidates=10, keep=10, rerank=False),
+    "accurate": ModeSettings("accurate", candidates=30, keep=10, rerank=True),
+    "fast": ModeSettings("fast", candidates=10, keep=10, rerank=False),
 }
+
+
+@dataclass
+class RunPlan:
+    """What a run was asked for, authorised before the run starts."""
+
+    messages: list[ChatMessage]
+    agent: ChatAgent
+    mode: ModeSettings
+    spaces: list[Namespace] | None
+    """The namespaces named by the request; None: the collection router picks among ``candidates``."""
+    candidates: list[Namespace]
+    notices: list[Notice]
 
 
 class ChatService:
@@ -54,10 +73,14 @@ class ChatService:
         retrieval: RetrievalService,
         model: ChatModel,
         metering: Metering,
+        planner: ChatModel | None = None,
         limits: LoopLimits | None = None,
     ) -> None:
+        """``planner`` routes and plans (the same model as ``model`` behind an endpoint); None: the
+        offline heuristics route and plan."""
         self._retrieval = retrieval
         self._model = model
+        self._planner = planner
         self._metering = metering
         self._limits = limits or LoopLimits()
 
@@ -75,44 +98,33 @@ class ChatService:
             raise errors.InvalidRequest("the last user message is empty")
         if not any(m.role == "user" for m in messages):
             raise errors.InvalidRequest("the conversation has no user message")
-        spaces = self._retrieval.namespaces(principal, request.namespaces, "chat")
-        scopes = [TenantScope(tenant_id=principal.tenant_id, namespace_id=ns.namespace_id) for ns in spaces]
+        if request.routes_namespaces:
+            spaces, (candidates, notices) = None, self._retrieval.readable(principal, "chat")
+        else:
+            spaces, candidates, notices = (
+                self._retrieval.namespaces(principal, request.named_namespaces, "chat"),
+                [],
+                [],
+            )
         # ``stream`` only changes the transport: a streamed run may be replayed as JSON and back.
         fingerprint = request_fingerprint("POST", "/v1/chat", request, ignore={"stream"})
         run = self._metering.start(principal.tenant_id, run_id, fingerprint)
         if run.replay is not None:
             return _replayed(run.replay, run.run_id)
-        warnings = []
         if request.legacy_mode:
-            warnings.append(
-                Warning(
-                    code="deprecated_mode",
-                    message=f"mode {request.mode!r} is deprecated and ran as 'accurate'",
-                )
+            notices.append(
+                Notice("deprecated_mode", f"mode {request.mode!r} is deprecated and ran as 'accurate'")
             )
-        mode = MODES[request.resolved_mode]
-        retriever = self._retrieval.bind(scopes, usage=run.usage)
-        return self._run(spaces[0].settings.system_prompt, retriever, messages, run, mode, warnings)
+        plan = RunPlan(messages, request.agent, MODES[request.resolved_mode], spaces, candidates, notices)
+        return self._run(principal.tenant_id, plan, run)
 
-    def _run(
-        self,
-        stored_prompt: str,
-        retriever: Retriever,
-        messages: Sequence[ChatMessage],
-        run: MeteredRun,
-        mode: ModeSettings,
-        warnings: list[Warning],
-    ) -> Generator[RunEvent, None, None]:
-        # accurate mode reranks when the deployment has a reranker; without one it is silently fused order
-        rerank = mode.rerank and self._retrieval.reranker_name is not None
-        ctx = ToolContext(retriever=retriever, candidates=mode.candidates, keep=mode.keep, rerank=rerank)
+    def _run(self, tenant_id: str, plan: RunPlan, run: MeteredRun) -> Generator[RunEvent, None, None]:
         outcome = LoopOutcome()
-        system = ChatMessage(role="system", content=resolve_system_prompt(stored_prompt))
+        evidence = EvidenceTable()
         try:
-            yield from warnings
+            yield from (Warning(code=n.code, message=n.message) for n in plan.notices)
             try:
-                history = [system, *prune_messages(messages)]
-                yield from AgenticAgent(self._model, self._limits).run(history, ctx, outcome)
+                yield from self._answer(tenant_id, plan, run, outcome, evidence)
             except errors.RaglineError as exc:
                 # Infrastructure failed mid-run: end cleanly, keep what was retrieved, charge what was used.
                 outcome.exit_reason = "error"
@@ -122,25 +134,88 @@ class ChatService:
                 logger.exception("chat run failed", extra={"run_id": run.run_id})
                 outcome.exit_reason = "error"
                 yield RunError(code="internal_error", message="internal error")
-            verified = verify_citations(outcome.answer, ctx.evidence)
-            if verified.invented:
-                yield Warning(
-                    code="unknown_citations",
-                    message="the answer cited chunks that were not retrieved; those citations were removed",
-                    details={"ids": verified.invented},
-                )
-            cited = [ctx.evidence.get(alias) for alias in verified.cited]
-            yield Sources(chunks=[ChunkView.of_evidence(e) for e in cited if e is not None])
-            final = RunFinished(
-                run_id=run.run_id,
-                exit_reason=outcome.exit_reason,
-                answer=verified.text,
-                usage=Usage.of(run.usage),
-            )
-            final.usage = Usage.of(run.finish(_recorded(final)))
-            yield final
+            yield from self._finish(outcome, evidence, plan.mode, run)
         finally:
             run.finish()
+
+    def _answer(
+        self, tenant_id: str, plan: RunPlan, run: MeteredRun, outcome: LoopOutcome, evidence: EvidenceTable
+    ) -> Iterator[RunEvent]:
+        """Route (namespaces, then agent) when asked to, then run the agent."""
+        conversation = prune_messages(plan.messages)
+        spaces = plan.spaces
+        if spaces is None:
+            routed = CollectionRouter(self._planner).route(conversation, plan.candidates)
+            run.usage.add(routed.usage)
+            spaces = routed.namespaces
+            yield Collections(namespaces=[n.namespace_id for n in spaces], reason=routed.reason)
+            yield from (Warning(code=n.code, message=n.message) for n in routed.notices)
+        if not spaces:
+            outcome.exit_reason = "no_namespaces"
+            return
+        agent_name: str = plan.agent
+        if agent_name == "auto":
+            route = AgentRouter(self._planner, INFOS, DEFAULT_AGENT).route(conversation)
+            run.usage.add(route.usage)
+            agent_name = route.agent
+            yield Route(agent=route.agent, reason=route.reason, fallback=route.fallback)
+            yield from (Warning(code=n.code, message=n.message) for n in route.notices)
+        agent = build_agent(agent_name, AgentDeps(self._model, self._planner, self._limits))
+        mode = plan.mode
+        ctx = ToolContext(
+            retriever=self._retrieval.bind(
+                [TenantScope(tenant_id=tenant_id, namespace_id=ns.namespace_id) for ns in spaces],
+                usage=run.usage,
+            ),
+            candidates=mode.candidates,
+            keep=mode.keep,
+            # accurate mode reranks when the deployment has a reranker; without one it is fused order
+            rerank=mode.rerank and self._retrieval.reranker_name is not None,
+            evidence=evidence,
+        )
+        # The first namespace's prompt (routed runs put the default namespace first).
+        prompt = resolve_system_prompt(spaces[0].settings.system_prompt, tools=agent.uses_tools)
+        history = [ChatMessage(role="system", content=prompt), *conversation]
+        yield from smooth_words(agent.run(history, ctx, outcome))
+
+    @staticmethod
+    def _finish(
+        outcome: LoopOutcome, evidence: EvidenceTable, mode: ModeSettings, run: MeteredRun
+    ) -> Iterator[RunEvent]:
+        """Verified citations, warnings on the answer, the sources and the final event (with the charge)."""
+        verified = verify_citations(outcome.answer, evidence)
+        if verified.invented:
+            yield Warning(
+                code="unknown_citations",
+                message="the answer cited chunks that were not retrieved; those citations were removed",
+                details={"ids": verified.invented},
+            )
+        grounding = _ungrounded(outcome, verified.text, bool(verified.cited), run.usage, mode)
+        if grounding is not None:
+            yield Warning(code="ungrounded_answer", message=grounding)
+        cited = [evidence.get(alias) for alias in verified.cited]
+        yield Sources(chunks=[ChunkView.of_evidence(e) for e in cited if e is not None])
+        final = RunFinished(
+            run_id=run.run_id,
+            exit_reason=outcome.exit_reason,
+            answer=verified.text,
+            usage=Usage.of(run.usage),
+        )
+        final.usage = Usage.of(run.finish(_recorded(final)))
+        yield final
+
+
+def _ungrounded(
+    outcome: LoopOutcome, answer: str, cited: bool, usage: RunUsage, mode: ModeSettings
+) -> str | None:
+    """Why an answer the model finished is not grounded in the documents, or None."""
+    if outcome.exit_reason != "answered" or not answer.strip():
+        return None
+    if usage.retrievals == 0:
+        return "the answer was written without searching the documents"
+    if mode.name == "accurate" and not cited:  # an accurate answer cites what it used
+        return "the answer cites no retrieved passage"
+    return None
 
 
 def _recorded(final: RunFinished) -> str:

@@ -10,6 +10,7 @@ returns a :class:`Retriever` over their scopes that adds everything it spends to
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -94,6 +95,25 @@ class RetrievalService:
             check_embedding_space(ns, self._embedder)
         return spaces
 
+    def readable(self, principal: Principal, need: Scope) -> tuple[list[Namespace], list[Notice]]:
+        """Every namespace ``principal`` may ``need`` (the collection router's candidates), in listing
+        order; one made with another embedder is left out with a notice rather than failing the run."""
+        principal.require(need)
+        usable: list[Namespace] = []
+        notices: list[Notice] = []
+        for ns in self._registry.list_namespaces(principal.tenant_id):
+            if not principal.may_read(ns.namespace_id):
+                continue
+            try:
+                check_embedding_space(ns, self._embedder)
+            except errors.EmbeddingMismatch as exc:
+                notices.append(
+                    Notice("namespace_skipped", f"{ns.namespace_id!r} not searched: {exc.message}")
+                )
+                continue
+            usable.append(ns)
+        return usable, notices
+
     def bind(self, scopes: Sequence[TenantScope], usage: RunUsage | None = None) -> Retriever:
         """A retriever over already-authorised scopes, adding what it spends to ``usage``."""
         return Retriever(
@@ -146,6 +166,8 @@ class Retriever:
         self._build_query = build_query
         self._reranker = reranker
         self.usage = usage
+        self._lock = threading.Lock()
+        """Searches may run concurrently (the planned agents): what they spend is added under it."""
 
     @property
     def scopes(self) -> list[TenantScope]:
@@ -188,7 +210,8 @@ class Retriever:
                 found = self._rerank(text, found, keep, result)
             result.hits = found[:keep]
         finally:
-            self.usage.add(result.usage)  # what was spent is charged, also when a store fails half way
+            with self._lock:  # what was spent is charged, also when a store fails half way
+                self.usage.add(result.usage)
         return result
 
     def rerank(self, text: str, hits: list[RetrievedHit], keep: int) -> RetrievalResult:
@@ -198,7 +221,8 @@ class Retriever:
         try:
             result.hits = self._rerank(text, hits, keep, result)[:keep] if hits else []
         finally:
-            self.usage.add(result.usage)
+            with self._lock:
+                self.usage.add(result.usage)
         return result
 
     def neighbors(
@@ -208,7 +232,8 @@ class Retriever:
         store = self._stores.get(scope)
         if store is None:
             raise errors.Forbidden("that namespace is not part of this run", namespace=scope.namespace_id)
-        self.usage.retrievals += 1
+        with self._lock:
+            self.usage.retrievals += 1
         return store.neighbors(document_id, sequence_number, before=before, after=after)
 
     def _rerank(

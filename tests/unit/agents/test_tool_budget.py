@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ragline.adapters.embedded.store import SqliteVectorStoreProvider
-from ragline.agents.agentic import LoopLimits
+from ragline.agents.base import LoopLimits
 from ragline.agents.events import RunError, RunEvent, RunFinished, ToolFinished, Warning
 from ragline.config import Settings
 from ragline.domain.api import ChatRequest, RequestMessage

@@ -1,0 +1,150 @@
+"""Agent ``deep_search`` (DeepSearcher's DeepSearch): decompose → search all at once → filter → reflect.
+
+Round 1 searches up to :data:`MAX_SUB_QUERIES` sub-questions of the last user message, concurrently in
+every namespace of the run; one planning call per round keeps the passages that help (not one call per
+passage); a reflection call asks for the gap queries still missing, which the next round searches (at
+most :data:`MAX_ROUNDS`). The answer is written from every passage kept.
+
+Offline (no model endpoint) the question is split at its clauses and conjunctions, a passage is kept
+when it shares a content word with the question or its sub-question, and there is no reflection (one
+round).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from ragline.agents.asking import render_conversation
+from ragline.agents.base import AgentDeps, LoopOutcome
+from ragline.agents.events import RunEvent
+from ragline.agents.planned import MAX_QUERY_CHARS, Planner, Searches, answer, last_user, project, unique
+from ragline.agents.prompts import DECOMPOSE_PROMPT, REFLECT_PROMPT, RELEVANCE_PROMPT
+from ragline.agents.tools import ToolContext
+from ragline.domain.chat import ChatMessage
+from ragline.domain.retrieval import Evidence
+from ragline.domain.terms import content_words, stems
+
+MAX_SUB_QUERIES = 4
+MAX_GAP_QUERIES = 3
+MAX_ROUNDS = 3
+_CLAUSES = re.compile(
+    r"[?;!\n]+|,\s*(?:and|or|but|also|as well as)?\s*|\s+(?:and|or|but|also|as well as|versus|vs\.?)\s+", re.I
+)
+
+
+class SubQueries(BaseModel):
+    subQueries: list[str] = Field(max_length=50)
+
+
+class Relevant(BaseModel):
+    relevant: list[str] = Field(max_length=500)
+
+
+class GapQueries(BaseModel):
+    gapQueries: list[str] = Field(max_length=50)
+
+
+def split_clauses(question: str) -> list[str]:
+    """The question's parts, at clause marks and conjunctions; a part with fewer than two content words
+    ("and B") joins the part before it, so no sub-query loses its subject entirely."""
+    parts: list[str] = []
+    for raw in _CLAUSES.split(" ".join(question.split())[:MAX_QUERY_CHARS]):
+        piece = raw.strip(" ,.")
+        if not piece:
+            continue
+        if parts and len(content_words(piece)) < 2:
+            parts[-1] = f"{parts[-1]} {piece}"
+        else:
+            parts.append(piece)
+    kept = [p for p in parts if content_words(p)]
+    return kept[:MAX_SUB_QUERIES] or [question.strip()]
+
+
+class DeepSearchAgent:
+    name: ClassVar[str] = "deep_search"
+    description: ClassVar[str] = (
+        "Breaks a broad or many-sided question into up to four sub-questions, searches them all at once,"
+        " keeps only the passages that help, and searches again for whatever is still missing (up to"
+        " three rounds) before writing one answer. Best for comparisons, overviews across several"
+        " documents, and questions with several independent parts."
+    )
+    uses_tools: ClassVar[bool] = False
+
+    def __init__(self, deps: AgentDeps) -> None:
+        self._deps = deps
+
+    def run(
+        self, conversation: Sequence[ChatMessage], ctx: ToolContext, outcome: LoopOutcome
+    ) -> Iterator[RunEvent]:
+        plan = Planner(self._deps, ctx)
+        searches = Searches(ctx, self._deps.limits)
+        question = last_user(conversation)
+        queries = self._decompose(plan, conversation, question)
+        yield from plan.flush()
+        kept: list[Evidence] = []
+        for round_number in range(1, MAX_ROUNDS + 1):
+            found = yield from searches.run(queries)
+            if not found:
+                break
+            seen = {e.alias for e in kept}
+            pool = [e for e in unique([e for items in found for e in items]) if e.alias not in seen]
+            kept += self._filter(plan, question, dict(zip(queries, found, strict=False)), pool)
+            yield from plan.flush()
+            if round_number == MAX_ROUNDS or plan.offline:
+                break
+            queries = self._reflect(plan, question, sorted(searches.asked), kept)
+            yield from plan.flush()
+            if not searches.fresh(queries):
+                break
+        yield from answer(self._deps, conversation, unique(kept), ctx, outcome)
+
+    @staticmethod
+    def _decompose(plan: Planner, conversation: Sequence[ChatMessage], question: str) -> list[str]:
+        parsed = plan.ask_json(
+            "decomposition",
+            DECOMPOSE_PROMPT,
+            f"Conversation:\n{render_conversation(conversation)}",
+            SubQueries,
+        )
+        if parsed is None:
+            return split_clauses(question)
+        queries = [q.strip()[:MAX_QUERY_CHARS] for q in parsed.subQueries if isinstance(q, str) and q.strip()]
+        return queries[:MAX_SUB_QUERIES] or [question]
+
+    @staticmethod
+    def _filter(
+        plan: Planner, question: str, by_query: dict[str, list[Evidence]], pool: list[Evidence]
+    ) -> list[Evidence]:
+        """The pool's passages that help; one planning call for the whole round."""
+        if not pool:
+            return []
+        if not plan.offline:
+            parsed = plan.ask_json(
+                "relevance", RELEVANCE_PROMPT, f"Question: {question}\n\nPassages:\n{project(pool)}", Relevant
+            )
+            if parsed is not None:
+                wanted = set(parsed.relevant)
+                return [e for e in pool if e.alias in wanted]
+            return pool  # no verdict: keep everything rather than lose evidence
+        query_of = {e.alias: q for q, items in by_query.items() for e in items}
+        asked = set(stems(question))
+        return [e for e in pool if (asked | set(stems(query_of.get(e.alias, "")))) & set(stems(e.chunk.text))]
+
+    @staticmethod
+    def _reflect(plan: Planner, question: str, asked: list[str], kept: list[Evidence]) -> list[str]:
+        tried = "\n".join(f"- {q}" for q in asked)
+        parsed = plan.ask_json(
+            "reflection",
+            REFLECT_PROMPT,
+            f"Question: {question}\n\nSearches run:\n{tried}\n\nRelevant passages:\n{project(kept)}",
+            GapQueries,
+        )
+        if parsed is None:
+            return []
+        return [q.strip()[:MAX_QUERY_CHARS] for q in parsed.gapQueries if isinstance(q, str) and q.strip()][
+            :MAX_GAP_QUERIES
+        ]
