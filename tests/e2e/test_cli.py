@@ -66,6 +66,22 @@ def test_chat_streams_an_answer_that_cites_real_chunks(home: Path) -> None:
     assert "Sources" in out and "extractive" in out
 
 
+@pytest.mark.parametrize("agent", ["auto", "deep_search", "chain_of_rag"])
+def test_chat_with_each_agent_offline_routes_and_cites(home: Path, agent: str) -> None:
+    question = "How often should I lubricate the chain, and can I return a used bike?"
+    code, out = cli("chat", question, "--agent", agent, "--home", str(home))
+    assert code == 0, out
+    assert "namespaces: northwind" in out  # no -n: the collection router took the only namespace
+    if agent == "auto":
+        assert "agent: agentic" in out and "offline" in out
+    assert re.search(r'<citation ids="[^"]+"', out) and "Sources" in out and "exit answered" in out
+
+
+def test_chat_refuses_an_unknown_agent(home: Path) -> None:
+    code, out = cli("chat", "chain?", "--agent", "magic", "-n", "northwind", "--home", str(home))
+    assert code == 2 and "invalid_request" in out and "agent" in out
+
+
 def test_search_prints_hits_with_breakdown(home: Path) -> None:
     code, out = cli(
         "search", "battery charging time", "-n", "northwind", "--mode", "keyword", "--home", str(home)

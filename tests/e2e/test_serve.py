@@ -3,8 +3,10 @@ backend, as the local operator of tenant ``local``."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 from starlette.testclient import TestClient
@@ -101,3 +103,39 @@ def test_hosting_search_route_answers_offline_and_refuses_extra_fields(client: T
     # and an unknown field is a 400 in the one error shape
     bad = client.post("/v1/hosting-search", json={"query": "x", "colour": "red"})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_request"
+
+
+def sse_events(raw: str) -> list[dict[str, object]]:
+    return [
+        json.loads(line.removeprefix("data: "))
+        for block in raw.split("\n\n")
+        for line in block.splitlines()
+        if line.startswith("data: ")
+    ]
+
+
+@pytest.mark.parametrize("agent", ["auto", "agentic", "deep_search", "chain_of_rag"])
+def test_every_agent_streams_over_http_offline(client: TestClient, agent: str) -> None:
+    # Given no model endpoint and no namespaces named, When a chat with this agent streams over HTTP
+    question = "How long is the frame warranty, and can I return a used bike?"
+    out = client.post("/v1/chat", json={"messages": [{"role": "user", "content": question}], "agent": agent})
+    assert out.status_code == 200 and out.headers["content-type"].startswith("text/event-stream")
+    events = sse_events(out.text)
+    kinds = [e["type"] for e in events]
+    # Then the collection router picked the only namespace, and (auto) the router named the offline default
+    assert events[0] == {"type": "collections", "namespaces": ["northwind"], "reason": ANY}
+    if agent == "auto":
+        assert events[1] == {"type": "route", "agent": "agentic", "reason": ANY, "fallback": False}
+        assert "offline" in str(events[1]["reason"])
+    assert "tool_start" in kinds and kinds[-2:] == ["sources", "final"]
+    final = events[-1]
+    assert final["exitReason"] == "answered" and events[-2]["chunks"], events[-2:]
+    searches = [e["label"] for e in events if e["type"] == "tool_start"]
+    if agent == "deep_search":  # split at the clause into two sub-queries
+        assert len(searches) == 2
+
+
+def test_an_unknown_agent_is_a_400_in_the_one_error_shape(client: TestClient) -> None:
+    out = client.post("/v1/chat", json={"messages": [{"role": "user", "content": "hi"}], "agent": "magic"})
+    assert out.status_code == 400 and out.json()["error"]["code"] == "invalid_request"
+    assert set(out.json()["error"]) == {"code", "message", "details"}

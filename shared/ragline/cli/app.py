@@ -338,9 +338,17 @@ def _invalid(message: str) -> Exception:
 
 
 def _as_ragline(exc: Exception) -> Exception:
+    """A bad argument as the one error: pydantic's problems as ``field: message``, else the last line."""
+    from pydantic import ValidationError
+
     from ragline.errors import InvalidRequest, RaglineError
 
-    return exc if isinstance(exc, RaglineError) else InvalidRequest(str(exc).splitlines()[-1].strip())
+    if isinstance(exc, RaglineError):
+        return exc
+    if isinstance(exc, ValidationError):
+        problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5]]
+        return InvalidRequest("; ".join(problems))
+    return InvalidRequest(str(exc).splitlines()[-1].strip())
 
 
 def main() -> None:
