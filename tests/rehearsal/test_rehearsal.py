@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import boto3
 import pytest
@@ -370,6 +371,35 @@ def chat_streams(w: World, ctx: dict[str, Any]) -> None:
     assert final_at - first_text >= 0.3, "the first text event did not leave before the run ended"
 
 
+def chat_agents(w: World, ctx: dict[str, Any]) -> None:
+    """``agent: auto`` with no namespaces, as JSON: the collection router takes the tenant's only
+    namespace without a model call, the RAG router (the replay server) picks ``deep_search``, which
+    decomposes, searches, filters, reflects and answers with a verified citation; charged once."""
+    before = runs_charged(w, ctx)
+    w.llm.script(
+        [
+            text("<think>two parts</think>2"),
+            text(json.dumps({"subQueries": ["return a used bike"]})),
+            text(json.dumps({"relevant": ["faq.txt#0"]})),
+            text(json.dumps({"gapQueries": []})),
+            text('Used bikes can be returned <citation ids="faq.txt#0"/>.'),
+        ]
+    )
+    question = {"messages": [{"role": "user", "content": "Can I return a used bike?"}], "agent": "auto",
+                "stream": False}  # fmt: skip
+    chat = w.start("ChatFunction")
+    status_code, raw = chat.invoke(rest_event("POST", "/v1/chat", "/v1/chat", ctx, question))
+    prelude, payload = split_stream(raw)
+    assert status_code == 200 and prelude and prelude.get("statusCode") == 200, (raw[:300], chat.log_tail())
+    body = json.loads(payload)
+    assert body["collections"]["namespaces"] == ["docs"], body
+    assert body["route"] == {"type": "route", "agent": "deep_search", "reason": ANY, "fallback": False}, body
+    assert body["exitReason"] == "answered" and [s["id"] for s in body["sources"]] == ["faq.txt#0"], body
+    assert [s["label"] for s in body["steps"] if s["type"] == "tool_start"] == ["return a used bike"], body
+    assert not w.llm.remaining, "the router and deep_search did not make their five model calls"
+    assert runs_charged(w, ctx) == before + 1
+
+
 def runs_charged(w: World, ctx: dict[str, Any]) -> int:
     status, usage = call(w, "KeysFunction", "GET", "/v1/usage", "/v1/usage", ctx)
     assert status == 200, usage
@@ -467,6 +497,7 @@ def test_the_built_stack_serves_a_tenant_end_to_end(world: tuple[World, SignedPr
     # Usage: the search and the chat, each charged once.
     status, usage = call(w, "KeysFunction", "GET", "/v1/usage", "/v1/usage", ctx)
     assert status == 200 and usage["runs"] == 2, usage
+    chat_agents(w, ctx)
     hosting_search(w, ctx)
     check_iam(w, proxy)
     # Metrics left in each function's log as CloudWatch EMF lines.

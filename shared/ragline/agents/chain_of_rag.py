@@ -76,26 +76,27 @@ class ChainOfRagAgent:
                 query = question if number == 1 else None
             if query is None or not searches.fresh([query]):
                 break  # nothing new to ask: the chain has run its course
-            found = yield from searches.run([query])
-            if not found:
+            searched = yield from searches.run([query])
+            if not searched:
                 break
-            retrieved += found[0]
+            _, hits = searched[0]
+            retrieved += hits
             if plan.offline:
-                hops.append(Hop(query, "", found[0]))
+                hops.append(Hop(query, "", hits))
                 break
             step = plan.ask_json(
                 "intermediate answer",
                 INTERMEDIATE_PROMPT,
                 f"Original question: {question}\n\nIntermediate question: {query}\n\n"
-                f"Passages:\n{project(found[0])}",
+                f"Passages:\n{project(hits)}",
                 Intermediate,
             )
             yield from plan.flush()
             if step is None:
-                hops.append(Hop(query, "", found[0]))
+                hops.append(Hop(query, "", hits))
                 break
             wanted = set(step.supportingIds)
-            hops.append(Hop(query, step.answer.strip(), [e for e in found[0] if e.alias in wanted]))
+            hops.append(Hop(query, step.answer.strip(), [e for e in hits if e.alias in wanted]))
             if step.questionAnswered:
                 break
         evidence = unique([e for hop in hops for e in hop.supporting]) or unique(retrieved)

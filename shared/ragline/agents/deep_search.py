@@ -50,9 +50,11 @@ class GapQueries(BaseModel):
 
 def split_clauses(question: str) -> list[str]:
     """The question's parts, at clause marks and conjunctions; a part with fewer than two content words
-    ("and B") joins the part before it, so no sub-query loses its subject entirely."""
+    ("and B") joins the part before it, so no sub-query loses its subject entirely. One part: the
+    question as written."""
+    text = " ".join(question.split())[:MAX_QUERY_CHARS]
     parts: list[str] = []
-    for raw in _CLAUSES.split(" ".join(question.split())[:MAX_QUERY_CHARS]):
+    for raw in _CLAUSES.split(text):
         piece = raw.strip(" ,.")
         if not piece:
             continue
@@ -61,7 +63,7 @@ def split_clauses(question: str) -> list[str]:
         else:
             parts.append(piece)
     kept = [p for p in parts if content_words(p)]
-    return kept[:MAX_SUB_QUERIES] or [question.strip()]
+    return kept[:MAX_SUB_QUERIES] if len(kept) > 1 else [text]
 
 
 class DeepSearchAgent:
@@ -91,8 +93,8 @@ class DeepSearchAgent:
             if not found:
                 break
             seen = {e.alias for e in kept}
-            pool = [e for e in unique([e for items in found for e in items]) if e.alias not in seen]
-            kept += self._filter(plan, question, dict(zip(queries, found, strict=False)), pool)
+            pool = [e for e in unique([e for _, items in found for e in items]) if e.alias not in seen]
+            kept += self._filter(plan, question, found, pool)
             yield from plan.flush()
             if round_number == MAX_ROUNDS or plan.offline:
                 break
@@ -117,7 +119,7 @@ class DeepSearchAgent:
 
     @staticmethod
     def _filter(
-        plan: Planner, question: str, by_query: dict[str, list[Evidence]], pool: list[Evidence]
+        plan: Planner, question: str, found: list[tuple[str, list[Evidence]]], pool: list[Evidence]
     ) -> list[Evidence]:
         """The pool's passages that help; one planning call for the whole round."""
         if not pool:
@@ -130,7 +132,7 @@ class DeepSearchAgent:
                 wanted = set(parsed.relevant)
                 return [e for e in pool if e.alias in wanted]
             return pool  # no verdict: keep everything rather than lose evidence
-        query_of = {e.alias: q for q, items in by_query.items() for e in items}
+        query_of = {e.alias: q for q, items in reversed(found) for e in items}  # the first query to find it
         asked = set(stems(question))
         return [e for e in pool if (asked | set(stems(query_of.get(e.alias, "")))) & set(stems(e.chunk.text))]
 

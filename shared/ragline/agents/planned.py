@@ -105,8 +105,9 @@ class Searches:
                 out[key] = text
         return list(out.values())
 
-    def run(self, queries: Sequence[str]) -> Generator[RunEvent, None, list[list[Evidence]]]:
-        """Search the fresh ``queries`` at once (within the budget); each query's evidence, in order."""
+    def run(self, queries: Sequence[str]) -> Generator[RunEvent, None, list[tuple[str, list[Evidence]]]]:
+        """Search the fresh ``queries`` at once (within the budget); each query searched, with its
+        evidence, in order."""
         fresh = self.fresh(queries)
         room = self.limits.max_tool_calls_per_run - self.done
         if len(self.ctx.evidence) >= self.limits.evidence_budget:
@@ -140,11 +141,11 @@ class Searches:
                 for q in todo
             ]
             results: list[RetrievalResult] = [f.result() for f in futures]
-        found: list[list[Evidence]] = []
+        found: list[tuple[str, list[Evidence]]] = []
         notices: dict[str, str] = {}
         for call_id, q, result in zip(ids, todo, results, strict=True):
             items = [ctx.evidence.add(h.scope, h.hit.chunk, h.hit) for h in result.hits]
-            found.append(items)
+            found.append((q, items))
             notices.update((n.code, n.message) for n in result.notices)
             yield ToolFinished(call_id=call_id, tool="search", label=q[:120], hits=len(items))
         for code, message in notices.items():

@@ -1,0 +1,113 @@
+"""deep_search and chain_of_rag under the run's bounds (tool calls, output tokens) and the offline
+decomposition, with a scripted planner model on the real SQLite retrieval path."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragline.agents.base import LoopLimits
+from ragline.agents.deep_search import MAX_SUB_QUERIES, split_clauses
+from ragline.agents.events import ChatResponse
+from ragline.services.chat import ChatService
+from ragline.services.tenancy import Principal
+from tests.support.fakes import ScriptedChatModel
+from tests.unit.services.test_chat_service import World, req
+
+pytestmark = pytest.mark.unit
+ACME = Principal.operator("acme")
+
+
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        (
+            "How long is the frame warranty, and can I return a bike?",
+            ["How long is the frame warranty", "can I return a bike"],
+        ),
+        ("What do bees eat?", ["What do bees eat?"]),
+        (
+            "Compare the Volt range and the Volt charging time",
+            ["Compare the Volt range", "the Volt charging time"],
+        ),
+        ("Price of tyres and tubes?", ["Price of tyres and tubes?"]),  # "tubes" alone would lose its subject
+        ("a; b; c; d; e; f", ["a; b; c; d; e; f"]),  # one-word parts merge: the question itself
+        (
+            "one thing? two things? three things? four things? five things?",
+            ["one thing", "two things", "three things", "four things"],
+        ),
+    ],
+)
+def test_offline_decomposition_splits_at_clauses_and_conjunctions(question: str, parts: list[str]) -> None:
+    got = split_clauses(question)
+    assert got == parts and len(got) <= MAX_SUB_QUERIES
+
+
+def test_offline_decomposition_is_bounded_on_hostile_input() -> None:
+    parts = split_clauses(" and ".join(["word other"] * 50_000) + " " * 100_000)
+    assert 1 <= len(parts) <= MAX_SUB_QUERIES and all(len(p) <= 1000 for p in parts)
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    w = World(tmp_path)
+    yield w
+    w.stores.close()
+
+
+def chat(
+    world: World, planner: ScriptedChatModel, answerer: ScriptedChatModel, limits: LoopLimits
+) -> ChatService:
+    base = world.service([])
+    return ChatService(
+        retrieval=base._retrieval, model=answerer, metering=base._metering, planner=planner, limits=limits
+    )
+
+
+def js(**body: object) -> list[str | tuple[str, str]]:
+    return [json.dumps(body)]
+
+
+def test_deep_search_searches_no_more_than_the_run_allows(world: World) -> None:
+    planner = ScriptedChatModel(
+        [js(subQueries=["bees", "queen", "colony", "pollinate"]), js(relevant=[]), js(gapQueries=[])]
+    )
+    answerer = ScriptedChatModel([["Nothing found."]])
+    service = chat(world, planner, answerer, LoopLimits(max_tool_calls_per_run=2))
+    body = ChatResponse.collect(service.answer_chat(ACME, req(agent="deep_search")))
+    assert [s.label for s in body.steps if s.type == "tool_start"] == ["bees", "queen"]
+    assert "tool_calls_refused" in [w.code for w in body.warnings]
+    assert body.exit_reason == "answered" and body.usage.retrievals == 2
+
+
+def test_planning_stops_before_it_eats_the_answers_budget(world: World) -> None:
+    # 600 output tokens: 300 kept for the answer; the decomposition writes 400, so planning stops there
+    planner = ScriptedChatModel([js(subQueries=["bees"])], output_tokens_per_turn=400)
+    answerer = ScriptedChatModel([['Bees pollinate <citation ids="bees#0"/>.']])
+    service = chat(world, planner, answerer, LoopLimits(max_output_tokens=600))
+    body = ChatResponse.collect(service.answer_chat(ACME, req(agent="deep_search")))
+    assert [w.code for w in body.warnings] == ["planning_budget", "planning_budget"]  # relevance, reflection
+    assert len(planner.seen) == 1 and len(answerer.seen) == 1
+    assert body.exit_reason == "answered" and [s.id for s in body.sources] == ["bees#0"]
+    assert body.usage.llm_output_tokens == 410
+
+
+def test_chain_of_rag_repeating_a_question_ends_the_chain(world: World) -> None:
+    planner = ScriptedChatModel(
+        [
+            js(query="bees"),
+            js(answer="They pollinate.", supportingIds=["bees#0"], questionAnswered=False),
+            js(query="Bees?"),
+        ]
+    )
+    answerer = ScriptedChatModel([['Bees pollinate <citation ids="bees#0"/>.']])
+    body = ChatResponse.collect(
+        chat(world, planner, answerer, LoopLimits()).answer_chat(ACME, req(agent="chain_of_rag"))
+    )
+    assert [s.label for s in body.steps if s.type == "tool_start"] == ["bees"]  # "Bees?" is the same query
+    assert len(planner.seen) == 3 and body.exit_reason == "answered"
+    notes = answerer.seen[0][0][0].content
+    assert "Intermediate findings" in notes and "They pollinate." in notes
