@@ -140,19 +140,23 @@ def test_deep_search_runs_gap_queries_in_a_second_round(
     openai_replay.script(
         [
             js(subQueries=["frame warranty length"]),
-            js(relevant=["warranty.txt#0"]),
+            js(relevant=["warranty.txt#0", "returns.txt#0"]),
             js(gapQueries=["returning a bike for a refund"]),
-            js(relevant=["returns.txt#0"]),
-            js(gapQueries=[]),
-            text(ANSWER),
+            # round 2 finds only passages round 1 already judged: no second relevance call
+            js(gapQueries=["Frame warranty length!", "how old is the shop"]),
+            text(ANSWER),  # round 3 is the last: no reflection after it
         ]
     )
     _, body = ask(world, agent="deep_search", namespaces=["docs"])
     labels = [e.label for e in body.steps if e.type == "tool_start"]
-    assert labels == ["frame warranty length", "returning a bike for a refund"]
+    # the repeated query (normalised) is not searched again
+    assert labels == ["frame warranty length", "returning a bike for a refund", "how old is the shop"]
     assert body.exit_reason == "answered" and len(body.sources) == 2
+    assert len(openai_replay.chat_requests) == 5
     reflect = json.dumps(openai_replay.chat_requests[2]["messages"])
     assert "frame warranty length" in reflect and "warranty lasts ten years" in reflect
+    second_reflect = json.dumps(openai_replay.chat_requests[3]["messages"])
+    assert "returning a bike for a refund" in second_reflect  # the searches as run, not normalised
 
 
 def test_deep_search_tolerates_prose_and_think_around_the_json(

@@ -74,7 +74,7 @@ class ReadingModel:
         yield TurnEnd(finish_reason="tool_calls")
 
 
-@pytest.fixture(params=["sqlite", "opensearch"])
+@pytest.fixture(params=["sqlite", pytest.param("opensearch", marks=pytest.mark.opensearch)])
 def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStoreProvider]:
     if request.param == "sqlite":
         sqlite = SqliteVectorStoreProvider(tmp_path / "store.sqlite", dimension=DIM)

@@ -21,7 +21,16 @@ from pydantic import BaseModel, Field
 from ragline.agents.asking import render_conversation
 from ragline.agents.base import AgentDeps, LoopOutcome
 from ragline.agents.events import RunEvent
-from ragline.agents.planned import MAX_QUERY_CHARS, Planner, Searches, answer, last_user, project, unique
+from ragline.agents.planned import (
+    MAX_QUERY_CHARS,
+    PROJECTED_PASSAGES,
+    Planner,
+    Searches,
+    answer,
+    last_user,
+    project,
+    unique,
+)
 from ragline.agents.prompts import DECOMPOSE_PROMPT, REFLECT_PROMPT, RELEVANCE_PROMPT
 from ragline.agents.tools import ToolContext
 from ragline.domain.chat import ChatMessage
@@ -49,21 +58,45 @@ class GapQueries(BaseModel):
 
 
 def split_clauses(question: str) -> list[str]:
-    """The question's parts, at clause marks and conjunctions; a part with fewer than two content words
-    ("and B") joins the part before it, so no sub-query loses its subject entirely. One part: the
-    question as written."""
+    """The question's parts, at clause marks and conjunctions. A part with fewer than two content words
+    joins a neighbour (the part before it; the first part, the one after), so no sub-query loses its
+    subject; past :data:`MAX_SUB_QUERIES` parts the last is kept (it is usually the question itself).
+    One part: the question as written."""
     text = " ".join(question.split())[:MAX_QUERY_CHARS]
     parts: list[str] = []
+    pending = ""
     for raw in _CLAUSES.split(text):
-        piece = raw.strip(" ,.")
+        piece = f"{pending} {raw.strip(' ,.')}".strip()
         if not piece:
             continue
-        if parts and len(content_words(piece)) < 2:
+        short = len(content_words(piece)) < 2
+        if short and not parts:
+            pending = piece
+            continue
+        pending = ""
+        if short:
             parts[-1] = f"{parts[-1]} {piece}"
         else:
             parts.append(piece)
+    if pending:
+        parts.append(pending)
     kept = [p for p in parts if content_words(p)]
-    return kept[:MAX_SUB_QUERIES] if len(kept) > 1 else [text]
+    if len(kept) > MAX_SUB_QUERIES:
+        kept = [*kept[: MAX_SUB_QUERIES - 1], kept[-1]]
+    return kept if len(kept) > 1 else [text]
+
+
+def interleave(found: Sequence[tuple[str, list[Evidence]]]) -> list[Evidence]:
+    """Every query's hits, rank by rank (each query's best first), each passage once: so a cut keeps
+    the top of every sub-query, not all of the first one."""
+    ranked = [items for _, items in found]
+    order = [
+        items[rank]
+        for rank in range(max(map(len, ranked), default=0))
+        for items in ranked
+        if rank < len(items)
+    ]
+    return unique(order)
 
 
 class DeepSearchAgent:
@@ -88,17 +121,22 @@ class DeepSearchAgent:
         queries = self._decompose(plan, conversation, question)
         yield from plan.flush()
         kept: list[Evidence] = []
+        judged: set[str] = set()
+        searched: list[str] = []
         for round_number in range(1, MAX_ROUNDS + 1):
             found = yield from searches.run(queries)
             if not found:
                 break
-            seen = {e.alias for e in kept}
-            pool = [e for e in unique([e for _, items in found for e in items]) if e.alias not in seen]
+            searched += [q for q, _ in found]
+            pool = [e for e in interleave(found) if e.alias not in judged]
+            if not plan.offline:
+                pool = pool[:PROJECTED_PASSAGES]  # what one relevance call can be shown
+            judged.update(e.alias for e in pool)
             kept += self._filter(plan, question, found, pool)
             yield from plan.flush()
             if round_number == MAX_ROUNDS or plan.offline:
                 break
-            queries = self._reflect(plan, question, sorted(searches.asked), kept)
+            queries = self._reflect(plan, question, searched, kept)
             yield from plan.flush()
             if not searches.fresh(queries):
                 break

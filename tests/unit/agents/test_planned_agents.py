@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from ragline.agents.base import LoopLimits
-from ragline.agents.deep_search import MAX_SUB_QUERIES, split_clauses
+from ragline.agents.deep_search import MAX_SUB_QUERIES, interleave, split_clauses
 from ragline.agents.events import ChatResponse
+from ragline.domain.models import Chunk, TenantScope
+from ragline.domain.retrieval import ChunkKey, Evidence
 from ragline.services.chat import ChatService
 from ragline.services.tenancy import Principal
 from tests.support.fakes import ScriptedChatModel
@@ -35,15 +37,36 @@ ACME = Principal.operator("acme")
         ),
         ("Price of tyres and tubes?", ["Price of tyres and tubes?"]),  # "tubes" alone would lose its subject
         ("a; b; c; d; e; f", ["a; b; c; d; e; f"]),  # one-word parts merge: the question itself
-        (
+        (  # past four parts the last, usually the question itself, is kept
             "one thing? two things? three things? four things? five things?",
-            ["one thing", "two things", "three things", "four things"],
+            ["one thing", "two things", "three things", "five things"],
+        ),
+        (
+            "I ride daily in the rain, I commute 40 km, I weigh 60 kg, and I use gravel tyres;"
+            " what pressure should I run?",
+            ["I ride daily in the rain", "I commute 40 km", "I weigh 60 kg", "what pressure should I run"],
+        ),
+        (  # a short first part joins the next one
+            "Do the FAQ and the Volt manual agree on charging?",
+            ["Do the FAQ and the Volt manual agree on charging?"],
         ),
     ],
 )
 def test_offline_decomposition_splits_at_clauses_and_conjunctions(question: str, parts: list[str]) -> None:
     got = split_clauses(question)
     assert got == parts and len(got) <= MAX_SUB_QUERIES
+
+
+def test_interleave_takes_every_sub_query_rank_by_rank() -> None:
+    scope = TenantScope(tenant_id="acme", namespace_id="docs")
+
+    def ev(alias: str) -> Evidence:
+        chunk = Chunk(document_id=alias, sequence_number=0, text=alias)
+        return Evidence(alias, ChunkKey.of(scope, chunk), scope, chunk, None)
+
+    a, b, c, d = ev("a"), ev("b"), ev("c"), ev("d")
+    got = interleave([("q1", [a, b, c]), ("q2", [d, a]), ("q3", [])])
+    assert [e.alias for e in got] == ["a", "d", "b", "c"]
 
 
 def test_offline_decomposition_is_bounded_on_hostile_input() -> None:
