@@ -86,7 +86,7 @@ class Settings(BaseModel):
     embed_batch_size: int = 8
     """Measured fastest and lightest for the int8 MiniLM on 2 cores (see docs/benchmarks.md)."""
     rrf_k: int = 60
-    hybrid_fusion: Literal["rrf", "convex"] = "rrf"
+    hybrid_fusion: Literal["rrf", "convex"] = "convex"
     max_document_seconds: float = 120.0
     """Parse + chunk budget per document (the ingestion function's timeout is 300 s)."""
     hybrid_alpha: float = 0.5

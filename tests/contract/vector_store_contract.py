@@ -216,7 +216,7 @@ class VectorStoreContract:
         assert store.search(KeywordQuery(text="zeppelin")) == []
 
     def test_hybrid_fuses_both_legs_with_rrf(self, store: VectorStore) -> None:
-        hits = store.search(hybrid("queen colony", k=4, rrf_k=60))
+        hits = store.search(hybrid("queen colony", k=4, fusion="rrf", rrf_k=60))
         top = hits[0]
         assert top.chunk.id == "bees#1"
         assert top.breakdown.semantic_rank is not None and top.breakdown.keyword_rank is not None

@@ -137,11 +137,12 @@ class KeywordQuery(_QueryBase):
 
 
 class HybridQuery(_QueryBase):
-    """Both legs, each fetching ``candidates`` hits, fused by RRF (default) or a convex combination."""
+    """Both legs, each fetching ``candidates`` hits, fused by a convex combination of per-query min-max
+    normalised scores (default; ``alpha`` weighs the semantic leg) or by RRF."""
 
     mode: Literal["hybrid"] = "hybrid"
     vector: tuple[float, ...]
-    fusion: Literal["rrf", "convex"] = "rrf"
+    fusion: Literal["rrf", "convex"] = "convex"
     rrf_k: int = Field(default=60, ge=1)
     alpha: float = Field(default=0.5, ge=0.0, le=1.0)
     """Semantic weight for ``convex`` fusion."""

@@ -60,7 +60,7 @@ class RetrievalService:
         stores: VectorStoreProvider,
         embedder: Embedder,
         reranker: Reranker | None = None,
-        fusion: Fusion = "rrf",
+        fusion: Fusion = "convex",
         rrf_k: int = 60,
         alpha: float = 0.5,
     ) -> None:
