@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_HOME := .ragline/demo
 
-.PHONY: demo test rehearse install lint typecheck sam-validate sam-build pytest opensearch-start opensearch-stop clean offline-layer
+.PHONY: demo test rehearse install lint typecheck openapi sam-validate sam-build pytest opensearch-start opensearch-stop clean offline-layer
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ lint: install
 
 typecheck: install
 	$(BIN)/mypy
+
+# The OpenAPI document, generated from the handlers; tests/e2e/test_openapi.py fails when it is stale.
+openapi: install
+	$(BIN)/ragline openapi --out docs/openapi.json
 
 sam-validate:
 	infra/sam/validate

@@ -12,7 +12,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ragline import telemetry
-from ragline.domain.api import AddText, DocumentList, DocumentView
+from ragline.domain.api import AddText, DocumentDeletion, DocumentList, DocumentView
 from ragline.http import caller, resolve, rest_app, services
 from ragline.wiring import Container
 
@@ -31,15 +31,24 @@ def get_document(namespace: str, document_id: str) -> DocumentView:
     return services(app).document_service.get(caller(app), namespace, unquote(document_id))
 
 
-@app.post(ROUTE)
+@app.post(ROUTE, status_code=201)
 def add_text(namespace: str, body: AddText) -> Response[DocumentView]:
     return Response(
         201, "application/json", services(app).document_service.add_text(caller(app), namespace, body)
     )
 
 
-@app.delete(ROUTE + "/<document_id>")
-def delete_document(namespace: str, document_id: str) -> Response[Any]:
+@app.delete(
+    ROUTE + "/<document_id>",
+    responses={
+        200: {"description": "Deleted.", "content": {"application/json": {"model": DocumentDeletion}}},
+        202: {
+            "description": "Deletion started (an S3-sourced document: its object is deleted, chunks follow).",
+            "content": {"application/json": {"model": DocumentDeletion}},
+        },
+    },
+)
+def delete_document(namespace: str, document_id: str) -> Response[DocumentDeletion]:
     done = services(app).document_service.delete(caller(app), namespace, unquote(document_id))
     return Response(202 if done.status == "deleting" else 200, "application/json", done)
 

@@ -27,7 +27,7 @@ def list_keys() -> api.KeyList:
     return services(app).tenancy.keys(caller(app))
 
 
-@app.post("/v1/keys")
+@app.post("/v1/keys", status_code=201)
 def create_key(body: api.NewKey) -> Response[api.NewKeyView]:
     return Response(201, "application/json", services(app).tenancy.issue_key(caller(app), body))
 

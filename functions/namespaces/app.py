@@ -22,7 +22,7 @@ def list_namespaces() -> api.NamespaceList:
     return services(app).namespaces.list(caller(app))
 
 
-@app.post("/v1/namespaces")
+@app.post("/v1/namespaces", status_code=201)
 def create_namespace(body: api.NewNamespace) -> Response[api.NamespaceView]:
     return Response(201, "application/json", services(app).namespaces.create(caller(app), body))
 

@@ -296,6 +296,9 @@ def serve(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8000,
     tenant: Tenant = "local",
     functions: Annotated[Path, typer.Option(help="The repository's functions/ folder.")] = Path("functions"),
+    api_keys: Annotated[
+        bool, typer.Option("--api-keys", help="Require an API key per request (else: --tenant's operator).")
+    ] = False,
     home: Home = None,
 ) -> None:
     """Serve the real handlers locally: chat (SSE), search, documents, namespaces, keys and usage."""
@@ -303,8 +306,23 @@ def serve(
 
     from ragline.cli.serve import build_app
 
-    app_ = build_app(functions.resolve(), tenant, _container(home))
+    app_ = build_app(functions.resolve(), tenant, _container(home), api_keys=api_keys)
     uvicorn.run(app_, host="127.0.0.1", port=port, log_level="info")
+
+
+@app.command()
+def openapi(
+    out: Annotated[Path | None, typer.Option(help="Write here instead of stdout.")] = None,
+    functions: Annotated[Path, typer.Option(help="The repository's functions/ folder.")] = Path("functions"),
+) -> None:
+    """The API's OpenAPI 3.1 document, generated from the handlers (``make openapi`` writes docs/)."""
+    from ragline.cli.openapi import render
+
+    document = render(functions.resolve())
+    if out is None:
+        typer.echo(document, nl=False)
+    else:
+        out.write_text(document, encoding="utf-8")
 
 
 @app.command("eval")

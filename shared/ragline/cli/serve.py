@@ -1,8 +1,10 @@
 """``ragline serve``: the real handlers behind one local HTTP server.
 
 The chat ASGI app is mounted as it is; the REST handlers (search, documents) are Lambda functions,
-so each request is turned into the API Gateway proxy event they receive in AWS. The tenant comes
-from ``--tenant`` as if the authorizer had resolved it (a local server has no API keys).
+so each request is turned into the API Gateway proxy event they receive in AWS. The caller is what the
+authorizer would have resolved: by default the operator of ``--tenant`` (every scope, no key needed);
+with ``--api-keys`` each request's ``Authorization: Bearer rl_…`` key, checked as the authorizer checks
+it (a missing, unknown or revoked key is a 401 in the one error shape).
 
 Routing matches the path as sent, percent-escapes kept (``notes%2Fpump.md`` is one document id, as
 behind API Gateway); every other path and method gets the one JSON error shape.
@@ -14,6 +16,7 @@ import importlib.util
 import json
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -26,8 +29,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ragline import errors
 from ragline.services.tenancy import Principal
-from ragline.streaming import ROUTING_ERRORS
+from ragline.streaming import ROUTING_ERRORS, error_response
 from ragline.wiring import Container
 
 REST_ROUTES = {
@@ -119,14 +123,28 @@ def result_headers(result: dict[str, Any]) -> dict[str, str]:
     return {**multi, **(result.get("headers") or {})}
 
 
-def rest_endpoint(module: ModuleType, resource: str, tenant: str, container: Container) -> Any:
+Callers = Callable[[str | None], dict[str, str]]
+"""The ``Authorization`` header → the authorizer context (raises ``Unauthorized``)."""
+
+
+def callers(tenant: str, container: Container, *, api_keys: bool) -> Callers:
+    if not api_keys:
+        return lambda _authorization: local_principal(tenant)
+    return lambda authorization: container.tenancy.authenticate(authorization).to_context()
+
+
+def rest_endpoint(module: ModuleType, resource: str, caller: Callers, container: Container) -> Any:
     async def endpoint(request: Request) -> Response:
+        try:
+            authorizer = caller(request.headers.get("authorization"))
+        except errors.Unauthorized as exc:
+            return error_response(exc)
         event = gateway_event(
             request.method,
             request.scope["path"],  # as sent: see SentPaths
             resource=resource,
             path_parameters=dict(request.path_params),
-            authorizer=local_principal(tenant),
+            authorizer=authorizer,
             headers=dict(request.headers),
             query=dict(request.query_params),
             body=gateway_body(await request.body()),
@@ -155,13 +173,54 @@ class SentPaths:
         await self.app(scope, receive, send)
 
 
-def build_app(functions: Path, tenant: str, container: Container) -> Starlette:
+DOCS_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Ragline API</title>
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head>
+<body><div id="swagger-ui"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({url: "/openapi.json", dom_id: "#swagger-ui"});</script>
+</body></html>
+"""
+
+
+def api_docs(functions: Path) -> list[Any]:
+    """``/openapi.json`` (generated from the handlers, as ``docs/openapi.json``) and Swagger UI at
+    ``/docs``, its assets from the ``swagger-ui-bundle-v2`` package (nothing from a CDN)."""
+    from starlette.responses import HTMLResponse
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+    from swagger_ui_bundle import swagger_ui_path
+
+    from ragline.cli.openapi import render
+
+    document = render(functions).encode()
+
+    async def openapi(request: Request) -> Response:
+        return Response(document, media_type="application/json")
+
+    async def docs(request: Request) -> Response:
+        return HTMLResponse(DOCS_PAGE)
+
+    return [
+        Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/docs", docs, methods=["GET"]),
+        Mount("/docs/assets", app=StaticFiles(directory=swagger_ui_path)),
+    ]
+
+
+def build_app(functions: Path, tenant: str, container: Container, *, api_keys: bool = False) -> Starlette:
     """Every route of the API on one ASGI app, each handler given ``container``."""
     chat_app = load_function(functions, "chat").create_app(container)
-    context = json.dumps({"requestId": None, "authorizer": local_principal(tenant)}).encode()
+    caller = callers(tenant, container, api_keys=api_keys)
 
     async def chat_with_tenant(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
+            authorization = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1") or None
+            try:
+                context = json.dumps({"requestId": None, "authorizer": caller(authorization)}).encode()
+            except errors.Unauthorized as exc:
+                await error_response(exc)(scope, receive, send)
+                return
             headers = [(k, v) for k, v in scope["headers"] if k != b"x-amzn-request-context"]
             scope = {**scope, "headers": [*headers, (b"x-amzn-request-context", context)]}
         await chat_app(scope, receive, send)
@@ -170,9 +229,10 @@ def build_app(functions: Path, tenant: str, container: Container) -> Starlette:
     for name, paths in REST_ROUTES.items():
         module = load_function(functions, name)
         for path, methods in paths:
-            route = Route(path, rest_endpoint(module, path, tenant, container), methods=methods)
+            route = Route(path, rest_endpoint(module, path, caller, container), methods=methods)
             route.methods = set(methods)  # not Starlette's implicit HEAD: API Gateway routes none here
             routes.append(route)
+    routes += api_docs(functions)
     app = Starlette(routes=routes, middleware=[Middleware(SentPaths)], exception_handlers=ROUTING_ERRORS)
     # A path no REST route claims goes to the chat app: its routes, else its one-shape 404/405. (A
     # catch-all Mount would also take a REST path's other methods, which are a 405 here.)

@@ -423,3 +423,19 @@ class DocumentDeletion(ApiModel):
     document_id: str
     status: Literal["deleting", "deleted"]
     document: DocumentView | None = None
+
+
+# -- errors ---------------------------------------------------------------------------------------
+
+
+class ErrorDetail(ApiModel):
+    code: str
+    """Stable, snake_case (``namespace_not_found``, ``invalid_request``, ``quota_exceeded``...)."""
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class ErrorBody(ApiModel):
+    """The one error shape every route answers with, whatever the status."""
+
+    error: ErrorDetail

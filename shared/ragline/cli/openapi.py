@@ -1,0 +1,153 @@
+"""The API's OpenAPI 3.1 document, generated from the code that serves it — never hand-written.
+
+The REST routes come from the handlers themselves: each ``functions/<name>/app.py`` is a Powertools
+resolver whose typed routes (pydantic request and response models) Powertools turns into paths and
+schemas. The chat route is an ASGI app, so its operation is built here from the same models it parses
+and streams (``ChatRequest``; the SSE events; ``ChatResponse`` for ``stream: false``). On top: the one
+error shape for every error status the edge can answer (:data:`ragline.http.STATUS_BY_ERROR`, 401 from
+the authorizer, 500), the bearer API key, and the ``Idempotency-Key`` header of the metered routes.
+``make openapi`` writes it to ``docs/openapi.json``; a test fails when that file is stale.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+
+from ragline.agents.events import ChatResponse, RunEvent
+from ragline.cli.serve import REST_ROUTES, load_function
+from ragline.domain.api import ChatRequest, ErrorBody
+from ragline.http import MAX_IDEMPOTENCY_KEY, STATUS_BY_ERROR
+
+TITLE = "Ragline API"
+VERSION = "1"
+METERED = {
+    ("post", "/v1/chat"),
+    ("post", "/v1/namespaces/{namespace}/search"),
+    ("post", "/v1/hosting-search"),
+}
+"""Operations that start a charged run and take an ``Idempotency-Key``."""
+ERROR_STATUSES = sorted({*STATUS_BY_ERROR.values(), 401, 500})
+REF = "#/components/schemas/"
+
+
+def build_openapi(functions: Path) -> dict[str, Any]:
+    paths: dict[str, Any] = {}
+    schemas: dict[str, Any] = {}
+    for name in REST_ROUTES:
+        app = load_function(functions, name).app
+        part = json.loads(app.get_openapi_json_schema(title=TITLE, version=VERSION))
+        for path, item in part["paths"].items():
+            paths.setdefault(path, {}).update(item)
+        schemas.update(part.get("components", {}).get("schemas", {}))
+    paths["/v1/chat"] = {"post": _chat_operation(schemas)}
+    for name in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
+        schemas.pop(name, None)  # Powertools' 422 shape: this API answers the one error shape instead
+    _add(schemas, ErrorBody)
+    for path, item in paths.items():
+        for method, operation in item.items():
+            _finish(method, path, operation)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": TITLE,
+            "version": VERSION,
+            "description": "Multi-tenant agentic retrieval: chat with cited sources, search, hosting search,"
+            " documents and administration. Every body is camelCase; unknown fields are refused.",
+        },
+        "servers": [{"url": "/"}],
+        "security": [{"apiKey": []}],
+        "paths": dict(sorted(paths.items())),
+        "components": {
+            "schemas": dict(sorted(schemas.items())),
+            "securitySchemes": {
+                "apiKey": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "A Ragline API key (`rl_…`), as `Authorization: Bearer <key>`.",
+                }
+            },
+        },
+    }
+
+
+def _add(schemas: dict[str, Any], model: type[BaseModel]) -> dict[str, str]:
+    """``model``'s JSON schema (and its nested models) among the components; a ``$ref`` to it."""
+    schema = model.model_json_schema(by_alias=True, ref_template=REF + "{model}", mode="serialization")
+    schemas.update(schema.pop("$defs", {}))
+    schemas[model.__name__] = schema
+    return {"$ref": REF + model.__name__}
+
+
+def _chat_operation(schemas: dict[str, Any]) -> dict[str, Any]:
+    request = ChatRequest.model_json_schema(by_alias=True, ref_template=REF + "{model}", mode="validation")
+    schemas.update(request.pop("$defs", {}))
+    schemas["ChatRequest"] = request
+    events = TypeAdapter(RunEvent).json_schema(
+        by_alias=True, ref_template=REF + "{model}", mode="serialization"
+    )
+    schemas.update(events.pop("$defs", {}))
+    schemas["RunEvent"] = {**events, "title": "RunEvent", "description": "One Server-Sent Event's `data`."}
+    schemas["ChatEvent"] = {  # (OpenAPI 3.1: a text/event-stream schema describes each event)
+        "title": "ChatEvent",
+        "description": "One Server-Sent Event: its `event` name is the `type` of its JSON `data`.",
+        "type": "object",
+        "required": ["event", "data"],
+        "properties": {
+            "event": {"type": "string"},
+            "data": {
+                "type": "string",
+                "contentMediaType": "application/json",
+                "contentSchema": {"$ref": REF + "RunEvent"},
+            },
+        },
+    }
+    return {
+        "summary": "Chat with the documents: an agent retrieves, answers and cites",
+        "operationId": "chat",
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": {"$ref": REF + "ChatRequest"}}},
+        },
+        "responses": {
+            "200": {
+                "description": "`stream: true` (default): Server-Sent Events, each `event: <type>` with the"
+                " event as JSON `data`, ending with `final`. `stream: false`: the whole run as one body.",
+                "content": {
+                    "text/event-stream": {"schema": {"$ref": REF + "ChatEvent"}},
+                    "application/json": {"schema": _add(schemas, ChatResponse)},
+                },
+            }
+        },
+    }
+
+
+def _finish(method: str, path: str, operation: dict[str, Any]) -> None:
+    """The one error shape for every error status, and the ``Idempotency-Key`` of metered routes."""
+    responses = operation["responses"]
+    responses.pop("422", None)
+    for status in ERROR_STATUSES:
+        responses[str(status)] = {
+            "description": "An error, in the one shape (`error.code` says which).",
+            "content": {"application/json": {"schema": {"$ref": REF + "ErrorBody"}}},
+        }
+    operation["responses"] = dict(sorted(responses.items()))
+    if (method, path) in METERED:
+        operation.setdefault("parameters", []).append(
+            {
+                "name": "Idempotency-Key",
+                "in": "header",
+                "required": False,
+                "description": "Names the run: a retry with the same key and body replays the recorded"
+                " result instead of running (and charging) again; another body is a 422.",
+                "schema": {"type": "string", "minLength": 1, "maxLength": MAX_IDEMPOTENCY_KEY},
+            }
+        )
+
+
+def render(functions: Path) -> str:
+    """The document as ``docs/openapi.json`` holds it (stable key order, trailing newline)."""
+    return json.dumps(build_openapi(functions), indent=2, ensure_ascii=False) + "\n"
