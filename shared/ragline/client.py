@@ -1,0 +1,343 @@
+"""``RaglineClient``: the API from Python, typed with the same models the server uses.
+
+    from ragline.client import RaglineClient
+
+    with RaglineClient("https://api.example.com", api_key="rl_...") as rl:
+        hits = rl.search("docs", "frame warranty").hits
+        for event in rl.chat("How long is the frame warranty?", namespaces=["docs"]):
+            if event.type == "text":
+                print(event.text, end="")
+
+Errors arrive as the server's own typed errors (:mod:`ragline.errors`: ``NamespaceNotFound``,
+``Forbidden``, ``QuotaExceeded``…), each with the HTTP ``status`` set, parsed from the one error shape.
+Requests are retried with exponential backoff (honouring ``Retry-After``) on connection failures, 429
+and 502/503/504 — but only when a retry cannot do the work twice: GET, PATCH and DELETE, and the
+metered POSTs (chat, search, hosting search), which always carry an ``Idempotency-Key`` (yours, or one
+made per call), so a retry replays the recorded run instead of running and charging it again. A
+stream is retried only before its first event. Only ``httpx`` and ``pydantic`` are needed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Literal, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel, TypeAdapter
+
+from ragline import errors
+from ragline.agents.events import ChatResponse, RunEvent
+from ragline.domain.api import (
+    DocumentDeletion,
+    DocumentList,
+    DocumentView,
+    HostingSearchResponse,
+    KeyList,
+    KeyView,
+    NamespaceDeleted,
+    NamespaceList,
+    NamespaceView,
+    NewKeyView,
+    SearchResponse,
+    UsageReport,
+)
+
+M = TypeVar("M", bound=BaseModel)
+Message = Mapping[str, str]
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+_EVENTS: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
+
+
+def _error_classes() -> dict[str, type[errors.RaglineError]]:
+    found: dict[str, type[errors.RaglineError]] = {}
+    pending: list[type[errors.RaglineError]] = [errors.RaglineError]
+    while pending:
+        cls = pending.pop()
+        found.setdefault(cls.code, cls)
+        pending.extend(cls.__subclasses__())
+    return found
+
+
+def api_error(status: int, body: Any) -> errors.RaglineError:
+    """The typed error of a response in the one error shape (or a generic one for any other body)."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        exc = errors.RaglineError(f"HTTP {status} without the error shape")
+    else:
+        cls = _error_classes().get(str(error.get("code")), errors.RaglineError)
+        raw = error.get("details")
+        details: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        exc = cls(str(error.get("message", "")), **details)
+        if cls is errors.RaglineError:
+            exc.code = str(error.get("code"))  # type: ignore[misc]  # an unknown code is kept as sent
+    exc.status = status  # type: ignore[attr-defined]
+    return exc
+
+
+class RaglineClient:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        backoff_s: float = 0.5,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.Client(
+            base_url=base_url.rstrip("/"),
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            transport=transport,
+        )
+        self._max_retries = max_retries
+        self._backoff_s = backoff_s
+
+    def __enter__(self) -> RaglineClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    # -- runs (metered) ------------------------------------------------------------------------
+    def search(
+        self,
+        namespace: str,
+        query: str,
+        *,
+        mode: Literal["semantic", "keyword", "hybrid"] = "hybrid",
+        k: int = 10,
+        rerank: bool = False,
+        fusion: Literal["rrf", "convex"] | None = None,
+        idempotency_key: str | None = None,
+    ) -> SearchResponse:
+        body: dict[str, Any] = {"query": query, "mode": mode, "k": k, "rerank": rerank}
+        if fusion is not None:
+            body["fusion"] = fusion
+        path = f"/v1/namespaces/{_seg(namespace)}/search"
+        return self._call(SearchResponse, "POST", path, body, run=idempotency_key or _run_key())
+
+    def hosting_search(
+        self,
+        query: str | None = None,
+        *,
+        messages: Sequence[Message] | None = None,
+        namespaces: Sequence[str] = (),
+        max_evals: int = 3,
+        token_budget: int = 4096,
+        top_k: int = 15,
+        mode: Literal["accurate", "fast"] = "accurate",
+        idempotency_key: str | None = None,
+    ) -> HostingSearchResponse:
+        body: dict[str, Any] = {
+            "namespaces": list(namespaces),
+            "maxEvals": max_evals,
+            "tokenBudget": token_budget,
+            "topK": top_k,
+            "mode": mode,
+        }
+        if messages is not None:
+            body["messages"] = [dict(m) for m in messages]
+        if query is not None:
+            body["query"] = query
+        return self._call(
+            HostingSearchResponse, "POST", "/v1/hosting-search", body, run=idempotency_key or _run_key()
+        )
+
+    def chat(
+        self,
+        question: str | Sequence[Message],
+        *,
+        namespaces: Sequence[str] | Literal["auto"] = (),
+        agent: Literal["auto", "agentic", "deep_search", "chain_of_rag"] = "agentic",
+        mode: Literal["accurate", "fast"] = "accurate",
+        idempotency_key: str | None = None,
+    ) -> Iterator[RunEvent]:
+        """The run's events as they stream (``text``, ``tool_start``, ``sources``… ``final``)."""
+        body = _chat_body(question, namespaces, agent, mode, stream=True)
+        headers = {"Idempotency-Key": idempotency_key or _run_key(), "Accept": "text/event-stream"}
+        for attempt in range(self._max_retries + 1):
+            with self._http.stream("POST", "/v1/chat", json=body, headers=headers) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    if self._should_retry(response.status_code, attempt, retriable=True):
+                        self._sleep(attempt, response)
+                        continue
+                    raise api_error(response.status_code, _json(response))
+                yield from _sse(response.iter_lines())
+                return
+
+    def ask(
+        self,
+        question: str | Sequence[Message],
+        *,
+        namespaces: Sequence[str] | Literal["auto"] = (),
+        agent: Literal["auto", "agentic", "deep_search", "chain_of_rag"] = "agentic",
+        mode: Literal["accurate", "fast"] = "accurate",
+        idempotency_key: str | None = None,
+    ) -> ChatResponse:
+        """A whole chat run as one body (``stream: false``): answer, sources, warnings, usage."""
+        body = _chat_body(question, namespaces, agent, mode, stream=False)
+        return self._call(ChatResponse, "POST", "/v1/chat", body, run=idempotency_key or _run_key())
+
+    # -- documents -----------------------------------------------------------------------------
+    def list_documents(self, namespace: str) -> DocumentList:
+        return self._call(DocumentList, "GET", f"/v1/namespaces/{_seg(namespace)}/documents")
+
+    def get_document(self, namespace: str, document_id: str) -> DocumentView:
+        path = f"/v1/namespaces/{_seg(namespace)}/documents/{_seg(document_id)}"
+        return self._call(DocumentView, "GET", path)
+
+    def add_text(
+        self, namespace: str, filename: str, text: str, *, document_id: str | None = None
+    ) -> DocumentView:
+        body: dict[str, Any] = {"filename": filename, "text": text}
+        if document_id is not None:
+            body["documentId"] = document_id
+        return self._call(DocumentView, "POST", f"/v1/namespaces/{_seg(namespace)}/documents", body)
+
+    def delete_document(self, namespace: str, document_id: str) -> DocumentDeletion:
+        path = f"/v1/namespaces/{_seg(namespace)}/documents/{_seg(document_id)}"
+        return self._call(DocumentDeletion, "DELETE", path)
+
+    # -- administration ------------------------------------------------------------------------
+    def list_namespaces(self) -> NamespaceList:
+        return self._call(NamespaceList, "GET", "/v1/namespaces")
+
+    def get_namespace(self, namespace: str) -> NamespaceView:
+        return self._call(NamespaceView, "GET", f"/v1/namespaces/{_seg(namespace)}")
+
+    def create_namespace(
+        self, namespace: str, *, description: str = "", default: bool = False
+    ) -> NamespaceView:
+        body = {"namespaceId": namespace, "description": description, "default": default}
+        return self._call(NamespaceView, "POST", "/v1/namespaces", body)
+
+    def update_namespace(
+        self,
+        namespace: str,
+        *,
+        description: str | None = None,
+        default: bool | None = None,
+        system_prompt: str | None = None,
+    ) -> NamespaceView:
+        patch = {"description": description, "default": default, "systemPrompt": system_prompt}
+        body = {k: v for k, v in patch.items() if v is not None}
+        return self._call(NamespaceView, "PATCH", f"/v1/namespaces/{_seg(namespace)}", body)
+
+    def delete_namespace(self, namespace: str) -> NamespaceDeleted:
+        return self._call(NamespaceDeleted, "DELETE", f"/v1/namespaces/{_seg(namespace)}")
+
+    def list_keys(self) -> KeyList:
+        return self._call(KeyList, "GET", "/v1/keys")
+
+    def create_key(
+        self, scopes: Sequence[str], *, name: str = "", namespaces: Sequence[str] = ()
+    ) -> NewKeyView:
+        body = {"scopes": list(scopes), "name": name, "namespaces": list(namespaces)}
+        return self._call(NewKeyView, "POST", "/v1/keys", body)
+
+    def revoke_key(self, key_id: str) -> KeyView:
+        return self._call(KeyView, "DELETE", f"/v1/keys/{_seg(key_id)}")
+
+    def usage(self, period: str | None = None) -> UsageReport:
+        params = {"period": period} if period else None
+        return self._call(UsageReport, "GET", "/v1/usage", params=params)
+
+    # -- transport -----------------------------------------------------------------------------
+    def _call(
+        self,
+        model: type[M],
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        run: str | None = None,
+        params: Mapping[str, str] | None = None,
+    ) -> M:
+        headers = {"Idempotency-Key": run} if run else {}
+        # A retry must not do the work twice: reads and idempotent writes, and runs under their key.
+        retriable = method in ("GET", "PATCH", "DELETE") or run is not None
+        for attempt in range(self._max_retries + 1):
+            try:
+                response = self._http.request(method, path, json=body, headers=headers, params=params)
+            except httpx.TransportError:
+                if not retriable or attempt >= self._max_retries:
+                    raise
+                self._sleep(attempt, None)
+                continue
+            if response.status_code < 400:
+                return model.model_validate_json(response.content)
+            if self._should_retry(response.status_code, attempt, retriable=retriable):
+                self._sleep(attempt, response)
+                continue
+            raise api_error(response.status_code, _json(response))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _should_retry(self, status: int, attempt: int, *, retriable: bool) -> bool:
+        # 429 means the request was not processed: every request may retry it.
+        return attempt < self._max_retries and (status == 429 or (retriable and status in RETRY_STATUSES))
+
+    def _sleep(self, attempt: int, response: httpx.Response | None) -> None:
+        delay = self._backoff_s * 2**attempt * (0.5 + random.random() / 2)
+        after = response.headers.get("retry-after") if response is not None else None
+        if after is not None:
+            with contextlib.suppress(ValueError):  # an HTTP date: keep the backoff
+                delay = max(delay, min(float(after), 60.0))
+        time.sleep(delay)
+
+
+def _seg(value: str) -> str:
+    """One path segment, percent-escaped (a document id may hold ``/``)."""
+    return quote(value, safe="")
+
+
+def _run_key() -> str:
+    return f"client-{uuid.uuid4().hex}"
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def _chat_body(
+    question: str | Sequence[Message],
+    namespaces: Sequence[str] | Literal["auto"],
+    agent: str,
+    mode: str,
+    *,
+    stream: bool,
+) -> dict[str, Any]:
+    messages = (
+        [{"role": "user", "content": question}] if isinstance(question, str) else [dict(m) for m in question]
+    )
+    spaces: Any = namespaces if namespaces == "auto" else list(namespaces)
+    return {"messages": messages, "namespaces": spaces, "agent": agent, "mode": mode, "stream": stream}
+
+
+def _sse(lines: Iterator[str]) -> Iterator[RunEvent]:
+    """Server-Sent Events → typed run events (``data`` lines joined; comments and ids ignored)."""
+    data: list[str] = []
+    for line in lines:
+        if line == "":
+            if data:
+                yield _EVENTS.validate_python(json.loads("\n".join(data)))
+                data = []
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+    if data:
+        yield _EVENTS.validate_python(json.loads("\n".join(data)))
