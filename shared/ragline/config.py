@@ -55,7 +55,9 @@ class Settings(BaseModel):
 
     openai_api_key: SecretStr = SecretStr("")
     openai_base_url: str = ""
-    chat_model: str = "gpt-4o-mini"
+    chat_model: str = ""
+    """The model to ask (``RAGLINE_CHAT_MODEL``). Empty: ``gpt-4o-mini`` on OpenAI; behind
+    ``OPENAI_BASE_URL``, the first model the server lists (``GET /models``), never a made-up label."""
     embedding_provider: Literal["local", "openai", "bedrock"] = "local"
     """The embedder is fixed per namespace (vectors must match), so it never follows the chat key.
     ``local``: the offline MiniLM (the ``offline`` extra); ``bedrock``: Titan Text Embeddings (AWS)."""
@@ -68,6 +70,11 @@ class Settings(BaseModel):
     llm_timeout_s: float = 60.0
     llm_max_retries: int = 3
     max_output_tokens: int = 5000
+    turn_output_tokens: int = 2000
+    """Output tokens one model turn may write (``RAGLINE_TURN_OUTPUT_TOKENS``)."""
+    tool_choice: Literal["required_first", "auto"] = "required_first"
+    """``required_first``: an ``accurate`` run's first turn must call a tool (weak models answer from
+    memory otherwise); ``auto``: the model decides every turn (``RAGLINE_TOOL_CHOICE``)."""
     max_tool_calls_per_turn: int = Field(default=8, ge=1)
     """Tool calls of one model turn that run; the rest get a tool error (a model may ask for 150)."""
     max_tool_calls_per_run: int = Field(default=24, ge=1)

@@ -291,8 +291,10 @@ class Container:
             model=self.chat_model,
             planner=self.chat_model if s.llm_configured else None,
             metering=self.metering,
+            search_first=s.tool_choice == "required_first",
             limits=LoopLimits(
                 max_output_tokens=s.max_output_tokens,
+                turn_output_tokens=s.turn_output_tokens,
                 max_tool_calls_per_turn=s.max_tool_calls_per_turn,
                 max_tool_calls_per_run=s.max_tool_calls_per_run,
             ),

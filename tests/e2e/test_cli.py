@@ -13,6 +13,7 @@ from ragline.cli.app import app
 from ragline.config import Settings
 from ragline.domain.models import TenantScope
 from ragline.wiring import Container
+from tests.support.openai_replay import SERVED_MODEL, OpenAIReplay, error
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).parents[2]
@@ -170,3 +171,24 @@ def test_tenants_delete_purges_the_tenant_and_status_deleted_does_the_same(tmp_p
     assert c.stores.scoped(TenantScope(tenant_id="globex", namespace_id="docs")).count() == 0
     code, out = cli("tenants", "status", "acme", "active", "--home", h)
     assert code != 0 and "deleted" in out
+
+
+def test_chat_prints_an_upstream_error_with_its_reason(home: Path, openai_replay: OpenAIReplay) -> None:
+    openai_replay.script([error(500, times=None)])
+    env = {
+        "OPENAI_BASE_URL": openai_replay.base_url,
+        "OPENAI_API_KEY": "test-key",
+        "RAGLINE_LLM_MAX_RETRIES": "0",
+        "RAGLINE_RERANKER": "none",
+    }
+    result = runner.invoke(app, ["chat", "chain?", "-n", "northwind", "--home", str(home)], env=env)
+    assert result.exit_code == 0, result.output
+    assert "error [dependency_unavailable]" in result.output and "exit error" in result.output
+    assert f"model: {SERVED_MODEL}" in result.output  # the served model's name, not a made-up default
+
+
+def test_chat_ends_with_the_verified_answer_and_numbered_sources(home: Path) -> None:
+    _, out = cli("chat", "How often should I lubricate the chain?", "-n", "northwind", "--home", str(home))
+    answer = out.split("Answer (citations verified)", 1)[1].split("Sources", 1)[0]
+    assert "<citation" not in answer and "[1]" in answer
+    assert re.search(r"\[1\] \S+#\d+ — ", out.split("Sources", 1)[1])

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from ragline.config import Settings
 
+SERVED_MODEL = "replay-served-model"
 _ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 404: "invalid_request_error"}
 _ERROR_CODES = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}
 
@@ -52,8 +53,11 @@ class Turn:
 
     deltas: tuple[str, ...] = ()
     calls: tuple[Call, ...] = ()
-    usage: tuple[int, int] = (100, 10)
-    """(prompt_tokens, completion_tokens), sent when the request asks for ``include_usage``."""
+    usage: tuple[int, int] | None = (100, 10)
+    """(prompt_tokens, completion_tokens), sent when the request asks for ``include_usage``; None: a
+    server that never reports token counts."""
+    finish: str | None = None
+    """The turn's ``finish_reason`` (default: ``tool_calls`` with calls, else ``stop``)."""
     delay_s: float = 0.0
     """Pause before each streamed chunk (a slow stream)."""
     hang_up: bool = False
@@ -72,9 +76,11 @@ def call(name: str, arguments: Mapping[str, Any] | str, *, call_id: str | None =
     return Call(name, arguments if isinstance(arguments, str) else json.dumps(arguments), call_id)
 
 
-def text(*deltas: str, usage: tuple[int, int] = (100, 10), delay_s: float = 0.0) -> Turn:
+def text(
+    *deltas: str, usage: tuple[int, int] | None = (100, 10), delay_s: float = 0.0, finish: str | None = None
+) -> Turn:
     """A streamed text answer, one SSE chunk per delta (``delay_s`` before each: a slow stream)."""
-    return Turn(deltas=deltas, usage=usage, delay_s=delay_s)
+    return Turn(deltas=deltas, usage=usage, delay_s=delay_s, finish=finish)
 
 
 def tool_call(
@@ -260,6 +266,14 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def do_GET(self) -> None:
+        """``GET /v1/models``: the one model this server "serves" (as llama.cpp or vLLM list theirs)."""
+        if self.path == "/v1/models":
+            model = {"id": SERVED_MODEL, "object": "model", "created": 0, "owned_by": "replay"}
+            self._json(200, {"object": "list", "data": [model]})
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         body: dict[str, Any] = json.loads(raw or b"{}")
@@ -365,8 +379,8 @@ def _chunks(turn: Turn, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
         for i, parts in enumerate(pieces):
             if step < len(parts):
                 yield chunk({"tool_calls": [{"index": i, "function": {"arguments": parts[step]}}]})
-    yield chunk({}, "tool_calls" if turn.calls else "stop")
-    if (body.get("stream_options") or {}).get("include_usage"):
+    yield chunk({}, turn.finish or ("tool_calls" if turn.calls else "stop"))
+    if (body.get("stream_options") or {}).get("include_usage") and turn.usage is not None:
         yield {**head, "choices": [], "usage": _usage(turn)}
 
 
@@ -377,7 +391,11 @@ def _completion(turn: Turn, body: dict[str, Any]) -> dict[str, Any]:
             {"id": _call_id(c, i), "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for i, c in enumerate(turn.calls)
         ]
-    choice = {"index": 0, "message": message, "finish_reason": "tool_calls" if turn.calls else "stop"}
+    choice = {
+        "index": 0,
+        "message": message,
+        "finish_reason": turn.finish or ("tool_calls" if turn.calls else "stop"),
+    }
     return {
         "id": "chatcmpl-replay",
         "object": "chat.completion",
@@ -392,7 +410,9 @@ def _call_id(c: Call, index: int) -> str:
     return c.call_id or f"call_replay_{index}"
 
 
-def _usage(turn: Turn) -> dict[str, int]:
+def _usage(turn: Turn) -> dict[str, int] | None:
+    if turn.usage is None:
+        return None
     prompt, completion = turn.usage
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 

@@ -16,10 +16,20 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ragline.agents.base import AgentDeps, LoopLimits, LoopOutcome
-from ragline.agents.events import AnswerDelta, RunEvent, ToolFinished, ToolStarted, Warning
-from ragline.agents.text_calls import MarkupFilter
+from ragline.agents.events import RunEvent, ToolFinished, ToolStarted, Warning
 from ragline.agents.tools import ToolContext, ToolResult, label_for, run_tool
-from ragline.domain.chat import ChatMessage, ChatOptions, TextDelta, TokenUsage, ToolCall, ToolCallsReady
+from ragline.agents.turns import cut_short, stream_turn
+from ragline.domain.chat import (
+    ChatMessage,
+    ChatOptions,
+    ToolCall,
+    ToolChoice,
+)
+
+UNREADABLE_CALL = (
+    "Your last turn ended in a tool call that could not be read. Call the tool again through the"
+    " tool-calling interface with valid JSON arguments, or answer if you have enough evidence."
+)
 
 
 @dataclass
@@ -92,44 +102,35 @@ class AgenticAgent:
         limits = self._limits
         budget = ToolBudget(limits)
         for step in range(limits.max_steps):
-            tokens = limits.max_output_tokens - ctx.usage.llm_output_tokens
-            if tokens <= 0:
+            remaining = limits.max_output_tokens - ctx.usage.llm_output_tokens
+            if remaining <= 0:
                 outcome.exit_reason = "max_output_tokens"
                 return
             braked = budget.spent_reason(ctx)
             tools = [] if braked else ctx.specs()
-            markup = MarkupFilter([t.name for t in tools])
-            text: list[str] = []
-            calls: tuple[ToolCall, ...] = ()
-            for event in self._model.stream(history, tools, ChatOptions(max_output_tokens=tokens)):
-                if isinstance(event, TextDelta):
-                    yield from _say(markup.feed(event.text), text, outcome)
-                elif isinstance(event, ToolCallsReady):
-                    calls = event.calls
-                elif isinstance(event, TokenUsage):
-                    ctx.usage.llm_input_tokens += event.input_tokens
-                    ctx.usage.llm_output_tokens += event.output_tokens
-            yield from _say(markup.close(), text, outcome)
-            if markup.removed:
-                yield Warning(
-                    code="tool_markup_removed",
-                    message=f"{markup.removed} block(s) of tool markup the model wrote as text were removed",
-                )
-            if not calls and markup.calls:
-                calls = tuple(
-                    ToolCall(id=f"text_call_{step}_{i}", name=c.name, arguments=c.arguments)
-                    for i, c in enumerate(markup.calls)
-                )
-                yield Warning(
-                    code="text_tool_calls",
-                    message=f"the model wrote {len(calls)} tool call(s) as text instead of calling the"
-                    " tool; they were run",
-                )
-            if not calls:
+            # A first turn that must search: weak models otherwise answer from memory (issue 17).
+            choice: ToolChoice | None = "required" if tools and step == 0 and ctx.search_first else None
+            options = ChatOptions(
+                max_output_tokens=min(limits.turn_output_tokens, remaining), tool_choice=choice
+            )
+            turn = yield from stream_turn(self._model, history, tools, options, ctx, outcome, step)
+            stopped = cut_short(turn, options.max_output_tokens)
+            if stopped is not None:
+                outcome.exit_reason, warning = stopped
+                yield warning
+                return
+            if not turn.calls:
+                if turn.finish == "tool_calls" and tools:  # it meant to call a tool, but sent nothing usable
+                    yield Warning(
+                        code="tool_call_unreadable", message="the model's tool call could not be read"
+                    )
+                    history.append(ChatMessage(role="assistant", content=turn.text))
+                    history.append(ChatMessage(role="user", content=UNREADABLE_CALL))
+                    continue
                 outcome.exit_reason = braked or "answered"
                 return
-            history.append(ChatMessage(role="assistant", content="".join(text), tool_calls=calls))
-            yield from self._run_calls(calls, ctx, budget, history)
+            history.append(ChatMessage(role="assistant", content=turn.text, tool_calls=turn.calls))
+            yield from self._run_calls(turn.calls, ctx, budget, history)
         outcome.exit_reason = "max_steps"
 
     def _run_calls(
@@ -165,11 +166,3 @@ class AgenticAgent:
                 f" ({', '.join(sorted(refused))})",
                 details={"refused": refused},
             )
-
-
-def _say(safe: str, text: list[str], outcome: LoopOutcome) -> Iterator[RunEvent]:
-    """Stream text the markup filter let through, and keep it for the turn and the answer."""
-    if safe:
-        text.append(safe)
-        outcome.answer += safe
-        yield AnswerDelta(text=safe)

@@ -49,10 +49,22 @@ def ask(model: ChatModel, system: str, user: str, *, max_output_tokens: int = 51
         elif isinstance(event, TokenUsage):
             usage = event
     text = "".join(parts)
-    if usage is None or (usage.input_tokens == 0 and usage.output_tokens == 0):
-        estimate = RunUsage(llm_input_tokens=(len(system) + len(user)) // 4, llm_output_tokens=len(text) // 4)
-        return Reply(text, estimate)
+    if usage is None or not usage.reported:
+        return Reply(text, estimated_usage(messages, text))
     return Reply(text, RunUsage(llm_input_tokens=usage.input_tokens, llm_output_tokens=usage.output_tokens))
+
+
+CHARS_PER_TOKEN = 4
+"""The estimate when an endpoint reports no token counts: about four characters a token (English)."""
+
+
+def estimated_usage(messages: Sequence[ChatMessage], output: str) -> RunUsage:
+    """A turn's tokens estimated from its text, for an endpoint that reports none (so a run on such
+    an endpoint is still metered and bounded, never free)."""
+    prompt = sum(len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in messages)
+    return RunUsage(
+        llm_input_tokens=prompt // CHARS_PER_TOKEN + 1, llm_output_tokens=len(output) // CHARS_PER_TOKEN + 1
+    )
 
 
 def without_think(reply: str) -> str:

@@ -27,6 +27,8 @@ class LoopLimits:
     """Model turns of the tool loop; the planned agents' rounds are bounded by their own constants."""
     max_output_tokens: int = 5000
     """Output tokens of the whole run: planning, routing and the answer."""
+    turn_output_tokens: int = 2000
+    """Output tokens one model turn may write (a runaway turn cannot spend the whole run)."""
     evidence_budget: int = 60
     max_tool_errors: int = 3
     max_tool_calls_per_turn: int = 8

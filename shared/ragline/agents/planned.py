@@ -18,10 +18,10 @@ from pydantic import BaseModel
 
 from ragline.agents.asking import ask, first_json
 from ragline.agents.base import AgentDeps, LoopLimits, LoopOutcome
-from ragline.agents.events import AnswerDelta, RunEvent, ToolFinished, ToolStarted, Warning
-from ragline.agents.text_calls import MarkupFilter
+from ragline.agents.events import RunEvent, ToolFinished, ToolStarted, Warning
 from ragline.agents.tools import ToolContext, compact
-from ragline.domain.chat import ChatMessage, ChatOptions, TextDelta, TokenUsage, ToolCall
+from ragline.agents.turns import cut_short, stream_turn
+from ragline.domain.chat import ChatMessage, ChatOptions, ToolCall
 from ragline.domain.retrieval import Evidence, RetrievalResult
 from ragline.domain.terms import normalise_query
 
@@ -197,20 +197,11 @@ def answer(
         ChatMessage(role="assistant", content="", tool_calls=(call,)),
         ChatMessage(role="tool", content=json.dumps([compact(e) for e in evidence]), tool_call_id=call.id),
     ]
-    markup = MarkupFilter([])
-    for event in deps.model.stream(history, [], ChatOptions(max_output_tokens=tokens)):
-        if isinstance(event, TextDelta):
-            safe = markup.feed(event.text)
-            if safe:
-                outcome.answer += safe
-                yield AnswerDelta(text=safe)
-        elif isinstance(event, TokenUsage):
-            ctx.usage.llm_input_tokens += event.input_tokens
-            ctx.usage.llm_output_tokens += event.output_tokens
-    tail = markup.close()
-    if tail:
-        outcome.answer += tail
-        yield AnswerDelta(text=tail)
-    if markup.removed:
-        yield Warning(code="tool_markup_removed", message=f"{markup.removed} block(s) of tool markup removed")
-    outcome.exit_reason = "answered"
+    options = ChatOptions(max_output_tokens=min(deps.limits.turn_output_tokens, tokens))
+    turn = yield from stream_turn(deps.model, history, [], options, ctx, outcome, step=0)
+    stopped = cut_short(turn, options.max_output_tokens)
+    if stopped is not None:
+        outcome.exit_reason, warning = stopped
+        yield warning
+    else:
+        outcome.exit_reason = "answered"

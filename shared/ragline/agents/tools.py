@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from ragline import errors
 from ragline.domain.chat import ToolSpec
@@ -44,10 +44,24 @@ class Retriever(Protocol):
     ) -> list[Chunk]: ...
 
 
+LABEL_CHARS = 120
+"""A tool call's UI label is cut to this many characters."""
+
+
 class SearchArgs(BaseModel):
     query: str = Field(min_length=1, max_length=1000, description="What to look for.")
-    mode: Literal["semantic", "keyword"] = Field(default="semantic", description="keyword for exact terms.")
-    label: str = Field(default="", max_length=120, description="A short status line for the user interface.")
+    mode: Literal["semantic", "keyword"] = Field(
+        default="semantic",
+        description='"semantic" (default; also matches exact words) for questions and descriptions;'
+        ' "keyword" only for exact codes, part numbers or names.',
+    )
+    label: str = Field(default="", description="A short status line for the user interface.")
+
+    @field_validator("label", mode="before")
+    @classmethod
+    def _cosmetic(cls, value: object) -> object:
+        """The label is cosmetic: cut to 120 characters, never a reason to fail the search."""
+        return value[:LABEL_CHARS] if isinstance(value, str) else ""
 
 
 class ExpandArgs(BaseModel):
@@ -66,6 +80,8 @@ class ToolContext:
     rerank: bool = False
     semantic_as_hybrid: bool = True
     neighbours: int = 5
+    search_first: bool = False
+    """The model's first turn must call a tool (``tool_choice: required``): ``accurate`` runs."""
     evidence: EvidenceTable = field(default_factory=EvidenceTable)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     """(code, message) pairs raised while running tools; the loop streams them as warning events."""
@@ -219,5 +235,5 @@ def label_for(name: str, arguments: str) -> str:
     if isinstance(data, dict):
         for key in ("label", "query"):
             if isinstance(data.get(key), str) and data[key].strip():
-                return str(data[key])[:120]
+                return str(data[key])[:LABEL_CHARS]
     return name

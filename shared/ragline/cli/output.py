@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -16,6 +17,7 @@ from ragline.agents.events import (
     AnswerDelta,
     Collections,
     Route,
+    RunError,
     RunEvent,
     RunFinished,
     Sources,
@@ -24,6 +26,7 @@ from ragline.agents.events import (
     Warning,
 )
 from ragline.domain.api import HostingSearchResponse, Scores, SearchResponse
+from ragline.domain.citations import CITATION
 from ragline.domain.models import SearchMode, TenantScope
 from ragline.services.evaluation import load_beir
 from ragline.wiring import Container
@@ -75,18 +78,23 @@ def print_hosting_search(response: HostingSearchResponse) -> None:
 
 
 def stream_chat(events: Iterable[RunEvent], model_name: str) -> None:
-    console.print(f"[dim]model: {model_name}[/dim]")
+    """The run as it streams (text, steps, routing, warnings and errors with their reasons), then the
+    verified answer — invented citations removed, the rest numbered — and its numbered sources."""
+    console.print(f"[dim]model: {escape(model_name)}[/dim]")
     final: RunFinished | None = None
     sources: Sources | None = None
     for ev in events:
         if isinstance(ev, AnswerDelta):
             console.print(ev.text, end="", highlight=False, markup=False)
         elif isinstance(ev, ToolStarted):
-            console.print(f"[dim]→ {ev.tool}…[/dim]")
+            console.print(f"[dim]→ {escape(ev.tool)}…[/dim]")
         elif isinstance(ev, ToolFinished):
-            console.print(f"[dim]  {ev.label}: {ev.hits} hits{f' ({ev.error})' if ev.error else ''}[/dim]")
+            failed = f" ({ev.error})" if ev.error else ""
+            console.print(escape(f"  {ev.label}: {ev.hits} hits{failed}"), style="dim")
         elif isinstance(ev, Warning):
             console.print(escape(f"\nwarning [{ev.code}]: {ev.message}"), style="yellow")
+        elif isinstance(ev, RunError):
+            console.print(escape(f"\nerror [{ev.code}]: {ev.message}"), style="bold red")
         elif isinstance(ev, Collections):
             console.print(
                 escape(f"namespaces: {', '.join(ev.namespaces) or '(none)'} — {ev.reason}"), style="dim"
@@ -98,12 +106,21 @@ def stream_chat(events: Iterable[RunEvent], model_name: str) -> None:
         elif isinstance(ev, RunFinished):
             final = ev
     console.print()
-    if sources and sources.chunks:
+    chunks = sources.chunks if sources else []
+    if final and final.answer:
+        number = {c.id: i for i, c in enumerate(chunks, start=1)}
+
+        def marks(m: re.Match[str]) -> str:
+            return " " + "".join(f"[{number[i]}]" for i in m.group(1).split(",") if i in number)
+
+        console.print("[bold]Answer[/bold] (citations verified)")
+        console.print(escape(CITATION.sub(marks, final.answer).strip()), highlight=False)
+    if chunks:
         console.print("[bold]Sources[/bold]")
-        for s in sources.chunks:
+        for i, s in enumerate(chunks, start=1):
             where = f", page {s.page}" if s.page else ""
             text = " ".join(s.text.split())[:100]
-            console.print(escape(f"  [{s.id}] {s.filename}{where}: {text}"), highlight=False)
+            console.print(escape(f"  [{i}] {s.id} — {s.filename}{where}: {text}"), highlight=False)
     if final:
         u = final.usage
         console.print(

@@ -63,6 +63,8 @@ class TokenUsage(BaseModel):
     kind: Literal["usage"] = "usage"
     input_tokens: int = 0
     output_tokens: int = 0
+    reported: bool = True
+    """False when the endpoint sent no token counts (the counts are then zero; the caller estimates)."""
 
 
 class TurnEnd(BaseModel):
@@ -73,8 +75,13 @@ class TurnEnd(BaseModel):
 ModelEvent = TextDelta | ToolCallsReady | TokenUsage | TurnEnd
 
 
+ToolChoice = Literal["auto", "required", "none"]
+
+
 class ChatOptions(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     max_output_tokens: int = Field(default=5000, ge=1)
     temperature: float = 0.0
+    tool_choice: ToolChoice | None = None
+    """Sent only with tools; None: the endpoint's default (``auto``)."""

@@ -75,14 +75,17 @@ class ChatService:
         metering: Metering,
         planner: ChatModel | None = None,
         limits: LoopLimits | None = None,
+        search_first: bool = True,
     ) -> None:
         """``planner`` routes and plans (the same model as ``model`` behind an endpoint); None: the
-        offline heuristics route and plan."""
+        offline heuristics route and plan. ``search_first``: an ``accurate`` run's first model turn
+        must call a tool (``tool_choice: required``)."""
         self._retrieval = retrieval
         self._model = model
         self._planner = planner
         self._metering = metering
         self._limits = limits or LoopLimits()
+        self._search_first = search_first
 
     def answer_chat(
         self, principal: Principal, request: ChatRequest, *, run_id: str | None = None
@@ -172,6 +175,7 @@ class ChatService:
             # accurate mode reranks when the deployment has a reranker; without one it is fused order
             rerank=mode.rerank and self._retrieval.reranker_name is not None,
             evidence=evidence,
+            search_first=self._search_first and mode.name == "accurate",
         )
         # The first namespace's prompt (routed runs put the default namespace first).
         prompt = resolve_system_prompt(spaces[0].settings.system_prompt, tools=agent.uses_tools)

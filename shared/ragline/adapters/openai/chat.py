@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from openai import OpenAI
 
 _CONNECT_TIMEOUT_S = 5.0
+OPENAI_DEFAULT = "gpt-4o-mini"
 
 
 def build_request(
@@ -55,6 +56,8 @@ def build_request(
             }
             for t in tools
         ]
+        if options.tool_choice is not None:
+            body["tool_choice"] = options.tool_choice
     return body
 
 
@@ -72,6 +75,18 @@ def openai_client(settings: Settings) -> OpenAI:
         timeout=Timeout(settings.llm_timeout_s, connect=min(settings.llm_timeout_s, _CONNECT_TIMEOUT_S)),
         max_retries=settings.llm_max_retries,
     )
+
+
+def served_model(client: OpenAI) -> str:
+    """The model an OpenAI-compatible server serves (the first it lists): a local server (llama.cpp,
+    vLLM, Ollama) names its own; "default" when it lists none or cannot be asked."""
+    import openai
+
+    try:
+        models = client.with_options(max_retries=0).models.list()
+        return next((m.id for m in models if m.id), "default")
+    except openai.OpenAIError:
+        return "default"
 
 
 def translate_error(exc: Exception) -> errors.RaglineError:
@@ -104,7 +119,9 @@ class OpenAIChatModel:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OpenAIChatModel:
-        return cls(model=settings.chat_model, client=openai_client(settings))
+        client = openai_client(settings)
+        model = settings.chat_model or (served_model(client) if settings.openai_base_url else OPENAI_DEFAULT)
+        return cls(model=model, client=client)
 
     def stream(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: ChatOptions
@@ -120,7 +137,7 @@ class OpenAIChatModel:
     def _stream(self, body: dict[str, Any]) -> Iterator[ModelEvent]:
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
-        usage = TokenUsage()
+        usage = TokenUsage(reported=False)
         with self._client.chat.completions.create(**body) as chunks:  # closes the response early too
             for chunk in chunks:
                 if chunk.usage is not None:
