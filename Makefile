@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_HOME := .ragline/demo
 
-.PHONY: demo test rehearse install lint typecheck openapi sam-validate sam-build pytest opensearch-start opensearch-stop clean offline-layer
+.PHONY: demo test rehearse install lint typecheck openapi browser sam-validate sam-build pytest opensearch-start opensearch-stop clean offline-layer
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,7 +46,13 @@ sam-validate:
 sam-build:
 	infra/sam/build arm64
 
-test: install lint typecheck sam-validate
+# Debian's headless Chromium and its driver, for the playground's browser test (no browser downloads).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium chromium-driver; }
+
+test: install lint typecheck sam-validate browser
 	scripts/run-tests
 
 # The deploy rehearsal alone (make test runs it too): the sam build for this host's architecture run

@@ -130,7 +130,7 @@ def test_odd_path_characters_are_a_404_in_the_one_shape(
     [
         ("GET", "/v1/nope"),
         ("POST", "/v1/namespaces/docs/nope"),
-        ("GET", "/"),
+        ("GET", "/index.html"),
         ("GET", "/v1/namespaces/docs/documents/a/b"),
     ],
 )

@@ -301,13 +301,29 @@ def serve(
     ] = False,
     home: Home = None,
 ) -> None:
-    """Serve the real handlers locally: chat (SSE), search, documents, namespaces, keys and usage."""
+    """Serve the real handlers locally: chat (SSE), search, documents, namespaces, keys and usage; MCP at
+    /mcp (always with an API key)."""
     import uvicorn
 
     from ragline.cli.serve import build_app
 
     app_ = build_app(functions.resolve(), tenant, _container(home), api_keys=api_keys)
     uvicorn.run(app_, host="127.0.0.1", port=port, log_level="info")
+
+
+@app.command("mcp")
+def mcp_stdio(home: Home = None) -> None:
+    """Serve MCP over stdio (tools search, hosting_search and ask; the key's namespaces as resources),
+    acting as the API key in RAGLINE_API_KEY. ``ragline serve`` also serves it at /mcp."""
+    import os
+
+    from ragline.cli.mcp import serve_stdio
+    from ragline.errors import RaglineError
+
+    try:
+        serve_stdio(_container(home), os.environ.get("RAGLINE_API_KEY", ""))
+    except RaglineError as exc:
+        raise _fail(exc) from exc
 
 
 @app.command()

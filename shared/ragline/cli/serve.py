@@ -4,7 +4,8 @@ The chat ASGI app is mounted as it is; the REST handlers (search, documents) are
 so each request is turned into the API Gateway proxy event they receive in AWS. The caller is what the
 authorizer would have resolved: by default the operator of ``--tenant`` (every scope, no key needed);
 with ``--api-keys`` each request's ``Authorization: Bearer rl_…`` key, checked as the authorizer checks
-it (a missing, unknown or revoked key is a 401 in the one error shape).
+it (a missing, unknown or revoked key is a 401 in the one error shape). ``/mcp`` is the MCP server
+(:mod:`ragline.cli.mcp`), which always takes the request's own key.
 
 Routing matches the path as sent, percent-escapes kept (``notes%2Fpump.md`` is one document id, as
 behind API Gateway); every other path and method gets the one JSON error shape.
@@ -208,6 +209,16 @@ def api_docs(functions: Path) -> list[Any]:
     ]
 
 
+async def playground(request: Request) -> Response:
+    """The playground: one static page (``playground.html``, no build step, nothing from a CDN) that
+    talks to this server's own API."""
+    from importlib.resources import files
+
+    from starlette.responses import HTMLResponse
+
+    return HTMLResponse(files("ragline.cli").joinpath("playground.html").read_text(encoding="utf-8"))
+
+
 def build_app(functions: Path, tenant: str, container: Container, *, api_keys: bool = False) -> Starlette:
     """Every route of the API on one ASGI app, each handler given ``container``."""
     chat_app = load_function(functions, "chat").create_app(container)
@@ -232,8 +243,21 @@ def build_app(functions: Path, tenant: str, container: Container, *, api_keys: b
             route = Route(path, rest_endpoint(module, path, caller, container), methods=methods)
             route.methods = set(methods)  # not Starlette's implicit HEAD: API Gateway routes none here
             routes.append(route)
-    routes += api_docs(functions)
-    app = Starlette(routes=routes, middleware=[Middleware(SentPaths)], exception_handlers=ROUTING_ERRORS)
+    routes += [*api_docs(functions), Route("/", playground, methods=["GET"])]
+    # /mcp: MCP over streamable HTTP, always as the request's own API key, --api-keys or not (an MCP
+    # client is configured with one; a keyless operator endpoint would answer any local process).
+    from ragline.cli.mcp import HttpEndpoint
+
+    mcp = HttpEndpoint(container)
+    mcp_route = Route("/mcp", mcp, methods=["GET", "POST", "DELETE"])
+    mcp_route.methods = {"GET", "POST", "DELETE"}  # no implicit HEAD
+    routes.append(mcp_route)
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(SentPaths)],
+        exception_handlers=ROUTING_ERRORS,
+        lifespan=mcp.lifespan,
+    )
     # A path no REST route claims goes to the chat app: its routes, else its one-shape 404/405. (A
     # catch-all Mount would also take a REST path's other methods, which are a 405 here.)
     app.router.default = chat_with_tenant
