@@ -26,7 +26,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ragline.services.tenancy import Principal
+from ragline.services.authentication import Principal
 from ragline.streaming import ROUTING_ERRORS
 from ragline.wiring import Container
 

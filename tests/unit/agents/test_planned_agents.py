@@ -12,8 +12,8 @@ import pytest
 from ragline.agents.base import LoopLimits
 from ragline.agents.deep_search import MAX_SUB_QUERIES, split_clauses
 from ragline.agents.events import ChatResponse
+from ragline.services.authentication import Principal
 from ragline.services.chat import ChatService
-from ragline.services.tenancy import Principal
 from tests.support.fakes import ScriptedChatModel
 from tests.unit.services.test_chat_service import World, req
 
