@@ -58,8 +58,8 @@ from ragline.domain.citations import CITATION
 from ragline.domain.models import Chunk, RunUsage, SearchMode, TenantScope
 from ragline.domain.retrieval import RetrievalResult
 from ragline.domain.terms import stems
+from ragline.services.authentication import Principal
 from ragline.services.namespaces import new_namespace
-from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 
 ROOT = Path(__file__).parents[1]

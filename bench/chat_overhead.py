@@ -31,8 +31,8 @@ from ragline.config import Settings
 from ragline.domain.api import ChatRequest
 from ragline.domain.models import TenantScope
 from ragline.domain.retrieval import EvidenceTable
+from ragline.services.authentication import Principal
 from ragline.services.namespaces import new_namespace
-from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 
 sys.path.insert(0, str(Path(__file__).parents[1]))

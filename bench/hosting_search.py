@@ -38,8 +38,8 @@ from ragline.domain.api import HostingSearchRequest, SearchRequest
 from ragline.domain.metrics import dedupe_documents, ndcg_at, recall_at
 from ragline.domain.models import TenantScope
 from ragline.ports import VectorStoreProvider
+from ragline.services.authentication import Principal
 from ragline.services.evaluation import BeirDataset, load_beir
-from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 
 ROOT = Path(__file__).parents[1]

@@ -1,16 +1,29 @@
 """API Gateway REST REQUEST authorizer: ``Authorization: Bearer rl_…`` → tenant context, or 401.
 
 The policy allows the whole API stage (not just the called route) so API Gateway can cache it per
-key; handlers still check scopes and namespaces themselves. Kept light on purpose (no Powertools, no
-SDK at import): it runs in front of every request.
+key; handlers still check scopes and namespaces themselves. Kept minimal on purpose: it runs in front
+of every request, so it imports no Powertools, no pydantic model and no SDK — the key is read through
+the backend's :class:`~ragline.ports.ApiKeyLookup` (boto3 loads on the first request), and a test's
+container is read through its registry by the same :func:`authenticate`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from ragline import errors, wiring
-from ragline.wiring import Container
+from ragline.services.authentication import authenticate
+
+if TYPE_CHECKING:
+    from ragline.ports import ApiKeyLookup
+    from ragline.wiring import Container
+
+
+@cache
+def api_keys() -> ApiKeyLookup:
+    """Built on the first request and kept by the Lambda container."""
+    return wiring.api_key_lookup()
 
 
 def stage_arn(method_arn: str) -> str:
@@ -22,8 +35,12 @@ def stage_arn(method_arn: str) -> str:
 
 def lambda_handler(event: dict[str, Any], context: Any, container: Container | None = None) -> dict[str, Any]:
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+    authorization = headers.get("authorization")
     try:
-        principal = (container or wiring.container()).tenancy.authenticate(headers.get("authorization"))
+        if container is None:
+            principal = authenticate(api_keys(), authorization)
+        else:
+            principal = container.tenancy.authenticate(authorization)
     except errors.Unauthorized:
         # API Gateway turns exactly this message into a 401 with its own body.
         raise Exception("Unauthorized") from None

@@ -15,7 +15,7 @@ from starlette.routing import Route
 from ragline import telemetry, wiring
 from ragline.domain.api import ChatRequest
 from ragline.http import checked_idempotency_key, json_text, require_json
-from ragline.services.tenancy import Principal
+from ragline.services.authentication import Principal
 from ragline.streaming import ERROR_HANDLERS, error_response, gateway_context, json_reply, stream_events
 from ragline.wiring import Container
 

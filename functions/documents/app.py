@@ -5,16 +5,19 @@ Document ids contain ``/`` (they are paths), so clients URL-encode them in the p
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ragline import telemetry
 from ragline.domain.api import AddText, DocumentDeletion, DocumentList, DocumentView
 from ragline.http import caller, resolve, rest_app, services
-from ragline.wiring import Container
+
+if TYPE_CHECKING:  # annotations only
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from ragline.wiring import Container
 
 logger = telemetry.handler_logger()
 app = rest_app()

@@ -6,14 +6,16 @@ The tenant comes only from the authorizer context; nothing in the body can name 
 from __future__ import annotations
 
 import time
-from typing import Any
-
-from aws_lambda_powertools.utilities.typing import LambdaContext
+from typing import TYPE_CHECKING, Any
 
 from ragline import telemetry
 from ragline.domain.api import HostingSearchRequest, HostingSearchResponse
 from ragline.http import caller, resolve, rest_app, run_id, services
-from ragline.wiring import Container
+
+if TYPE_CHECKING:  # annotations only
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from ragline.wiring import Container
 
 logger = telemetry.handler_logger()
 app = rest_app()

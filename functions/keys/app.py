@@ -5,16 +5,19 @@ A new key's plaintext is in the creation response only; nothing else ever return
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ragline import telemetry
 from ragline.domain import api
 from ragline.http import caller, resolve, rest_app, services
-from ragline.wiring import Container
+
+if TYPE_CHECKING:  # annotations only
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from ragline.wiring import Container
 
 PERIOD = r"^[0-9]{4}-(0[1-9]|1[0-2])$"
 """``YYYY-MM`` in ASCII digits (``\\d`` takes any script's); pydantic's regex ``$`` ends the text only."""

@@ -3,15 +3,18 @@ create, change and delete with ``admin`` — the service checks both."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ragline import telemetry
 from ragline.domain import api
 from ragline.http import caller, resolve, rest_app, services
-from ragline.wiring import Container
+
+if TYPE_CHECKING:  # annotations only
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from ragline.wiring import Container
 
 logger = telemetry.handler_logger()
 app = rest_app()

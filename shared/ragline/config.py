@@ -1,12 +1,11 @@
-"""Settings: the only place that reads the environment.
+"""Settings: everything configurable, read from the environment (:mod:`ragline.environment`).
 
 Everything configurable is a field here, read once by :func:`load_settings` and passed down by the
-composition root. Nothing else in Ragline touches ``os.environ``.
+composition root. Nothing but :mod:`ragline.environment` touches ``os.environ``.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -14,17 +13,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-# Besides ``RAGLINE_<FIELD>``, these standard variables are honoured (the RAGLINE_ one wins).
-ENV_ALIASES: dict[str, tuple[str, ...]] = {
-    "aws_region": ("AWS_REGION", "AWS_DEFAULT_REGION"),
-    "openai_api_key": ("OPENAI_API_KEY",),
-    "openai_base_url": ("OPENAI_BASE_URL",),
-}
+from ragline.environment import DEFAULT_HOME, env_values
 
 
 class Settings(BaseModel):
     """Runtime settings. ``Settings(**values)`` is pure (defaults + values, for tests and tools);
-    :meth:`from_env` layers ``RAGLINE_*`` variables (and :data:`ENV_ALIASES`) under explicit values.
+    :meth:`from_env` layers ``RAGLINE_*`` variables (and :data:`ragline.environment.ENV_ALIASES`)
+    under explicit values.
 
     A plain pydantic model rather than pydantic-settings: that library costs ~100-180 ms of import on
     every Lambda cold start, for a job this small.
@@ -33,7 +28,7 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     backend: Literal["embedded", "aws"] = "embedded"
-    home: Path = Path(".ragline")
+    home: Path = Path(DEFAULT_HOME)
     """Folder holding all embedded state (store, ledger, objects, caches)."""
 
     store: Literal["auto", "sqlite", "opensearch"] = "auto"
@@ -111,14 +106,7 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for name in cls.model_fields:
-            for key in (f"RAGLINE_{name.upper()}", *ENV_ALIASES.get(name, ())):
-                if env.get(key):
-                    values[name] = env[key]
-                    break
-        return cls.model_validate({**values, **overrides})
+        return cls.model_validate({**env_values(cls.model_fields, environ), **overrides})
 
 
 @lru_cache(maxsize=1)

@@ -10,7 +10,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from ragline import errors
-from ragline.services.tenancy import Principal
+from ragline.services.authentication import Principal
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler import APIGatewayRestResolver

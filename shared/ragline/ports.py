@@ -9,24 +9,25 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ragline.domain.billing import CompletedRun
-from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
-from ragline.domain.documents import Claim, DocumentRecord
-from ragline.domain.models import (
-    Chunk,
-    IngestUsage,
-    RunUsage,
-    SearchHit,
-    SearchQuery,
-    StoreCapabilities,
-    TenantScope,
-)
-from ragline.domain.retrieval import Reranked
-from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
-
-if TYPE_CHECKING:  # numpy only for annotations: importing the ports must stay cheap (cold starts)
+if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold starts)
     import numpy as np
     from numpy.typing import NDArray
+
+    from ragline.domain.billing import CompletedRun
+    from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
+    from ragline.domain.documents import Claim, DocumentRecord
+    from ragline.domain.keys import KeyGrant
+    from ragline.domain.models import (
+        Chunk,
+        IngestUsage,
+        RunUsage,
+        SearchHit,
+        SearchQuery,
+        StoreCapabilities,
+        TenantScope,
+    )
+    from ragline.domain.retrieval import Reranked
+    from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
 
 
 @runtime_checkable
@@ -270,6 +271,24 @@ class TenantRegistry(Protocol):
     def touch_api_key(self, key_hash: str) -> None:
         """Best-effort ``last_used_at`` update (an adapter may throttle it)."""
         ...
+
+
+class ApiKeyLookup(Protocol):
+    """The authorizer's questions about a key, answered from the tenant registry's own store
+    without its models (the authorizer's cold start imports no pydantic).
+
+    Contract: it reads what the backend's :class:`TenantRegistry` wrote. ``find_grant`` returns the
+    grant of the key stored under ``key_hash`` — a revoked one too, marked ``revoked`` — and None for
+    no such key or for a ``key_hash`` that is not a SHA-256 hex digest (without a read);
+    ``tenant_status`` is the tenant's status, None when it does not exist; ``touch_api_key`` is
+    :meth:`TenantRegistry.touch_api_key`.
+    """
+
+    def find_grant(self, key_hash: str) -> KeyGrant | None: ...
+
+    def tenant_status(self, tenant_id: str) -> str | None: ...
+
+    def touch_api_key(self, key_hash: str) -> None: ...
 
 
 class ObjectStore(Protocol):

@@ -15,13 +15,14 @@ import re
 import sys
 import time
 from collections.abc import Generator, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
-from ragline.agents.events import RunEvent, RunFinished, ToolStarted
-from ragline.domain.api import Usage
+if TYPE_CHECKING:  # the chat's event models: only the chat handler loads them (cold starts)
+    from ragline.agents.events import RunEvent
+    from ragline.domain.api import Usage
 
 NAMESPACE = "Ragline"
 
@@ -111,6 +112,8 @@ def record_run(kind: str, usage: Usage, exit_reason: str, started: float, steps:
 
 def observe_chat(events: Generator[RunEvent, None, None]) -> Generator[RunEvent, None, None]:
     """Pass a chat run's events through, recording its metrics when its final event goes by."""
+    from ragline.agents.events import RunFinished, ToolStarted
+
     started, steps = time.perf_counter(), 0
     try:
         for event in events:

@@ -8,27 +8,29 @@ either. Tests and benchmarks swap any part with ``Container(settings, embedder=.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import SecretStr
-
-from ragline.config import Settings, load_settings
+from ragline.environment import DEFAULT_HOME, env_values
 from ragline.errors import ConfigurationError
-from ragline.ports import (
-    ChatModel,
-    DocumentRegistry,
-    Embedder,
-    ObjectStore,
-    Reranker,
-    TenantRegistry,
-    Tokenizer,
-    UsageLedger,
-    VectorStoreProvider,
-)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer imports only this module)
     from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
+    from ragline.config import Settings
+    from ragline.ports import (
+        ApiKeyLookup,
+        ChatModel,
+        DocumentRegistry,
+        Embedder,
+        ObjectStore,
+        Reranker,
+        TenantRegistry,
+        Tokenizer,
+        UsageLedger,
+        VectorStoreProvider,
+    )
     from ragline.services.chat import ChatService
     from ragline.services.documents import DocumentService
     from ragline.services.evaluation import EvaluationService
@@ -60,7 +62,7 @@ class EmbeddedBackend:
     def registry(self) -> TenantRegistry:
         from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 
-        return SqliteTenantRegistry(self._home / "tenants.sqlite")
+        return SqliteTenantRegistry(self._home / TENANTS_FILE)
 
     def documents(self) -> DocumentRegistry:
         from ragline.adapters.embedded.documents import SqliteDocumentRegistry
@@ -87,32 +89,54 @@ class AwsBackend:
     def registry(self) -> TenantRegistry:
         from ragline.adapters.aws.tenants import DynamoDbTenantRegistry
 
-        return DynamoDbTenantRegistry(self._required("tenants_table"))
+        return DynamoDbTenantRegistry(required("tenants_table", self._settings.tenants_table))
 
     def documents(self) -> DocumentRegistry:
         from ragline.adapters.aws.documents import DynamoDbDocumentRegistry
 
-        return DynamoDbDocumentRegistry(self._required("documents_table"))
+        return DynamoDbDocumentRegistry(required("documents_table", self._settings.documents_table))
 
     def ledger(self) -> UsageLedger:
         from ragline.adapters.aws.ledger import DynamoDbUsageLedger
 
-        return DynamoDbUsageLedger(self._required("usage_table"))
+        return DynamoDbUsageLedger(required("usage_table", self._settings.usage_table))
 
     def objects(self) -> ObjectStore:
         from ragline.adapters.aws.objects import S3ObjectStore
 
-        return S3ObjectStore(self._required("documents_bucket"))
+        return S3ObjectStore(required("documents_bucket", self._settings.documents_bucket))
 
-    def _required(self, name: str) -> str:
-        value = str(getattr(self._settings, name))
-        if not value:
-            raise ConfigurationError(f"RAGLINE_{name.upper()} must be set for the aws backend")
-        return value
+
+TENANTS_FILE = "tenants.sqlite"
+"""The embedded tenant registry's file under ``settings.home``."""
+
+
+def required(name: str, value: str) -> str:
+    """An aws backend setting that has no default (a table, the bucket)."""
+    if not value:
+        raise ConfigurationError(f"RAGLINE_{name.upper()} must be set for the aws backend")
+    return value
 
 
 def backend_for(settings: Settings) -> Backend:
     return AwsBackend(settings) if settings.backend == "aws" else EmbeddedBackend(settings)
+
+
+def api_key_lookup(environ: Mapping[str, str] | None = None) -> ApiKeyLookup:
+    """The authorizer's key reads on the configured backend's tenant store, built from the three
+    values it needs: not from :class:`~ragline.config.Settings`, whose pydantic import would be
+    most of the authorizer's cold start. Reads what :meth:`Container.registry` writes."""
+    env = env_values(("backend", "tenants_table", "home"), environ)
+    backend = env.get("backend", "embedded")
+    if backend == "aws":
+        from ragline.adapters.aws.api_keys import DynamoDbApiKeyLookup
+
+        return DynamoDbApiKeyLookup(required("tenants_table", env.get("tenants_table", "")))
+    if backend != "embedded":
+        raise ConfigurationError(f"RAGLINE_BACKEND must be embedded or aws, not {backend!r}")
+    from ragline.adapters.embedded.api_keys import SqliteApiKeyLookup
+
+    return SqliteApiKeyLookup(os.path.join(env.get("home", DEFAULT_HOME), TENANTS_FILE))
 
 
 class Container:
@@ -215,6 +239,8 @@ class Container:
         s = self.settings
         if not s.llm_api_key_secret or s.openai_api_key.get_secret_value():
             return s
+        from pydantic import SecretStr
+
         from ragline.adapters.aws.secrets import SecretsManagerSecret
 
         key = SecretsManagerSecret(s.llm_api_key_secret).value()
@@ -371,4 +397,6 @@ class Container:
 @cache
 def container() -> Container:
     """The process's one container (a Lambda container keeps it across invocations)."""
+    from ragline.config import load_settings
+
     return Container(load_settings())

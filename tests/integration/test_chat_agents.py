@@ -17,8 +17,8 @@ from ragline.domain.api import ChatRequest
 from ragline.domain.billing import current_period
 from ragline.domain.models import TenantScope
 from ragline.ports import VectorStoreProvider
+from ragline.services.authentication import Principal
 from ragline.services.namespaces import new_namespace
-from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
 from tests.support.openai_replay import OpenAIReplay, error, text, tool_call

@@ -17,8 +17,8 @@ from ragline.domain.api import HostingSearchRequest, HostingSearchResponse
 from ragline.domain.billing import current_period
 from ragline.domain.models import SearchHit, SearchQuery, TenantScope
 from ragline.ports import VectorStore, VectorStoreProvider
+from ragline.services.authentication import Principal
 from ragline.services.namespaces import new_namespace
-from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
 from tests.support.openai_replay import OpenAIReplay, Turn, error, text

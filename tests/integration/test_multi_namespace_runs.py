@@ -28,8 +28,8 @@ from ragline.domain.chat import (
 )
 from ragline.domain.models import TenantScope
 from ragline.ports import VectorStoreProvider
+from ragline.services.authentication import Principal
 from ragline.services.namespaces import new_namespace
-from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 from tests.contract.vector_store_contract import make_chunks
 from tests.support.fakes import BowEmbedder

@@ -17,7 +17,7 @@ from typing import Any
 from starlette.testclient import TestClient
 
 from ragline.cli.serve import LambdaContext, gateway_event, load_function
-from ragline.services.tenancy import Principal
+from ragline.services.authentication import Principal
 from ragline.wiring import Container
 
 FUNCTIONS = Path(__file__).parents[2] / "functions"

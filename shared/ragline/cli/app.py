@@ -208,7 +208,7 @@ def search(
     from ragline.cli.output import print_hits
     from ragline.domain.api import SearchRequest
     from ragline.errors import RaglineError
-    from ragline.services.tenancy import Principal
+    from ragline.services.authentication import Principal
 
     if mode not in ("semantic", "keyword", "hybrid"):
         raise _fail(_invalid(f"unknown mode {mode!r}; use semantic, keyword or hybrid"))
@@ -238,7 +238,7 @@ def hosting_search(
     from ragline.cli.output import print_hosting_search
     from ragline.domain.api import HostingSearchRequest
     from ragline.errors import RaglineError
-    from ragline.services.tenancy import Principal
+    from ragline.services.authentication import Principal
 
     c = _container(home)
     try:
@@ -271,7 +271,7 @@ def chat(
     from ragline.cli.output import stream_chat
     from ragline.domain.api import ChatRequest
     from ragline.errors import RaglineError
-    from ragline.services.tenancy import Principal
+    from ragline.services.authentication import Principal
 
     c = _container(home)
     try:

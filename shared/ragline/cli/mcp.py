@@ -38,7 +38,7 @@ from ragline.domain.api import (
     SearchResponse,
 )
 from ragline.http import error_body
-from ragline.services.tenancy import Principal
+from ragline.services.authentication import Principal
 from ragline.streaming import error_response, log_failure
 
 if TYPE_CHECKING:

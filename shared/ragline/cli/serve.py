@@ -31,7 +31,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ragline import errors
-from ragline.services.tenancy import Principal
+from ragline.services.authentication import Principal
 from ragline.streaming import ROUTING_ERRORS, error_response
 from ragline.wiring import Container
 

@@ -20,16 +20,26 @@ from ragline.domain.tenancy import ApiKeyRecord, Namespace, Scope
 
 
 class ApiModel(BaseModel):
-    """A response body (built in code by field name, serialised in camelCase)."""
+    """A response body (built in code by field name, serialised in camelCase).
 
-    model_config = ConfigDict(alias_generator=to_camel, validate_by_name=True, serialize_by_alias=True)
+    ``defer_build``: every handler imports this module but uses a few of its models; each model's
+    validator and serializer are built when it is first used, not on every cold start.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, validate_by_name=True, serialize_by_alias=True, defer_build=True
+    )
 
 
 class ApiRequest(BaseModel):
-    """A request body: camelCase names only, unknown fields refused."""
+    """A request body: camelCase names only, unknown fields refused (built on first use, as above)."""
 
     model_config = ConfigDict(
-        alias_generator=to_camel, validate_by_name=False, validate_by_alias=True, extra="forbid"
+        alias_generator=to_camel,
+        validate_by_name=False,
+        validate_by_alias=True,
+        extra="forbid",
+        defer_build=True,
     )
 
 

@@ -2,24 +2,55 @@
 
 A registry stores and looks keys up only by :func:`hash_api_key`'s digest: a ``key_hash`` that is not
 one (a plaintext key, a typo) is never stored and never matches, so a lookup of it can skip the read.
+A key's times are stored as :func:`timestamp` text. Nothing here imports pydantic: the authorizer
+reads keys through this module alone (its cold start).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import secrets
+from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
 
 PREFIX = "rl_"
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+TOUCH_INTERVAL = timedelta(seconds=60)
+"""``touch_api_key`` writes a key's ``last_used_at`` at most once per interval (a busy key: one write)."""
+
+
+class KeyGrant(NamedTuple):
+    """What a stored API key grants: all the authorizer reads of a key (no record model needed)."""
+
+    tenant_id: str
+    key_id: str
+    scopes: frozenset[str]
+    namespaces: frozenset[str] = frozenset()
+    """Allow-list; empty means every namespace of the tenant."""
+    revoked: bool = False
+
+
+def timestamp(at: datetime) -> str:
+    """Fixed-width UTC ISO-8601, so text order is time order (naive datetimes are taken as UTC)."""
+    at = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    return at.isoformat(timespec="microseconds")
+
+
+def touch_cutoff(at: datetime, interval: timedelta = TOUCH_INTERVAL) -> str:
+    """A touch at ``at`` writes only over a stored ``last_used_at`` (as :func:`timestamp`) before this."""
+    return timestamp(at - interval)
 
 
 def new_api_key() -> str:
+    import secrets  # only keys are made with it: not on the authorizer's import path
+
     return PREFIX + secrets.token_urlsafe(32)
 
 
 def new_key_id() -> str:
     """A public handle for listing and revoking; unrelated to the secret."""
+    import secrets
+
     return "key_" + secrets.token_hex(8)
 
 

@@ -1,31 +1,18 @@
-"""Tenants' namespaces and what they record about their embedding space; API key records and their times.
+"""Tenants' namespaces and what they record about their embedding space; API key records.
 
-Registries store a key's times as :func:`timestamp` text (fixed width, so text order is time order and a
-store's condition can compare them) and read them back through the models, which parse ISO-8601.
+Registries store a key's times as :func:`ragline.domain.keys.timestamp` text (fixed width, so text
+order is time order and a store's condition can compare them) and read them back through the models,
+which parse ISO-8601.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from ragline.domain.models import check_identifier
-
-TOUCH_INTERVAL = timedelta(seconds=60)
-"""``touch_api_key`` writes a key's ``last_used_at`` at most once per interval (a busy key: one write)."""
-
-
-def timestamp(at: datetime) -> str:
-    """Fixed-width UTC ISO-8601, so text order is time order (naive datetimes are taken as UTC)."""
-    at = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
-    return at.isoformat(timespec="microseconds")
-
-
-def touch_cutoff(at: datetime, interval: timedelta = TOUCH_INTERVAL) -> str:
-    """A touch at ``at`` writes only over a stored ``last_used_at`` (as :func:`timestamp`) before this."""
-    return timestamp(at - interval)
 
 
 class NamespaceSettings(BaseModel):

@@ -30,9 +30,9 @@ from ragline.domain.pruning import prune_messages
 from ragline.domain.retrieval import EvidenceTable, Notice
 from ragline.domain.tenancy import Namespace
 from ragline.ports import ChatModel
+from ragline.services.authentication import Principal
 from ragline.services.metering import MeteredRun, Metering
 from ragline.services.retrieval import RetrievalService
-from ragline.services.tenancy import Principal
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from ragline.domain.models import TenantScope
 from ragline.domain.s3_events import object_key_of
 from ragline.domain.tenancy import Scope
 from ragline.ports import DocumentRegistry, ObjectStore, TenantRegistry
+from ragline.services.authentication import Principal
 from ragline.services.ingest import IngestService
 from ragline.services.namespaces import require_namespace
-from ragline.services.tenancy import Principal
 
 READ: tuple[Scope, ...] = ("ingest", "search")
 

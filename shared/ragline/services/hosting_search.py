@@ -25,9 +25,9 @@ from ragline.domain.billing import CompletedRun, request_fingerprint
 from ragline.domain.chat import ChatMessage
 from ragline.domain.models import RunUsage, TenantScope
 from ragline.domain.retrieval import RetrievalResult
+from ragline.services.authentication import Principal
 from ragline.services.metering import NO_RESULT, Metering, recorded_result
 from ragline.services.retrieval import RetrievalService, Retriever
-from ragline.services.tenancy import Principal
 
 ROUTE = "/v1/hosting-search"
 RERANK_POOL = 60

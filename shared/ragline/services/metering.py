@@ -18,7 +18,7 @@ from ragline.domain.api import ApiModel, IngestionUsage, Usage, UsageReport, War
 from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, current_period
 from ragline.domain.models import RunUsage
 from ragline.ports import TenantRegistry, UsageLedger
-from ragline.services.tenancy import Principal
+from ragline.services.authentication import Principal
 
 R = TypeVar("R", bound=ApiModel)
 

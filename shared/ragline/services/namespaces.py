@@ -7,7 +7,7 @@ from ragline import errors
 from ragline.domain.api import NamespaceDeleted, NamespaceList, NamespacePatch, NamespaceView, NewNamespace
 from ragline.domain.tenancy import ALL_SCOPES, Namespace, NamespaceSettings
 from ragline.ports import DocumentRegistry, Embedder, TenantRegistry
-from ragline.services.tenancy import Principal
+from ragline.services.authentication import Principal
 
 
 def require_namespace(registry: TenantRegistry, tenant_id: str, namespace_id: str) -> Namespace:

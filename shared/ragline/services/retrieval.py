@@ -36,8 +36,8 @@ from ragline.domain.retrieval import (
 )
 from ragline.domain.tenancy import Namespace, Scope
 from ragline.ports import Embedder, Reranker, TenantRegistry, VectorStore, VectorStoreProvider
+from ragline.services.authentication import Principal
 from ragline.services.namespaces import check_embedding_space, require_namespace
-from ragline.services.tenancy import Principal
 
 Fusion = Literal["rrf", "convex"]
 QueryBuilder = Callable[[str, SearchMode, int, "Fusion | None", RunUsage], SearchQuery]

@@ -13,9 +13,9 @@ from ragline import errors
 from ragline.domain.api import ChunkView, RerankView, SearchRequest, SearchResponse, Usage, WarningView
 from ragline.domain.billing import CompletedRun, request_fingerprint
 from ragline.domain.models import TenantScope
+from ragline.services.authentication import Principal
 from ragline.services.metering import NO_RESULT, Metering, recorded_result
 from ragline.services.retrieval import RetrievalService
-from ragline.services.tenancy import Principal
 
 RERANK_CANDIDATES = 30
 """With ``rerank``, at least this many fused candidates go to the reranker (as chat's accurate mode)."""

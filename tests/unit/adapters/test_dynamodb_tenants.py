@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ragline import errors
+from ragline.adapters.aws import tenant_items as ti
 from ragline.adapters.aws import tenants as dt
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, NamespaceSettings, Tenant
 
@@ -47,10 +48,10 @@ def placeholders(request: dict[str, Any], mark: str) -> set[str]:
 
 # -- keys and items ---------------------------------------------------------------------------------
 def test_keys_follow_the_single_table_layout() -> None:
-    assert dt.tenant_key("acme") == {"pk": {"S": "TENANT#acme"}, "sk": {"S": "TENANT"}}
-    assert dt.namespace_key("acme", "docs") == {"pk": {"S": "TENANT#acme"}, "sk": {"S": "NS#docs"}}
-    assert dt.api_key_key(HASH) == {"pk": {"S": f"KEY#{HASH}"}, "sk": {"S": "KEY"}}
-    assert dt.key_ref_key("acme", "key_1") == {"pk": {"S": "TENANT#acme"}, "sk": {"S": "KEY#key_1"}}
+    assert ti.tenant_key("acme") == {"pk": {"S": "TENANT#acme"}, "sk": {"S": "TENANT"}}
+    assert ti.namespace_key("acme", "docs") == {"pk": {"S": "TENANT#acme"}, "sk": {"S": "NS#docs"}}
+    assert ti.api_key_key(HASH) == {"pk": {"S": f"KEY#{HASH}"}, "sk": {"S": "KEY"}}
+    assert ti.key_ref_key("acme", "key_1") == {"pk": {"S": "TENANT#acme"}, "sk": {"S": "KEY#key_1"}}
 
 
 def test_tenant_item_has_typed_attributes_and_omits_an_unlimited_quota() -> None:
@@ -107,9 +108,9 @@ def test_api_key_item_holds_the_hash_lists_and_no_unset_times() -> None:
     ids=["tenant", "tenant-unlimited", "namespace", "key-full", "key-minimal"],
 )
 def test_item_codec_round_trips_every_field(model: Any) -> None:
-    item = dt.model_to_item(model, dt.tenant_key("x"))
+    item = dt.model_to_item(model, ti.tenant_key("x"))
     assert set(type(model).model_fields) >= set(item) - {"pk", "sk"}
-    assert type(model).model_validate(dt.item_fields(item)) == model
+    assert type(model).model_validate(ti.item_fields(item)) == model
 
 
 def test_times_are_fixed_width_utc_so_text_order_is_time_order() -> None:
@@ -122,13 +123,13 @@ def test_times_are_fixed_width_utc_so_text_order_is_time_order() -> None:
 
 
 def test_codec_encodes_plain_values() -> None:
-    assert dt.encode(1.5) == {"N": "1.5"} and dt.decode({"N": "1.5"}) == 1.5
-    assert dt.decode({"N": "-7"}) == -7
-    assert dt.encode(None) == {"NULL": True} and dt.decode({"NULL": True}) is None
+    assert ti.encode(1.5) == {"N": "1.5"} and ti.decode({"N": "1.5"}) == 1.5
+    assert ti.decode({"N": "-7"}) == -7
+    assert ti.encode(None) == {"NULL": True} and ti.decode({"NULL": True}) is None
     with pytest.raises(ValueError):
-        dt.encode(float("nan"))
+        ti.encode(float("nan"))
     with pytest.raises(TypeError):
-        dt.encode(object())
+        ti.encode(object())
 
 
 # -- request builders -------------------------------------------------------------------------------
@@ -140,17 +141,17 @@ def test_creates_are_puts_conditioned_on_absence_and_updates_on_presence() -> No
         "ConditionExpression": "attribute_not_exists(pk)",
     }
     assert dt.put_existing_request(TABLE, item)["ConditionExpression"] == "attribute_exists(pk)"
-    assert dt.delete_existing_request(TABLE, dt.namespace_key("acme", "docs")) == {
+    assert dt.delete_existing_request(TABLE, ti.namespace_key("acme", "docs")) == {
         "TableName": TABLE,
-        "Key": dt.namespace_key("acme", "docs"),
+        "Key": ti.namespace_key("acme", "docs"),
         "ConditionExpression": "attribute_exists(pk)",
     }
 
 
 def test_reads_are_consistent() -> None:
-    assert dt.get_request(TABLE, dt.api_key_key(HASH)) == {
+    assert ti.get_request(TABLE, ti.api_key_key(HASH)) == {
         "TableName": TABLE,
-        "Key": dt.api_key_key(HASH),
+        "Key": ti.api_key_key(HASH),
         "ConsistentRead": True,
     }
 
@@ -177,7 +178,7 @@ def test_put_api_key_is_one_transaction_of_two_new_items() -> None:
 
 
 def test_batch_get_is_consistent() -> None:
-    keys = [dt.api_key_key(HASH)]
+    keys = [ti.api_key_key(HASH)]
     assert dt.batch_get_request(TABLE, keys) == {
         "RequestItems": {TABLE: {"Keys": keys, "ConsistentRead": True}}
     }
@@ -185,7 +186,7 @@ def test_batch_get_is_consistent() -> None:
 
 def test_revoke_sets_the_time_once_and_only_on_the_tenants_own_key() -> None:
     rq = dt.revoke_request(TABLE, "acme", "key_1", HASH, AT)
-    assert rq["Key"] == dt.api_key_key(HASH)
+    assert rq["Key"] == ti.api_key_key(HASH)
     assert rq["ConditionExpression"] == (
         "attribute_exists(#pk) AND #tenant_id = :tenant_id AND #key_id = :key_id"
     )
@@ -199,8 +200,8 @@ def test_revoke_sets_the_time_once_and_only_on_the_tenants_own_key() -> None:
 
 
 def test_touch_writes_only_an_existing_key_last_used_over_a_minute_ago() -> None:
-    rq = dt.touch_request(TABLE, HASH, AT)
-    assert rq["Key"] == dt.api_key_key(HASH)
+    rq = ti.touch_request(TABLE, HASH, AT)
+    assert rq["Key"] == ti.api_key_key(HASH)
     assert rq["ConditionExpression"] == (
         "attribute_exists(#pk) AND (attribute_not_exists(#last_used_at) OR #last_used_at < :stale_before)"
     )
@@ -215,7 +216,7 @@ def test_touch_writes_only_an_existing_key_last_used_over_a_minute_ago() -> None
     "request_",
     [
         dt.revoke_request(TABLE, "acme", "key_1", HASH, AT),
-        dt.touch_request(TABLE, HASH, AT),
+        ti.touch_request(TABLE, HASH, AT),
         dt.list_namespaces_request(TABLE, "acme"),
         dt.list_key_refs_request(TABLE, "acme"),
     ],

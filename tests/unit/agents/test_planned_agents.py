@@ -14,8 +14,8 @@ from ragline.agents.deep_search import MAX_SUB_QUERIES, interleave, split_clause
 from ragline.agents.events import ChatResponse
 from ragline.domain.models import Chunk, TenantScope
 from ragline.domain.retrieval import ChunkKey, Evidence
+from ragline.services.authentication import Principal
 from ragline.services.chat import ChatService
-from ragline.services.tenancy import Principal
 from tests.support.fakes import ScriptedChatModel
 from tests.unit.services.test_chat_service import World, req
 

@@ -17,9 +17,9 @@ from ragline.agents.events import RunError, RunEvent, RunFinished, ToolFinished,
 from ragline.config import Settings
 from ragline.domain.api import ChatRequest, RequestMessage
 from ragline.domain.models import TenantScope
+from ragline.services.authentication import Principal
 from ragline.services.chat import ChatService
 from ragline.services.namespaces import new_namespace
-from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 from tests.contract.vector_store_contract import make_chunks
 from tests.support.fakes import BowEmbedder, ScriptedChatModel, Turn

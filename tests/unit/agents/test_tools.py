@@ -21,9 +21,9 @@ from ragline.documents.parsers import ParsedDocument, Section
 from ragline.domain.api import ChatRequest, RequestMessage
 from ragline.domain.models import MAX_SEQUENCE_NUMBER, Chunk, ChunkMetadata, TenantScope
 from ragline.domain.retrieval import EvidenceTable
+from ragline.services.authentication import Principal
 from ragline.services.namespaces import new_namespace
 from ragline.services.retrieval import RetrievalService
-from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 from tests.contract.vector_store_contract import make_chunks
 from tests.support.fakes import BowEmbedder

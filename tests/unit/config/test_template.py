@@ -173,6 +173,10 @@ def test_every_function_has_a_writable_home_and_signed_opensearch() -> None:
         assert "RAGLINE_HOME" not in own or own["RAGLINE_HOME"].startswith("/tmp/"), function_id
 
 
+def test_pydantic_skips_its_plugin_scan_on_every_cold_start() -> None:
+    assert global_env()["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
+
+
 def test_the_chat_route_streams_and_run_sh_finds_the_layer() -> None:
     chat = RESOURCES["ChatFunction"]["Properties"]
     assert chat["Events"]["Chat"]["Properties"]["ResponseTransferMode"] == "RESPONSE_STREAM"

@@ -26,8 +26,15 @@ from ragline.domain.documents import (
     claimed_record,
     normalise_sequencer,
 )
-from ragline.domain.keys import hash_api_key, is_key_hash, new_api_key, require_key_hash
-from ragline.domain.tenancy import TOUCH_INTERVAL, timestamp, touch_cutoff
+from ragline.domain.keys import (
+    TOUCH_INTERVAL,
+    hash_api_key,
+    is_key_hash,
+    new_api_key,
+    require_key_hash,
+    timestamp,
+    touch_cutoff,
+)
 
 pytestmark = pytest.mark.unit
 

@@ -9,8 +9,8 @@ import pytest
 from ragline import errors
 from ragline.config import Settings
 from ragline.domain.api import NewKey
+from ragline.services.authentication import Principal
 from ragline.services.namespaces import new_namespace
-from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
 

@@ -15,8 +15,8 @@ from ragline.config import Settings
 from ragline.domain.billing import current_period
 from ragline.domain.models import SearchQuery, TenantScope
 from ragline.ports import VectorStoreProvider
+from ragline.services.authentication import Principal
 from ragline.services.chat import ChatService
-from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 from tests.support.openai_replay import OpenAIReplay, call, error, text, tool_call, tool_calls
 from tests.unit.services.test_chat_service import SemanticOnlyStores, World, req

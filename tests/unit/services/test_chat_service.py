@@ -20,9 +20,9 @@ from ragline.domain.models import RunUsage, StoreCapabilities, TenantScope
 from ragline.domain.retrieval import Reranked
 from ragline.domain.tenancy import Tenant
 from ragline.ports import Reranker, VectorStoreProvider
+from ragline.services.authentication import Principal
 from ragline.services.chat import ChatService
 from ragline.services.namespaces import new_namespace
-from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 from tests.contract.vector_store_contract import make_chunks
 from tests.support.fakes import BowEmbedder, ScriptedChatModel, Turn

@@ -15,9 +15,9 @@ from ragline import errors
 from ragline.config import Settings
 from ragline.domain.billing import current_period
 from ragline.domain.models import IngestUsage, RunUsage, TenantScope
+from ragline.services.authentication import Principal
 from ragline.services.ingest import IngestService, IngestSettings, ObjectEvent
 from ragline.services.namespaces import new_namespace
-from ragline.services.tenancy import Principal
 from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
 

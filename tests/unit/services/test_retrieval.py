@@ -14,9 +14,9 @@ from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.domain.models import RunUsage, SearchHit, TenantScope
 from ragline.domain.retrieval import Reranked
 from ragline.ports import Reranker
+from ragline.services.authentication import Principal
 from ragline.services.namespaces import new_namespace
 from ragline.services.retrieval import RetrievalService
-from ragline.services.tenancy import Principal
 from tests.contract.vector_store_contract import make_chunks
 from tests.support.fakes import BowEmbedder
 from tests.support.vectors import DIM

@@ -17,24 +17,22 @@ Items (``pk`` / ``sk``):
 nothing is written. ``revoke_api_key`` is an ``UpdateItem`` on the record conditioned on its
 ``tenant_id`` and ``key_id``, so a key of another tenant can never be revoked; ``if_not_exists`` keeps
 the first revocation time (idempotent). ``touch_api_key`` writes ``last_used_at`` only when the stored
-one is older than :data:`~ragline.domain.tenancy.TOUCH_INTERVAL` (a condition, so a busy key costs one
+one is older than :data:`~ragline.domain.keys.TOUCH_INTERVAL` (a condition, so a busy key costs one
 write a minute).
 
 The plaintext key never reaches this module: records carry only ``key_hash``, and a ``key_hash`` that
 is not a SHA-256 hex digest is refused. Request builders are pure functions returning the kwargs of the
 boto3 call (unit-tested as dicts); :class:`DynamoDbTenantRegistry` only sends them and translates errors.
 The key-hash rule and the text form of times are the domain's (:mod:`ragline.domain.keys`,
-:func:`ragline.domain.tenancy.timestamp`), shared with the SQLite registry.
+:func:`ragline.domain.keys.timestamp`), shared with the SQLite registry.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
-import re
 import uuid
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel
@@ -42,82 +40,33 @@ from pydantic import BaseModel
 from ragline import errors
 from ragline.adapters.aws.batch import Key, backoff, delete_keys
 from ragline.adapters.aws.errors import CONDITION_FAILED, call
+from ragline.adapters.aws.tenant_items import (
+    api_key_key,
+    encode,
+    get_request,
+    item_fields,
+    key_ref_key,
+    namespace_key,
+    tenant_key,
+    touch_request,
+)
 from ragline.adapters.boto import LazyClient, error_code
-from ragline.domain.keys import is_key_hash, require_key_hash
-from ragline.domain.tenancy import TOUCH_INTERVAL, ApiKeyRecord, Namespace, Tenant, timestamp, touch_cutoff
+from ragline.domain.keys import is_key_hash, require_key_hash, timestamp
+from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
 
-KEY_ATTRIBUTES = ("pk", "sk")
 TRANSACTION_CANCELED = "TransactionCanceledException"
 _RETRYABLE_CANCELLATIONS = frozenset(
     {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
 )
 BATCH_GET_LIMIT = 100
 BATCH_GET_ATTEMPTS = 5
-_INTEGER = re.compile(r"^-?\d+$")
 
 
-# -- keys -----------------------------------------------------------------------------------------
-def tenant_key(tenant_id: str) -> Key:
-    return {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": "TENANT"}}
-
-
-def namespace_key(tenant_id: str, namespace_id: str) -> Key:
-    return {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": f"NS#{namespace_id}"}}
-
-
-def api_key_key(key_hash: str) -> Key:
-    return {"pk": {"S": f"KEY#{key_hash}"}, "sk": {"S": "KEY"}}
-
-
-def key_ref_key(tenant_id: str, key_id: str) -> Key:
-    return {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": f"KEY#{key_id}"}}
-
-
-# -- item codec -----------------------------------------------------------------------------------
-def encode(value: Any) -> dict[str, Any]:
-    """A Python value as a DynamoDB attribute value (datetimes as fixed-width UTC ISO-8601 text)."""
-    if isinstance(value, bool):
-        return {"BOOL": value}
-    if isinstance(value, int | float):
-        if not math.isfinite(value):
-            raise ValueError(f"DynamoDB cannot store {value!r}")
-        return {"N": str(value)}
-    if isinstance(value, str):
-        return {"S": value}
-    if isinstance(value, datetime):
-        return {"S": timestamp(value)}
-    if isinstance(value, list | tuple):
-        return {"L": [encode(v) for v in value]}
-    if isinstance(value, dict):
-        return {"M": {str(k): encode(v) for k, v in value.items() if v is not None}}
-    if value is None:
-        return {"NULL": True}
-    raise TypeError(f"no DynamoDB encoding for {type(value).__name__}")
-
-
-def decode(attribute: dict[str, Any]) -> Any:
-    ((kind, value),) = attribute.items()
-    if kind == "N":
-        return int(value) if _INTEGER.match(value) else float(value)
-    if kind == "L":
-        return [decode(v) for v in value]
-    if kind == "M":
-        return {k: decode(v) for k, v in value.items()}
-    if kind == "NULL":
-        return None
-    if kind in ("S", "BOOL"):
-        return value
-    raise ValueError(f"unexpected DynamoDB attribute type {kind!r}")
-
-
+# -- items (keys and the codec: tenant_items) ------------------------------------------------------
 def model_to_item(model: BaseModel, key: Key) -> dict[str, Any]:
     """``key`` plus every field of ``model``; ``None`` fields are left out (absent, not NULL)."""
     fields = {name: encode(v) for name, v in model.model_dump().items() if v is not None}
     return {**fields, **key}
-
-
-def item_fields(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: decode(v) for k, v in item.items() if k not in KEY_ATTRIBUTES}
 
 
 def tenant_to_item(tenant: Tenant) -> dict[str, Any]:
@@ -153,10 +102,6 @@ def put_existing_request(table_name: str, item: dict[str, Any]) -> dict[str, Any
 
 def delete_existing_request(table_name: str, key: Key) -> dict[str, Any]:
     return {"TableName": table_name, "Key": key, "ConditionExpression": "attribute_exists(pk)"}
-
-
-def get_request(table_name: str, key: Key) -> dict[str, Any]:
-    return {"TableName": table_name, "Key": key, "ConsistentRead": True}
 
 
 def query_prefix_request(
@@ -227,25 +172,6 @@ def revoke_request(
             ":at": {"S": timestamp(at)},
         },
         "ReturnValues": "ALL_NEW",
-    }
-
-
-def touch_request(
-    table_name: str, key_hash: str, at: datetime, interval: timedelta = TOUCH_INTERVAL
-) -> dict[str, Any]:
-    """Set ``last_used_at`` of an existing key unless it was set less than ``interval`` ago."""
-    return {
-        "TableName": table_name,
-        "Key": api_key_key(key_hash),
-        "ConditionExpression": (
-            "attribute_exists(#pk) AND (attribute_not_exists(#last_used_at) OR #last_used_at < :stale_before)"
-        ),
-        "UpdateExpression": "SET #last_used_at = :at",
-        "ExpressionAttributeNames": {"#pk": "pk", "#last_used_at": "last_used_at"},
-        "ExpressionAttributeValues": {
-            ":at": {"S": timestamp(at)},
-            ":stale_before": {"S": touch_cutoff(at, interval)},
-        },
     }
 
 

@@ -5,9 +5,9 @@
 - API keys are rows keyed by the SHA-256 hex digest of the key (the key itself is never received);
   ``key_id`` is unique per tenant, like every other id. The mutable fields (``last_used_at``,
   ``revoked_at``) are columns, so touching and revoking are single conditional ``UPDATE``s.
-- ``touch_api_key`` writes at most once per :data:`~ragline.domain.tenancy.TOUCH_INTERVAL` per key,
+- ``touch_api_key`` writes at most once per :data:`~ragline.domain.keys.TOUCH_INTERVAL` per key,
   like the DynamoDB adapter. Key hashes and times follow :mod:`ragline.domain.keys` and
-  :mod:`ragline.domain.tenancy`.
+  :mod:`ragline.domain.keys`.
 """
 
 from __future__ import annotations
@@ -20,32 +20,11 @@ from pathlib import Path
 
 from ragline import errors
 from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
-from ragline.domain.keys import is_key_hash, require_key_hash
-from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant, timestamp, touch_cutoff
+from ragline.adapters.embedded.tenants_schema import SCHEMA, TOUCH_KEY
+from ragline.domain.keys import is_key_hash, require_key_hash, timestamp, touch_cutoff
+from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
 
 _MUTABLE_KEY_FIELDS = frozenset({"last_used_at", "revoked_at"})
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS namespaces (
-    tenant_id TEXT NOT NULL,
-    namespace_id TEXT NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (tenant_id, namespace_id)
-);
-CREATE TABLE IF NOT EXISTS tenants (
-    tenant_id TEXT PRIMARY KEY,
-    body TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS api_keys (
-    key_hash TEXT PRIMARY KEY,
-    tenant_id TEXT NOT NULL,
-    key_id TEXT NOT NULL,
-    body TEXT NOT NULL,
-    last_used_at TEXT,
-    revoked_at TEXT,
-    UNIQUE (tenant_id, key_id)  -- its index also serves every per-tenant lookup of keys
-);
-"""
 
 
 @maps_sqlite_errors
@@ -57,7 +36,7 @@ class SqliteTenantRegistry:
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
-            self._conn = open_sqlite(self.path, _SCHEMA)
+            self._conn = open_sqlite(self.path, SCHEMA)
         return self._conn
 
     # -- tenants ---------------------------------------------------------------------------------
@@ -222,11 +201,7 @@ class SqliteTenantRegistry:
             return
         at = datetime.now(UTC)
         with self._lock:
-            self._db().execute(
-                "UPDATE api_keys SET last_used_at=?"
-                " WHERE key_hash=? AND (last_used_at IS NULL OR last_used_at < ?)",
-                (timestamp(at), key_hash, touch_cutoff(at)),
-            )
+            self._db().execute(TOUCH_KEY, (timestamp(at), key_hash, touch_cutoff(at)))
 
 
 def _key_from_row(row: tuple[str, str | None, str | None]) -> ApiKeyRecord:

@@ -1,0 +1,32 @@
+"""The process environment: the only module that reads ``os.environ``.
+
+:meth:`ragline.config.Settings.from_env` builds the settings from it. The authorizer reads the few
+values it needs through :func:`env_values` alone (:func:`ragline.wiring.api_key_lookup`): the
+settings model would cost it pydantic's import on every cold start.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+
+ENV_ALIASES: dict[str, tuple[str, ...]] = {
+    "aws_region": ("AWS_REGION", "AWS_DEFAULT_REGION"),
+    "openai_api_key": ("OPENAI_API_KEY",),
+    "openai_base_url": ("OPENAI_BASE_URL",),
+}
+"""Besides ``RAGLINE_<FIELD>``, these standard variables are honoured (the RAGLINE_ one wins)."""
+DEFAULT_HOME = ".ragline"
+"""Folder holding all embedded state, unless ``RAGLINE_HOME`` names another."""
+
+
+def env_values(names: Iterable[str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The set, non-empty values of the settings ``names``: ``RAGLINE_<NAME>``, else an alias."""
+    env = os.environ if environ is None else environ
+    values: dict[str, str] = {}
+    for name in names:
+        for key in (f"RAGLINE_{name.upper()}", *ENV_ALIASES.get(name, ())):
+            if env.get(key):
+                values[name] = env[key]
+                break
+    return values
