@@ -159,7 +159,8 @@ def table(results: list[dict[str, Any]], header: str) -> str:
         if r["server_mib"]:
             delta += f" (+ OpenSearch JVM {r['server_mib']:,.0f})"
         cells = [f"{r['chunks']:,}", f"{r['write_rate']:,.0f}", f"{r['rate']:,.0f}", f"{r['maintain_s']:.1f}"]
-        cells += [f"{r['disk_mib']:,.0f}", f"{r['peak_mib']:,.0f}", delta]
+        disk = "n/a" if r["server_mib"] else f"{r['disk_mib']:,.0f}"  # OpenSearch's is the node's
+        cells += [disk, f"{r['peak_mib']:,.0f}", delta]
         lines.append(row([r["store"], *cells]))
     lines += ["", "Versions: " + "; ".join(f"{r['store']}: {r['versions']}" for r in results)]
     return "\n".join(lines)
