@@ -9,8 +9,11 @@ callers:
 - keyword search runs over a BM25 inverted index of only this scope's chunks
   (:mod:`ragline.adapters.embedded.bm25`), so no other scope's text can match or shift its statistics.
 
-Both are rebuilt when the scope's ``generation`` (bumped in the same transaction as every write, also
-by other processes) moves. (The ``scope_token`` column is kept for files written by older versions.)
+Both follow the scope's ``generation``, bumped in the same transaction as every write (also by other
+processes), which also records the documents it touched (``scope_changes``): when the generation has
+moved, only those documents' rows are read and folded in (:mod:`ragline.adapters.embedded.scope_index`),
+and the scope is read whole only the first time or when the record cannot vouch for every write
+since. (The ``scope_token`` column is kept for files written by older versions.)
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import json
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ from numpy.typing import NDArray
 
 from ragline import errors
 from ragline.adapters.embedded.bm25 import Bm25Index
+from ragline.adapters.embedded.scope_index import ScopeIndex, read_scope, read_texts
 from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
 from ragline.adapters.embedded.store_schema import SCHEMA
 from ragline.domain.fusion import fuse_query
@@ -44,7 +47,6 @@ from ragline.domain.models import (
     SemanticQuery,
     StoreCapabilities,
     TenantScope,
-    chunk_id,
     neighbor_window,
 )
 
@@ -57,17 +59,6 @@ def scope_token(scope: TenantScope) -> str:
     return f"s{digest[:24]}"
 
 
-@dataclass
-class _Matrix:
-    generation: int
-    rowids: NDArray[np.int64]
-    vectors: NDArray[np.float32]
-    document_ids: NDArray[np.object_]
-    filenames: NDArray[np.object_]
-    chunk_ids: list[str]
-    bm25: Bm25Index | None = None
-
-
 @maps_sqlite_errors
 class SqliteVectorStoreProvider:
     """Owns the connection and the per-scope vector matrices; hands out scope-bound stores."""
@@ -77,7 +68,7 @@ class SqliteVectorStoreProvider:
         self.dimension = dimension
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
-        self._matrices: dict[TenantScope, _Matrix] = {}
+        self._matrices: dict[TenantScope, ScopeIndex] = {}
 
     def connection(self) -> sqlite3.Connection:
         with self._lock:
@@ -104,6 +95,7 @@ class SqliteVectorStoreProvider:
                 conn.execute("DELETE FROM fences WHERE tenant_id=?", (tenant_id,))
                 # The scopes' cache counters go too: a deleted tenant's scopes are never written again.
                 conn.execute("DELETE FROM scopes WHERE tenant_id=?", (tenant_id,))
+                conn.execute("DELETE FROM scope_changes WHERE tenant_id=?", (tenant_id,))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -112,50 +104,23 @@ class SqliteVectorStoreProvider:
                 del self._matrices[scope]
             return cur.rowcount
 
-    def matrix(self, scope: TenantScope) -> _Matrix:
-        """This scope's vectors, reloaded only when another write moved its generation."""
+    def matrix(self, scope: TenantScope) -> ScopeIndex:
+        """This scope's structures, brought up to its current generation (see the module docstring)."""
         with self._lock:
-            conn = self.connection()
-            row = conn.execute(
-                "SELECT generation FROM scopes WHERE tenant_id=? AND namespace_id=?",
-                (scope.tenant_id, scope.namespace_id),
-            ).fetchone()
-            generation = row[0] if row else 0
             cached = self._matrices.get(scope)
-            if cached is not None and cached.generation == generation:
-                return cached
-            rows = conn.execute(
-                "SELECT rowid, document_id, filename, embedding, seq FROM chunks"
-                " WHERE tenant_id=? AND namespace_id=? ORDER BY rowid",
-                (scope.tenant_id, scope.namespace_id),
-            ).fetchall()
-            vectors = np.empty((len(rows), self.dimension), dtype=np.float32)
-            for i, r in enumerate(rows):
-                vectors[i] = np.frombuffer(r[3], dtype=np.float32)
-            built = _Matrix(
-                generation=generation,
-                rowids=np.array([r[0] for r in rows], dtype=np.int64),
-                vectors=vectors,
-                document_ids=np.array([r[1] for r in rows], dtype=object),
-                filenames=np.array([r[2] for r in rows], dtype=object),
-                chunk_ids=[chunk_id(r[1], r[4]) for r in rows],
+            current = read_scope(
+                self.connection(), (scope.tenant_id, scope.namespace_id), cached, self.dimension
             )
-            self._matrices[scope] = built
-            return built
+            self._matrices[scope] = current
+            return current
 
-    def bm25(self, scope: TenantScope, m: _Matrix) -> Bm25Index:
-        """The scope's BM25 index, built on the first keyword query of each generation."""
+    def bm25(self, scope: TenantScope, m: ScopeIndex) -> Bm25Index:
+        """The scope's BM25 index, built whole on the first keyword query; writes after that update it."""
         with self._lock:
             if m.bm25 is None:
-                texts = dict(
-                    self.connection()
-                    .execute(
-                        "SELECT rowid, text FROM chunks WHERE tenant_id=? AND namespace_id=?",
-                        (scope.tenant_id, scope.namespace_id),
-                    )
-                    .fetchall()
+                m.bm25 = Bm25Index.build(
+                    read_texts(self.connection(), (scope.tenant_id, scope.namespace_id), m)
                 )
-                m.bm25 = Bm25Index([texts[int(r)] for r in m.rowids])
             return m.bm25
 
 
@@ -197,7 +162,7 @@ class SqliteVectorStore:
                     rows,
                 )
                 written = cur.rowcount  # direct changes only: refused (older) rows and FTS triggers excluded
-                self._bump(conn)
+                self._bump(conn, {c.document_id for c in chunks})
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -252,7 +217,7 @@ class SqliteVectorStore:
                     (*key, generation),
                 )
                 if cur.rowcount:
-                    self._bump(conn)
+                    self._bump(conn, {document_id})
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -290,18 +255,28 @@ class SqliteVectorStore:
                     (self.scope.tenant_id, self.scope.namespace_id, document_id, generation),
                 )
                 if cur.rowcount:
-                    self._bump(conn)
+                    self._bump(conn, {document_id})
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
             return cur.rowcount
 
-    def _bump(self, conn: sqlite3.Connection) -> None:
+    def _bump(self, conn: sqlite3.Connection, document_ids: set[str]) -> None:
+        """Move the scope's generation and record which documents moved it (same transaction)."""
+        key = (self.scope.tenant_id, self.scope.namespace_id)
         conn.execute(
             "INSERT INTO scopes (tenant_id, namespace_id, generation) VALUES (?,?,1)"
             " ON CONFLICT(tenant_id, namespace_id) DO UPDATE SET generation=generation+1",
-            (self.scope.tenant_id, self.scope.namespace_id),
+            key,
+        )
+        (generation,) = conn.execute(
+            "SELECT generation FROM scopes WHERE tenant_id=? AND namespace_id=?", key
+        ).fetchone()
+        conn.executemany(
+            "INSERT INTO scope_changes (tenant_id, namespace_id, document_id, generation) VALUES (?,?,?,?)"
+            " ON CONFLICT(tenant_id, namespace_id, document_id) DO UPDATE SET generation=excluded.generation",
+            [(*key, document_id, generation) for document_id in sorted(document_ids)],
         )
 
     # -- reads --------------------------------------------------------------------------------
@@ -440,7 +415,7 @@ class SqliteVectorStore:
         return {int(r[0]): _chunk(r) for r in rows}
 
 
-def _filter_mask(m: _Matrix, filters: MetadataFilter) -> NDArray[np.bool_] | None:
+def _filter_mask(m: ScopeIndex, filters: MetadataFilter) -> NDArray[np.bool_] | None:
     mask: NDArray[np.bool_] | None = None
     for values, column in ((filters.document_ids, m.document_ids), (filters.filenames, m.filenames)):
         if values:
