@@ -406,8 +406,10 @@ class SqliteVectorStore:
             rows = (
                 self._p.connection()
                 .execute(
+                    # `+` keeps SQLite on rowid lookups: left to itself it scans the scope's whole
+                    # (tenant, namespace) index range, ~50 ms per search at 100k chunks.
                     f"SELECT {_COLUMNS} FROM chunks c WHERE c.rowid IN ({','.join('?' * len(rowids))})"
-                    " AND c.tenant_id=? AND c.namespace_id=?",
+                    " AND +c.tenant_id=? AND +c.namespace_id=?",
                     [*rowids, self.scope.tenant_id, self.scope.namespace_id],
                 )
                 .fetchall()
