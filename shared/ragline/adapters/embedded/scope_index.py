@@ -1,8 +1,9 @@
 """One scope's in-memory search structures, and how a write's changes are folded into them.
 
 A :class:`ScopeIndex` is a snapshot for one scope generation: the scope's rows in rowid order (ids,
-document ids, filenames), their vectors as one float32 matrix, and, once a keyword query asked for
-it, their BM25 index. Snapshots never change; searches use one without a lock. After a write the
+document ids, filenames), their vectors as one float32 matrix (made when a semantic query first
+needs it), and, once a keyword query asked for it, their BM25 index. What a search reads of a
+snapshot never changes; searches use one without a lock. After a write the
 store reads only the rows of the documents the write touched and :meth:`ScopeIndex.updated` makes
 the next snapshot from this one, equal to what a full load of the scope would build.
 """
@@ -28,88 +29,129 @@ Row = tuple[Any, ...]
 
 
 class _VectorBuffer:
-    """Rows of vectors with room to grow: snapshots are views of its first rows, so appending past
-    the newest snapshot's rows copies nothing and changes no older view."""
+    """Rows of vectors with room to grow: matrices are views of its first rows, so appending past
+    the newest one's rows copies nothing and changes no older view."""
 
-    def __init__(self, vectors: NDArray[np.float32]) -> None:
-        self.data = vectors
-        self.used = len(vectors)
+    def __init__(self, data: NDArray[np.float32], used: int) -> None:
+        self.data = data
+        self.used = used
+
+    @classmethod
+    def holding(cls, rows: int, dimension: int) -> _VectorBuffer:
+        return cls(np.empty((rows * 5 // 4 + 64, dimension), dtype=np.float32), rows)
 
     def append(self, used: int, rows: NDArray[np.float32]) -> NDArray[np.float32] | None:
-        """A view of ``used`` rows plus ``rows``, or None if a snapshot past ``used`` exists."""
+        """A view of ``used`` rows plus ``rows``, or None if a matrix past ``used`` exists."""
         if used != self.used:
             return None
         end = used + len(rows)
         if end > len(self.data):
-            grown = np.empty((max(end, len(self.data) * 5 // 4 + 64), self.data.shape[1]), dtype=np.float32)
-            grown[:used] = self.data[:used]
-            self.data = grown
+            grown = _VectorBuffer.holding(end, self.data.shape[1])
+            grown.data[:used] = self.data[:used]
+            self.data = grown.data
         self.data[used:end] = rows
         self.used = end
         return self.data[:end]
+
+
+class _Vectors:
+    """A snapshot's vectors: a matrix, or until a semantic query needs one the recipe for it (rows
+    of an earlier matrix and rows read since, gathered), so keyword-only use never copies vectors."""
+
+    def __init__(
+        self,
+        matrix: NDArray[np.float32] | None = None,
+        buffer: _VectorBuffer | None = None,
+        recipe: tuple[NDArray[np.float32], tuple[NDArray[np.float32], ...], NDArray[np.int64]] | None = None,
+    ) -> None:
+        self._matrix = matrix
+        self._buffer = buffer
+        self._recipe = recipe
+
+    @classmethod
+    def of(cls, blobs: Sequence[bytes], dimension: int) -> _Vectors:
+        buffer = _VectorBuffer.holding(len(blobs), dimension)
+        matrix = buffer.data[: len(blobs)]
+        matrix[:] = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dimension)
+        return cls(matrix, buffer)
+
+    def after(
+        self, kept: NDArray[np.bool_], added: NDArray[np.float32], order: NDArray[np.int64] | None
+    ) -> _Vectors:
+        """The vectors once rows where ``kept`` is False are gone, ``added`` come last and ``order``
+        permutes them: appended in place when only new rows came, else a recipe."""
+        if self._matrix is not None and self._buffer is not None and order is None and kept.all():
+            appended = self._buffer.append(len(self._matrix), added)
+            if appended is not None:
+                return _Vectors(appended, self._buffer)
+        if self._recipe is not None:
+            base, extras, gather = self._recipe
+        else:
+            assert self._matrix is not None
+            base, extras, gather = self._matrix, (), np.arange(len(self._matrix))
+        start = len(base) + sum(len(rows) for rows in extras)
+        gather = np.concatenate((gather[kept], np.arange(start, start + len(added))))
+        return _Vectors(recipe=(base, (*extras, added), gather if order is None else gather[order]))
+
+    def matrix(self) -> NDArray[np.float32]:
+        """The matrix, made from the recipe on first call (callers hold the store's lock)."""
+        if self._matrix is None:
+            assert self._recipe is not None
+            base, extras, gather = self._recipe
+            buffer = _VectorBuffer.holding(len(gather), base.shape[1])
+            matrix = buffer.data[: len(gather)]
+            later = gather >= len(base)
+            if len(base):
+                np.take(base, np.minimum(gather, len(base) - 1), axis=0, out=matrix)
+            if later.any():
+                matrix[later] = np.concatenate(extras)[gather[later] - len(base)]
+            self._matrix, self._buffer, self._recipe = matrix, buffer, None
+        return self._matrix
 
 
 @dataclass
 class ScopeIndex:
     generation: int
     rowids: NDArray[np.int64]
-    vectors: NDArray[np.float32]
     document_ids: NDArray[np.object_]
     filenames: NDArray[np.object_]
     chunk_ids: NDArray[np.object_]
+    vectors: _Vectors = field(repr=False)
     bm25: Bm25Index | None = None
     """Built on the first keyword query (under the store's lock), then carried through updates."""
-    _buffer: _VectorBuffer | None = field(default=None, repr=False)
 
     @classmethod
     def load(cls, generation: int, rows: Sequence[Row], dimension: int) -> ScopeIndex:
         """From all the scope's rows in rowid order (``text`` may be left out)."""
-        vectors = np.empty((len(rows), dimension), dtype=np.float32)
-        for i, r in enumerate(rows):
-            vectors[i] = np.frombuffer(r[3], dtype=np.float32)
         return cls(
             generation=generation,
             rowids=np.array([r[0] for r in rows], dtype=np.int64),
-            vectors=vectors,
             document_ids=_objects(r[1] for r in rows),
             filenames=_objects(r[2] for r in rows),
             chunk_ids=_objects(chunk_id(r[1], r[4]) for r in rows),
+            vectors=_Vectors.of([r[3] for r in rows], dimension),
         )
 
-    def updated(self, generation: int, changed: set[str], rows: Sequence[Row]) -> ScopeIndex:
+    def updated(self, generation: int, changed: set[str], rows: Sequence[Row], dimension: int) -> ScopeIndex:
         """This scope after writes that touched only the documents ``changed``, whose rows now are
         ``rows`` (in rowid order, with their text): theirs replace the ones held, the rest stay."""
         touched = map(changed.__contains__, self.document_ids.tolist())
         kept = ~np.fromiter(touched, dtype=bool, count=len(self.rowids))
-        added = ScopeIndex.load(generation, rows, self.vectors.shape[1])
+        added = ScopeIndex.load(generation, rows, dimension)
         rowids = np.concatenate((self.rowids[kept], added.rowids))
         # New rows get rowids past every other; a rewritten chunk keeps its own, so it may sit earlier.
         order = None if _ascending(rowids) else np.argsort(rowids, kind="stable")
-        vectors, buffer = self._vectors_after(kept, added.vectors, order)
         update = ScopeIndex(
             generation=generation,
             rowids=rowids if order is None else rowids[order],
-            vectors=vectors,
             document_ids=_merged(self.document_ids[kept], added.document_ids, order),
             filenames=_merged(self.filenames[kept], added.filenames, order),
             chunk_ids=_merged(self.chunk_ids[kept], added.chunk_ids, order),
-            _buffer=buffer,
+            vectors=self.vectors.after(kept, added.vectors.matrix(), order),
         )
         if self.bm25 is not None:
             update.bm25 = self.bm25.updated(kept, [str(r[5]) for r in rows], order)
         return update
-
-    def _vectors_after(
-        self, kept: NDArray[np.bool_], added: NDArray[np.float32], order: NDArray[np.int64] | None
-    ) -> tuple[NDArray[np.float32], _VectorBuffer | None]:
-        """The next snapshot's vectors, and the buffer they are a view of (if any)."""
-        if order is None and kept.all():  # only new rows, after the others: append in place
-            buffer = self._buffer or _VectorBuffer(self.vectors)
-            appended = buffer.append(len(self.vectors), added)
-            if appended is not None:
-                return appended, buffer
-        vectors = np.concatenate((self.vectors[kept], added))
-        return (vectors if order is None else vectors[order]), None
 
 
 def _objects(values: Any) -> NDArray[np.object_]:
@@ -145,7 +187,7 @@ def read_scope(
         generation = int(row[0]) if row else 0
         if cached is not None and cached.generation == generation:
             return cached
-        update = None if cached is None else _read_changes(conn, key, cached, generation)
+        update = None if cached is None else _read_changes(conn, key, cached, generation, dimension)
         if update is not None:
             return update
         rows = conn.execute(
@@ -160,7 +202,7 @@ def read_scope(
 
 
 def _read_changes(
-    conn: sqlite3.Connection, key: tuple[str, str], cached: ScopeIndex, generation: int
+    conn: sqlite3.Connection, key: tuple[str, str], cached: ScopeIndex, generation: int, dimension: int
 ) -> ScopeIndex | None:
     """``cached`` with the documents changed since its generation read again; None when the record
     cannot vouch for every write since (a writer that keeps none, a purge) or too much changed."""
@@ -190,7 +232,7 @@ def _read_changes(
             (*key, *group),
         ).fetchall()
     rows.sort(key=lambda r: int(r[0]))
-    update = cached.updated(generation, changed, rows)
+    update = cached.updated(generation, changed, rows, dimension)
     (count,) = conn.execute(
         "SELECT count(*) FROM chunks WHERE tenant_id=? AND namespace_id=?", key
     ).fetchone()

@@ -114,6 +114,11 @@ class SqliteVectorStoreProvider:
             self._matrices[scope] = current
             return current
 
+    def vectors(self, m: ScopeIndex) -> NDArray[np.float32]:
+        """The scope's vectors as one matrix, made on the first semantic query after a write."""
+        with self._lock:
+            return m.vectors.matrix()
+
     def bm25(self, scope: TenantScope, m: ScopeIndex) -> Bm25Index:
         """The scope's BM25 index, built whole on the first keyword query; writes after that update it."""
         with self._lock:
@@ -353,7 +358,7 @@ class SqliteVectorStore:
             )
         if not len(m.rowids):
             return []
-        scores = m.vectors @ (q / (np.linalg.norm(q) or 1.0))
+        scores = self._p.vectors(m) @ (q / (np.linalg.norm(q) or 1.0))
         mask = _filter_mask(m, filters)
         if mask is not None:
             scores = np.where(mask, scores, -np.inf)
