@@ -41,6 +41,9 @@ BUILD_BATCH = 4096
 """Chunks analysed per step of a build: bounds the word lists held at once."""
 MAX_SEGMENTS = 8
 
+Slots = NDArray[np.integer[Any]]
+"""Slot or position numbers: int32 in stored postings (half the memory), int64 once remapped."""
+
 
 @lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
@@ -114,25 +117,25 @@ class Segment:
 
     terms: NDArray[np.int64]
     starts: NDArray[np.int64]
-    slots: NDArray[np.int64]
+    slots: Slots
     tf: NDArray[np.float32]
 
     @classmethod
-    def of(cls, terms: NDArray[np.int64], slots: NDArray[np.int64], tf: NDArray[np.float32]) -> Segment:
+    def of(cls, terms: NDArray[np.int64], slots: Slots, tf: NDArray[np.float32]) -> Segment:
         """From postings in any order; each (term, slot) pair at most once."""
         order = np.argsort(terms, kind="stable")
-        terms, slots, tf = terms[order], slots[order], tf[order]
+        terms, slots, tf = terms[order], slots[order].astype(np.int32), tf[order]
         firsts = np.flatnonzero(np.diff(terms, prepend=-1)) if len(terms) else np.zeros(0, dtype=np.int64)
         return cls(terms[firsts], np.append(firsts, len(terms)), slots, tf)
 
-    def postings(self, term: int) -> tuple[NDArray[np.int64], NDArray[np.float32]] | None:
+    def postings(self, term: int) -> tuple[Slots, NDArray[np.float32]] | None:
         i = int(np.searchsorted(self.terms, term))
         if i == len(self.terms) or self.terms[i] != term:
             return None
         lo, hi = self.starts[i], self.starts[i + 1]
         return self.slots[lo:hi], self.tf[lo:hi]
 
-    def triples(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float32]]:
+    def triples(self) -> tuple[NDArray[np.int64], Slots, NDArray[np.float32]]:
         """Every posting as ``(term, slot, tf)`` columns."""
         return np.repeat(self.terms, np.diff(self.starts)), self.slots, self.tf
 
@@ -226,7 +229,7 @@ class Bm25Index:
 
     def _live_postings(
         self, segments: Iterable[Segment]
-    ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float32]]:
+    ) -> tuple[NDArray[np.int64], Slots, NDArray[np.float32]]:
         """The postings of ``segments`` on live slots, as ``(term, position, tf)``."""
         columns = [segment.triples() for segment in segments]
         terms, slots, tf = (np.concatenate(column) for column in zip(*columns, strict=True))
@@ -247,7 +250,7 @@ class Bm25Index:
                 out[docs] += idf * tf * (K1 + 1) / (tf + self._norm[docs])
         return out
 
-    def _live(self, segment: Segment, term: int) -> tuple[NDArray[np.int64], NDArray[np.float32]] | None:
+    def _live(self, segment: Segment, term: int) -> tuple[Slots, NDArray[np.float32]] | None:
         """A segment's postings of ``term`` as (positions, tf), dead slots left out."""
         hit = segment.postings(term)
         if hit is None or self._identity:
