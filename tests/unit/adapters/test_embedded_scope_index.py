@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragline.adapters.embedded.bm25 import MAX_SEGMENTS, Bm25Index
-from ragline.adapters.embedded.store import SqliteVectorStore, SqliteVectorStoreProvider
+from ragline.adapters.embedded.store import LOG_PRUNE_EVERY, SqliteVectorStore, SqliteVectorStoreProvider
 from ragline.domain.models import Chunk, ChunkMetadata, KeywordQuery, SemanticQuery, TenantScope
 from tests.support.vectors import DIM, bow_vector
 
@@ -223,3 +223,32 @@ def test_property_an_updated_index_scores_like_one_built_afresh(seed: int, write
         for query in QUERIES:
             assert np.array_equal(index.scores(query), fresh.scores(query))
     assert len(index.segments) <= MAX_SEGMENTS + 1
+
+
+def test_given_many_writes_when_the_log_is_pruned_then_readers_still_see_every_change(tmp_path: Path) -> None:
+    # Given a reader that last looked at generation 2, and 600 more writes cycling over five documents
+    rng = random.Random(11)
+    provider = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
+    stale = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
+    store = provider.scoped(SCOPE)
+    try:
+        for generation in range(1, 121):
+            for document_id in ("a", "b", "c", "d", "e"):
+                store.upsert(chunks(rng, document_id, rng.randint(1, 3)), generation=generation)
+                store.publish(document_id, generation=generation)
+            if generation == 1:
+                stale.matrix(SCOPE)
+                stale.bm25(SCOPE, stale.matrix(SCOPE))
+        # When the log is read
+        conn = provider.connection()
+        (rows,) = conn.execute("SELECT count(*) FROM scope_log").fetchone()
+        (generation,) = conn.execute("SELECT generation FROM scopes").fetchone()
+        # Then the last prune left a row per document, and every write since logged one more
+        assert generation > LOG_PRUNE_EVERY
+        assert rows <= 5 + generation % LOG_PRUNE_EVERY
+        # And both readers, the warm one and the one at generation 2, equal a fresh read
+        assert_same_as_a_fresh_read(provider)
+        assert_same_as_a_fresh_read(stale)
+    finally:
+        provider.close()
+        stale.close()

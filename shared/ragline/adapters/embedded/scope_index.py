@@ -209,14 +209,14 @@ def _read_changes(
     if generation < cached.generation:
         return None
     (latest,) = conn.execute(
-        "SELECT max(generation) FROM scope_changes WHERE tenant_id=? AND namespace_id=?", key
+        "SELECT max(generation) FROM scope_log WHERE tenant_id=? AND namespace_id=?", key
     ).fetchone()
     if latest != generation:
         return None
     changed = {
         str(document_id)
         for (document_id,) in conn.execute(
-            "SELECT document_id FROM scope_changes WHERE tenant_id=? AND namespace_id=? AND generation > ?",
+            "SELECT document_id FROM scope_log WHERE tenant_id=? AND namespace_id=? AND generation > ?",
             (*key, cached.generation),
         )
     }

@@ -10,7 +10,7 @@ callers:
   (:mod:`ragline.adapters.embedded.bm25`), so no other scope's text can match or shift its statistics.
 
 Both follow the scope's ``generation``, bumped in the same transaction as every write (also by other
-processes), which also records the documents it touched (``scope_changes``): when the generation has
+processes), which also logs the documents it touched (``scope_log``): when the generation has
 moved, only those documents' rows are read and folded in (:mod:`ragline.adapters.embedded.scope_index`),
 and the scope is read whole only the first time or when the record cannot vouch for every write
 since. (The ``scope_token`` column is kept for files written by older versions.)
@@ -51,6 +51,7 @@ from ragline.domain.models import (
 )
 
 _COLUMNS = "c.rowid, c.document_id, c.seq, c.text, c.metadata"
+LOG_PRUNE_EVERY = 256
 
 
 def scope_token(scope: TenantScope) -> str:
@@ -95,7 +96,7 @@ class SqliteVectorStoreProvider:
                 conn.execute("DELETE FROM fences WHERE tenant_id=?", (tenant_id,))
                 # The scopes' cache counters go too: a deleted tenant's scopes are never written again.
                 conn.execute("DELETE FROM scopes WHERE tenant_id=?", (tenant_id,))
-                conn.execute("DELETE FROM scope_changes WHERE tenant_id=?", (tenant_id,))
+                conn.execute("DELETE FROM scope_log WHERE tenant_id=?", (tenant_id,))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -268,7 +269,12 @@ class SqliteVectorStore:
             return cur.rowcount
 
     def _bump(self, conn: sqlite3.Connection, document_ids: set[str]) -> None:
-        """Move the scope's generation and record which documents moved it (same transaction)."""
+        """Move the scope's generation and log which documents moved it (same transaction).
+
+        Appending keeps a write to one b-tree insert; every :data:`LOG_PRUNE_EVERY` generations the
+        entries a later one for the same document supersedes are deleted (readers need only each
+        document's latest), so the log stays about one row per document.
+        """
         key = (self.scope.tenant_id, self.scope.namespace_id)
         conn.execute(
             "INSERT INTO scopes (tenant_id, namespace_id, generation) VALUES (?,?,1)"
@@ -279,10 +285,16 @@ class SqliteVectorStore:
             "SELECT generation FROM scopes WHERE tenant_id=? AND namespace_id=?", key
         ).fetchone()
         conn.executemany(
-            "INSERT INTO scope_changes (tenant_id, namespace_id, document_id, generation) VALUES (?,?,?,?)"
-            " ON CONFLICT(tenant_id, namespace_id, document_id) DO UPDATE SET generation=excluded.generation",
-            [(*key, document_id, generation) for document_id in sorted(document_ids)],
+            "INSERT INTO scope_log (tenant_id, namespace_id, generation, document_id) VALUES (?,?,?,?)",
+            [(*key, generation, document_id) for document_id in sorted(document_ids)],
         )
+        if generation % LOG_PRUNE_EVERY == 0:
+            conn.execute(
+                "DELETE FROM scope_log WHERE tenant_id=? AND namespace_id=?"
+                " AND (document_id, generation) NOT IN (SELECT document_id, max(generation) FROM scope_log"
+                " WHERE tenant_id=? AND namespace_id=? GROUP BY document_id)",
+                (*key, *key),
+            )
 
     # -- reads --------------------------------------------------------------------------------
     def count(self, document_id: str | None = None) -> int:
