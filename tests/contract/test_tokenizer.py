@@ -3,6 +3,8 @@ word cache (embedded), and the endpoint embedder's own estimate (OpenAI-compatib
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
@@ -43,3 +45,35 @@ def test_endpoint_counting_sends_no_request(openai_replay: OpenAIReplay) -> None
     EmbedderTokenCounter(embedder).count_many(SENTENCES)
 
     assert openai_replay.requests == []
+
+
+def test_the_word_cache_counts_texts_holding_its_separator_word(minilm: LocalOnnxEmbedder) -> None:
+    """A NUL in a text (the word cache joins a batch around one) is counted as MiniLM counts it."""
+    texts = ["a \x00 b", "\x00", "x\x00y z", "", *SENTENCES]
+
+    assert WordCachedCounter(minilm).count_many(texts) == minilm.count_many(texts)
+
+
+class RecordingCounter:
+    """One token per character; records what it was asked to count."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        self.calls.append(list(texts))
+        return [len(text) for text in texts]
+
+
+def test_the_word_cache_asks_once_per_batch_and_only_for_new_words() -> None:
+    inner = RecordingCounter()
+    counter = WordCachedCounter(inner)
+
+    first = counter.count_many(["to be or", "not to be", ""])
+    second = counter.count_many(["be or not", "new words"])
+
+    assert first == [2 + 2 + 2, 3 + 2 + 2, 0]
+    assert second == [2 + 2 + 3, 3 + 5]
+    assert sorted(inner.calls[0]) == ["be", "not", "or", "to"]  # the separator is never asked about
+    assert sorted(inner.calls[1]) == ["new", "words"]
+    assert len(inner.calls) == 2

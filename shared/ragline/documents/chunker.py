@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from itertools import chain, groupby
 
+import numpy as np
+
 from ragline.documents.limits import DEFAULT_DOCUMENT_SECONDS, Deadline
 from ragline.documents.packing import Segment, Window, fit, pack
 from ragline.documents.parsers import ParsedDocument, Section
@@ -142,7 +144,8 @@ def _bounded(sentences: list[str], breaks: list[str]) -> tuple[list[str], list[s
 def _counted(
     blocks: Iterator[_Block], tokenizer: Tokenizer, deadline: Deadline, name: str
 ) -> Iterator[Segment]:
-    """Token counts for blocks gathered into batches of about :data:`COUNT_BATCH` sentences."""
+    """Token counts for blocks gathered into batches of about :data:`COUNT_BATCH` sentences; a batch's
+    blocks of one run come out as one segment."""
     batch: list[_Block] = []
     size = 0
     for block in chain(blocks, [None]):
@@ -161,7 +164,11 @@ def _counted(
                 f"tokenizer returned {len(counts)} counts for {len(texts)} texts", expected=len(texts)
             )
         offset = 0
-        for number, sentences, breaks in batch:
+        for number, blocks_of_run in groupby(batch, key=lambda block: block[0]):
+            sentences, breaks = [], []
+            for _, block_sentences, block_breaks in blocks_of_run:
+                sentences += block_sentences
+                breaks += block_breaks
             yield number, sentences, breaks, list(counts[offset : offset + len(sentences)])
             offset += len(sentences)
         batch, size = [], 0
@@ -174,24 +181,60 @@ class WordCachedCounter:
     WordPiece (its pre-tokenizer splits on whitespace and punctuation first; normalization is per
     character); an approximation for byte-level BPE. Much cheaper than encoding every sentence
     because natural text repeats words. One ``count_many`` call on the wrapped tokenizer per call.
+
+    The texts are split in one call (joined around a separator word no text contains) and the
+    per-text sums taken in numpy, so the Python work per word is one dictionary lookup.
     """
 
     def __init__(self, inner: Tokenizer, *, max_entries: int = 500_000) -> None:
         self._inner = inner
         self._max_entries = max_entries
-        self._cache: dict[str, int] = {}
+        self._cache: dict[str, int] = {_SEPARATOR_WORD: -1}
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
-        split = [text.split() for text in texts]
-        cache = self._cache
-        missing = list(set(chain.from_iterable(split)).difference(cache))
-        if missing:
-            cache.update(zip(missing, self._inner.count_many(missing), strict=True))
-        lookup = cache.__getitem__
-        counts = [sum(map(lookup, words)) for words in split]
-        if len(cache) > self._max_entries:
-            cache.clear()
+        if not texts:
+            return []
+        joined = _SEPARATOR.join(texts)
+        if joined.count(_SEPARATOR_WORD) != len(texts) - 1:  # some text holds the separator itself
+            return self._count_each(texts)
+        words = joined.split()
+        self._learn(set(words))
+        known = np.fromiter(map(self._cache.__getitem__, words), dtype=np.int64, count=len(words))
+        separators = np.flatnonzero(known < 0)  # text i's words lie between separators i-1 and i
+        known[separators] = 0
+        totals = np.concatenate(([0], np.cumsum(known)))
+        ends = np.append(separators, len(words))
+        starts = np.concatenate(([0], separators + 1))
+        counts: list[int] = (totals[ends] - totals[starts]).tolist()
+        self._trim()
         return counts
+
+    def _count_each(self, texts: Sequence[str]) -> list[int]:
+        """The texts one by one, for the rare batch where a text holds the separator word."""
+        split = [text.split() for text in texts]
+        words = set(chain.from_iterable(split))
+        separator = self._inner.count_many([_SEPARATOR_WORD])[0] if _SEPARATOR_WORD in words else 0
+        self._learn(words)
+        lookup = self._cache.__getitem__  # the separator word's entry is the marker -1: corrected
+        counts = [sum(map(lookup, ws)) + ws.count(_SEPARATOR_WORD) * (separator + 1) for ws in split]
+        self._trim()
+        return counts
+
+    def _learn(self, words: set[str]) -> None:
+        missing = list(words.difference(self._cache))
+        if missing:
+            self._cache.update(zip(missing, self._inner.count_many(missing), strict=True))
+
+    def _trim(self) -> None:
+        if len(self._cache) > self._max_entries:
+            self._cache.clear()
+            self._cache[_SEPARATOR_WORD] = -1
+
+
+_SEPARATOR_WORD = "\x00"
+"""Joins a batch's texts (as `` \\x00 ``) so one ``split`` serves them all. Its cache entry is -1,
+which marks where each text ends; a batch whose texts hold it is counted text by text."""
+_SEPARATOR = f" {_SEPARATOR_WORD} "
 
 
 class EmbedderTokenCounter:

@@ -7,7 +7,9 @@ no later chunk (or its context) can reach, so memory is a chunk and its context,
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
+from itertools import accumulate, chain, islice
 
 from ragline.documents.sentences import SENTENCE_BREAK
 
@@ -40,63 +42,77 @@ def fit(segments: Iterator[Segment], budget: int) -> Iterator[Segment]:
 
 class Window:
     """The units (sentences or pieces) of one run, pulled on demand by absolute index; those no chunk
-    can need any more are dropped, so memory holds a chunk and its context, not the run."""
+    can need any more are dropped, so memory holds a chunk and its context, not the run.
+
+    ``totals[i]`` is the token count of every unit before local index ``i`` (since the run began), so
+    the tokens of units ``[a, b)`` are ``totals[b] - totals[a]`` and a greedy fill is one bisection.
+    """
 
     def __init__(self, segments: Iterator[Segment]) -> None:
         self._segments = segments
-        self.texts: list[str] = []
-        self.breaks: list[str] = []
+        self.parts: list[str] = []  # each unit's text, then the break after it
         self.tokens: list[int] = []
+        self.totals: list[int] = [0]
         self.base = 0  # absolute index of the lists' first unit
 
+    @property
+    def stop(self) -> int:
+        """One past the absolute index of the last unit pulled so far."""
+        return self.base + len(self.tokens)
+
     def has(self, index: int) -> bool:
-        while index - self.base >= len(self.tokens):
-            segment = next(self._segments, None)
-            if segment is None:
+        while index >= self.stop:
+            if not self._pull():
                 return False
-            _, texts, breaks, tokens = segment
-            self.texts += texts
-            self.breaks += breaks
-            self.tokens += tokens
         return True
+
+    def _pull(self) -> bool:
+        segment = next(self._segments, None)
+        if segment is None:
+            return False
+        _, texts, breaks, tokens = segment
+        self.parts += chain.from_iterable(zip(texts, breaks, strict=True))
+        self.tokens += tokens
+        self.totals += islice(accumulate(tokens, initial=self.totals[-1]), 1, None)
+        return True
+
+    def fill(self, start: int, budget: int) -> int:
+        """The end of the greedy fill from ``start``: as many units as fit ``budget``, at least one."""
+        limit = self.totals[start - self.base] + budget
+        while self.totals[-1] <= limit and self._pull():  # all pulled units fit: more may
+            pass
+        lo = start - self.base + 1
+        return max(start + 1, bisect_right(self.totals, limit, lo) - 1 + self.base)
+
+    def carried(self, start: int, end: int, room: int) -> int:
+        """The first unit after ``start`` from which the units up to ``end`` total at most ``room``."""
+        lo, hi = start - self.base + 1, end - self.base
+        return bisect_left(self.totals, self.totals[hi] - room, lo, hi) + self.base
 
     def join(self, start: int, end: int) -> str:
         """Units ``[start, end)`` with the breaks between them (not after the last)."""
-        lo, hi = start - self.base, end - self.base
-        texts, breaks = self.texts, self.breaks
-        return "".join([part for i in range(lo, hi - 1) for part in (texts[i], breaks[i])] + [texts[hi - 1]])
+        return "".join(self.parts[2 * (start - self.base) : 2 * (end - self.base) - 1])
 
     def drop_before(self, index: int) -> None:
         dead = index - self.base
         if dead > 1024 and dead * 2 > len(self.tokens):  # amortised: each unit moves O(1) times
-            del self.texts[:dead], self.breaks[:dead], self.tokens[:dead]
+            del self.parts[: 2 * dead], self.tokens[:dead], self.totals[:dead]
             self.base = index
 
 
 def pack(window: Window, budget: int, overlap: int, context: int) -> Iterator[tuple[int, int, int, int]]:
     """``(lo, start, end, hi)`` unit ranges: ``[start, end)`` greedily filled to ``budget``, then the
     next start backs up by ``overlap`` tokens; ``[lo, hi)`` adds ``context`` units on each side."""
-    tokens = window.tokens  # extended and trimmed in place by the window
     start = 0
     while window.has(start):
-        base = window.base
-        end, total = start + 1, tokens[start - base]
-        while window.has(end) and total + tokens[end - base] <= budget:
-            total += tokens[end - base]
-            end += 1
-        hi = end
-        while hi < end + context and window.has(hi):
-            hi += 1
-        yield max(0, start - context), start, end, hi
+        end = window.fill(start, budget)
+        window.has(end + context - 1)
+        yield max(0, start - context), start, end, min(end + context, window.stop)
         if not window.has(end):
             return
         # The next chunk repeats trailing units of this one; it must still take unit `end` and move on.
-        room = min(overlap, budget - tokens[end - base])
-        back, carried = end, 0
-        while back - 1 > start and carried + tokens[back - 1 - base] <= room:
-            back -= 1
-            carried += tokens[back - base]
-        start = back
+        room = min(overlap, budget - window.tokens[end - window.base])
+        start = window.carried(start, end, room)
         window.drop_before(start - context)
 
 

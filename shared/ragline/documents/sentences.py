@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import repeat
 
 SENTENCE_BREAK = " "
 LINE_BREAK = "\n"
@@ -83,18 +84,13 @@ def split_with_breaks(text: str) -> tuple[list[str], list[str]]:
 
 
 def sentence_blocks(text: str) -> Iterator[tuple[list[str], list[str]]]:
-    """:func:`split_with_breaks` lazily, in blocks: a line, or at most :data:`BLOCK` sentences of a
-    long one, so a 20 MB line never becomes one list."""
+    """:func:`split_with_breaks` lazily, in blocks of whole lines of about :data:`BLOCK` sentences
+    (at most :data:`BLOCK` sentences of a long line), so a 20 MB text never becomes one list."""
     held: tuple[list[str], list[str]] | None = None
-    for raw, separator in _lines(text):
-        line = raw.strip()
-        if not line:
-            continue
-        line_break = PARAGRAPH_BREAK if separator.count("\n") > 1 else LINE_BREAK
-        for block in _line_blocks(line, line_break):
-            if held is not None:
-                yield held
-            held = block
+    for block in _blocks_of_lines(text):
+        if held is not None:
+            yield held
+        held = block
     if held is not None:
         held[1][-1] = ""
         yield held
@@ -104,13 +100,33 @@ BLOCK = 4096
 _LONG_LINE = 65536
 
 
-def _line_blocks(line: str, line_break: str) -> Iterator[tuple[list[str], list[str]]]:
-    if len(line) <= _LONG_LINE:  # the common case, split in C
-        pieces = _SENTENCE_END.split(line)
-        sentences = list(map(str.__add__, pieces[0:-1:2], pieces[1::2]))
+def _blocks_of_lines(text: str) -> Iterator[tuple[list[str], list[str]]]:
+    sentences: list[str] = []
+    breaks: list[str] = []
+    for raw, separator in _lines(text):
+        line = raw.strip()
+        if not line:
+            continue
+        line_break = PARAGRAPH_BREAK if separator.count("\n") > 1 else LINE_BREAK
+        if len(line) > _LONG_LINE:
+            if sentences:
+                yield sentences, breaks
+                sentences, breaks = [], []
+            yield from _long_line_blocks(line, line_break)
+            continue
+        pieces = _SENTENCE_END.split(line)  # the common case, split in C
+        sentences += map(str.__add__, pieces[0:-1:2], pieces[1::2])
         sentences.append(pieces[-1])
-        yield sentences, [SENTENCE_BREAK] * (len(sentences) - 1) + [line_break]
-        return
+        breaks += repeat(SENTENCE_BREAK, len(pieces) // 2)
+        breaks.append(line_break)
+        if len(sentences) >= BLOCK:
+            yield sentences, breaks
+            sentences, breaks = [], []
+    if sentences:
+        yield sentences, breaks
+
+
+def _long_line_blocks(line: str, line_break: str) -> Iterator[tuple[list[str], list[str]]]:
     sentences = []
     start = 0
     for m in _SENTENCE_END.finditer(line):

@@ -72,7 +72,8 @@ def test_missing_tokenizer_package_names_the_package_to_install(monkeypatch: pyt
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"batch_size": 0}, {"max_length": 1}, {"max_length": 513}, {"intra_op_threads": 0}]
+    "kwargs",
+    [{"batch_size": 0}, {"batch_tokens": 0}, {"max_length": 1}, {"max_length": 513}, {"intra_op_threads": 0}],
 )
 def test_bad_settings_are_refused(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ConfigurationError):
@@ -148,10 +149,25 @@ def test_batching_and_length_sorting_give_the_same_vectors_in_input_order(
         "The girl is carrying a baby.",
     ]
     one_by_one = np.stack([embedder.embed_query(text) for text in texts])
-    for batch_size in (1, 3, 32):
-        batched = LocalOnnxEmbedder(batch_size=batch_size).embed_documents(texts)
+    for batch_size, batch_tokens in ((1, None), (3, None), (32, None), (32, 64), (32, 1024)):
+        batched = LocalOnnxEmbedder(batch_size=batch_size, batch_tokens=batch_tokens).embed_documents(texts)
         np.testing.assert_allclose(batched, one_by_one, atol=1e-5)
     np.testing.assert_allclose(one_by_one[0], one_by_one[5], atol=1e-6)
+
+
+def test_batches_hold_similar_lengths_within_the_text_and_token_caps() -> None:
+    # Given texts of 300, 250, 3 x 100, 2 x 60 and 2 x 10 tokens in shuffled order
+    lengths = [100, 300, 60, 10, 100, 250, 60, 100, 10]
+    embedder = LocalOnnxEmbedder(batch_size=3, batch_tokens=300)
+    # When batched
+    batches = embedder._batches(lengths)
+    # Then longest first; a batch stops before 3 texts or 300 padded tokens would be passed (so the
+    # 300 and the 250 run alone); equal lengths keep their input order
+    assert [[lengths[i] for i in batch] for batch in batches] == [
+        [300], [250], [100, 100, 100], [60, 60, 10], [10]
+    ]  # fmt: skip
+    assert batches[2:] == [[0, 4, 7], [2, 6, 3], [8]]
+    assert [len(b) for b in LocalOnnxEmbedder(batch_size=4, batch_tokens=None)._batches(lengths)] == [4, 4, 1]
 
 
 def test_query_and_document_embeddings_agree(embedder: LocalOnnxEmbedder) -> None:

@@ -9,8 +9,11 @@ callers:
 - keyword search runs over a BM25 inverted index of only this scope's chunks
   (:mod:`ragline.adapters.embedded.bm25`), so no other scope's text can match or shift its statistics.
 
-Both are rebuilt when the scope's ``generation`` (bumped in the same transaction as every write, also
-by other processes) moves. (The ``scope_token`` column is kept for files written by older versions.)
+Both follow the scope's ``generation``, bumped in the same transaction as every write (also by other
+processes), which also logs the documents it touched (``scope_log``): when the generation has
+moved, only those documents' rows are read and folded in (:mod:`ragline.adapters.embedded.scope_index`),
+and the scope is read whole only the first time or when the record cannot vouch for every write
+since. (The ``scope_token`` column is kept for files written by older versions.)
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import json
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ from numpy.typing import NDArray
 
 from ragline import errors
 from ragline.adapters.embedded.bm25 import Bm25Index
+from ragline.adapters.embedded.scope_index import ScopeIndex, read_scope, read_texts
 from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
 from ragline.adapters.embedded.store_schema import SCHEMA
 from ragline.domain.fusion import fuse_query
@@ -44,28 +47,17 @@ from ragline.domain.models import (
     SemanticQuery,
     StoreCapabilities,
     TenantScope,
-    chunk_id,
     neighbor_window,
 )
 
 _COLUMNS = "c.rowid, c.document_id, c.seq, c.text, c.metadata"
+LOG_PRUNE_EVERY = 256
 
 
 def scope_token(scope: TenantScope) -> str:
     """A single FTS token naming the scope (ids may hold ``-``/``.``, which FTS would split)."""
     digest = hashlib.sha256(f"{scope.tenant_id}\0{scope.namespace_id}".encode()).hexdigest()
     return f"s{digest[:24]}"
-
-
-@dataclass
-class _Matrix:
-    generation: int
-    rowids: NDArray[np.int64]
-    vectors: NDArray[np.float32]
-    document_ids: NDArray[np.object_]
-    filenames: NDArray[np.object_]
-    chunk_ids: list[str]
-    bm25: Bm25Index | None = None
 
 
 @maps_sqlite_errors
@@ -77,7 +69,7 @@ class SqliteVectorStoreProvider:
         self.dimension = dimension
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
-        self._matrices: dict[TenantScope, _Matrix] = {}
+        self._matrices: dict[TenantScope, ScopeIndex] = {}
 
     def connection(self) -> sqlite3.Connection:
         with self._lock:
@@ -104,6 +96,7 @@ class SqliteVectorStoreProvider:
                 conn.execute("DELETE FROM fences WHERE tenant_id=?", (tenant_id,))
                 # The scopes' cache counters go too: a deleted tenant's scopes are never written again.
                 conn.execute("DELETE FROM scopes WHERE tenant_id=?", (tenant_id,))
+                conn.execute("DELETE FROM scope_log WHERE tenant_id=?", (tenant_id,))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -112,50 +105,28 @@ class SqliteVectorStoreProvider:
                 del self._matrices[scope]
             return cur.rowcount
 
-    def matrix(self, scope: TenantScope) -> _Matrix:
-        """This scope's vectors, reloaded only when another write moved its generation."""
+    def matrix(self, scope: TenantScope) -> ScopeIndex:
+        """This scope's structures, brought up to its current generation (see the module docstring)."""
         with self._lock:
-            conn = self.connection()
-            row = conn.execute(
-                "SELECT generation FROM scopes WHERE tenant_id=? AND namespace_id=?",
-                (scope.tenant_id, scope.namespace_id),
-            ).fetchone()
-            generation = row[0] if row else 0
             cached = self._matrices.get(scope)
-            if cached is not None and cached.generation == generation:
-                return cached
-            rows = conn.execute(
-                "SELECT rowid, document_id, filename, embedding, seq FROM chunks"
-                " WHERE tenant_id=? AND namespace_id=? ORDER BY rowid",
-                (scope.tenant_id, scope.namespace_id),
-            ).fetchall()
-            vectors = np.empty((len(rows), self.dimension), dtype=np.float32)
-            for i, r in enumerate(rows):
-                vectors[i] = np.frombuffer(r[3], dtype=np.float32)
-            built = _Matrix(
-                generation=generation,
-                rowids=np.array([r[0] for r in rows], dtype=np.int64),
-                vectors=vectors,
-                document_ids=np.array([r[1] for r in rows], dtype=object),
-                filenames=np.array([r[2] for r in rows], dtype=object),
-                chunk_ids=[chunk_id(r[1], r[4]) for r in rows],
+            current = read_scope(
+                self.connection(), (scope.tenant_id, scope.namespace_id), cached, self.dimension
             )
-            self._matrices[scope] = built
-            return built
+            self._matrices[scope] = current
+            return current
 
-    def bm25(self, scope: TenantScope, m: _Matrix) -> Bm25Index:
-        """The scope's BM25 index, built on the first keyword query of each generation."""
+    def vectors(self, m: ScopeIndex) -> NDArray[np.float32]:
+        """The scope's vectors as one matrix, made on the first semantic query after a write."""
+        with self._lock:
+            return m.vectors.matrix()
+
+    def bm25(self, scope: TenantScope, m: ScopeIndex) -> Bm25Index:
+        """The scope's BM25 index, built whole on the first keyword query; writes after that update it."""
         with self._lock:
             if m.bm25 is None:
-                texts = dict(
-                    self.connection()
-                    .execute(
-                        "SELECT rowid, text FROM chunks WHERE tenant_id=? AND namespace_id=?",
-                        (scope.tenant_id, scope.namespace_id),
-                    )
-                    .fetchall()
+                m.bm25 = Bm25Index.build(
+                    read_texts(self.connection(), (scope.tenant_id, scope.namespace_id), m)
                 )
-                m.bm25 = Bm25Index([texts[int(r)] for r in m.rowids])
             return m.bm25
 
 
@@ -197,7 +168,7 @@ class SqliteVectorStore:
                     rows,
                 )
                 written = cur.rowcount  # direct changes only: refused (older) rows and FTS triggers excluded
-                self._bump(conn)
+                self._bump(conn, {c.document_id for c in chunks})
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -252,7 +223,7 @@ class SqliteVectorStore:
                     (*key, generation),
                 )
                 if cur.rowcount:
-                    self._bump(conn)
+                    self._bump(conn, {document_id})
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -290,19 +261,40 @@ class SqliteVectorStore:
                     (self.scope.tenant_id, self.scope.namespace_id, document_id, generation),
                 )
                 if cur.rowcount:
-                    self._bump(conn)
+                    self._bump(conn, {document_id})
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
             return cur.rowcount
 
-    def _bump(self, conn: sqlite3.Connection) -> None:
+    def _bump(self, conn: sqlite3.Connection, document_ids: set[str]) -> None:
+        """Move the scope's generation and log which documents moved it (same transaction).
+
+        Appending keeps a write to one b-tree insert; every :data:`LOG_PRUNE_EVERY` generations the
+        entries a later one for the same document supersedes are deleted (readers need only each
+        document's latest), so the log stays about one row per document.
+        """
+        key = (self.scope.tenant_id, self.scope.namespace_id)
         conn.execute(
             "INSERT INTO scopes (tenant_id, namespace_id, generation) VALUES (?,?,1)"
             " ON CONFLICT(tenant_id, namespace_id) DO UPDATE SET generation=generation+1",
-            (self.scope.tenant_id, self.scope.namespace_id),
+            key,
         )
+        (generation,) = conn.execute(
+            "SELECT generation FROM scopes WHERE tenant_id=? AND namespace_id=?", key
+        ).fetchone()
+        conn.executemany(
+            "INSERT INTO scope_log (tenant_id, namespace_id, generation, document_id) VALUES (?,?,?,?)",
+            [(*key, generation, document_id) for document_id in sorted(document_ids)],
+        )
+        if generation % LOG_PRUNE_EVERY == 0:
+            conn.execute(
+                "DELETE FROM scope_log WHERE tenant_id=? AND namespace_id=?"
+                " AND (document_id, generation) NOT IN (SELECT document_id, max(generation) FROM scope_log"
+                " WHERE tenant_id=? AND namespace_id=? GROUP BY document_id)",
+                (*key, *key),
+            )
 
     # -- reads --------------------------------------------------------------------------------
     def count(self, document_id: str | None = None) -> int:
@@ -378,7 +370,7 @@ class SqliteVectorStore:
             )
         if not len(m.rowids):
             return []
-        scores = m.vectors @ (q / (np.linalg.norm(q) or 1.0))
+        scores = self._p.vectors(m) @ (q / (np.linalg.norm(q) or 1.0))
         mask = _filter_mask(m, filters)
         if mask is not None:
             scores = np.where(mask, scores, -np.inf)
@@ -431,8 +423,10 @@ class SqliteVectorStore:
             rows = (
                 self._p.connection()
                 .execute(
+                    # `+` keeps SQLite on rowid lookups: left to itself it scans the scope's whole
+                    # (tenant, namespace) index range, ~50 ms per search at 100k chunks.
                     f"SELECT {_COLUMNS} FROM chunks c WHERE c.rowid IN ({','.join('?' * len(rowids))})"
-                    " AND c.tenant_id=? AND c.namespace_id=?",
+                    " AND +c.tenant_id=? AND +c.namespace_id=?",
                     [*rowids, self.scope.tenant_id, self.scope.namespace_id],
                 )
                 .fetchall()
@@ -440,7 +434,7 @@ class SqliteVectorStore:
         return {int(r[0]): _chunk(r) for r in rows}
 
 
-def _filter_mask(m: _Matrix, filters: MetadataFilter) -> NDArray[np.bool_] | None:
+def _filter_mask(m: ScopeIndex, filters: MetadataFilter) -> NDArray[np.bool_] | None:
     mask: NDArray[np.bool_] | None = None
     for values, column in ((filters.document_ids, m.document_ids), (filters.filenames, m.filenames)):
         if values:

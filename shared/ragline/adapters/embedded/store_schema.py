@@ -30,4 +30,14 @@ CREATE TABLE IF NOT EXISTS scopes (
     generation INTEGER NOT NULL,
     PRIMARY KEY (tenant_id, namespace_id)
 );
+-- Which documents each generation of a scope changed, appended by the write that made it: a reader
+-- holding a scope's structures at generation g re-reads only the documents logged after g. Entries
+-- a later one for the same document supersedes are pruned now and then (see the store's _bump).
+CREATE TABLE IF NOT EXISTS scope_log (
+    tenant_id TEXT NOT NULL,
+    namespace_id TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    document_id TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, namespace_id, generation, document_id)
+) WITHOUT ROWID;
 """
