@@ -93,3 +93,10 @@ def test_index_name_is_per_embedding_space() -> None:
         rq.index_name("ragline-chunks", "all-MiniLM-L6-v2-int8@256", 384)
         == "ragline-chunks-all-minilm-l6-v2-int8-256-384"
     )
+
+
+def test_hybrid_legs_load_no_stored_fields_only_the_two_id_doc_values() -> None:
+    """Loading even ``_id`` decompresses each hit's stored-fields block, vectors and all."""
+    leg = rq.ids_only(rq.bm25_search(SCOPE, "bees", 100, MetadataFilter()))
+    assert leg["_source"] is False and leg["stored_fields"] == "_none_"
+    assert leg["docvalue_fields"] == ["document_id", "sequence_number"]

@@ -24,8 +24,10 @@ MAX_RESULT_WINDOW = 10_000
 
 
 def ids_only(body: dict[str, Any]) -> dict[str, Any]:
-    """A hybrid leg fetches only what fusion needs; the survivors are read afterwards."""
-    return {**body, "_source": False, "docvalue_fields": ID_FIELDS}
+    """A hybrid leg fetches only what fusion needs, two doc values per hit; the survivors are read
+    afterwards. ``stored_fields: _none_`` skips even ``_id``: loading it decompresses the hit's
+    stored-fields block (vectors included), which was three quarters of a leg's time on 100k chunks."""
+    return {**body, "_source": False, "stored_fields": "_none_", "docvalue_fields": ID_FIELDS}
 
 
 def mget_body(scope: TenantScope, index: str, chunk_ids: Sequence[str]) -> dict[str, Any]:
