@@ -39,9 +39,11 @@ class Settings(BaseModel):
     opensearch_password: SecretStr = SecretStr("")
     opensearch_service: Literal["es", "aoss"] = "es"
     opensearch_index_prefix: str = "ragline-chunks"
-    opensearch_refresh: Literal["false", "true", "wait_for"] = "true"
-    """true: a write is searchable when it returns (read-your-writes for ingest-then-ask) without
-    wait_for's wait for the next scheduled refresh; bulk loads may use false and refresh once."""
+    opensearch_refresh: Literal["on_read", "true", "wait_for", "false"] = "on_read"
+    """on_read: writes do not refresh; the next read from the same process refreshes first
+    (read-your-writes) and a published version is searchable from every process. true refreshes on
+    every write request (several times slower ingestion); wait_for waits for the scheduled refresh;
+    false refreshes only before a publish's sweep (bulk loads that refresh once at the end)."""
     documents_bucket: str = ""
     documents_table: str = ""
     tenants_table: str = ""

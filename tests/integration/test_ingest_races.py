@@ -156,7 +156,7 @@ def test_worker_that_crashed_after_writing_an_overtaken_version_is_swept_by_its_
     if isinstance(world.store, OpenSearchVectorStore):
         # OpenSearch checks the fence, then writes: a fence read just before v2 published lets the
         # write through (SQLite checks and writes in one transaction, so it has no such window).
-        monkeypatch.setattr(OpenSearchVectorStore, "_fence", lambda self, document_id: 0)
+        monkeypatch.setattr(OpenSearchVectorStore, "_fences", lambda self, ids: dict.fromkeys(ids, 0))
     world.workers.step(slow)
     monkeypatch.undo()
     if not isinstance(world.store, OpenSearchVectorStore):

@@ -18,17 +18,6 @@ Ranked = Sequence[tuple[str, float]]
 """A leg's ranking, best first: (chunk id, that leg's score)."""
 
 
-def _breakdowns(semantic: Ranked, keyword: Ranked) -> dict[str, ScoreBreakdown]:
-    out: dict[str, ScoreBreakdown] = {}
-    for rank, (cid, score) in enumerate(semantic, start=1):
-        bd = out.setdefault(cid, ScoreBreakdown())
-        bd.semantic_rank, bd.semantic_score = rank, score
-    for rank, (cid, score) in enumerate(keyword, start=1):
-        bd = out.setdefault(cid, ScoreBreakdown())
-        bd.keyword_rank, bd.keyword_score = rank, score
-    return out
-
-
 def _minmax(ranked: Ranked) -> dict[str, float]:
     if not ranked:
         return {}
@@ -47,19 +36,37 @@ def fuse_ranked(
     alpha: float = 0.5,
     limit: int = 10,
 ) -> list[tuple[str, ScoreBreakdown]]:
-    """The fused order (at most ``limit``), each id with its full score breakdown."""
-    breakdowns = _breakdowns(semantic, keyword)
-    fused: dict[str, float] = {}
+    """The fused order (at most ``limit``), each id with its full score breakdown. Ranks and scores
+    stay in plain dicts until the order is known: a breakdown is built only for the survivors (a
+    hybrid search fuses up to 2 x 100 candidates to keep 10)."""
+    sem = {cid: (rank, score) for rank, (cid, score) in enumerate(semantic, start=1)}
+    kw = {cid: (rank, score) for rank, (cid, score) in enumerate(keyword, start=1)}
+    candidates = sem.keys() | kw.keys()
+    fused: dict[str, float]
     if fusion == "convex":
-        sem, kw = _minmax(semantic), _minmax(keyword)
-        fused = {cid: alpha * sem.get(cid, 0.0) + (1 - alpha) * kw.get(cid, 0.0) for cid in breakdowns}
+        sem_norm, kw_norm = _minmax(semantic), _minmax(keyword)
+        fused = {
+            cid: alpha * sem_norm.get(cid, 0.0) + (1 - alpha) * kw_norm.get(cid, 0.0) for cid in candidates
+        }
     else:
-        for cid, bd in breakdowns.items():
-            fused[cid] = sum(1.0 / (k + r) for r in (bd.semantic_rank, bd.keyword_rank) if r is not None)
+        fused = dict.fromkeys(candidates, 0.0)
+        for leg in (sem, kw):
+            for cid, (rank, _) in leg.items():
+                fused[cid] += 1.0 / (k + rank)
     order = sorted(fused, key=lambda cid: (-fused[cid], cid))[:limit]
+    out = []
     for cid in order:
-        breakdowns[cid].fused_score = fused[cid]
-    return [(cid, breakdowns[cid]) for cid in order]
+        s_rank, s_score = sem.get(cid, (None, None))
+        k_rank, k_score = kw.get(cid, (None, None))
+        breakdown = ScoreBreakdown(
+            semantic_rank=s_rank,
+            semantic_score=s_score,
+            keyword_rank=k_rank,
+            keyword_score=k_score,
+            fused_score=fused[cid],
+        )
+        out.append((cid, breakdown))
+    return out
 
 
 def fuse_query(query: HybridQuery, semantic: Ranked, keyword: Ranked) -> list[tuple[str, ScoreBreakdown]]:

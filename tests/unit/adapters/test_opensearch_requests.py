@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragline.adapters.opensearch import requests as rq
 from ragline.domain.models import Chunk, ChunkMetadata, MetadataFilter, TenantScope
@@ -40,17 +43,39 @@ def test_neighbors_is_an_ordered_sequence_range_within_the_document() -> None:
     assert body["sort"] == [{"sequence_number": "asc"}] and body["size"] == 11
 
 
-def test_bulk_action_routes_by_tenant_and_stamps_scope_from_the_binding() -> None:
+def test_bulk_line_routes_by_tenant_versions_by_generation_and_stamps_scope_from_the_binding() -> None:
     chunk = Chunk(
         document_id="d",
         sequence_number=2,
-        text="t",
+        text="tëxt",
         metadata=ChunkMetadata(filename="f.txt"),
-        embedding=(1.0,),
+        embedding=(1.0, -0.25),
     )
-    [action] = rq.bulk_actions(SCOPE, "idx", [chunk])
-    assert action["_routing"] == "acme" and action["_id"] == "acme/docs/d#2"
-    assert action["_source"]["tenant_id"] == "acme" and action["_source"]["namespace_id"] == "docs"
+    [line] = rq.bulk_lines(SCOPE, "idx", [chunk], generation=3)
+    action, source, end = line.decode().split("\n")
+    assert end == ""  # NDJSON: every line ends with a newline
+    assert json.loads(action) == {
+        "index": {
+            "_index": "idx",
+            "_id": "acme/docs/d#2",
+            "routing": "acme",
+            "version": 3,
+            "version_type": "external_gte",
+        }
+    }
+    src = json.loads(source)
+    assert (src["tenant_id"], src["namespace_id"], src["generation"]) == ("acme", "docs", 3)
+    assert src["text"] == "tëxt" and src["embedding"] == [1.0, -0.25]
+
+
+@settings(max_examples=200)
+@given(st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False), min_size=1, max_size=40))
+def test_vector_json_is_valid_json_and_exact_at_float32(values: list[float]) -> None:
+    """Nine significant digits: every float32 comes back exactly (-0.0 as 0), in fewer bytes than repr."""
+    text = rq.vector_json(values)
+    back = np.asarray(json.loads(text), dtype=np.float32)
+    assert np.array_equal(back, np.asarray(values, dtype=np.float32))
+    assert len(text) <= len(json.dumps(values))
 
 
 def test_mapping_uses_lucene_hnsw_cosine_and_matches_the_checked_in_copy() -> None:
@@ -68,3 +93,10 @@ def test_index_name_is_per_embedding_space() -> None:
         rq.index_name("ragline-chunks", "all-MiniLM-L6-v2-int8@256", 384)
         == "ragline-chunks-all-minilm-l6-v2-int8-256-384"
     )
+
+
+def test_hybrid_legs_load_no_stored_fields_only_the_two_id_doc_values() -> None:
+    """Loading even ``_id`` decompresses each hit's stored-fields block, vectors and all."""
+    leg = rq.ids_only(rq.bm25_search(SCOPE, "bees", 100, MetadataFilter()))
+    assert leg["_source"] is False and leg["stored_fields"] == "_none_"
+    assert leg["docvalue_fields"] == ["document_id", "sequence_number"]

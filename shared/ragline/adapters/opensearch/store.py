@@ -7,9 +7,9 @@ and translates vendor errors (:func:`translate`) into Ragline errors.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -17,6 +17,8 @@ from numpy.typing import NDArray
 
 from ragline import errors
 from ragline.adapters.opensearch import requests as rq
+from ragline.adapters.opensearch.client import build_client, translate
+from ragline.adapters.opensearch.visibility import UNREFRESHED, Refresh
 from ragline.config import Settings
 from ragline.domain.fusion import fuse_query
 from ragline.domain.models import (
@@ -37,61 +39,14 @@ from ragline.domain.models import (
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-Refresh = Literal["false", "true", "wait_for"]
+__all__ = ["OpenSearchVectorStore", "OpenSearchVectorStoreProvider", "Refresh", "build_client", "translate"]
+
 HybridStrategy = Literal["msearch", "concurrent"]
-
-
-@contextmanager
-def translate(action: str) -> Iterator[None]:
-    """Vendor errors → Ragline errors, by exception type and HTTP status, never by message text."""
-    from opensearchpy import exceptions as ex
-    from opensearchpy.helpers import BulkIndexError
-
-    try:
-        yield
-    except (ex.ConnectionTimeout, ex.ConnectionError) as exc:
-        raise errors.DependencyUnavailable(f"OpenSearch unreachable during {action}") from exc
-    except BulkIndexError as exc:
-        statuses = {next(iter(e.values())).get("status") for e in exc.errors}
-        if statuses & {429}:
-            raise errors.Throttled(f"OpenSearch throttled {action}") from exc
-        raise errors.DependencyFailed(f"OpenSearch rejected {action}", failed=len(exc.errors)) from exc
-    except ex.NotFoundError as exc:
-        raise errors.NotFound(f"OpenSearch: not found during {action}") from exc
-    except ex.TransportError as exc:
-        status = exc.status_code if isinstance(exc.status_code, int) else 0
-        if status == 429:
-            raise errors.Throttled(f"OpenSearch throttled {action}") from exc
-        if status >= 500 or status == 0:
-            raise errors.DependencyUnavailable(f"OpenSearch failed during {action}", status=status) from exc
-        raise errors.DependencyFailed(f"OpenSearch rejected {action}", status=status) from exc
-
-
-def build_client(settings: Settings) -> OpenSearch:
-    from opensearchpy import OpenSearch, Urllib3HttpConnection
-
-    if not settings.opensearch_url:
-        raise errors.ConfigurationError("RAGLINE_OPENSEARCH_URL is required for the OpenSearch store")
-    kwargs: dict[str, Any] = {
-        "hosts": [settings.opensearch_url],
-        "connection_class": Urllib3HttpConnection,
-        "timeout": 30,
-        "max_retries": 3,
-        "retry_on_timeout": True,
-        "retry_on_status": (502, 503, 504),
-        "http_compress": True,
-    }
-    if settings.opensearch_auth == "basic":
-        kwargs["http_auth"] = (settings.opensearch_username, settings.opensearch_password.get_secret_value())
-    elif settings.opensearch_auth == "sigv4":
-        import boto3
-        from opensearchpy import Urllib3AWSV4SignerAuth
-
-        credentials = boto3.Session().get_credentials()
-        kwargs["http_auth"] = Urllib3AWSV4SignerAuth(
-            credentials, settings.aws_region, settings.opensearch_service
-        )
-    return OpenSearch(**kwargs)
+BULK_CHUNKS = 500
+"""Chunks per ``_bulk`` request (a few MB: well under ``http.max_content_length``)."""
+BULK_RETRIES = 3
+"""Resends of the chunks a bulk request answered 429 for, after 1, 2 and 4 s."""
+_BULK_FILTER = "items.*.status,items.*.error.type"
 
 
 class OpenSearchVectorStoreProvider:
@@ -101,7 +56,7 @@ class OpenSearchVectorStoreProvider:
         *,
         index: str,
         dimension: int,
-        refresh: Refresh = "true",
+        refresh: Refresh = "on_read",
         hybrid: HybridStrategy = "msearch",
     ) -> None:
         self.client = client
@@ -168,6 +123,34 @@ class OpenSearchVectorStoreProvider:
             )
         return int(chunks.get("deleted", 0))
 
+    # -- visibility (see ragline.adapters.opensearch.visibility) -------------------------------------
+    @property
+    def lazy(self) -> bool:
+        """Writes do not refresh; a publish's sweep and a discard must refresh before they look."""
+        return self.refresh in ("on_read", "false")
+
+    def refresh_now(self) -> None:
+        """Every write so far becomes searchable, from every process."""
+        self._refresh(UNREFRESHED.claim(self.index))
+
+    def wrote(self) -> None:
+        if self.refresh == "on_read":
+            UNREFRESHED.mark(self.index)
+
+    def before_read(self) -> None:
+        """``on_read``: refresh first when this process wrote since the last refresh."""
+        if self.refresh == "on_read" and UNREFRESHED.claim(self.index):
+            self._refresh(True)
+
+    def _refresh(self, claimed: bool) -> None:
+        try:
+            with translate("refresh"):
+                self.client.indices.refresh(index=self.index)
+        except errors.RaglineError:
+            if claimed:
+                UNREFRESHED.mark(self.index)  # still unrefreshed: the next read tries again
+            raise
+
     def pool(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._pool is None:
@@ -200,10 +183,7 @@ class OpenSearchVectorStore:
                 )
         if not chunks:
             return 0
-        from opensearchpy import helpers
-
-        for document_id in {c.document_id for c in chunks}:
-            fence = self._fence(document_id)
+        for document_id, fence in self._fences({c.document_id for c in chunks}).items():
             if fence > generation:
                 raise errors.Superseded(
                     "a newer version of the document was published",
@@ -211,43 +191,56 @@ class OpenSearchVectorStore:
                     generation=generation,
                     published=fence,
                 )
-        written = 0
-        with translate("bulk indexing"):
-            for ok, item in helpers.streaming_bulk(
-                self._p.client,
-                rq.bulk_actions(self.scope, self._p.index, chunks, generation),
-                refresh=self._p.refresh,
-                chunk_size=500,
-                max_retries=3,
-                initial_backoff=1,
-                raise_on_error=False,
-            ):
-                status = next(iter(item.values())).get("status", 0)
-                if ok:
-                    written += 1
-                elif status == 409:
-                    continue  # a newer generation holds this chunk: the older write loses, by design
-                elif status == 429:
-                    raise errors.Throttled("OpenSearch throttled bulk indexing")
-                else:
-                    raise errors.DependencyFailed(
-                        "OpenSearch rejected a chunk", status=status, item=str(item)[:300]
-                    )
+        lines = rq.bulk_lines(self.scope, self._p.index, chunks, generation)
+        written = sum(self._bulk(lines[i : i + BULK_CHUNKS]) for i in range(0, len(lines), BULK_CHUNKS))
+        self._p.wrote()
         return written
 
-    def _fence(self, document_id: str) -> int:
+    def _bulk(self, lines: list[bytes]) -> int:
+        """One ``_bulk`` request; chunks answered 429 are sent again after a backoff, a 409 means a
+        newer generation holds the chunk (the older write loses, by design)."""
+        refresh = "false" if self._p.lazy else self._p.refresh
+        written = 0
+        for attempt in range(BULK_RETRIES + 1):
+            with translate("bulk indexing"):
+                resp = self._p.client.bulk(body=b"".join(lines), refresh=refresh, filter_path=_BULK_FILTER)
+            throttled = []
+            for line, item in zip(lines, resp["items"], strict=True):
+                result = next(iter(item.values()))
+                status = result.get("status", 0)
+                if status < 300:
+                    written += 1
+                elif status == 429:
+                    throttled.append(line)
+                elif status != 409:
+                    raise errors.DependencyFailed(
+                        "OpenSearch rejected a chunk", status=status, error=str(result.get("error"))[:300]
+                    )
+            if not throttled:
+                return written
+            if attempt < BULK_RETRIES:
+                time.sleep(2**attempt)
+            lines = throttled
+        raise errors.Throttled("OpenSearch throttled bulk indexing")
+
+    def _fences(self, document_ids: set[str]) -> dict[str, int]:
+        """The generation last published per document (0: none yet), in one request."""
+        ids = sorted(document_ids)
         with translate("fence read"):
-            resp = self._p.client.get(
+            resp = self._p.client.mget(
                 index=rq.fences_index(self._p.index),
-                id=rq.fence_id(self.scope, document_id),
+                body={"ids": [rq.fence_id(self.scope, d) for d in ids]},
                 _source=False,
-                ignore=404,  # no fence yet (and no warning logged for it)
             )
-        return int(resp["_version"]) if resp.get("found") else 0
+        return {
+            d: int(doc["_version"]) if doc.get("found") else 0
+            for d, doc in zip(ids, resp["docs"], strict=True)
+        }
 
     def publish(self, document_id: str, *, generation: int) -> bool:
         """The fence is a document whose external version *is* the generation: OpenSearch refuses (409)
-        to lower it, which makes the raise atomic; then older generations' chunks are swept."""
+        to lower it, which makes the raise atomic; then older generations' chunks are swept. Once this
+        returns True the version is searchable from every process."""
         from opensearchpy.exceptions import ConflictError
 
         with translate("publish"):
@@ -261,23 +254,20 @@ class OpenSearchVectorStore:
                 )
             except ConflictError:
                 return False
-        self._refresh_if_lazy()
+        if self._p.lazy:
+            self._p.refresh_now()  # the sweep sees only refreshed chunks, and readers see this version
         self.delete_document(document_id, older_than=generation)
         return True
 
     def discard(self, document_id: str, *, generation: int) -> int:
-        self._refresh_if_lazy()
+        if self._p.lazy:
+            self._p.refresh_now()  # delete-by-query sees only refreshed chunks
         return self._delete_by_query(rq.document_query(self.scope, document_id, generation=generation))
-
-    def _refresh_if_lazy(self) -> None:
-        """Delete-by-query sees only refreshed chunks; with lazy bulk refresh, refresh first."""
-        if self._p.refresh == "false":
-            with translate("refresh"):
-                self._p.client.indices.refresh(index=self._p.index)
 
     def vectors(self, document_id: str) -> dict[str, NDArray[np.float32]]:
         from opensearchpy import helpers
 
+        self._p.before_read()
         with translate("vectors"):
             return {
                 h["_source"]["text"]: np.asarray(h["_source"][rq.VECTOR_FIELD], dtype=np.float32)
@@ -295,16 +285,20 @@ class OpenSearchVectorStore:
         return self._delete_by_query(rq.document_query(self.scope, document_id, older_than=older_than))
 
     def _delete_by_query(self, query: dict[str, Any]) -> int:
+        self._p.before_read()
         body = {"query": query}
         with translate("delete"):
             resp = self._p.client.delete_by_query(
                 index=self._p.index,
                 body=body,
                 routing=self._routing,
-                refresh=self._p.refresh != "false",
+                refresh=not self._p.lazy,
                 conflicts="proceed",
             )
-        return int(resp.get("deleted", 0))
+        deleted = int(resp.get("deleted", 0))
+        if deleted and self._p.refresh == "on_read":
+            self._p.refresh_now()  # deletions are rare: visible to every process when this returns
+        return deleted
 
     def count(self, document_id: str | None = None) -> int:
         query = (
@@ -312,6 +306,7 @@ class OpenSearchVectorStore:
             if document_id is not None
             else {"bool": {"filter": rq.scope_filter(self.scope)}}
         )
+        self._p.before_read()
         with translate("count"):
             resp = self._p.client.count(index=self._p.index, body={"query": query}, routing=self._routing)
         return int(resp["count"])
@@ -323,11 +318,13 @@ class OpenSearchVectorStore:
         if window is None:
             return []
         body = rq.neighbors_search(self.scope, document_id, sequence_number, *window)
+        self._p.before_read()
         with translate("neighbors"):
             resp = self._p.client.search(index=self._p.index, body=body, routing=self._routing)
         return [_chunk(h["_source"]) for h in resp["hits"]["hits"]]
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
+        self._p.before_read()
         if isinstance(query, SemanticQuery):
             return self._hits(self._send(self._knn(query.vector, query.k, query)), "semantic")
         if isinstance(query, KeywordQuery):

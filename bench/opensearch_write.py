@@ -1,0 +1,151 @@
+"""OpenSearch write path: chunks/s of ``upsert`` (and of ``publish``) as ingestion calls them.
+
+Embedding excluded: SciFact train abstracts with their cached vectors (384-d, all-MiniLM-L6-v2), grouped
+into documents. Each scenario writes into a fresh index with the store's shipped refresh policy:
+
+- ``20-chunk documents``: one document at a time, ``upsert`` then ``publish`` (what an ingest worker
+  does per small document); rows for the upserts alone and for upsert + publish (until searchable);
+- ``500-chunk batches``: one large document written 500 chunks per ``upsert`` (ingestion's write batch),
+  then ``publish``.
+
+Besides wall-clock throughput it reports CPU per chunk: this Python process's, and the OpenSearch JVM's
+(``--node-pid``, read from /proc; merges that finish within 60 s after the scenario are included), so
+runs on a busy machine can still be compared.
+
+    .venv/bin/python bench/opensearch_write.py --opensearch-url $OPENSEARCH_URL \\
+        --node-pid $(cat infra/opensearch-local/target/node.pid)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from ragline.adapters.embedded.embedding_cache import EmbeddingCache
+from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
+from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
+from ragline.config import Settings
+from ragline.domain.models import Chunk, ChunkMetadata, TenantScope
+from ragline.services.evaluation import load_beir
+
+ROOT = Path(__file__).parents[1]
+SCOPE = TenantScope(tenant_id="bench", namespace_id="docs")
+
+
+def jvm_cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (fields 14 and 15 of /proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def documents(per_doc: int, cache: Path, dataset: Path) -> list[list[Chunk]]:
+    data = load_beir(dataset, "train")
+    embedder = EmbeddingCache(LocalOnnxEmbedder(), cache)
+    ids = list(data.corpus)
+    texts = [f"{data.corpus[i][0]}\n{data.corpus[i][1]}".strip() for i in ids]
+    vectors = embedder.embed_documents(texts)
+    docs: list[list[Chunk]] = []
+    for i, text in enumerate(texts):
+        doc, seq = divmod(i, per_doc)
+        if seq == 0:
+            docs.append([])
+        docs[-1].append(
+            Chunk(
+                document_id=f"doc{doc}",
+                sequence_number=seq,
+                text=text,
+                metadata=ChunkMetadata(filename=f"doc{doc}.txt", page=1 + seq // 4),
+                embedding=tuple(vectors[i].tolist()),
+            )
+        )
+    return docs
+
+
+class Meter:
+    """Wall, client CPU and server CPU of one scenario."""
+
+    def __init__(self, provider: OpenSearchVectorStoreProvider, node_pid: int | None) -> None:
+        self.provider, self.node_pid = provider, node_pid
+
+    def __enter__(self) -> Meter:
+        self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
+        self.jvm0 = jvm_cpu_seconds(self.node_pid) if self.node_pid else 0.0
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self.wall0
+        self.cpu = time.process_time() - self.cpu0
+        self.jvm = None
+        if self.node_pid:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:  # merges the writes started belong to their cost
+                stats = self.provider.client.indices.stats(index=self.provider.index, metric="merge")
+                if stats["_all"]["total"]["merges"]["current"] == 0:
+                    break
+                time.sleep(0.5)
+            self.jvm = jvm_cpu_seconds(self.node_pid) - self.jvm0
+
+
+def row(label: str, chunks: int, wall: float, cpu: float, jvm: float | None) -> list[str]:
+    server = f"{1000 * jvm / chunks:.2f}" if jvm is not None else "—"
+    return [label, f"{chunks:,}", f"{chunks / wall:,.0f}", f"{1000 * cpu / chunks:.2f}", server]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--opensearch-url", required=True)
+    ap.add_argument("--node-pid", type=int, default=None, help="OpenSearch JVM pid, for server CPU")
+    ap.add_argument("--dataset", type=Path, default=ROOT.parent / "shared" / "data" / "scifact")
+    ap.add_argument("--cache", type=Path, default=ROOT / ".ragline" / "bench-cache" / "embeddings.sqlite")
+    ap.add_argument("--small-docs", type=int, default=100, help="20-chunk documents to write")
+    ap.add_argument("--large-chunks", type=int, default=5000, help="chunks of the large document")
+    ap.add_argument("--label", default="", help="prefix for the rows (e.g. the tree measured)")
+    args = ap.parse_args()
+
+    small = documents(20, args.cache, args.dataset)[: args.small_docs]
+    large = [c for doc in documents(args.large_chunks, args.cache, args.dataset)[:1] for c in doc]
+    client = build_client(Settings(opensearch_url=args.opensearch_url))
+    rows: list[list[str]] = []
+    prefix = f"{args.label} " if args.label else ""
+
+    provider = OpenSearchVectorStoreProvider(client, index=f"bench-w-{uuid.uuid4().hex[:8]}", dimension=384)
+    store = provider.scoped(SCOPE)
+    upserting = 0.0
+    upsert_cpu = 0.0
+    with Meter(provider, args.node_pid) as m:
+        for doc in small:
+            t0, c0 = time.perf_counter(), time.process_time()
+            store.upsert(doc, generation=1)
+            upserting += time.perf_counter() - t0
+            upsert_cpu += time.process_time() - c0
+            store.publish(doc[0].document_id, generation=1)
+    n = sum(len(d) for d in small)
+    assert store.count() == n
+    rows.append(row(f"{prefix}20-chunk documents: upsert", n, upserting, upsert_cpu, None))
+    rows.append(row(f"{prefix}20-chunk documents: upsert + publish", n, m.wall, m.cpu, m.jvm))
+    provider.drop()
+
+    provider = OpenSearchVectorStoreProvider(client, index=f"bench-w-{uuid.uuid4().hex[:8]}", dimension=384)
+    store = provider.scoped(SCOPE)
+    with Meter(provider, args.node_pid) as m:
+        for i in range(0, len(large), 500):
+            store.upsert(large[i : i + 500], generation=1)
+        store.publish(large[0].document_id, generation=1)
+    assert store.count() == len(large)
+    rows.append(row(f"{prefix}500-chunk batches + publish", len(large), m.wall, m.cpu, m.jvm))
+    provider.drop()
+    provider.close()
+
+    print("| scenario | chunks | chunks/s | client CPU ms/chunk | server CPU ms/chunk |")
+    print("|---|---:|---:|---:|---:|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

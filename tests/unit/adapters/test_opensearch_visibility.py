@@ -1,0 +1,112 @@
+"""When the OpenSearch store refreshes (``on_read``): writes defer, the next read or a publish pays."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
+from ragline.adapters.opensearch.visibility import Refresh
+from ragline.domain.models import KeywordQuery, TenantScope
+from tests.contract.vector_store_contract import make_chunks
+from tests.support.vectors import DIM
+
+pytestmark = pytest.mark.unit
+SCOPE = TenantScope(tenant_id="acme", namespace_id="docs")
+
+
+class Indices:
+    def __init__(self, calls: list[str]) -> None:
+        self.calls = calls
+
+    def exists(self, index: str) -> bool:
+        return True
+
+    def refresh(self, index: str) -> None:
+        self.calls.append("refresh")
+
+
+class FakeClient:
+    """Answers like a node holding no fences and no chunks; records the requests that matter here."""
+
+    def __init__(self, deleted: int = 0) -> None:
+        self.calls: list[str] = []
+        self.indices = Indices(self.calls)
+        self.deleted = deleted
+        self.bulk_refresh: list[str] = []
+
+    def mget(self, *, index: str, body: dict[str, Any], _source: bool) -> dict[str, Any]:
+        return {"docs": [{"found": False} for _ in body["ids"]]}
+
+    def bulk(self, *, body: bytes, refresh: str, filter_path: str) -> dict[str, Any]:
+        self.calls.append("bulk")
+        self.bulk_refresh.append(refresh)
+        return {"items": [{"index": {"status": 201}} for _ in range(body.count(b"\n") // 2)]}
+
+    def search(self, *, index: str, body: dict[str, Any], routing: str) -> dict[str, Any]:
+        self.calls.append("search")
+        return {"hits": {"hits": []}}
+
+    def index(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append("fence")
+        return {}
+
+    def delete_by_query(self, *, refresh: bool, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append("sweep")
+        return {"deleted": self.deleted}
+
+
+def provider(client: FakeClient, refresh: Refresh = "on_read") -> OpenSearchVectorStoreProvider:
+    # a fresh index name per test: the record of unrefreshed indexes is process-wide
+    index = f"chunks-{uuid.uuid4().hex[:8]}"
+    return OpenSearchVectorStoreProvider(client, index=index, dimension=DIM, refresh=refresh)  # type: ignore[arg-type]
+
+
+def test_writes_do_not_refresh_and_the_next_read_refreshes_once() -> None:
+    client = FakeClient()
+    store = provider(client).scoped(SCOPE)
+
+    store.upsert(make_chunks("d", ["one", "two"]))
+    store.upsert(make_chunks("e", ["three"]))
+    store.search(KeywordQuery(text="one"))
+    store.search(KeywordQuery(text="two"))
+
+    assert client.bulk_refresh == ["false", "false"]
+    assert client.calls == ["bulk", "bulk", "refresh", "search", "search"]
+
+
+def test_a_reader_that_never_wrote_never_refreshes() -> None:
+    client = FakeClient()
+    store = provider(client).scoped(SCOPE)
+    store.search(KeywordQuery(text="one"))
+    assert client.calls == ["search"]
+
+
+def test_another_provider_over_the_same_index_sees_this_process_writes() -> None:
+    client = FakeClient()
+    writer = provider(client)
+    reader = OpenSearchVectorStoreProvider(client, index=writer.index, dimension=DIM)  # type: ignore[arg-type]
+    writer.scoped(SCOPE).upsert(make_chunks("d", ["one"]))
+    reader.scoped(SCOPE).search(KeywordQuery(text="one"))
+    assert client.calls == ["bulk", "refresh", "search"]
+
+
+def test_publish_refreshes_before_its_sweep_and_again_only_if_it_deleted() -> None:
+    quiet, sweeping = FakeClient(deleted=0), FakeClient(deleted=2)
+    for client in (quiet, sweeping):
+        store = provider(client).scoped(SCOPE)
+        store.upsert(make_chunks("d", ["one"]), generation=2)
+        assert store.publish("d", generation=2)
+        store.search(KeywordQuery(text="one"))  # nothing left to refresh
+    assert quiet.calls == ["bulk", "fence", "refresh", "sweep", "search"]
+    assert sweeping.calls == ["bulk", "fence", "refresh", "sweep", "refresh", "search"]
+
+
+def test_refresh_true_still_refreshes_every_write_request() -> None:
+    client = FakeClient()
+    store = provider(client, refresh="true").scoped(SCOPE)
+    store.upsert(make_chunks("d", ["one"]))
+    store.search(KeywordQuery(text="one"))
+    assert client.bulk_refresh == ["true"] and "refresh" not in client.calls
