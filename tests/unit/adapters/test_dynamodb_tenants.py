@@ -77,8 +77,12 @@ def test_namespace_item_nests_its_settings_as_a_map() -> None:
             "embedding_model": {"S": "bge"},
             "embedding_dimension": {"N": "384"},
             "system_prompt": {"S": "p"},
+            "chunks_per_search": {"N": "0"},
         }
     }
+    # an item written before chunks_per_search existed still reads, with the deployment's setting
+    del item["settings"]["M"]["chunks_per_search"]
+    assert Namespace.model_validate(ti.item_fields(item)).settings.chunks_per_search == 0
 
 
 def test_api_key_item_holds_the_hash_lists_and_no_unset_times() -> None:
