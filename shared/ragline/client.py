@@ -231,8 +231,14 @@ class RaglineClient:
         description: str | None = None,
         default: bool | None = None,
         system_prompt: str | None = None,
+        chunks_per_search: int | None = None,
     ) -> NamespaceView:
-        patch = {"description": description, "default": default, "systemPrompt": system_prompt}
+        patch = {
+            "description": description,
+            "default": default,
+            "systemPrompt": system_prompt,
+            "chunksPerSearch": chunks_per_search,
+        }
         body = {k: v for k, v in patch.items() if v is not None}
         return self._call(NamespaceView, "PATCH", f"/v1/namespaces/{_seg(namespace)}", body)
 

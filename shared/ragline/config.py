@@ -64,7 +64,10 @@ class Settings(BaseModel):
     """Vector size asked of Bedrock Titan V2 (256, 512 or 1024)."""
     llm_api_key_secret: str = ""
     """Secrets Manager ARN or name holding the LLM endpoint's API key (AWS); read once per container."""
-    llm_timeout_s: float = 60.0
+    llm_timeout_s: float | None = Field(default=None, gt=0)
+    """Longest silence while reading a response (``RAGLINE_LLM_TIMEOUT_S``); unset: 60 s for OpenAI's
+    own API, 300 s for any other endpoint (a local server on a CPU may say nothing for minutes while
+    it reads a long prompt). See :attr:`llm_read_timeout_s`."""
     llm_max_retries: int = 3
     max_output_tokens: int = 5000
     turn_output_tokens: int = 2000
@@ -76,6 +79,12 @@ class Settings(BaseModel):
     """Tool calls of one model turn that run; the rest get a tool error (a model may ask for 150)."""
     max_tool_calls_per_run: int = Field(default=24, ge=1)
     """Tool calls of one chat run that run; then tools are withdrawn and the model must answer."""
+    chunks_per_search: int = Field(default=10, ge=1, le=50)
+    """Chunks one search shows the model (``RAGLINE_CHUNKS_PER_SEARCH``; a namespace may override it):
+    fewer for a small model's short context, more for a large one's."""
+    tool_results: Literal["compact", "json"] = "compact"
+    """How search results are shown to the model (``RAGLINE_TOOL_RESULTS``): ``compact`` lines
+    ``[id] filename — text``, or ``json``, an array of objects (see docs/decisions.md)."""
 
     reranker: Literal["auto", "none", "llm", "cross-encoder", "bedrock"] = "auto"
     """``auto``: the LLM listwise reranker when a model endpoint is configured, else none;
@@ -94,6 +103,13 @@ class Settings(BaseModel):
     max_document_seconds: float = 120.0
     """Parse + chunk budget per document (the ingestion function's timeout is 300 s)."""
     hybrid_alpha: float = 0.5
+
+    @property
+    def llm_read_timeout_s(self) -> float:
+        """``llm_timeout_s``, or its default for the endpoint: 60 s for OpenAI, 300 s for any other."""
+        if self.llm_timeout_s is not None:
+            return self.llm_timeout_s
+        return 300.0 if self.openai_base_url else 60.0
 
     @property
     def llm_configured(self) -> bool:

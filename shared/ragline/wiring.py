@@ -318,6 +318,8 @@ class Container:
             planner=self.chat_model if s.llm_configured else None,
             metering=self.metering,
             search_first=s.tool_choice == "required_first",
+            chunks_per_search=s.chunks_per_search,
+            layout=s.tool_results,
             limits=LoopLimits(
                 max_output_tokens=s.max_output_tokens,
                 turn_output_tokens=s.turn_output_tokens,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 
@@ -43,3 +45,46 @@ def test_concurrent_hybrid_strategy_matches_msearch(opensearch_url: str) -> None
     finally:
         one.drop()
         two.close()
+
+
+_OTHER_PROCESS = """
+import sys
+from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
+from ragline.config import Settings
+from ragline.domain.models import TenantScope
+url, index, dim = sys.argv[1], sys.argv[2], int(sys.argv[3])
+p = OpenSearchVectorStoreProvider(build_client(Settings(opensearch_url=url)), index=index, dimension=dim)
+print(p.scoped(TenantScope(tenant_id="acme", namespace_id="docs")).count())
+"""
+
+
+def test_a_published_version_is_searchable_from_another_process_at_once(opensearch_url: str) -> None:
+    """``on_read`` defers refreshes to the writer's next read; another process (the search Lambda) never
+    wrote, so it relies on publish: once publish returns, every process sees that version and not the
+    one it replaced. The index's scheduled refresh is off here, so nothing else can make them visible."""
+    writer = _provider(opensearch_url)
+    try:
+        writer.ensure_index()
+        writer.client.indices.put_settings(index=writer.index, body={"index": {"refresh_interval": "-1"}})
+        store = writer.scoped(TenantScope(tenant_id="acme", namespace_id="docs"))
+
+        def seen_elsewhere() -> int:
+            argv = [sys.executable, "-c", _OTHER_PROCESS, opensearch_url, writer.index, str(DIM)]
+            return int(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+
+        # Given a version written but not yet published: not refreshed, so no other process sees it
+        store.upsert(make_chunks("manual.md", ["one", "two", "three"]), generation=1)
+        assert seen_elsewhere() == 0
+        # When it is published, Then another process sees all of it at once
+        assert store.publish("manual.md", generation=1)
+        assert seen_elsewhere() == 3
+        # and a newer, shorter version replaces it everywhere as soon as its publish returns
+        store.upsert(make_chunks("manual.md", ["only one"]), generation=2)
+        assert store.publish("manual.md", generation=2)
+        assert seen_elsewhere() == 1
+        # and so does a deletion (a published generation with no chunks)
+        assert store.publish("manual.md", generation=3)
+        assert seen_elsewhere() == 0
+    finally:
+        writer.drop()
+        writer.close()

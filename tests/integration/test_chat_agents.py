@@ -22,6 +22,7 @@ from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
 from tests.support.openai_replay import OpenAIReplay, error, text, tool_call
+from tests.support.tool_results import tool_results
 
 pytestmark = pytest.mark.integration
 
@@ -99,7 +100,7 @@ def tool_message(request: dict[str, Any]) -> list[dict[str, Any]]:
     """The passages the answer step showed the model."""
     tool = [m for m in request["messages"] if m["role"] == "tool"]
     assert len(tool) == 1
-    return list(json.loads(tool[0]["content"]))
+    return list(tool_results(tool[0]["content"]))
 
 
 # -- deep_search --------------------------------------------------------------------------------------

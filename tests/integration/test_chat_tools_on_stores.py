@@ -15,6 +15,7 @@ from ragline.domain.models import Chunk, ChunkMetadata, TenantScope
 from ragline.ports import VectorStoreProvider
 from ragline.services.retrieval import RetrievalService
 from tests.support.fakes import BowEmbedder
+from tests.support.tool_results import tool_results
 from tests.support.vectors import bow_vector
 
 pytestmark = pytest.mark.integration
@@ -46,7 +47,7 @@ def tools(stores: VectorStoreProvider, tmp_path: Path) -> ToolContext:
 
 def call(ctx: ToolContext, name: str, **args: Any) -> Any:
     result = run_tool(ctx, name, json.dumps(args))
-    return result.error, json.loads(result.content)
+    return result.error, tool_results(result.content)
 
 
 @pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])

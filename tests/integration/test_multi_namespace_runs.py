@@ -33,6 +33,7 @@ from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
 from tests.contract.vector_store_contract import make_chunks
 from tests.support.fakes import BowEmbedder
+from tests.support.tool_results import tool_results
 from tests.support.vectors import DIM
 
 pytestmark = pytest.mark.integration
@@ -52,7 +53,7 @@ class ReadingModel:
     def stream(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: ChatOptions
     ) -> Iterator[ModelEvent]:
-        self.tool_results = [json.loads(m.content) for m in messages if m.role == "tool"]
+        self.tool_results = [tool_results(m.content) for m in messages if m.role == "tool"]
         if not self.tool_results:
             yield from self._call("search", {"query": "pump valve before use", "mode": "semantic"})
             return

@@ -22,7 +22,7 @@ import struct
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +60,8 @@ class Turn:
     """The turn's ``finish_reason`` (default: ``tool_calls`` with calls, else ``stop``)."""
     delay_s: float = 0.0
     """Pause before each streamed chunk (a slow stream)."""
+    silent_s: float = 0.0
+    """Pause before the response starts (a server still reading a long prompt)."""
     hang_up: bool = False
     """Stream the deltas, then drop the connection without finishing the chunked body."""
     clean_end: bool = False
@@ -70,6 +72,11 @@ class Turn:
     headers: Mapping[str, str] = field(default_factory=dict)
     times: int | None = 1
     """How many requests this turn answers; None: every request from now on."""
+
+
+def silent(seconds: float, then: Turn, *, times: int | None = 1) -> Turn:
+    """``then``, answered only after ``seconds`` of silence before any byte of the response."""
+    return replace(then, silent_s=seconds, times=times)
 
 
 def call(name: str, arguments: Mapping[str, Any] | str, *, call_id: str | None = None) -> Call:
@@ -304,6 +311,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _chat(self, turn: Turn | None, body: dict[str, Any]) -> None:
+        if turn is not None and turn.silent_s:
+            time.sleep(turn.silent_s)
         if turn is None:
             n = len(self.server.replay.chat_requests)
             message = f"replay script exhausted: chat request #{n} has no scripted turn"

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from ragline.agents.asking import ask, first_json
 from ragline.agents.base import AgentDeps, LoopLimits, LoopOutcome
 from ragline.agents.events import RunEvent, ToolFinished, ToolStarted, Warning
-from ragline.agents.tools import ToolContext, compact
+from ragline.agents.tools import ToolContext, render
 from ragline.agents.turns import cut_short, stream_turn
 from ragline.domain.chat import ChatMessage, ChatOptions, ToolCall
 from ragline.domain.retrieval import Evidence, RetrievalResult
@@ -195,7 +195,7 @@ def answer(
         system,
         *turns,
         ChatMessage(role="assistant", content="", tool_calls=(call,)),
-        ChatMessage(role="tool", content=json.dumps([compact(e) for e in evidence]), tool_call_id=call.id),
+        ChatMessage(role="tool", content=render(evidence, ctx.layout), tool_call_id=call.id),
     ]
     options = ChatOptions(max_output_tokens=min(deps.limits.turn_output_tokens, tokens))
     turn = yield from stream_turn(deps.model, history, [], options, ctx, outcome, step=0)

@@ -23,7 +23,8 @@ EVIDENCE_RULES = """Evidence rules (always apply):
 
 CITATION_RULES = """Citation rules (always apply):
 - After each sentence that uses a document, cite the chunk ids you used exactly as
-  <citation ids="ID1,ID2"/> with ids copied from the tool results' "id" fields.
+  <citation ids="ID1,ID2"/> with ids copied from the tool results (the [id] that starts a result,
+  or its "id" field).
 - Never cite an id that did not appear in a tool result. Never invent sources.
 """
 

@@ -9,6 +9,8 @@ runs the agent, so every agent retrieves the one way the search route does.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal, Protocol
@@ -47,6 +49,9 @@ class Retriever(Protocol):
 LABEL_CHARS = 120
 """A tool call's UI label is cut to this many characters."""
 
+ToolResultLayout = Literal["compact", "json"]
+"""How results are shown to the model: ``[id] filename — text`` blocks, or a JSON array of objects."""
+
 
 class SearchArgs(BaseModel):
     query: str = Field(min_length=1, max_length=1000, description="What to look for.")
@@ -82,6 +87,7 @@ class ToolContext:
     neighbours: int = 5
     search_first: bool = False
     """The model's first turn must call a tool (``tool_choice: required``): ``accurate`` runs."""
+    layout: ToolResultLayout = "compact"
     evidence: EvidenceTable = field(default_factory=EvidenceTable)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     """(code, message) pairs raised while running tools; the loop streams them as warning events."""
@@ -110,7 +116,8 @@ def expand_spec() -> ToolSpec:
         name="expand",
         description=(
             "Read the 5 chunks before and the 5 after a result, in order (the result itself is not"
-            " repeated). Pass the documentId and sequenceNumber a search or expand result showed."
+            " repeated). Pass the documentId and sequenceNumber of a search or expand result (a"
+            " result's id is documentId#sequenceNumber)."
         ),
         parameters=ExpandArgs.model_json_schema(),
     )
@@ -147,6 +154,35 @@ def compact(item: Evidence) -> dict[str, Any]:
     if wider and wider != chunk.text.strip():
         view["context"] = _around(wider, chunk.text.strip(), CONTEXT_CHARS)
     return view
+
+
+def render(found: Sequence[Evidence], layout: ToolResultLayout) -> str:
+    """A tool's results as the model reads them.
+
+    ``compact``: one block per chunk, ``[id] filename — text`` and, when there is one, a
+    ``Context:`` line with its sentence window; blank lines inside a chunk are closed up, so a blank
+    line always separates two results. No keys, quotes or escapes: 12–35 % fewer tokens than
+    ``json`` for the same chunks (``bench/tool_results.py``). ``json``: an array of :func:`compact`
+    objects.
+    """
+    if layout == "json":
+        return json.dumps([compact(e) for e in found])
+    if not found:
+        return "No results."
+    blocks = []
+    for item in found:
+        view = compact(item)
+        head = f"[{view['id']}] {view['filename'] or view['documentId']} — {_closed_up(view['text'])}"
+        context = view.get("context")
+        blocks.append(f"{head}\nContext: {_closed_up(context)}" if context else head)
+    return "\n\n".join(blocks)
+
+
+def _closed_up(text: str) -> str:
+    return _BLANK_LINES.sub("\n", text.strip())
+
+
+_BLANK_LINES = re.compile(r"\n[ \t\r\f\v]*\n(?:[ \t\r\f\v]*\n)*")
 
 
 def _around(wider: str, text: str, limit: int) -> str:
@@ -195,7 +231,7 @@ def search_tool(ctx: ToolContext, args: SearchArgs) -> ToolResult:
     )
     ctx.warnings.extend((n.code, n.message) for n in result.notices)
     found = [ctx.evidence.add(h.scope, h.hit.chunk, h.hit) for h in result.hits]
-    return ToolResult(json.dumps([compact(e) for e in found]), len(found), args.label or args.query)
+    return ToolResult(render(found, ctx.layout), len(found), args.label or args.query)
 
 
 def expand_tool(ctx: ToolContext, args: ExpandArgs) -> ToolResult:
@@ -223,7 +259,7 @@ def expand_tool(ctx: ToolContext, args: ExpandArgs) -> ToolResult:
         )
         return ToolResult(json.dumps({"error": message}), 0, "expand", error="unknown_chunk")
     found = [ctx.evidence.add(scope, c) for c in window if c.sequence_number != args.sequenceNumber]
-    return ToolResult(json.dumps([compact(e) for e in found]), len(found), f"Reading {args.documentId}")
+    return ToolResult(render(found, ctx.layout), len(found), f"Reading {args.documentId}")
 
 
 def label_for(name: str, arguments: str) -> str:

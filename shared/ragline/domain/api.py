@@ -277,6 +277,9 @@ class NamespacePatch(ApiRequest):
     description: str | None = Field(default=None, max_length=2000)
     default: bool | None = None
     system_prompt: str | None = Field(default=None, max_length=20000)
+    chunks_per_search: int | None = Field(
+        default=None, ge=0, le=50, description="Chunks one chat search shows the model; 0: the deployment's."
+    )
 
 
 class NamespaceView(ApiModel):
@@ -285,6 +288,7 @@ class NamespaceView(ApiModel):
     default: bool
     embedding_model: str
     system_prompt: str
+    chunks_per_search: int
     created_at: str
 
     @classmethod
@@ -295,6 +299,7 @@ class NamespaceView(ApiModel):
             default=ns.default,
             embedding_model=ns.settings.embedding_model,
             system_prompt=ns.settings.system_prompt,
+            chunks_per_search=ns.settings.chunks_per_search,
             created_at=ns.created_at.isoformat(),
         )
 

@@ -21,6 +21,8 @@ class NamespaceSettings(BaseModel):
     embedding_model: str = ""
     embedding_dimension: int = 0
     system_prompt: str = ""
+    chunks_per_search: int = 0
+    """Chunks one chat search shows the model here (1–50); 0: the deployment's setting."""
 
 
 class Namespace(BaseModel):

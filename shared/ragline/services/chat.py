@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ragline import errors
 from ragline.agents.base import AgentDeps, LoopLimits, LoopOutcome
@@ -20,7 +20,7 @@ from ragline.agents.events import Collections, Route, RunError, RunEvent, RunFin
 from ragline.agents.prompts import resolve_system_prompt
 from ragline.agents.routing import AgentRouter, CollectionRouter
 from ragline.agents.smoothing import smooth_words
-from ragline.agents.tools import ToolContext
+from ragline.agents.tools import ToolContext, ToolResultLayout
 from ragline.domain.api import ChatAgent, ChatMode, ChatRequest, ChunkView, Usage
 from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, request_fingerprint
 from ragline.domain.chat import ChatMessage
@@ -43,6 +43,12 @@ class ModeSettings:
     candidates: int
     keep: int
     rerank: bool
+
+    def showing(self, chunks: int) -> ModeSettings:
+        """This mode when a search shows the model ``chunks``: ``accurate`` still fetches three times
+        that (at least 30) for the reranker to choose from; ``fast`` fetches just that."""
+        candidates = max(self.candidates, 3 * chunks) if self.rerank else chunks
+        return replace(self, candidates=candidates, keep=chunks)
 
 
 logger = logging.getLogger(__name__)
@@ -76,16 +82,22 @@ class ChatService:
         planner: ChatModel | None = None,
         limits: LoopLimits | None = None,
         search_first: bool = True,
+        chunks_per_search: int = 10,
+        layout: ToolResultLayout = "compact",
     ) -> None:
         """``planner`` routes and plans (the same model as ``model`` behind an endpoint); None: the
         offline heuristics route and plan. ``search_first``: an ``accurate`` run's first model turn
-        must call a tool (``tool_choice: required``)."""
+        must call a tool (``tool_choice: required``). ``chunks_per_search``: what one search shows
+        the model unless the run's first namespace sets its own; ``layout``: how (see
+        :func:`ragline.agents.tools.render`)."""
         self._retrieval = retrieval
         self._model = model
         self._planner = planner
         self._metering = metering
         self._limits = limits or LoopLimits()
         self._search_first = search_first
+        self._chunks_per_search = chunks_per_search
+        self._layout = layout
 
     def answer_chat(
         self, principal: Principal, request: ChatRequest, *, run_id: str | None = None
@@ -164,7 +176,7 @@ class ChatService:
             yield Route(agent=route.agent, reason=route.reason, fallback=route.fallback)
             yield from (Warning(code=n.code, message=n.message) for n in route.notices)
         agent = build_agent(agent_name, AgentDeps(self._model, self._planner, self._limits))
-        mode = plan.mode
+        mode = plan.mode.showing(spaces[0].settings.chunks_per_search or self._chunks_per_search)
         ctx = ToolContext(
             retriever=self._retrieval.bind(
                 [TenantScope(tenant_id=tenant_id, namespace_id=ns.namespace_id) for ns in spaces],
@@ -172,6 +184,7 @@ class ChatService:
             ),
             candidates=mode.candidates,
             keep=mode.keep,
+            layout=self._layout,
             # accurate mode reranks when the deployment has a reranker; without one it is fused order
             rerank=mode.rerank and self._retrieval.reranker_name is not None,
             evidence=evidence,

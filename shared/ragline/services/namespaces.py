@@ -87,6 +87,8 @@ class NamespaceService:
         settings = ns.settings
         if patch.system_prompt is not None:
             settings = settings.model_copy(update={"system_prompt": patch.system_prompt})
+        if patch.chunks_per_search is not None:
+            settings = settings.model_copy(update={"chunks_per_search": patch.chunks_per_search})
         changed = ns.model_copy(
             update={
                 "description": ns.description if patch.description is None else patch.description,

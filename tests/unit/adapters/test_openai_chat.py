@@ -12,8 +12,9 @@ import openai
 import pytest
 
 from ragline import errors
-from ragline.adapters.openai.chat import OpenAIChatModel, build_request
+from ragline.adapters.openai.chat import OpenAIChatModel, build_request, openai_client
 from ragline.adapters.openai.embedder import OpenAIEmbedder
+from ragline.config import Settings
 from ragline.domain.chat import (
     ChatMessage,
     ChatOptions,
@@ -31,6 +32,7 @@ from tests.support.openai_replay import (
     embedding_vector,
     error,
     hang_up,
+    silent,
     split_arguments,
     stream_error,
     text,
@@ -380,3 +382,39 @@ def test_embeddings_of_another_dimension_are_refused(openai_replay: OpenAIReplay
 
     with pytest.raises(errors.EmbeddingMismatch):
         embedder.embed_query("alpha")
+
+
+def test_a_server_silent_past_the_read_timeout_is_asked_again(openai_replay: OpenAIReplay) -> None:
+    """Nothing reached the client yet, so the timed-out request is sent again (a local server still
+    reading a long prompt); the answer of the retry is the turn's."""
+    openai_replay.script([silent(0.6, text("too late")), text("second try")])
+
+    events = run(model(openai_replay, llm_timeout_s=0.2, llm_max_retries=1))
+
+    assert events[0] == TextDelta(text="second try")
+    assert len(openai_replay.chat_requests) == 2
+
+
+def test_a_server_silent_through_every_retry_is_unavailable(openai_replay: OpenAIReplay) -> None:
+    openai_replay.script([silent(0.5, text("too late"), times=None)])
+
+    with pytest.raises(errors.DependencyUnavailable):
+        run(model(openai_replay, llm_timeout_s=0.15, llm_max_retries=1))
+    assert len(openai_replay.chat_requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("settings", "read"),
+    [
+        ({}, 60.0),
+        ({"openai_base_url": "http://127.0.0.1:8080/v1"}, 300.0),
+        ({"openai_base_url": "http://127.0.0.1:8080/v1", "llm_timeout_s": 42.0}, 42.0),
+        ({"llm_timeout_s": 7.5}, 7.5),
+    ],
+)
+def test_the_read_timeout_defaults_to_the_kind_of_endpoint(settings: dict[str, object], read: float) -> None:
+    """OpenAI answers within a minute; a self-hosted server may be silent for minutes on a CPU."""
+    client = openai_client(Settings.model_validate({"openai_api_key": "k", **settings}))
+
+    assert client.timeout.read == read
+    assert client.timeout.connect == min(read, 5.0)

@@ -14,7 +14,7 @@ from ragline.adapters.embedded.store import SqliteVectorStoreProvider
 from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.adapters.local_models.extractive_chat import ExtractiveChatModel
 from ragline.agents.events import RunFinished, ToolFinished
-from ragline.agents.tools import CONTEXT_CHARS, ToolContext, ToolResult, compact, run_tool
+from ragline.agents.tools import CONTEXT_CHARS, ToolContext, ToolResult, compact, render, run_tool
 from ragline.config import Settings
 from ragline.documents.chunker import chunk_document
 from ragline.documents.parsers import ParsedDocument, Section
@@ -27,6 +27,7 @@ from ragline.services.retrieval import RetrievalService
 from ragline.wiring import Container
 from tests.contract.vector_store_contract import make_chunks
 from tests.support.fakes import BowEmbedder
+from tests.support.tool_results import tool_results
 from tests.support.vectors import DIM, bow_vector
 
 pytestmark = pytest.mark.unit
@@ -64,14 +65,14 @@ def searched(tmp_path: Path, stores: SqliteVectorStoreProvider, **kw: int) -> To
     """A run whose model has searched and seen both documents (and none other)."""
     ctx = tools(tmp_path, stores, **kw)
     for query in ("long text part", "gappy part"):
-        found = json.loads(call(ctx, "search", query=query, mode="keyword").content)
+        found = tool_results(call(ctx, "search", query=query, mode="keyword").content)
         assert query.split()[0] in {c["documentId"] for c in found}
     return ctx
 
 
 def sequence_numbers(result: ToolResult) -> list[int]:
     assert result.error is None, result.content
-    chunks = json.loads(result.content)
+    chunks = tool_results(result.content)
     assert all(c["id"] == f"{c['documentId']}#{c['sequenceNumber']}" for c in chunks)
     assert result.hits == len(chunks)
     return [c["sequenceNumber"] for c in chunks]
@@ -133,7 +134,7 @@ def test_expanding_a_sequence_number_the_document_does_not_have_is_a_tool_error(
 
     # Then it reads a tool error naming the chunk, and nothing is added to the evidence
     assert result.error == "unknown_chunk" and result.hits == 0
-    message = json.loads(result.content)["error"]
+    message = tool_results(result.content)["error"]
     assert f"no chunk with sequenceNumber {sequence_number}" in message and document in message
     assert list(ctx.evidence) == before
 
@@ -162,7 +163,7 @@ def test_expand_only_works_on_a_document_search_returned(
 
     # Then each is a tool error, and nothing is added to the evidence
     assert [(r.error, r.hits) for r in results] == [("unknown_document", 0)] * 3
-    assert all("returned by search" in json.loads(r.content)["error"] for r in results)
+    assert all("returned by search" in tool_results(r.content)["error"] for r in results)
     assert len(fresh.evidence) == 0 and list(ctx.evidence) == before
 
 
@@ -255,7 +256,7 @@ def test_search_results_carry_the_chunkers_window_from_the_sqlite_store(
 
     # When the model searches
     ctx = tools(tmp_path, stores, neighbours=1)
-    found = json.loads(call(ctx, "search", query="oil kilometres", mode="keyword").content)
+    found = tool_results(call(ctx, "search", query="oil kilometres", mode="keyword").content)
 
     # Then each hit shows the stored window around it, under the chunk's own id
     oil = next(c for c in found if c["id"] == "chain.md#1")
@@ -263,8 +264,65 @@ def test_search_results_carry_the_chunkers_window_from_the_sqlite_store(
     assert oil["context"] == chunks[1].metadata.wider_text
     assert oil["context"].startswith("Check the chain weekly.") and "Ride on." in oil["context"]
     # and so does each chunk an expand reads
-    around = json.loads(call(ctx, "expand", documentId="chain.md", sequenceNumber=1).content)
+    around = tool_results(call(ctx, "expand", documentId="chain.md", sequenceNumber=1).content)
     assert [c["context"] for c in around] == [chunks[0].metadata.wider_text, chunks[2].metadata.wider_text]
+
+
+# -- the two layouts of a result ------------------------------------------------------------------
+
+
+def test_the_compact_layout_is_one_block_per_chunk_id_first() -> None:
+    # Given two chunks, one with a sentence window and blank lines inside its text
+    table = EvidenceTable()
+    found = [
+        table.add(
+            DOCS,
+            Chunk(
+                document_id="pump.md",
+                sequence_number=4,
+                text="Close the valve.\n\n  \n\nThen start it.",
+                metadata=ChunkMetadata(
+                    filename="pump.md", wider_text="Prime it. Close the valve. Then start it."
+                ),
+            ),
+        ),
+        table.add(
+            DOCS,
+            Chunk(
+                document_id="notes/oil.txt", sequence_number=0, text="Oil weekly.", metadata=ChunkMetadata()
+            ),
+        ),
+    ]
+
+    # When they are shown compactly
+    shown = render(found, "compact")
+
+    # Then each is "[id] filename — text", its window on a Context line, blank lines closed up, so a
+    # blank line only ever separates two results; a chunk without a filename shows its document
+    assert shown == (
+        "[pump.md#4] pump.md — Close the valve.\nThen start it.\n"
+        "Context: Prime it. Close the valve. Then start it.\n\n"
+        "[notes/oil.txt#0] notes/oil.txt — Oil weekly."
+    )
+    assert render([], "compact") == "No results."
+    assert render(found, "json") == json.dumps([compact(e) for e in found])
+
+
+def test_both_layouts_show_the_model_the_same_results(
+    tmp_path: Path, stores: SqliteVectorStoreProvider
+) -> None:
+    # Given the same search in a run of each layout
+    shown = {}
+    for layout in ("compact", "json"):
+        ctx = tools(tmp_path, stores)
+        ctx.layout = layout
+        shown[layout] = call(ctx, "search", query="long text part", mode="keyword").content
+
+    # Then the model reads the same ids, document ids, positions and texts in fewer characters
+    compact_view, json_view = tool_results(shown["compact"]), tool_results(shown["json"])
+    assert len(json_view) == 10 and compact_view == json_view
+    assert len(shown["compact"]) < 0.8 * len(shown["json"])
+    assert not shown["compact"].startswith("[{") and shown["json"].startswith("[{")
 
 
 # -- the offline model still answers after an expand ----------------------------------------------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from ragline.services.authentication import Principal
 from ragline.services.chat import ChatService
 from ragline.wiring import Container
 from tests.support.openai_replay import OpenAIReplay, call, error, text, tool_call, tool_calls
+from tests.support.tool_results import tool_results
 from tests.unit.services.test_chat_service import SemanticOnlyStores, World, req
 
 pytestmark = pytest.mark.unit
@@ -74,7 +74,7 @@ def tool_reply(replay: OpenAIReplay, request: int) -> Any:
     """The tool result the model received at the end of the ``request``-th chat request."""
     last = replay.chat_requests[request]["messages"][-1]
     assert last["role"] == "tool"
-    return json.loads(last["content"])
+    return tool_results(last["content"])
 
 
 def test_search_expand_answer_with_verified_citations(world: World, openai_replay: OpenAIReplay) -> None:

@@ -4,6 +4,7 @@ OpenAI-compatible server through the real adapter."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,12 @@ import pytest
 from ragline.adapters.openai.chat import OPENAI_DEFAULT, OpenAIChatModel
 from ragline.agents.events import ChatResponse
 from ragline.config import Settings
+from ragline.domain.api import NamespacePatch
 from ragline.domain.chat import ChatMessage, ChatOptions
 from ragline.services.chat import ChatService
 from ragline.wiring import Container
 from tests.support.openai_replay import SERVED_MODEL, OpenAIReplay, Turn, text, tool_call
+from tests.support.tool_results import tool_results
 from tests.unit.services.test_chat_over_openai import ACME
 from tests.unit.services.test_chat_service import World, req
 
@@ -151,3 +154,39 @@ def test_a_local_server_is_labelled_with_the_model_it_serves(openai_replay: Open
     model = OpenAIChatModel.from_settings(openai_replay.settings())
     list(model.stream([ChatMessage(role="user", content="hi")], [], ChatOptions()))
     assert openai_replay.chat_requests[-1]["model"] == SERVED_MODEL  # and it is the model asked
+
+
+def tool_result_sent(replay: OpenAIReplay) -> str:
+    """The search result the model was sent on its second turn."""
+    (message,) = [m for m in replay.chat_requests[1]["messages"] if m["role"] == "tool"]
+    return str(message["content"])
+
+
+@pytest.mark.parametrize("mode", ["accurate", "fast"])
+def test_a_search_shows_the_model_the_configured_number_of_chunks(
+    world: World, openai_replay: OpenAIReplay, mode: str
+) -> None:
+    script = [tool_call("search", {"query": "long text part"}), text(ANSWER)]
+    run(world, openai_replay, script, mode=mode, settings={"chunks_per_search": 3})
+    assert len(tool_results(tool_result_sent(openai_replay))) == 3
+
+    # and a namespace's own setting (PATCH chunksPerSearch) wins over the deployment's
+    admin = Container(Settings(home=world.root), registry=world.registry).namespaces
+    assert (
+        admin.update(ACME, "docs", NamespacePatch.model_validate({"chunksPerSearch": 2})).chunks_per_search
+        == 2
+    )
+    openai_replay.reset()
+    run(world, openai_replay, script, mode=mode, settings={"chunks_per_search": 3})
+    assert len(tool_results(tool_result_sent(openai_replay))) == 2
+
+
+def test_the_result_layout_is_a_setting(world: World, openai_replay: OpenAIReplay) -> None:
+    script = [tool_call("search", {"query": "bees"}), text(ANSWER)]
+    run(world, openai_replay, script)
+    assert tool_result_sent(openai_replay).startswith("[bees#")
+    openai_replay.reset()
+    body = run(world, openai_replay, script, settings={"tool_results": "json"})
+    sent = json.loads(tool_result_sent(openai_replay))
+    assert sent[0]["id"] == "bees#0" and body.exit_reason == "answered"
+    assert [s.id for s in body.sources] == ["bees#0"]

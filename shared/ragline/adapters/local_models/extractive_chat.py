@@ -84,12 +84,30 @@ class ExtractiveChatModel:
         yield TurnEnd(finish_reason="tool_calls")
 
 
+_RESULT = re.compile(r"^\[(?P<id>[^\]\n]+)\] .*? — (?P<text>[^\n]*(?:\n(?!Context: )[^\n]+)*)", re.M)
+"""A result of the compact layout: ``[id] filename — text`` up to a blank or ``Context:`` line."""
+
+
 def _parse(content: str) -> list[dict[str, Any]]:
+    """The chunks of a tool result, in either layout (``json`` objects or ``compact`` blocks, see
+    ``ragline.agents.tools.render``); read as a model reads them, so anything else is no chunks."""
+    if not content.startswith("[{"):
+        return [_chunk(m["id"], m["text"]) for m in _RESULT.finditer(content)]
     try:
         data = json.loads(content)
     except json.JSONDecodeError:
         return []
     return [c for c in data if isinstance(c, dict) and "id" in c] if isinstance(data, list) else []
+
+
+def _chunk(alias: str, text: str) -> dict[str, Any]:
+    document_id, _, seq = alias.rpartition("#")
+    return {
+        "id": alias,
+        "documentId": document_id,
+        "sequenceNumber": int(seq) if seq.isdigit() else 0,
+        "text": text,
+    }
 
 
 def _ends_sentence(text: str) -> bool:

@@ -64,15 +64,16 @@ def build_request(
 def openai_client(settings: Settings) -> OpenAI:
     """The SDK client of both OpenAI adapters: endpoint, retries and timeouts from settings.
 
-    ``llm_timeout_s`` bounds each read (so a stalled stream fails, a long one does not); connecting
-    gets at most a few seconds, so an unreachable endpoint fails fast and is retried.
+    ``llm_read_timeout_s`` bounds each read (so a stalled stream fails, a long one does not);
+    connecting gets at most a few seconds, so an unreachable endpoint fails fast and is retried.
     """
     from openai import OpenAI, Timeout
 
+    read = settings.llm_read_timeout_s
     return OpenAI(
         api_key=settings.openai_api_key.get_secret_value() or "not-needed",
         base_url=settings.openai_base_url or None,
-        timeout=Timeout(settings.llm_timeout_s, connect=min(settings.llm_timeout_s, _CONNECT_TIMEOUT_S)),
+        timeout=Timeout(read, connect=min(read, _CONNECT_TIMEOUT_S)),
         max_retries=settings.llm_max_retries,
     )
 
