@@ -115,7 +115,17 @@ class AgenticAgent:
             )
             turn = yield from stream_turn(self._model, history, tools, options, ctx, outcome, step)
             stopped = cut_short(turn, options.max_output_tokens)
-            if stopped is not None:
+            if stopped is not None and turn.calls and turn.finish == "length":
+                # A weak model writes its call as text, then keeps writing (made-up results) until the
+                # cap: the calls read before the cut are whole, so they run; what followed is dropped.
+                cap = options.max_output_tokens
+                yield Warning(
+                    code="turn_cut_after_tool_call",
+                    message=f"the model kept writing after its tool call until its {cap}-token cap;"
+                    " the call was run and the rest of the turn dropped",
+                )
+                turn.text = ""
+            elif stopped is not None:
                 outcome.exit_reason, warning = stopped
                 yield warning
                 return

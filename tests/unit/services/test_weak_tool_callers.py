@@ -111,3 +111,35 @@ def test_a_json_sample_in_an_answer_is_still_text(world: World, openai_replay: O
     events = list(chat.answer_chat(ACME, req()))
     assert streamed(events) == sample + ANSWER
     assert "text_tool_calls" not in [w.code for w in ChatResponse.collect(events).warnings]
+
+
+def test_a_turn_cut_at_its_cap_after_a_text_call_still_runs_the_call(
+    world: World, openai_replay: OpenAIReplay
+) -> None:
+    # Given a model that writes its call as text, then invents results until the turn's cap
+    rambling = "```json\n" + json.dumps(SEARCH) + "\n```\nResults:\n" + "- bees do things\n" * 40
+    openai_replay.script([text(*_pieces(rambling), finish="length"), text(ANSWER)])
+    chat, _ = service(world, openai_replay)
+
+    # When it runs
+    body = ChatResponse.collect(chat.answer_chat(ACME, req()))
+
+    # Then the call read before the cut is run, the run goes on to a cited answer, and it says so
+    assert [e.tool for e in body.steps if e.type == "tool_start"] == ["search"]
+    codes = [w.code for w in body.warnings]
+    assert "turn_cut_after_tool_call" in codes and "answer_truncated" not in codes
+    assert body.exit_reason == "answered" and [s.id for s in body.sources] == ["bees#0"]
+    # and the second request shows the model its call and the result, not what it made up
+    second = openai_replay.chat_requests[1]["messages"]
+    assistant = next(m for m in second if m["role"] == "assistant")
+    assert not assistant.get("content") and assistant["tool_calls"][0]["function"]["name"] == "search"
+
+
+def test_a_turn_cut_at_its_cap_without_a_call_still_ends_truncated(
+    world: World, openai_replay: OpenAIReplay
+) -> None:
+    openai_replay.script([text(*_pieces("Bees " * 50), finish="length")])
+    chat, _ = service(world, openai_replay)
+    body = ChatResponse.collect(chat.answer_chat(ACME, req()))
+    assert body.exit_reason == "max_output_tokens"
+    assert "answer_truncated" in [w.code for w in body.warnings]
