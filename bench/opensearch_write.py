@@ -25,11 +25,13 @@ import time
 import uuid
 from pathlib import Path
 
+import numpy as np
+
 from ragline.adapters.embedded.embedding_cache import EmbeddingCache
 from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.config import Settings
-from ragline.domain.models import Chunk, ChunkMetadata, TenantScope
+from ragline.domain.models import Chunk, ChunkMetadata, SemanticQuery, TenantScope
 from ragline.services.evaluation import load_beir
 
 ROOT = Path(__file__).parents[1]
@@ -95,6 +97,41 @@ def row(label: str, chunks: int, wall: float, cpu: float, jvm: float | None) -> 
     return [label, f"{chunks:,}", f"{chunks / wall:,.0f}", f"{1000 * cpu / chunks:.2f}", server]
 
 
+def compare_hnsw(args: argparse.Namespace) -> int:
+    """Every ``m:ef_construction`` setting in turn: the large document written in 500-chunk batches and
+    published (chunks/s, server CPU), then recall@10 of kNN against exact cosine over the same vectors
+    for the first ``--queries`` SciFact train queries (the graph's price for its speed)."""
+    settings = [tuple(int(x) for x in pair.split(":")) for pair in args.hnsw.split(",")]
+    large = [c for doc in documents(args.large_chunks, args.cache, args.dataset)[:1] for c in doc]
+    matrix = np.array([c.embedding for c in large], dtype=np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    data = load_beir(args.dataset, "train")
+    embedder = EmbeddingCache(LocalOnnxEmbedder(), args.cache)
+    queries = [embedder.embed_query(q) for q in list(data.queries.values())[: args.queries]]
+    client = build_client(Settings(opensearch_url=args.opensearch_url))
+    print("| m | ef_construction | chunks | chunks/s | server CPU ms/chunk | recall@10 vs exact |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for m_, ef in settings:
+        provider = OpenSearchVectorStoreProvider(
+            client, index=f"bench-h-{uuid.uuid4().hex[:8]}", dimension=384, hnsw=(m_, ef)
+        )
+        store = provider.scoped(SCOPE)
+        with Meter(provider, args.node_pid) as meter:
+            for i in range(0, len(large), 500):
+                store.upsert(large[i : i + 500], generation=1)
+            store.publish(large[0].document_id, generation=1)
+        found = 0
+        for q in queries:
+            exact = {large[i].id for i in np.argsort(-(matrix @ q))[:10]}
+            hits = store.search(SemanticQuery(text="q", vector=tuple(float(x) for x in q), k=10))
+            found += len(exact & {h.chunk.id for h in hits})
+        r = row("", len(large), meter.wall, meter.cpu, meter.jvm)
+        print(f"| {m_} | {ef} | {r[1]} | {r[2]} | {r[4]} | {found / (10 * len(queries)):.4f} |")
+        provider.drop()
+    client.close()
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--opensearch-url", required=True)
@@ -104,7 +141,11 @@ def main() -> int:
     ap.add_argument("--small-docs", type=int, default=100, help="20-chunk documents to write")
     ap.add_argument("--large-chunks", type=int, default=5000, help="chunks of the large document")
     ap.add_argument("--label", default="", help="prefix for the rows (e.g. the tree measured)")
+    ap.add_argument("--hnsw", default="", help="m:ef_construction,... : compare graph settings instead")
+    ap.add_argument("--queries", type=int, default=300, help="queries for --hnsw recall@10")
     args = ap.parse_args()
+    if args.hnsw:
+        return compare_hnsw(args)
 
     small = documents(20, args.cache, args.dataset)[: args.small_docs]
     large = [c for doc in documents(args.large_chunks, args.cache, args.dataset)[:1] for c in doc]

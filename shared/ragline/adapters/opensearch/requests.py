@@ -20,6 +20,8 @@ VECTOR_FIELD = "embedding"
 SOURCE_EXCLUDES = [VECTOR_FIELD]
 ID_FIELDS = ["document_id", "sequence_number"]
 MAX_RESULT_WINDOW = 10_000
+HNSW = (16, 128)
+"""The graph's ``m`` and ``ef_construction`` (see docs/benchmarks.md, "HNSW parameters")."""
 """OpenSearch's default ``index.max_result_window``: a larger ``size`` is a 400."""
 
 
@@ -50,7 +52,9 @@ def index_name(prefix: str, model_id: str, dimension: int) -> str:
     return f"{prefix}-{slug}-{dimension}"
 
 
-def index_body(dimension: int, *, shards: int = 1, replicas: int = 0) -> dict[str, Any]:
+def index_body(
+    dimension: int, *, shards: int = 1, replicas: int = 0, hnsw: tuple[int, int] = HNSW
+) -> dict[str, Any]:
     return {
         "settings": {
             "index": {"knn": True, "number_of_shards": shards, "number_of_replicas": replicas},
@@ -87,7 +91,7 @@ def index_body(dimension: int, *, shards: int = 1, replicas: int = 0) -> dict[st
                         "name": "hnsw",
                         "engine": "lucene",
                         "space_type": "cosinesimil",
-                        "parameters": {"m": 16, "ef_construction": 128},
+                        "parameters": {"m": hnsw[0], "ef_construction": hnsw[1]},
                     },
                 },
             },

@@ -58,8 +58,10 @@ class OpenSearchVectorStoreProvider:
         dimension: int,
         refresh: Refresh = "on_read",
         hybrid: HybridStrategy = "msearch",
+        hnsw: tuple[int, int] = rq.HNSW,
     ) -> None:
         self.client = client
+        self.hnsw = hnsw
         self.index = index
         self.dimension = dimension
         self.refresh = refresh
@@ -87,7 +89,7 @@ class OpenSearchVectorStoreProvider:
 
         with self._lock, translate("index creation"):
             for name, body in (
-                (self.index, rq.index_body(self.dimension)),
+                (self.index, rq.index_body(self.dimension, hnsw=self.hnsw)),
                 (rq.fences_index(self.index), rq.FENCES_BODY),
             ):
                 if not self.client.indices.exists(index=name):
