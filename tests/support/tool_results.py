@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-_HEAD = re.compile(r"\[(?P<id>[^\]\n]+)\] (?P<filename>.*?) — (?P<text>.*)", re.S)
+_HEAD = re.compile(r"\[(?P<id>\S+)\] (?P<filename>.*?) — (?P<text>.*)", re.S)
 
 
 def tool_results(content: str) -> Any:

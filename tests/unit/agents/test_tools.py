@@ -292,6 +292,9 @@ def test_the_compact_layout_is_one_block_per_chunk_id_first() -> None:
                 document_id="notes/oil.txt", sequence_number=0, text="Oil weekly.", metadata=ChunkMetadata()
             ),
         ),
+        table.add(
+            DOCS, Chunk(document_id="log[2].md", sequence_number=1, text="A] B", metadata=ChunkMetadata())
+        ),
     ]
 
     # When they are shown compactly
@@ -302,8 +305,11 @@ def test_the_compact_layout_is_one_block_per_chunk_id_first() -> None:
     assert shown == (
         "[pump.md#4] pump.md — Close the valve.\nThen start it.\n"
         "Context: Prime it. Close the valve. Then start it.\n\n"
-        "[notes/oil.txt#0] notes/oil.txt — Oil weekly."
+        "[notes/oil.txt#0] notes/oil.txt — Oil weekly.\n\n"
+        "[log[2].md#1] log[2].md — A] B"
     )
+    # and read back, every id is whole, brackets and all
+    assert [r["id"] for r in tool_results(shown)] == ["pump.md#4", "notes/oil.txt#0", "log[2].md#1"]
     assert render([], "compact") == "No results."
     assert render(found, "json") == json.dumps([compact(e) for e in found])
 
@@ -359,3 +365,22 @@ def test_the_extractive_model_expands_a_hit_cut_mid_sentence_and_answers_from_it
     final = events[-1]
     assert isinstance(final, RunFinished) and final.exit_reason == "answered"
     assert '<citation ids="bees.md#1"/>' in final.answer
+
+
+def test_the_extractive_model_reads_compact_results_whose_ids_hold_brackets(tmp_path: Path) -> None:
+    provider = SqliteVectorStoreProvider(tmp_path / "b.sqlite", dimension=DIM)
+    provider.scoped(DOCS).upsert(make_chunks("log[2].md", ["Honey bees turn nectar into honey by fanning."]))
+    c = Container(
+        Settings(home=tmp_path), stores=provider, embedder=BowEmbedder(), chat_model=ExtractiveChatModel()
+    )
+    c.registry.create_namespace(new_namespace("acme", "docs"))
+    ask = ChatRequest(
+        messages=[RequestMessage(role="user", content="How do honey bees turn nectar into honey?")],
+        namespaces=["docs"],
+        mode="fast",
+    )
+    events = list(c.chat.answer_chat(Principal.operator("acme"), ask))
+    provider.close()
+    final = events[-1]
+    assert isinstance(final, RunFinished) and final.exit_reason == "answered"
+    assert '<citation ids="log[2].md#0"/>' in final.answer
