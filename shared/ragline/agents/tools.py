@@ -131,6 +131,9 @@ class ToolResult:
     error: str | None = None
 
 
+_BLANK_LINES = re.compile(r"\n[ \t\r\f\v]*\n(?:[ \t\r\f\v]*\n)*")
+"""A run of blank lines (spaces allowed on them): closed up in a compact result."""
+
 CONTEXT_CHARS = 2000
 """The most of a chunk's sentence window (``metadata.wider_text``) the model is shown."""
 
@@ -180,9 +183,6 @@ def render(found: Sequence[Evidence], layout: ToolResultLayout) -> str:
 
 def _closed_up(text: str) -> str:
     return _BLANK_LINES.sub("\n", text.strip())
-
-
-_BLANK_LINES = re.compile(r"\n[ \t\r\f\v]*\n(?:[ \t\r\f\v]*\n)*")
 
 
 def _around(wider: str, text: str, limit: int) -> str:

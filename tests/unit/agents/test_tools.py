@@ -13,7 +13,7 @@ import pytest
 from ragline.adapters.embedded.store import SqliteVectorStoreProvider
 from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.adapters.local_models.extractive_chat import ExtractiveChatModel
-from ragline.agents.events import RunFinished, ToolFinished
+from ragline.agents.events import RunEvent, RunFinished, ToolFinished
 from ragline.agents.tools import CONTEXT_CHARS, ToolContext, ToolResult, compact, render, run_tool
 from ragline.config import Settings
 from ragline.documents.chunker import chunk_document
@@ -334,16 +334,10 @@ def test_both_layouts_show_the_model_the_same_results(
 # -- the offline model still answers after an expand ----------------------------------------------
 
 
-def test_the_extractive_model_expands_a_hit_cut_mid_sentence_and_answers_from_it(tmp_path: Path) -> None:
-    # Given a document whose best chunk for the question stops mid-sentence
+def offline_run(tmp_path: Path, document_id: str, parts: list[str]) -> list[RunEvent]:
+    """A fast chat run of the offline extractive model over one document of ``parts``."""
     provider = SqliteVectorStoreProvider(tmp_path / "e.sqlite", dimension=DIM)
-    parts = [
-        "Hives are inspected in spring.",
-        "Honey bees turn nectar into honey by fanning",
-        "their wings over the open cells until the water evaporates.",
-        "The beekeeper harvests honey in late summer.",
-    ]
-    provider.scoped(DOCS).upsert(make_chunks("bees.md", parts))
+    provider.scoped(DOCS).upsert(make_chunks(document_id, parts))
     c = Container(
         Settings(home=tmp_path), stores=provider, embedder=BowEmbedder(), chat_model=ExtractiveChatModel()
     )
@@ -353,10 +347,23 @@ def test_the_extractive_model_expands_a_hit_cut_mid_sentence_and_answers_from_it
         namespaces=["docs"],
         mode="fast",
     )
+    try:
+        return list(c.chat.answer_chat(Principal.operator("acme"), ask))
+    finally:
+        provider.close()
+
+
+def test_the_extractive_model_expands_a_hit_cut_mid_sentence_and_answers_from_it(tmp_path: Path) -> None:
+    # Given a document whose best chunk for the question stops mid-sentence
+    parts = [
+        "Hives are inspected in spring.",
+        "Honey bees turn nectar into honey by fanning",
+        "their wings over the open cells until the water evaporates.",
+        "The beekeeper harvests honey in late summer.",
+    ]
 
     # When the offline model runs
-    events = list(c.chat.answer_chat(Principal.operator("acme"), ask))
-    provider.close()
+    events = offline_run(tmp_path, "bees.md", parts)
 
     # Then it searched, expanded the cut chunk (reading the 3 others, not it again), and answered
     ends = [e for e in events if isinstance(e, ToolFinished)]
@@ -368,19 +375,7 @@ def test_the_extractive_model_expands_a_hit_cut_mid_sentence_and_answers_from_it
 
 
 def test_the_extractive_model_reads_compact_results_whose_ids_hold_brackets(tmp_path: Path) -> None:
-    provider = SqliteVectorStoreProvider(tmp_path / "b.sqlite", dimension=DIM)
-    provider.scoped(DOCS).upsert(make_chunks("log[2].md", ["Honey bees turn nectar into honey by fanning."]))
-    c = Container(
-        Settings(home=tmp_path), stores=provider, embedder=BowEmbedder(), chat_model=ExtractiveChatModel()
-    )
-    c.registry.create_namespace(new_namespace("acme", "docs"))
-    ask = ChatRequest(
-        messages=[RequestMessage(role="user", content="How do honey bees turn nectar into honey?")],
-        namespaces=["docs"],
-        mode="fast",
-    )
-    events = list(c.chat.answer_chat(Principal.operator("acme"), ask))
-    provider.close()
+    events = offline_run(tmp_path, "log[2].md", ["Honey bees turn nectar into honey by fanning."])
     final = events[-1]
     assert isinstance(final, RunFinished) and final.exit_reason == "answered"
     assert '<citation ids="log[2].md#0"/>' in final.answer
