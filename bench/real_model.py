@@ -59,7 +59,7 @@ from ragline.wiring import Container
 
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.agents import NAMESPACE, TENANT, fact_found, ingest, load_questions  # noqa: E402
+from bench.agents import NAMESPACE, TENANT, fact_found, ingest, load_questions, pct  # noqa: E402
 from bench.tool_results import scifact  # noqa: E402
 
 LAYOUTS = ("compact", "json")
@@ -264,10 +264,6 @@ def summarise(runs: Sequence[RunResult]) -> dict[str, Any]:
     }
 
 
-def rate(x: float | None) -> str:
-    return "—" if x is None else f"{x:.2f}"
-
-
 def print_tables(runs: Sequence[RunResult], layouts: Sequence[str]) -> None:
     print(
         "| corpus | layout | runs | 1st-turn tool call | tool calls/run (as text) | grounded | gold cited"
@@ -285,9 +281,9 @@ def print_tables(runs: Sequence[RunResult], layouts: Sequence[str]) -> None:
             errors = ", ".join(f"{k} {v}" for k, v in s["errors"].items())
             warnings = ", ".join(f"{k} {v}" for k, v in s["warnings"].items()) or "—"
             print(
-                f"| {corpus} | {layout} | {s['runs']} | {rate(s['first_turn_tool_call'])}"
-                f" | {s['tool_calls']:.1f} ({s['text_tool_calls']}) | {rate(s['grounded'])}"
-                f" | {rate(s['gold_cited'])} | {rate(s['facts'])} | {s['model_calls']:.1f}"
+                f"| {corpus} | {layout} | {s['runs']} | {pct(s['first_turn_tool_call'])}"
+                f" | {s['tool_calls']:.1f} ({s['text_tool_calls']}) | {pct(s['grounded'])}"
+                f" | {pct(s['gold_cited'])} | {pct(s['facts'])} | {s['model_calls']:.1f}"
                 f" | {s['tokens_in']:,.0f} / {s['tokens_out']:,.0f}{est}"
                 f" | {s['mean_s']:.0f} / {s['max_s']:.0f} | {exits}{f' ({errors})' if errors else ''}"
                 f" | {warnings} |"
