@@ -188,9 +188,17 @@ def python312() -> str:
     return str(found[-1])
 
 
-def child_env(layer: Path, home: Path) -> dict[str, str]:
-    """What the functions' environment sets that the import path reads (template.yaml's Globals)."""
+def child_env(layer: Path, home: Path, task_root: Path | None = None) -> dict[str, str]:
+    """What the functions' environment sets that the import path reads (template.yaml's Globals), and
+    what Lambda adds with active tracing: the task root (Powertools Tracer is on only inside Lambda), a
+    sampled trace header, the daemon's address (nothing listens there: a UDP send needs no reply)."""
+    lambda_env = {
+        "LAMBDA_TASK_ROOT": str(task_root),
+        "_X_AMZN_TRACE_ID": "Root=1-6b0e0000-0123456789abcdef01234567;Parent=0123456789abcdef;Sampled=1",
+        "AWS_XRAY_DAEMON_ADDRESS": "127.0.0.1:2000",
+    }
     return {
+        **(lambda_env if task_root else {}),
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "PYTHONPATH": str(layer),
         "PYTHONDONTWRITEBYTECODE": "1",  # the task root is read-only in Lambda: app.py is never cached
@@ -353,12 +361,11 @@ def measure(
             for h in handlers:
                 for i, m in enumerate(measured):
                     task_root, layer = m.build / h.function, m.build / "RaglineLayer/python"
-                    env = child_env(layer, Path(scratch) / f"seeded-{i}")
+                    env = child_env(layer, Path(scratch) / f"seeded-{i}", task_root)
                     m.imports[h.name].append(run([py, "-S", "-c", "import app"], task_root, env)[:2])
                     events = json.dumps([request(h.name, n, m.key) for n in (1, 2)])
-                    *_, out = run(
-                        [py, "-S", "-c", REQUEST, h.name, events], task_root, child_env(layer, home_copy(i))
-                    )
+                    request_env = child_env(layer, home_copy(i), task_root)
+                    *_, out = run([py, "-S", "-c", REQUEST, h.name, events], task_root, request_env)
                     (first_cpu, first_wall, got), (again_cpu, again_wall, again) = json.loads(
                         next(line for line in out.splitlines() if line.startswith("BENCH "))[6:]
                     )

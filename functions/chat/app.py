@@ -2,12 +2,14 @@
 
 ``run.sh`` starts uvicorn behind the Lambda Web Adapter (``AWS_LWA_INVOKE_MODE=response_stream``);
 the tenant is taken only from the API Gateway context the adapter forwards. ``stream: false``
-returns the whole run as one JSON body.
+returns the whole run as one JSON body. The adapter passes the invocation's X-Ray trace header as a
+request header; the app puts it where the X-Ray SDK reads it, so the run's calls join the trace.
 """
 
 from __future__ import annotations
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -20,6 +22,7 @@ from ragline.streaming import ERROR_HANDLERS, error_response, gateway_context, j
 from ragline.wiring import Container
 
 logger = telemetry.handler_logger()
+tracer = telemetry.handler_tracer()  # model, AWS and OpenSearch calls become subsegments of the invocation
 
 
 def create_app(container: Container | None = None) -> Starlette:
@@ -47,6 +50,7 @@ def create_app(container: Container | None = None) -> Starlette:
     return Starlette(
         routes=[Route("/v1/chat", chat, methods=["POST"]), Route("/healthz", health, methods=["GET"])],
         exception_handlers=ERROR_HANDLERS,
+        middleware=[Middleware(telemetry.TraceHeaderFromRequest)],
     )
 
 

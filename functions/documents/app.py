@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # annotations only
     from ragline.wiring import Container
 
 logger = telemetry.handler_logger()
+tracer = telemetry.handler_tracer()
 app = rest_app()
 ROUTE = "/v1/namespaces/<namespace>/documents"
 
@@ -57,5 +58,6 @@ def delete_document(namespace: str, document_id: str) -> Response[DocumentDeleti
 
 
 @logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
 def lambda_handler(event: dict[str, Any], context: LambdaContext, container: Container | None = None) -> Any:
     return resolve(app, event, context, container)

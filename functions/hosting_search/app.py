@@ -18,13 +18,14 @@ if TYPE_CHECKING:  # annotations only
     from ragline.wiring import Container
 
 logger = telemetry.handler_logger()
+tracer = telemetry.handler_tracer()
 app = rest_app()
 
 
 @app.post("/v1/hosting-search")
 def hosting_search(body: HostingSearchRequest) -> HostingSearchResponse:
     started, run = time.perf_counter(), run_id(app)
-    logger.append_keys(run_id=run)  # the correlation id of every line this request logs
+    telemetry.correlate(run, logger, tracer)
     response = services(app).hosting_search.search(caller(app), body, run_id=run)
     telemetry.record_run(
         "hosting_search", response.usage, response.exit_reason, started, len(response.rounds)
@@ -33,5 +34,6 @@ def hosting_search(body: HostingSearchRequest) -> HostingSearchResponse:
 
 
 @logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
 def lambda_handler(event: dict[str, Any], context: LambdaContext, container: Container | None = None) -> Any:
     return resolve(app, event, context, container)

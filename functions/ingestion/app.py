@@ -17,9 +17,11 @@ if TYPE_CHECKING:
     from ragline.wiring import Container
 
 logger = telemetry.handler_logger()
+tracer = telemetry.handler_tracer()
 
 
 @logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
 def lambda_handler(
     event: dict[str, Any], context: Any, container: Container | None = None
 ) -> dict[str, list[dict[str, str]]]:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # annotations only
 PERIOD = r"^[0-9]{4}-(0[1-9]|1[0-2])$"
 """``YYYY-MM`` in ASCII digits (``\\d`` takes any script's); pydantic's regex ``$`` ends the text only."""
 logger = telemetry.handler_logger()
+tracer = telemetry.handler_tracer()
 app = rest_app()
 
 
@@ -46,5 +47,6 @@ def usage(period: Annotated[str | None, Query(pattern=PERIOD)] = None) -> api.Us
 
 
 @logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
 def lambda_handler(event: dict[str, Any], context: LambdaContext, container: Container | None = None) -> Any:
     return resolve(app, event, context, container)

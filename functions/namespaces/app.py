@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # annotations only
     from ragline.wiring import Container
 
 logger = telemetry.handler_logger()
+tracer = telemetry.handler_tracer()
 app = rest_app()
 
 
@@ -46,5 +47,6 @@ def delete_namespace(namespace: str) -> api.NamespaceDeleted:
 
 
 @logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
 def lambda_handler(event: dict[str, Any], context: LambdaContext, container: Container | None = None) -> Any:
     return resolve(app, event, context, container)

@@ -18,18 +18,20 @@ if TYPE_CHECKING:  # annotations only
     from ragline.wiring import Container
 
 logger = telemetry.handler_logger()
+tracer = telemetry.handler_tracer()
 app = rest_app()
 
 
 @app.post("/v1/namespaces/<namespace>/search")
 def search(namespace: str, body: SearchRequest) -> SearchResponse:
     started, run = time.perf_counter(), run_id(app)
-    logger.append_keys(run_id=run)  # the correlation id of every line this request logs
+    telemetry.correlate(run, logger, tracer)
     response = services(app).search.search(caller(app), namespace, body, run_id=run)
     telemetry.record_run("search", response.usage, "answered", started)
     return response
 
 
 @logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
 def lambda_handler(event: dict[str, Any], context: LambdaContext, container: Container | None = None) -> Any:
     return resolve(app, event, context, container)

@@ -1,6 +1,7 @@
-"""Logs and metrics at the edge: the handlers' logger, which never writes a credential, and CloudWatch
-embedded-metric-format lines (Powertools Metrics) per run and per ingested document, written to the
-function's log — no API call, no extra latency.
+"""Logs, traces and metrics at the edge: the handlers' logger, which never writes a credential; their
+X-Ray tracer (Powertools Tracer), which records every AWS, OpenSearch and model call as a subsegment;
+and CloudWatch embedded-metric-format lines (Powertools Metrics) per run and per ingested document,
+written to the function's log — no API call, no extra latency.
 
 Per run (chat, search): ``Runs``, ``Steps``, ``Retrievals``, ``Reranks``, ``LlmInputTokens``,
 ``LlmOutputTokens``, ``LatencyMs`` and ``Exit_<reason>``, with a ``Kind`` dimension. Per ingest batch:
@@ -11,13 +12,14 @@ SDK: handlers call these with what the services returned.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
 import time
-from collections.abc import Generator, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, MutableMapping
+from typing import TYPE_CHECKING, Any, cast
 
-from aws_lambda_powertools import Logger
+from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
 if TYPE_CHECKING:  # the chat's event models: only the chat handler loads them (cold starts)
@@ -87,6 +89,105 @@ def handler_logger() -> Logger:
     logger.addFilter(_REDACT_CREDENTIALS)
     logger.registered_handler.addFilter(_REDACT_CREDENTIALS)
     return logger
+
+
+# -- traces ---------------------------------------------------------------------------------------
+
+TRACE_HEADER_ENV = "_X_AMZN_TRACE_ID"
+"""Where the Lambda runtime puts the invocation's trace header, and where the X-Ray SDK reads it."""
+
+
+def handler_tracer() -> Tracer:
+    """The Powertools tracer of a handler (X-Ray; disabled outside Lambda and by
+    ``POWERTOOLS_TRACE_DISABLED``): every call Ragline makes is a subsegment of the invocation's
+    trace — botocore through the X-Ray SDK's patch (DynamoDB, S3, SQS, Secrets Manager, Bedrock), and
+    as remote calls the requests of urllib3 (the OpenSearch client) and of httpx2 (the OpenAI SDK's
+    transport; the SDK's ``httpx``/``httplib`` patches see neither urllib3 2 nor httpx2). Those two are
+    wrapped when first imported, so a handler loads neither before it needs it. A streamed model
+    response's subsegment ends with its headers (time to first byte).
+
+    Handlers wrap ``lambda_handler`` in ``capture_lambda_handler(capture_response=False)``: a response
+    holds the tenant's chunks and answers, which have no place in trace metadata.
+    """
+    tracer = Tracer(auto_patch=False)
+    if tracer.disabled:
+        return tracer
+    import wrapt
+
+    tracer.patch(["botocore"])
+
+    def urlopen(wrapped: Callable[..., Any], pool: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if type(pool).__module__.startswith("botocore"):  # an AWS call: the botocore patch has it
+            return wrapped(*args, **kwargs)
+        method, path = _method_and_url(*args, **kwargs)
+        url = f"{pool.scheme}://{pool.host}:{pool.port}{path}"
+        return _remote_call(tracer, pool.host, method, url, lambda: wrapped(*args, **kwargs), "status")
+
+    def handle_request(
+        wrapped: Callable[..., Any], _: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        request = args[0] if args else kwargs["request"]
+        url = str(request.url)
+        return _remote_call(
+            tracer, request.url.host, request.method, url, lambda: wrapped(*args, **kwargs), "status_code"
+        )
+
+    wrapt.when_imported("urllib3.connectionpool")(
+        lambda module: wrapt.wrap_function_wrapper(module, "HTTPConnectionPool.urlopen", urlopen)
+    )
+    wrapt.when_imported("httpx2")(
+        lambda module: wrapt.wrap_function_wrapper(module, "HTTPTransport.handle_request", handle_request)
+    )
+    return tracer
+
+
+def _remote_call(
+    tracer: Tracer, host: str, method: str, url: str, call: Callable[[], Any], status: str
+) -> Any:
+    """``call()`` inside a remote subsegment named after ``host``, with X-Ray's HTTP fields (the
+    status read from the response's attribute named ``status``)."""
+    with tracer.provider.in_subsegment(name=host, namespace="remote") as subsegment:
+        http_meta = cast(Any, subsegment).put_http_meta  # an X-Ray subsegment's; not in Powertools' type
+        http_meta("method", method)
+        http_meta("url", url)
+        response = call()
+        http_meta("status", getattr(response, status))
+        return response
+
+
+def _method_and_url(method: str, url: str, *_args: Any, **_kwargs: Any) -> tuple[str, str]:
+    return method, url
+
+
+def correlate(run_id: str, logger: Logger, tracer: Tracer) -> None:
+    """A run's id on every line its request logs, and as its trace's ``run_id`` annotation (searchable
+    in X-Ray; the logger's lines carry the trace id too)."""
+    logger.append_keys(run_id=run_id)
+    tracer.put_annotation("run_id", run_id)  # a no-op when tracing is disabled
+
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Any]]
+Send = Callable[[Any], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class TraceHeaderFromRequest:
+    """ASGI middleware for the chat app behind the Lambda Web Adapter: the adapter is the runtime
+    client and passes the invocation's trace header as the ``x-amzn-trace-id`` request header, not
+    in the app's environment, so the X-Ray SDK (and the logger's ``xray_trace_id`` key) would find
+    no trace. Lambda sends one request at a time to an execution environment, so the header is put
+    where the runtime would have put it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            header = dict(scope["headers"]).get(b"x-amzn-trace-id")
+            if header:
+                os.environ[TRACE_HEADER_ENV] = header.decode("latin-1")
+        await self.app(scope, receive, send)
 
 
 # -- metrics --------------------------------------------------------------------------------------

@@ -125,6 +125,7 @@ class Stack:
             statements=statements,
             timeout=int(props.get("Timeout", 3)),
             memory=int(props.get("MemorySize", 128)),
+            tracing=str(props.get("TracingConfig", {}).get("Mode", "PassThrough")),
         )
 
 
@@ -145,6 +146,7 @@ class FunctionSpec:
     statements: list[dict[str, Any]]
     timeout: int
     memory: int
+    tracing: str
 
     def allows(self, action: str, resource: str) -> bool:
         """Whether an ``Allow`` statement of the role covers ``action`` on ``resource`` (no Deny is used)."""

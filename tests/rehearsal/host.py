@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 import urllib.error
@@ -19,6 +20,8 @@ import urllib.request
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from tests.rehearsal.xray import new_trace_header
 
 ROOT = Path(__file__).parents[2]
 REHEARSAL = ROOT / "infra" / "rehearsal"
@@ -43,6 +46,39 @@ free_port = PROVE.free_port
 split_stream = PROVE.split_stream
 
 
+class TracingTap(Tap):  # type: ignore[misc,valid-type]
+    """The Runtime API as Lambda serves it: the RIE takes an invocation's ``X-Amzn-Trace-Id`` but
+    never passes it on (its tracer is a no-op), so this tap (between the runtime or the Web Adapter
+    and the RIE) adds the ``Lambda-Runtime-Trace-Id`` header Lambda's Runtime API sends with each
+    event, from ``trace_header``, set before each invocation. ``injected`` counts the events."""
+
+    MARK = b"\r\nLambda-Runtime-Aws-Request-Id:"
+
+    def __init__(self, upstream_port: int, port: int = 0) -> None:
+        self.trace_header = ""
+        self.injected = 0
+        super().__init__(upstream_port, port)
+
+    def _pump(self, src: Any, dst: Any, tag: str, record: list[tuple[float, str, bytes]]) -> None:
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                if tag == "s2c" and self.trace_header and self.MARK in data:
+                    added = f"\r\nLambda-Runtime-Trace-Id: {self.trace_header}".encode()
+                    data = data.replace(self.MARK, added + self.MARK, 1)
+                    self.injected += 1
+                record.append((time.monotonic(), tag, data))
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+
+
 def runtime_with_recorder(dest: Path) -> Path:
     """The python3.12 runtime stand-in with the botocore call recorder as its sitecustomize."""
     if dest.exists():
@@ -65,11 +101,13 @@ class LambdaFunction:
         env: dict[str, str],
         runtime: Path,
         log: Path,
+        tap: TracingTap,
         port: int | None = None,
-        api_port: int | None = None,
     ) -> None:
         self.name = name
-        self.port, self.api_port = port or free_port(), api_port or free_port()
+        self.trace_ids: set[str] = set()
+        self.tap = tap
+        self.port, self.api_port = port or free_port(), tap.upstream
         self.log = log
         # The RIE and the log folder are reached through binds under /var: the sandbox's fresh /tmp
         # would hide them when the repository itself is under /tmp.
@@ -94,9 +132,14 @@ class LambdaFunction:
         PROVE.wait_port(self.port, self.proc)
 
     def invoke(self, event: dict[str, Any], timeout: float = 120) -> tuple[int, bytes]:
+        """One invocation, in a new sampled X-Ray trace (its id kept in ``trace_ids``), as API Gateway
+        or the event source mapping starts one."""
         data = json.dumps(event).encode()
         url = f"http://127.0.0.1:{self.port}/2015-03-31/functions/function/invocations"
-        request = urllib.request.Request(url, data=data, method="POST")
+        header, trace_id = new_trace_header()
+        self.trace_ids.add(trace_id)
+        self.tap.trace_header = header
+        request = urllib.request.Request(url, data=data, method="POST", headers={"X-Amzn-Trace-Id": header})
         try:
             with urllib.request.urlopen(request, timeout=timeout) as resp:
                 return resp.status, resp.read()

@@ -33,13 +33,14 @@ from tests.rehearsal.host import (
     SANDBOX_LOGS,
     TOOLS,
     LambdaFunction,
-    Tap,
+    TracingTap,
     free_port,
     runtime_with_recorder,
     split_stream,
 )
 from tests.rehearsal.iam import calls_from_log, opensearch_call
 from tests.rehearsal.signed_proxy import SignedProxy
+from tests.rehearsal.xray import XRayDaemon
 from tests.support.bedrock_server import BedrockServer
 from tests.support.cfn_tables import create_table_from_template
 from tests.support.lambda_harness import path_parameters
@@ -58,6 +59,8 @@ FUNCTIONS = (
     "IngestionFunction",
     "ChatFunction",
 )
+TRACED = tuple(fn for fn in FUNCTIONS if fn != "AuthorizerFunction")
+"""The functions with Powertools Tracer; the authorizer has the platform's segments alone (cold start)."""
 HOSTING_EXITS = {"can_answer", "token_budget", "max_evals", "no_new_queries", "error"}
 
 
@@ -104,7 +107,7 @@ class World:
     def __init__(
         self, art: Artifacts, moto: str, proxy_url: str, bedrock: BedrockServer, llm: OpenAIReplay
     ) -> None:
-        self.art, self.moto = art, moto
+        self.art, self.moto, self.proxy_url = art, moto, proxy_url
         session = boto3.session.Session(region_name=REGION, aws_access_key_id="x", aws_secret_access_key="x")
         self.s3, self.sqs = session.client("s3", endpoint_url=moto), session.client("sqs", endpoint_url=moto)
         ddb = session.client("dynamodb", endpoint_url=moto)
@@ -141,7 +144,8 @@ class World:
         self.tables, self.bedrock, self.llm = tables, bedrock, llm
         self.running: dict[str, LambdaFunction] = {}
         self.keys = {fn: f"AKIARH{i:02d}{suffix.upper()}" for i, fn in enumerate(FUNCTIONS)}
-        self.taps: dict[str, Tap] = {}
+        self.taps: dict[str, TracingTap] = {}
+        self.xray = XRayDaemon()
 
     def layers(self, spec_layers: list[str]) -> list[Path]:
         out = []
@@ -167,15 +171,16 @@ class World:
             "AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME": self.bedrock.url,
             "AWS_LAMBDA_FUNCTION_TIMEOUT": str(spec.timeout),
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory),
+            "AWS_XRAY_DAEMON_ADDRESS": self.xray.address,  # Lambda's own variable, for active tracing
             "REHEARSAL_CALL_LOG": f"{SANDBOX_LOGS}/{fn}.jsonl",
         }
-        api_port = None
+        tap = self.taps[fn] = TracingTap(free_port())  # the runtime's way to the RIE's Runtime API
         if spec.handler == "run.sh":
             port = str(free_port())  # the template's 8080, but rehearsals may run side by side
             env.update(PORT=port, AWS_LWA_PORT=port)
-            tap_port, api_port = free_port(), free_port()
-            env["AWS_LWA_LAMBDA_RUNTIME_API_PROXY"] = f"127.0.0.1:{tap_port}"
-            self.taps[fn] = Tap(api_port, port=tap_port)
+            env["AWS_LWA_LAMBDA_RUNTIME_API_PROXY"] = f"127.0.0.1:{tap.port}"
+        else:
+            env["REHEARSAL_RUNTIME_API"] = f"127.0.0.1:{tap.port}"  # read by the recorder's sitecustomize
         task = self.art.build / fn
         self.running[fn] = LambdaFunction(
             fn,
@@ -185,7 +190,7 @@ class World:
             env=env,
             runtime=self.art.runtime,
             log=self.art.logs / f"{fn}.log",
-            api_port=api_port,
+            tap=tap,
         )
         return self.running[fn]
 
@@ -204,6 +209,7 @@ class World:
             fn.stop()
         for tap in self.taps.values():
             tap.close()
+        self.xray.close()
 
 
 @pytest.fixture(scope="module")
@@ -473,6 +479,31 @@ def check_iam(w: World, proxy: SignedProxy) -> None:
     } <= performed
 
 
+def check_traces(w: World) -> None:
+    """Each traced function's calls joined the X-Ray trace of the invocation that made them: the
+    handler's own subsegment (zip functions), its AWS calls, and its OpenSearch and model requests as
+    remote calls, each to the endpoint the template gives it; and no document text in any of it."""
+    assert not w.xray.malformed, w.xray.malformed[:3]
+    talks_to = {
+        "SearchFunction": [w.proxy_url],
+        "HostingSearchFunction": [w.proxy_url, w.llm.base_url],
+        "IngestionFunction": [w.proxy_url],
+        "ChatFunction": [w.proxy_url, w.llm.base_url],
+    }
+    for fn in TRACED:
+        assert w.stack.function(fn).tracing == "Active", f"{fn}: X-Ray tracing is not Active in the template"
+        docs = w.xray.of_trace(w.running[fn].trace_ids)
+        assert docs, f"{fn} sent nothing to the X-Ray daemon (no tracer?)\n{w.running[fn].log_tail()}"
+        if fn != "ChatFunction":  # chat is a web app: its calls join the trace without a handler subsegment
+            assert "## lambda_handler" in {d.get("name") for d in docs}, (fn, docs)
+        assert any(d.get("namespace") == "aws" and d.get("name") == "dynamodb" for d in docs), (fn, docs)
+        remote = [d for d in docs if d.get("namespace") == "remote"]
+        urls = [d.get("http", {}).get("request", {}).get("url", "") for d in remote]
+        for endpoint in talks_to.get(fn, []):
+            assert any(u.startswith(endpoint) for u in urls), f"{fn}: no traced call to {endpoint}: {urls}"
+    assert "Northwind Cycles frequently asked questions" not in w.xray.raw(), "document text in a trace"
+
+
 def test_the_built_stack_serves_a_tenant_end_to_end(world: tuple[World, SignedProxy]) -> None:
     w, proxy = world
     # The chat route is a streaming integration in the translated template (API Gateway is not emulated).
@@ -500,6 +531,7 @@ def test_the_built_stack_serves_a_tenant_end_to_end(world: tuple[World, SignedPr
     chat_agents(w, ctx)
     hosting_search(w, ctx)
     check_iam(w, proxy)
+    check_traces(w)
     # Metrics left in each function's log as CloudWatch EMF lines.
     for fn, metric in (("SearchFunction", "LatencyMs"), ("ChatFunction", "Exit_answered"),
                        ("HostingSearchFunction", "Exit_can_answer"),

@@ -9,6 +9,11 @@ import json
 import os
 import sys
 
+# The runtime reaches the RIE's Runtime API through the rehearsal's proxy, which adds the invocation's
+# trace header to each event as Lambda's Runtime API does (the RIE drops it: its tracer is a no-op).
+if os.environ.get("REHEARSAL_RUNTIME_API"):
+    os.environ["AWS_LAMBDA_RUNTIME_API"] = os.environ["REHEARSAL_RUNTIME_API"]
+
 _LOG = os.environ.get("REHEARSAL_CALL_LOG")
 _KEYS = ("TableName", "Bucket", "Key", "SecretId", "modelId", "TransactItems", "rerankingConfiguration")
 
