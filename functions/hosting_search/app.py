@@ -35,5 +35,7 @@ def hosting_search(body: HostingSearchRequest) -> HostingSearchResponse:
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler(capture_response=False)
-def lambda_handler(event: dict[str, Any], context: LambdaContext, container: Container | None = None) -> Any:
+def lambda_handler(
+    event: dict[str, Any], context: LambdaContext, *, container: Container | None = None
+) -> Any:
     return resolve(app, event, context, container)

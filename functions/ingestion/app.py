@@ -23,7 +23,7 @@ tracer = telemetry.handler_tracer()
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler(capture_response=False)
 def lambda_handler(
-    event: dict[str, Any], context: Any, container: Container | None = None
+    event: dict[str, Any], context: Any, *, container: Container | None = None
 ) -> dict[str, list[dict[str, str]]]:
     ingest = (container or wiring.container()).ingest
     done: list[tuple[str, int]] = []

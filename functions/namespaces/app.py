@@ -48,5 +48,7 @@ def delete_namespace(namespace: str) -> api.NamespaceDeleted:
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler(capture_response=False)
-def lambda_handler(event: dict[str, Any], context: LambdaContext, container: Container | None = None) -> Any:
+def lambda_handler(
+    event: dict[str, Any], context: LambdaContext, *, container: Container | None = None
+) -> Any:
     return resolve(app, event, context, container)

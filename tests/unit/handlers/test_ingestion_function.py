@@ -56,7 +56,9 @@ def test_only_the_failed_message_is_reported_and_the_rest_is_ingested(container:
     broken = message(created("acme/docs/broken.pdf", "0B"))
     garbage = message("not an S3 notification")
     handler = load_handler("ingestion")
-    result = handler.lambda_handler({"Records": [good, broken, garbage]}, LambdaContext(), container)
+    result = handler.lambda_handler(
+        {"Records": [good, broken, garbage]}, LambdaContext(), container=container
+    )
     assert result == {
         "batchItemFailures": [
             {"itemIdentifier": broken["messageId"]},
@@ -71,10 +73,12 @@ def test_only_the_failed_message_is_reported_and_the_rest_is_ingested(container:
 
 def test_a_batch_that_fails_whole_is_reported_message_by_message(container: Container) -> None:
     batch = [message("{}"), message(created("acme/docs/broken.pdf", "0C"))]
-    result = load_handler("ingestion").lambda_handler({"Records": batch}, LambdaContext(), container)
+    result = load_handler("ingestion").lambda_handler(
+        {"Records": batch}, LambdaContext(), container=container
+    )
     assert result == {"batchItemFailures": [{"itemIdentifier": m["messageId"]} for m in batch]}
 
 
 def test_an_empty_batch_acknowledges_nothing(container: Container) -> None:
-    result = load_handler("ingestion").lambda_handler({"Records": []}, LambdaContext(), container)
+    result = load_handler("ingestion").lambda_handler({"Records": []}, LambdaContext(), container=container)
     assert result == {"batchItemFailures": []}

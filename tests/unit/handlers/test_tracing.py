@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,8 +27,6 @@ from starlette.testclient import TestClient
 from ragline import telemetry
 from tests.rehearsal.xray import XRayDaemon, new_trace_header
 from tests.support.moto_server import moto_endpoint  # noqa: F401  (fixture)
-
-pytestmark = pytest.mark.unit
 
 
 class Quiet(http.server.BaseHTTPRequestHandler):
@@ -78,6 +77,7 @@ CALLS = textwrap.dedent(
 )
 
 
+@pytest.mark.integration  # a moto server, a local web server, a child process
 def test_each_call_is_one_subsegment_of_the_invocation_trace(moto_endpoint: str, web: str) -> None:  # noqa: F811
     daemon = XRayDaemon()
     header, trace_id = new_trace_header()
@@ -107,14 +107,14 @@ def test_each_call_is_one_subsegment_of_the_invocation_trace(moto_endpoint: str,
 
 
 def telemetry_docs(daemon: XRayDaemon, trace_id: str) -> list[dict[str, Any]]:
-    import time
-
+    """What the daemon received for the trace, once the four documents are in (UDP gives no ack)."""
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and len(daemon.of_trace({trace_id})) < 4:
         time.sleep(0.05)
     return daemon.of_trace({trace_id})
 
 
+@pytest.mark.unit
 def test_the_chat_app_takes_the_trace_header_the_web_adapter_sends(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(telemetry.TRACE_HEADER_ENV, raising=False)
 
@@ -130,6 +130,7 @@ def test_the_chat_app_takes_the_trace_header_the_web_adapter_sends(monkeypatch: 
     assert client.get("/", headers={"x-amzn-trace-id": second}).text == second  # each invocation its own
 
 
+@pytest.mark.unit
 def test_outside_lambda_the_tracer_is_off_and_annotations_are_no_ops(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LAMBDA_TASK_ROOT", raising=False)
     tracer = telemetry.handler_tracer()
