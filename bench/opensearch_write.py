@@ -14,22 +14,31 @@ runs on a busy machine can still be compared.
 
     .venv/bin/python bench/opensearch_write.py --opensearch-url $OPENSEARCH_URL \\
         --node-pid $(cat infra/opensearch-local/target/node.pid)
+
+``--hnsw`` compares graph settings (write speed against recall@10); ``--knn-candidates`` compares how
+many graph candidates a k=10 semantic search explores (recall@10 against latency).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
 import uuid
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ragline.adapters.embedded.embedding_cache import EmbeddingCache
 from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
-from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
+from ragline.adapters.opensearch.store import (
+    OpenSearchVectorStore,
+    OpenSearchVectorStoreProvider,
+    build_client,
+)
 from ragline.config import Settings
 from ragline.domain.models import Chunk, ChunkMetadata, SemanticQuery, TenantScope
 from ragline.services.evaluation import load_beir
@@ -103,11 +112,7 @@ def compare_hnsw(args: argparse.Namespace) -> int:
     for the first ``--queries`` SciFact train queries (the graph's price for its speed)."""
     settings = [tuple(int(x) for x in pair.split(":")) for pair in args.hnsw.split(",")]
     large = [c for doc in documents(args.large_chunks, args.cache, args.dataset)[:1] for c in doc]
-    matrix = np.array([c.embedding for c in large], dtype=np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    data = load_beir(args.dataset, "train")
-    embedder = EmbeddingCache(LocalOnnxEmbedder(), args.cache)
-    queries = [embedder.embed_query(q) for q in list(data.queries.values())[: args.queries]]
+    queries = query_vectors(args)
     client = build_client(Settings(opensearch_url=args.opensearch_url))
     print("| m | ef_construction | chunks | chunks/s | server CPU ms/chunk | recall@10 vs exact |")
     print("|---:|---:|---:|---:|---:|---:|")
@@ -120,14 +125,73 @@ def compare_hnsw(args: argparse.Namespace) -> int:
             for i in range(0, len(large), 500):
                 store.upsert(large[i : i + 500], generation=1)
             store.publish(large[0].document_id, generation=1)
-        found = 0
-        for q in queries:
-            exact = {large[i].id for i in np.argsort(-(matrix @ q))[:10]}
-            hits = store.search(SemanticQuery(text="q", vector=tuple(float(x) for x in q), k=10))
-            found += len(exact & {h.chunk.id for h in hits})
+        recall, _ = knn_recall_at_10(store, large, queries)
         r = row("", len(large), meter.wall, meter.cpu, meter.jvm)
-        print(f"| {m_} | {ef} | {r[1]} | {r[2]} | {r[4]} | {found / (10 * len(queries)):.4f} |")
+        print(f"| {m_} | {ef} | {r[1]} | {r[2]} | {r[4]} | {recall:.4f} |")
         provider.drop()
+    client.close()
+    return 0
+
+
+def query_vectors(args: argparse.Namespace) -> list[NDArray[np.float32]]:
+    """The first ``--queries`` SciFact train queries, embedded (cached)."""
+    data = load_beir(args.dataset, "train")
+    embedder = EmbeddingCache(LocalOnnxEmbedder(), args.cache)
+    return [
+        np.asarray(embedder.embed_query(q), dtype=np.float32)
+        for q in list(data.queries.values())[: args.queries]
+    ]
+
+
+def knn_recall_at_10(
+    store: OpenSearchVectorStore, chunks: list[Chunk], queries: list[NDArray[np.float32]]
+) -> tuple[float, list[float]]:
+    """Recall@10 of the store's semantic search (k=10) against exact cosine over the same vectors,
+    and each search's latency in ms."""
+    matrix = np.array([c.embedding for c in chunks], dtype=np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    found, latencies = 0, []
+    for q in queries:
+        exact = {chunks[i].id for i in np.argsort(-(matrix @ q))[:10]}
+        query = SemanticQuery(text="q", vector=tuple(float(x) for x in q), k=10)
+        t0 = time.perf_counter()
+        hits = store.search(query)
+        latencies.append((time.perf_counter() - t0) * 1000)
+        found += len(exact & {h.chunk.id for h in hits})
+    return found / (10 * len(queries)), latencies
+
+
+def compare_knn_candidates(args: argparse.Namespace) -> int:
+    """The large document written once; then, in interleaved rounds over the same index, semantic
+    searches at k=10 with each ``--knn-candidates`` setting (the least ``k`` the kNN query explores):
+    recall@10 against exact cosine, and p50/p95 latency."""
+    settings = [int(x) for x in args.knn_candidates.split(",")]
+    large = [c for doc in documents(args.large_chunks, args.cache, args.dataset)[:1] for c in doc]
+    queries = query_vectors(args)
+    client = build_client(Settings(opensearch_url=args.opensearch_url))
+    index = f"bench-k-{uuid.uuid4().hex[:8]}"
+    providers = {
+        c: OpenSearchVectorStoreProvider(client, index=index, dimension=384, knn_candidates=c)
+        for c in settings
+    }
+    first = providers[settings[0]].scoped(SCOPE)
+    for i in range(0, len(large), 500):
+        first.upsert(large[i : i + 500], generation=1)
+    first.publish(large[0].document_id, generation=1)
+    knn_recall_at_10(first, large, queries[:50])  # warm-up: caches and JIT, not measured
+    recall: dict[int, float] = {}
+    latencies: dict[int, list[float]] = {c: [] for c in settings}
+    for _ in range(args.rounds):
+        for c in settings:
+            recall[c], ms = knn_recall_at_10(providers[c].scoped(SCOPE), large, queries)
+            latencies[c] += ms
+    print("| kNN candidates (k=10) | recall@10 vs exact | p50 ms | p95 ms |")
+    print("|---:|---:|---:|---:|")
+    for c in settings:
+        ms = sorted(latencies[c])
+        p95 = ms[min(len(ms) - 1, int(0.95 * len(ms)))]
+        print(f"| {c} | {recall[c]:.4f} | {statistics.median(ms):.1f} | {p95:.1f} |")
+    providers[settings[0]].drop()
     client.close()
     return 0
 
@@ -142,10 +206,14 @@ def main() -> int:
     ap.add_argument("--large-chunks", type=int, default=5000, help="chunks of the large document")
     ap.add_argument("--label", default="", help="prefix for the rows (e.g. the tree measured)")
     ap.add_argument("--hnsw", default="", help="m:ef_construction,... : compare graph settings instead")
-    ap.add_argument("--queries", type=int, default=300, help="queries for --hnsw recall@10")
+    ap.add_argument("--queries", type=int, default=300, help="queries for --hnsw and --knn-candidates")
+    ap.add_argument("--knn-candidates", default="", help="c,... : compare kNN candidate counts instead")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds for --knn-candidates")
     args = ap.parse_args()
     if args.hnsw:
         return compare_hnsw(args)
+    if args.knn_candidates:
+        return compare_knn_candidates(args)
 
     small = documents(20, args.cache, args.dataset)[: args.small_docs]
     large = [c for doc in documents(args.large_chunks, args.cache, args.dataset)[:1] for c in doc]

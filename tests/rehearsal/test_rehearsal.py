@@ -492,6 +492,7 @@ def check_traces(w: World) -> None:
     }
     for fn in TRACED:
         assert w.stack.function(fn).tracing == "Active", f"{fn}: X-Ray tracing is not Active in the template"
+        assert w.taps[fn].injected, f"{fn}: no event carried a trace header (Runtime API proxy bypassed?)"
         docs = w.xray.of_trace(w.running[fn].trace_ids)
         assert docs, f"{fn} sent nothing to the X-Ray daemon (no tracer?)\n{w.running[fn].log_tail()}"
         if fn != "ChatFunction":  # chat is a web app: its calls join the trace without a handler subsegment

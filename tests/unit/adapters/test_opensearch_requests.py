@@ -30,6 +30,13 @@ def test_knn_filter_is_inside_the_knn_clause_and_names_the_bound_scope() -> None
     assert body["_source"] == {"excludes": ["embedding"]}
 
 
+def test_a_knn_query_explores_at_least_its_candidates_and_returns_its_k() -> None:
+    few = rq.knn_search(SCOPE, [0.1, 0.2], 10, MetadataFilter(), candidates=100)
+    assert few["query"]["knn"]["embedding"]["k"] == 100 and few["size"] == 10
+    many = rq.knn_search(SCOPE, [0.1, 0.2], 300, MetadataFilter(), candidates=100)
+    assert many["query"]["knn"]["embedding"]["k"] == 300 and many["size"] == 300
+
+
 def test_bm25_query_is_filtered_by_scope_not_scored_by_it() -> None:
     body = rq.bm25_search(SCOPE, "bees", 5, MetadataFilter())
     assert body["query"]["bool"]["must"] == [{"match": {"text": {"query": "bees"}}}]

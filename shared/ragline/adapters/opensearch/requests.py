@@ -20,9 +20,13 @@ VECTOR_FIELD = "embedding"
 SOURCE_EXCLUDES = [VECTOR_FIELD]
 ID_FIELDS = ["document_id", "sequence_number"]
 MAX_RESULT_WINDOW = 10_000
+"""OpenSearch's default ``index.max_result_window``: a larger ``size`` is a 400."""
 HNSW = (16, 128)
 """The graph's ``m`` and ``ef_construction`` (see docs/benchmarks.md, "HNSW parameters")."""
-"""OpenSearch's default ``index.max_result_window``: a larger ``size`` is a 400."""
+KNN_CANDIDATES = 100
+"""The fewest graph candidates a kNN query explores (its ``k``; Lucene's search beam), however few hits
+it returns (``size``): with ``k`` = 10 the HNSW search misses about one true top-10 neighbour in 20
+(docs/benchmarks.md, "kNN candidates")."""
 
 
 def ids_only(body: dict[str, Any]) -> dict[str, Any]:
@@ -144,8 +148,9 @@ def scope_filter(scope: TenantScope, filters: MetadataFilter | None = None) -> l
 
 
 def knn_search(
-    scope: TenantScope, vector: Sequence[float], k: int, filters: MetadataFilter
+    scope: TenantScope, vector: Sequence[float], k: int, filters: MetadataFilter, candidates: int = 0
 ) -> dict[str, Any]:
+    """The ``k`` nearest chunks of the scope, found among at least ``candidates`` graph candidates."""
     return {
         "size": k,
         "_source": {"excludes": SOURCE_EXCLUDES},
@@ -153,7 +158,7 @@ def knn_search(
             "knn": {
                 VECTOR_FIELD: {
                     "vector": [float(x) for x in vector],
-                    "k": k,
+                    "k": max(k, candidates),
                     "filter": {"bool": {"filter": scope_filter(scope, filters)}},
                 }
             }

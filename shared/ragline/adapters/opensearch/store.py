@@ -59,9 +59,11 @@ class OpenSearchVectorStoreProvider:
         refresh: Refresh = "on_read",
         hybrid: HybridStrategy = "msearch",
         hnsw: tuple[int, int] = rq.HNSW,
+        knn_candidates: int = rq.KNN_CANDIDATES,
     ) -> None:
         self.client = client
         self.hnsw = hnsw
+        self.knn_candidates = knn_candidates
         self.index = index
         self.dimension = dimension
         self.refresh = refresh
@@ -375,7 +377,7 @@ class OpenSearchVectorStore:
             raise errors.EmbeddingMismatch(
                 "query vector does not match the index dimension", expected=self._p.dimension, got=len(vector)
             )
-        return rq.knn_search(self.scope, vector, k, query.filters)
+        return rq.knn_search(self.scope, vector, k, query.filters, candidates=self._p.knn_candidates)
 
     def _send(self, body: dict[str, Any]) -> dict[str, Any]:
         with translate("search"):
