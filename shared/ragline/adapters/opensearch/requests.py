@@ -244,6 +244,16 @@ def bulk_lines(scope: TenantScope, index: str, chunks: Sequence[Chunk], generati
     return lines
 
 
+def delete_lines(index: str, routing: str, versioned_ids: Sequence[tuple[str, int]]) -> list[bytes]:
+    """One NDJSON ``delete`` action per chunk, in the order given, each at the chunk's generation
+    (``external_gte``: refused with 409 if a newer generation has rewritten the chunk since)."""
+    return [
+        (json.dumps({"delete": {"_index": index, "_id": i, "routing": routing, "version": v,
+                                "version_type": "external_gte"}}) + "\n").encode()
+        for i, v in versioned_ids
+    ]  # fmt: skip
+
+
 @lru_cache(maxsize=8)
 def _vector_format(dimension: int) -> str:
     return "[" + ",".join(["%.9g"] * dimension) + "]"

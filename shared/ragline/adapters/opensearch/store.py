@@ -200,9 +200,10 @@ class OpenSearchVectorStore:
         self._p.wrote()
         return written
 
-    def _bulk(self, lines: list[bytes]) -> int:
-        """One ``_bulk`` request; chunks answered 429 are sent again after a backoff, a 409 means a
-        newer generation holds the chunk (the older write loses, by design)."""
+    def _bulk(self, lines: list[bytes], *, gone_ok: bool = False) -> int:
+        """One ``_bulk`` request, its actions applied in order; chunks answered 429 are sent again after
+        a backoff, a 409 means a newer generation holds the chunk (the older write loses, by design).
+        ``gone_ok``: deletes, where a 404 is a chunk already deleted."""
         refresh = "false" if self._p.lazy else self._p.refresh
         written = 0
         for attempt in range(BULK_RETRIES + 1):
@@ -216,7 +217,7 @@ class OpenSearchVectorStore:
                     written += 1
                 elif status == 429:
                     throttled.append(line)
-                elif status != 409:
+                elif status != 409 and not (gone_ok and status == 404):
                     raise errors.DependencyFailed(
                         "OpenSearch rejected a chunk", status=status, error=str(result.get("error"))[:300]
                     )
@@ -289,17 +290,27 @@ class OpenSearchVectorStore:
         return self._delete_by_query(rq.document_query(self.scope, document_id, older_than=older_than))
 
     def _delete_by_query(self, query: dict[str, Any]) -> int:
+        """The chunks ``query`` matches, deleted highest sequence number first by ordered bulk requests on
+        the tenant's shard (not ``_delete_by_query``, whose order is its scroll's): OpenSearch refreshes
+        by itself every second, and a refresh in the middle of a sweep then shows a reader a document
+        whose chunks run contiguously from 0, never one with a gap. Each delete carries the chunk's
+        generation (``external_gte``), so a chunk a newer version rewrote meanwhile is kept (409)."""
         self._p.before_read()
-        body = {"query": query}
-        with translate("delete"):
-            resp = self._p.client.delete_by_query(
-                index=self._p.index,
-                body=body,
-                routing=self._routing,
-                refresh=not self._p.lazy,
-                conflicts="proceed",
+        deleted = 0
+        while True:
+            body = {"size": rq.MAX_RESULT_WINDOW, "query": query, "_source": False, "version": True,
+                    "sort": [{"sequence_number": "desc"}]}  # fmt: skip
+            with translate("delete"):
+                found = self._p.client.search(index=self._p.index, body=body, routing=self._routing)
+            hits = found["hits"]["hits"]
+            lines = rq.delete_lines(self._p.index, self._routing, [(h["_id"], h["_version"]) for h in hits])
+            deleted += sum(
+                self._bulk(lines[i : i + BULK_CHUNKS], gone_ok=True)
+                for i in range(0, len(lines), BULK_CHUNKS)
             )
-        deleted = int(resp.get("deleted", 0))
+            if len(hits) < rq.MAX_RESULT_WINDOW:
+                break
+            self._p.refresh_now()  # a document of more chunks than one search returns: the rest next
         if deleted and self._p.refresh == "on_read":
             self._p.refresh_now()  # deletions are rare: visible to every process when this returns
         return deleted
