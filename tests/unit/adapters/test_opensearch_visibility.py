@@ -41,21 +41,23 @@ class FakeClient:
         return {"docs": [{"found": False} for _ in body["ids"]]}
 
     def bulk(self, *, body: bytes, refresh: str, filter_path: str) -> dict[str, Any]:
-        self.calls.append("bulk")
         self.bulk_refresh.append(refresh)
+        if b'{"delete"' in body:  # a sweep's deletes: one line each
+            self.calls.append("delete")
+            return {"items": [{"delete": {"status": 200}} for _ in range(body.count(b"\n"))]}
+        self.calls.append("bulk")
         return {"items": [{"index": {"status": 201}} for _ in range(body.count(b"\n") // 2)]}
 
     def search(self, *, index: str, body: dict[str, Any], routing: str) -> dict[str, Any]:
+        if body.get("version"):  # a sweep finding what it deletes: ``deleted`` older chunks
+            self.calls.append("sweep")
+            return {"hits": {"hits": [{"_id": f"c{i}", "_version": 1} for i in range(self.deleted)]}}
         self.calls.append("search")
         return {"hits": {"hits": []}}
 
     def index(self, **kwargs: Any) -> dict[str, Any]:
         self.calls.append("fence")
         return {}
-
-    def delete_by_query(self, *, refresh: bool, **kwargs: Any) -> dict[str, Any]:
-        self.calls.append("sweep")
-        return {"deleted": self.deleted}
 
 
 def provider(client: FakeClient, refresh: Refresh = "on_read") -> OpenSearchVectorStoreProvider:
@@ -101,7 +103,7 @@ def test_publish_refreshes_before_its_sweep_and_again_only_if_it_deleted() -> No
         assert store.publish("d", generation=2)
         store.search(KeywordQuery(text="one"))  # nothing left to refresh
     assert quiet.calls == ["bulk", "fence", "refresh", "sweep", "search"]
-    assert sweeping.calls == ["bulk", "fence", "refresh", "sweep", "refresh", "search"]
+    assert sweeping.calls == ["bulk", "fence", "refresh", "sweep", "delete", "refresh", "search"]
 
 
 def test_refresh_true_still_refreshes_every_write_request() -> None:
