@@ -372,11 +372,11 @@ def test_http_endpoint_runs_with_each_lifespan_of_its_app(world: World) -> None:
     listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 
     # When the app has not started, Then /mcp says so in the one error shape (no bare 500)
-    idle = TestClient(app).post("/mcp", json=listing, headers=headers)
+    idle = TestClient(app, base_url="http://localhost").post("/mcp", json=listing, headers=headers)
     assert idle.status_code == 503 and idle.json()["error"]["code"] == "dependency_unavailable"
     # and When it is started, stopped and started again, Then /mcp answers each time
     for _ in range(2):
-        with TestClient(app) as client:
+        with TestClient(app, base_url="http://localhost") as client:
             reply = client.post("/mcp", json=listing, headers=headers)
         assert reply.status_code == 200, reply.text
         assert {t["name"] for t in reply.json()["result"]["tools"]} == {"search", "hosting_search", "ask"}

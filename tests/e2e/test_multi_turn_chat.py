@@ -68,7 +68,7 @@ def serve(ingested: Path, tmp_path: Path, settings: dict[str, Any]) -> Iterator[
     home = tmp_path / "home"
     shutil.copytree(ingested, home)
     container = Container(Settings(home=home, **settings))
-    with TestClient(build_app(ROOT / "functions", "local", container)) as client:
+    with TestClient(build_app(ROOT / "functions", "local", container), base_url="http://localhost") as client:
         yield Served(client, container)
     container.close()
 

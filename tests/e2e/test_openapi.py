@@ -75,7 +75,7 @@ def test_every_route_is_documented_with_its_models_and_the_one_error_shape() -> 
 
 def test_serve_serves_the_document_and_swagger_ui_offline(tmp_path: Path) -> None:
     container = Container(Settings(home=tmp_path))
-    with TestClient(build_app(FUNCTIONS, "local", container)) as client:
+    with TestClient(build_app(FUNCTIONS, "local", container), base_url="http://localhost") as client:
         doc = client.get("/openapi.json")
         assert doc.status_code == 200 and doc.json() == json.loads(render(FUNCTIONS))
         page = client.get("/docs")

@@ -30,7 +30,7 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
     )
     assert result.exit_code == 0, result.output
     container = Container(Settings.from_env(home=home))
-    with TestClient(build_app(ROOT / "functions", "local", container)) as c:
+    with TestClient(build_app(ROOT / "functions", "local", container), base_url="http://localhost") as c:
         yield c
     container.close()
 
@@ -139,3 +139,26 @@ def test_an_unknown_agent_is_a_400_in_the_one_error_shape(client: TestClient) ->
     out = client.post("/v1/chat", json={"messages": [{"role": "user", "content": "hi"}], "agent": "magic"})
     assert out.status_code == 400 and out.json()["error"]["code"] == "invalid_request"
     assert set(out.json()["error"]) == {"code", "message", "details"}
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["evil.example", "evil.example:8000", "localhost.evil.example", "127.0.0.1.nip.io:8000", "10.0.0.5", ""],
+)
+def test_a_request_addressed_to_another_name_is_refused_before_any_route(
+    client: TestClient, host: str
+) -> None:
+    # Given a page of another site whose name was rebound to 127.0.0.1 (DNS rebinding): its requests
+    # reach this server but name that site in Host
+    for method, path in (("GET", "/v1/namespaces/northwind/documents"), ("POST", "/mcp"), ("GET", "/")):
+        # When it reads the documents, calls MCP or loads the playground
+        reply = client.request(method, path, headers={"host": host}, json={})
+        # Then it is refused in the one error shape, and nothing is served
+        assert reply.status_code == 403, (host, path, reply.text)
+        assert set(reply.json()) == {"error"} and reply.json()["error"]["code"] == "forbidden"
+
+
+@pytest.mark.parametrize("host", ["localhost:8000", "127.0.0.1:8000", "LOCALHOST", "[::1]:8000", "127.0.0.1"])
+def test_loopback_names_are_served(client: TestClient, host: str) -> None:
+    reply = client.get("/v1/namespaces/northwind/documents", headers={"host": host})
+    assert reply.status_code == 200 and len(reply.json()["documents"]) == 7

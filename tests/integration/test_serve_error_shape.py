@@ -48,7 +48,7 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
     container = Container(Settings(home=tmp_path), embedder=BowEmbedder(), tokenizer=BowEmbedder())
     container.tenancy.create_tenant("local")
     container.registry.create_namespace(new_namespace("local", "docs"))
-    with TestClient(build_app(FUNCTIONS, "local", container)) as c:
+    with TestClient(build_app(FUNCTIONS, "local", container), base_url="http://localhost") as c:
         yield c
     container.close()
 

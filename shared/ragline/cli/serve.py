@@ -174,6 +174,40 @@ class SentPaths:
         await self.app(scope, receive, send)
 
 
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
+"""The only names a request may address this server by (its ``Host`` header, port aside)."""
+
+
+def host_name(host: str) -> str:
+    """A ``Host`` header's name, lowercased, without its port (an IPv6 literal keeps its brackets)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host.split("]", 1)[0] + "]"
+    return host.split(":", 1)[0]
+
+
+class LoopbackHostOnly:
+    """Refuse (403, the one error shape) a request addressed to any name but this machine's loopback.
+    The server listens on 127.0.0.1 and, without ``--api-keys``, acts as the tenant's operator; a web
+    page on another site can rebind its own domain name to 127.0.0.1 (DNS rebinding) and have the
+    visitor's browser send requests here as same-origin ones, but they still name that domain in
+    ``Host``. Covers every route, /mcp included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            if host_name(host) not in LOOPBACK_NAMES:
+                refused = errors.Forbidden(
+                    "ragline serve answers only requests addressed to localhost or 127.0.0.1", host=host[:200]
+                )
+                await error_response(refused)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 DOCS_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Ragline API</title>
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head>
@@ -254,7 +288,7 @@ def build_app(functions: Path, tenant: str, container: Container, *, api_keys: b
     routes.append(mcp_route)
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(SentPaths)],
+        middleware=[Middleware(LoopbackHostOnly), Middleware(SentPaths)],
         exception_handlers=ROUTING_ERRORS,
         lifespan=mcp.lifespan,
     )
