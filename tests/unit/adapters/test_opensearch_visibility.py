@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
+from ragline.adapters.opensearch import requests as rq
+from ragline.adapters.opensearch.store import BULK_CHUNKS, OpenSearchVectorStoreProvider
 from ragline.adapters.opensearch.visibility import Refresh
 from ragline.domain.models import KeywordQuery, TenantScope
 from tests.contract.vector_store_contract import make_chunks
@@ -49,9 +50,11 @@ class FakeClient:
         return {"items": [{"index": {"status": 201}} for _ in range(body.count(b"\n") // 2)]}
 
     def search(self, *, index: str, body: dict[str, Any], routing: str) -> dict[str, Any]:
-        if body.get("version"):  # a sweep finding what it deletes: ``deleted`` older chunks
+        if body.get("version"):  # a sweep finding what it deletes: ``deleted`` older chunks, one page
             self.calls.append("sweep")
-            return {"hits": {"hits": [{"_id": f"c{i}", "_version": 1} for i in range(self.deleted)]}}
+            page = min(self.deleted, body["size"])
+            self.deleted -= page
+            return {"hits": {"hits": [{"_id": f"c{i}", "_version": 1} for i in range(page)]}}
         self.calls.append("search")
         return {"hits": {"hits": []}}
 
@@ -112,3 +115,11 @@ def test_refresh_true_still_refreshes_every_write_request() -> None:
     store.upsert(make_chunks("d", ["one"]))
     store.search(KeywordQuery(text="one"))
     assert client.bulk_refresh == ["true"] and "refresh" not in client.calls
+
+
+def test_a_sweep_larger_than_one_search_page_deletes_every_page() -> None:
+    client = FakeClient(deleted=rq.MAX_RESULT_WINDOW + 500)
+    store = provider(client).scoped(SCOPE)
+    assert store.delete_document("d") == rq.MAX_RESULT_WINDOW + 500
+    pages = rq.MAX_RESULT_WINDOW // BULK_CHUNKS
+    assert client.calls == ["sweep", *["delete"] * pages, "refresh", "sweep", "delete", "refresh"]
