@@ -16,13 +16,15 @@ import os
 import re
 import sys
 import time
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
-if TYPE_CHECKING:  # the chat's event models: only the chat handler loads them (cold starts)
+if TYPE_CHECKING:  # the chat's event models and ASGI types: only the chat handler loads them (cold starts)
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
     from ragline.agents.events import RunEvent
     from ragline.domain.api import Usage
 
@@ -164,12 +166,6 @@ def correlate(run_id: str, logger: Logger, tracer: Tracer) -> None:
     in X-Ray; the logger's lines carry the trace id too)."""
     logger.append_keys(run_id=run_id)
     tracer.put_annotation("run_id", run_id)  # a no-op when tracing is disabled
-
-
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Any]]
-Send = Callable[[Any], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class TraceHeaderFromRequest:

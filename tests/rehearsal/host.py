@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -59,24 +58,12 @@ class TracingTap(Tap):  # type: ignore[misc,valid-type]
         self.injected = 0
         super().__init__(upstream_port, port)
 
-    def _pump(self, src: Any, dst: Any, tag: str, record: list[tuple[float, str, bytes]]) -> None:
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                if tag == "s2c" and self.trace_header and self.MARK in data:
-                    added = f"\r\nLambda-Runtime-Trace-Id: {self.trace_header}".encode()
-                    data = data.replace(self.MARK, added + self.MARK, 1)
-                    self.injected += 1
-                record.append((time.monotonic(), tag, data))
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                with contextlib.suppress(OSError):
-                    s.shutdown(socket.SHUT_RDWR)
+    def rewrite(self, tag: str, data: bytes) -> bytes:
+        if tag == "s2c" and self.trace_header and self.MARK in data:
+            added = f"\r\nLambda-Runtime-Trace-Id: {self.trace_header}".encode()
+            self.injected += 1
+            return data.replace(self.MARK, added + self.MARK, 1)
+        return data
 
 
 def runtime_with_recorder(dest: Path) -> Path:

@@ -191,7 +191,8 @@ class LoopbackHostOnly:
     The server listens on 127.0.0.1 and, without ``--api-keys``, acts as the tenant's operator; a web
     page on another site can rebind its own domain name to 127.0.0.1 (DNS rebinding) and have the
     visitor's browser send requests here as same-origin ones, but they still name that domain in
-    ``Host``. Covers every route, /mcp included."""
+    ``Host``. Covers every route, /mcp included. (Starlette's ``TrustedHostMiddleware`` does the same
+    check but answers in plain text, outside the API's one error shape.)"""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

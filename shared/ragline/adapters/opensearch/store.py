@@ -267,7 +267,7 @@ class OpenSearchVectorStore:
     def discard(self, document_id: str, *, generation: int) -> int:
         if self._p.lazy:
             self._p.refresh_now()  # delete-by-query sees only refreshed chunks
-        return self._delete_by_query(rq.document_query(self.scope, document_id, generation=generation))
+        return self._delete_matching(rq.document_query(self.scope, document_id, generation=generation))
 
     def vectors(self, document_id: str) -> dict[str, NDArray[np.float32]]:
         from opensearchpy import helpers
@@ -287,14 +287,15 @@ class OpenSearchVectorStore:
             }
 
     def delete_document(self, document_id: str, *, older_than: int | None = None) -> int:
-        return self._delete_by_query(rq.document_query(self.scope, document_id, older_than=older_than))
+        return self._delete_matching(rq.document_query(self.scope, document_id, older_than=older_than))
 
-    def _delete_by_query(self, query: dict[str, Any]) -> int:
-        """The chunks ``query`` matches, deleted highest sequence number first by ordered bulk requests on
-        the tenant's shard (not ``_delete_by_query``, whose order is its scroll's): OpenSearch refreshes
-        by itself every second, and a refresh in the middle of a sweep then shows a reader a document
-        whose chunks run contiguously from 0, never one with a gap. Each delete carries the chunk's
-        generation (``external_gte``), so a chunk a newer version rewrote meanwhile is kept (409)."""
+    def _delete_matching(self, query: dict[str, Any]) -> int:
+        """The chunks ``query`` matches, deleted highest sequence number first by ordered bulk requests
+        on the tenant's shard (not OpenSearch's ``_delete_by_query``, whose order is its scroll's): the
+        node refreshes by itself every second, and a refresh in the middle of a sweep then shows a
+        reader a document whose chunks run contiguously from 0, never one with a gap. Each delete
+        carries the chunk's generation (``external_gte``), so a chunk a newer version rewrote meanwhile
+        is kept (409)."""
         self._p.before_read()
         deleted = 0
         while True:
