@@ -91,24 +91,54 @@ class VectorStoreContract:
         assert all(h.chunk.document_id != "bees" for h in store.search(semantic("bee colony queen")))
         assert store.delete_document("bees") == 0
 
-    def test_given_shorter_new_version_when_older_generation_deleted_then_only_new_chunks_remain(
+    def test_given_new_version_written_when_not_yet_published_then_readers_see_only_the_old_one(
         self, store: VectorStore
     ) -> None:
+        # Given bees published at 1 (three chunks) and a shorter version 2 written but not published
+        store.upsert(make_chunks("bees", DOCS["bees"]), generation=1)
+        assert store.publish("bees", generation=1) is True
         assert store.upsert(make_chunks("bees", ["Bumblebees are fuzzy."]), generation=2) == 1
-        assert store.delete_document("bees", older_than=2) == 2
+        # Then every read serves version 1 whole: not a chunk of version 2, none of version 1 lost
+        assert [c.text for c in store.neighbors("bees", 1)] == DOCS["bees"]
+        assert store.count("bees") == 3
+        assert store.search(KeywordQuery(text="bumblebees fuzzy")) == []
+        served = {t for texts in DOCS.values() for t in texts}
+        assert {h.chunk.text for h in store.search(hybrid("bee queen fuzzy bumblebees"))} <= served
+        # When version 2 is published, it is served alone
+        assert store.publish("bees", generation=2) is True
         assert [c.text for c in store.neighbors("bees", 0)] == ["Bumblebees are fuzzy."]
+        hits = store.search(semantic("bee colony queen fuzzy"))
+        assert [h.chunk.text for h in hits if h.chunk.document_id == "bees"] == ["Bumblebees are fuzzy."]
 
-    def test_given_newer_generation_stored_when_older_writer_upserts_then_it_loses(
+    def test_given_writer_dies_before_publish_then_orphans_stay_invisible_until_the_next_attempt(
         self, store: VectorStore
     ) -> None:
-        assert store.upsert(make_chunks("rust", ["Version five text."]), generation=5) == 1
-        assert (
-            store.upsert(make_chunks("rust", ["Stale version three.", "Stale extra chunk."]), generation=3)
-            == 1
-        )
-        texts = [c.text for c in store.neighbors("rust", 0)]
-        assert texts == ["Version five text.", "Stale extra chunk."]
-        store.delete_document("rust", older_than=5)
+        store.upsert(make_chunks("rust", DOCS["rust"]), generation=1)
+        assert store.publish("rust", generation=1) is True
+        # A worker writes version 2 (longer) and dies: no publish, no discard
+        store.upsert(make_chunks("rust", ["Orphan zero.", "Orphan one.", "Orphan two."]), generation=2)
+        assert [c.text for c in store.neighbors("rust", 0)] == DOCS["rust"]
+        assert store.search(KeywordQuery(text="orphan")) == []
+        # The next attempt (a new claim, generation 3) writes and publishes: the orphans are gone
+        store.upsert(make_chunks("rust", ["Third attempt."]), generation=3)
+        assert store.publish("rust", generation=3) is True
+        assert [c.text for c in store.neighbors("rust", 0)] == ["Third attempt."]
+        assert store.vectors("rust").keys() == {"Third attempt."}
+        assert store.search(KeywordQuery(text="orphan")) == []
+
+    def test_a_write_at_the_published_generation_is_served_at_once(self, store: VectorStore) -> None:
+        assert store.publish("rust", generation=2) is True
+        store.upsert(make_chunks("rust", ["Written at the served generation."]), generation=2)
+        assert [c.text for c in store.neighbors("rust", 0)] == ["Written at the served generation."]
+
+    def test_given_newer_generation_staged_when_older_writer_publishes_first_then_newer_still_wins(
+        self, store: VectorStore
+    ) -> None:
+        store.upsert(make_chunks("rust", ["Version five text."]), generation=5)
+        store.upsert(make_chunks("rust", ["Stale version three.", "Stale extra chunk."]), generation=3)
+        assert store.publish("rust", generation=3) is True
+        assert [c.text for c in store.neighbors("rust", 0)] == ["Stale version three.", "Stale extra chunk."]
+        assert store.publish("rust", generation=5) is True
         assert [c.text for c in store.neighbors("rust", 0)] == ["Version five text."]
         assert store.search(KeywordQuery(text="stale")) == []
 
@@ -169,7 +199,8 @@ class VectorStoreContract:
     def test_discard_removes_only_chunks_still_at_that_generation(self, store: VectorStore) -> None:
         store.upsert(make_chunks("rust", ["Gen two zero.", "Gen two one."]), generation=2)
         store.upsert(make_chunks("rust", ["Gen three zero."]), generation=3)
-        assert store.discard("rust", generation=2) == 1
+        assert store.discard("rust", generation=2) == 2
+        assert store.publish("rust", generation=3) is True
         assert [c.text for c in store.neighbors("rust", 0)] == ["Gen three zero."]
 
     def test_publish_is_idempotent_and_fences_are_per_document(self, store: VectorStore) -> None:

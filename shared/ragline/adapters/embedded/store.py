@@ -51,6 +51,31 @@ from ragline.domain.models import (
 )
 
 _COLUMNS = "c.rowid, c.document_id, c.seq, c.text, c.metadata"
+_OF_DOCUMENT = "tenant_id=? AND namespace_id=? AND document_id=?"
+_WRITE_SERVED = (
+    "INSERT INTO chunks (tenant_id, namespace_id, scope_token, document_id, seq, filename,"
+    " text, metadata, embedding, generation) VALUES (?,?,?,?,?,?,?,?,?,?)"
+    " ON CONFLICT(tenant_id, namespace_id, document_id, seq) DO UPDATE SET"
+    " filename=excluded.filename, text=excluded.text, metadata=excluded.metadata,"
+    " embedding=excluded.embedding, generation=excluded.generation"
+    " WHERE excluded.generation >= chunks.generation"
+)
+"""A write at the served generation: in place (direct changes only are counted, not FTS triggers)."""
+_WRITE_STAGED = (
+    "INSERT INTO staged_chunks (tenant_id, namespace_id, document_id, seq, filename, text, metadata,"
+    " embedding, generation) VALUES (?,?,?,?,?,?,?,?,?)"
+    " ON CONFLICT(tenant_id, namespace_id, document_id, generation, seq) DO UPDATE SET"
+    " filename=excluded.filename, text=excluded.text, metadata=excluded.metadata,"
+    " embedding=excluded.embedding"
+)
+"""A newer version's rows, kept apart from the served ones until its publish."""
+_PUBLISH_STAGED = (
+    "INSERT INTO chunks (tenant_id, namespace_id, scope_token, document_id, seq, filename, text, metadata,"
+    " embedding, generation) SELECT tenant_id, namespace_id, ?, document_id, seq, filename, text, metadata,"
+    " embedding, generation FROM staged_chunks WHERE tenant_id=? AND namespace_id=? AND document_id=?"
+    " AND generation=? ORDER BY seq"
+)
+"""A version's staged rows become its served rows (after the document's older rows are deleted)."""
 LOG_PRUNE_EVERY = 256
 
 
@@ -93,6 +118,7 @@ class SqliteVectorStoreProvider:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 cur = conn.execute("DELETE FROM chunks WHERE tenant_id=?", (tenant_id,))
+                staged = conn.execute("DELETE FROM staged_chunks WHERE tenant_id=?", (tenant_id,)).rowcount
                 conn.execute("DELETE FROM fences WHERE tenant_id=?", (tenant_id,))
                 # The scopes' cache counters go too: a deleted tenant's scopes are never written again.
                 conn.execute("DELETE FROM scopes WHERE tenant_id=?", (tenant_id,))
@@ -103,7 +129,7 @@ class SqliteVectorStoreProvider:
                 raise
             for scope in [s for s in self._matrices if s.tenant_id == tenant_id]:
                 del self._matrices[scope]
-            return cur.rowcount
+            return cur.rowcount + staged
 
     def matrix(self, scope: TenantScope) -> ScopeIndex:
         """This scope's structures, brought up to its current generation (see the module docstring)."""
@@ -144,31 +170,32 @@ class SqliteVectorStore:
 
     # -- writes -------------------------------------------------------------------------------
     def upsert(self, chunks: Sequence[Chunk], *, generation: int = 0) -> int:
-        rows = [(*self._row(c), generation) for c in chunks]
+        """A document at its published generation is written in place; a newer version is staged
+        (``staged_chunks``) until its publish, so no reader ever sees a chunk of it before then."""
+        rows = [(c.document_id, self._row(c)) for c in chunks]
         if not rows:
             return 0
         with self._p._lock:
             conn = self._p.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                for document_id in {c.document_id for c in chunks}:  # the fence check and the write: one tx
-                    fence = self._fence(conn, document_id)
+                fences = {
+                    d: self._fence(conn, d) for d in {d for d, _ in rows}
+                }  # checked and written in one tx
+                for document_id, fence in fences.items():
                     if fence > generation:
                         raise errors.Superseded(
                             "a newer version of the document was published", document_id=document_id,
                             generation=generation, published=fence,
                         )  # fmt: skip
-                cur = conn.executemany(
-                    "INSERT INTO chunks (tenant_id, namespace_id, scope_token, document_id, seq, filename,"
-                    " text, metadata, embedding, generation) VALUES (?,?,?,?,?,?,?,?,?,?)"
-                    " ON CONFLICT(tenant_id, namespace_id, document_id, seq) DO UPDATE SET"
-                    " filename=excluded.filename, text=excluded.text, metadata=excluded.metadata,"
-                    " embedding=excluded.embedding, generation=excluded.generation"
-                    " WHERE excluded.generation >= chunks.generation",
-                    rows,
-                )
-                written = cur.rowcount  # direct changes only: refused (older) rows and FTS triggers excluded
-                self._bump(conn, {c.document_id for c in chunks})
+                served = [(*r, generation) for d, r in rows if fences[d] == generation]
+                staged = [(*r[:2], *r[3:], generation) for d, r in rows if fences[d] < generation]
+                written = 0
+                if served:
+                    written += conn.executemany(_WRITE_SERVED, served).rowcount
+                    self._bump(conn, {d for d, _ in rows if fences[d] == generation})
+                if staged:
+                    written += conn.executemany(_WRITE_STAGED, staged).rowcount
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -204,25 +231,33 @@ class SqliteVectorStore:
         return int(row[0]) if row else 0
 
     def publish(self, document_id: str, *, generation: int) -> bool:
+        """One transaction: the fence rises to ``generation`` and the document's served rows become
+        exactly the version staged at it (none: a delete); staged rows up to it (a crashed or
+        overtaken writer's orphans) go. Publishing the served generation again only sweeps."""
+        key = (self.scope.tenant_id, self.scope.namespace_id, document_id)
         with self._p._lock:
             conn = self._p.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                if self._fence(conn, document_id) > generation:
+                fence = self._fence(conn, document_id)
+                if fence > generation:
                     conn.execute("ROLLBACK")
                     return False
-                key = (self.scope.tenant_id, self.scope.namespace_id, document_id)
                 conn.execute(
                     "INSERT INTO fences VALUES (?,?,?,?) ON CONFLICT(tenant_id, namespace_id, document_id)"
                     " DO UPDATE SET generation=excluded.generation",
                     (*key, generation),
                 )
-                cur = conn.execute(
-                    "DELETE FROM chunks WHERE tenant_id=? AND namespace_id=? AND document_id=?"
-                    " AND generation < ?",
-                    (*key, generation),
+                changed = conn.execute(
+                    f"DELETE FROM chunks WHERE {_OF_DOCUMENT} AND generation < ?",
+                    (*key, generation if fence == generation else 2**62),
+                ).rowcount
+                if fence < generation:
+                    changed += conn.execute(_PUBLISH_STAGED, (self._token, *key, generation)).rowcount
+                conn.execute(
+                    f"DELETE FROM staged_chunks WHERE {_OF_DOCUMENT} AND generation <= ?", (*key, generation)
                 )
-                if cur.rowcount:
+                if changed:
                     self._bump(conn, {document_id})
                 conn.execute("COMMIT")
             except BaseException:
@@ -235,13 +270,15 @@ class SqliteVectorStore:
         return self._delete(document_id, "generation = ?", generation)
 
     def vectors(self, document_id: str) -> dict[str, NDArray[np.float32]]:
+        """Served and staged rows alike: a retry of a version reuses what its crashed attempt embedded."""
+        key = (self.scope.tenant_id, self.scope.namespace_id, document_id)
         with self._p._lock:
             rows = (
                 self._p.connection()
                 .execute(
-                    "SELECT text, embedding FROM chunks"
-                    " WHERE tenant_id=? AND namespace_id=? AND document_id=?",
-                    (self.scope.tenant_id, self.scope.namespace_id, document_id),
+                    f"SELECT text, embedding FROM chunks WHERE {_OF_DOCUMENT}"
+                    f" UNION ALL SELECT text, embedding FROM staged_chunks WHERE {_OF_DOCUMENT}",
+                    (*key, *key),
                 )
                 .fetchall()
             )
@@ -251,22 +288,25 @@ class SqliteVectorStore:
         return self._delete(document_id, "generation < ?", 2**62 if older_than is None else older_than)
 
     def _delete(self, document_id: str, condition: str, generation: int) -> int:
+        """Served and staged rows of the document matching ``condition`` on their generation."""
+        key = (self.scope.tenant_id, self.scope.namespace_id, document_id)
         with self._p._lock:
             conn = self._p.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                cur = conn.execute(
-                    "DELETE FROM chunks WHERE tenant_id=? AND namespace_id=? AND document_id=?"
-                    f" AND {condition}",
-                    (self.scope.tenant_id, self.scope.namespace_id, document_id, generation),
-                )
-                if cur.rowcount:
+                served = conn.execute(
+                    f"DELETE FROM chunks WHERE {_OF_DOCUMENT} AND {condition}", (*key, generation)
+                ).rowcount
+                staged = conn.execute(
+                    f"DELETE FROM staged_chunks WHERE {_OF_DOCUMENT} AND {condition}", (*key, generation)
+                ).rowcount
+                if served:
                     self._bump(conn, {document_id})
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            return cur.rowcount
+            return served + staged
 
     def _bump(self, conn: sqlite3.Connection, document_ids: set[str]) -> None:
         """Move the scope's generation and log which documents moved it (same transaction).
@@ -298,13 +338,18 @@ class SqliteVectorStore:
 
     # -- reads --------------------------------------------------------------------------------
     def count(self, document_id: str | None = None) -> int:
-        sql = "SELECT count(*) FROM chunks WHERE tenant_id=? AND namespace_id=?"
+        """A document's served chunks; the scope's every stored chunk (staged versions too)."""
         args: list[object] = [self.scope.tenant_id, self.scope.namespace_id]
-        if document_id is not None:
-            sql += " AND document_id=?"
-            args.append(document_id)
         with self._p._lock:
-            return int(self._p.connection().execute(sql, args).fetchone()[0])
+            conn = self._p.connection()
+            if document_id is not None:
+                sql = f"SELECT count(*) FROM chunks WHERE {_OF_DOCUMENT}"
+                return int(conn.execute(sql, [*args, document_id]).fetchone()[0])
+            served = conn.execute("SELECT count(*) FROM chunks WHERE tenant_id=? AND namespace_id=?", args)
+            staged = conn.execute(
+                "SELECT count(*) FROM staged_chunks WHERE tenant_id=? AND namespace_id=?", args
+            )
+            return int(served.fetchone()[0]) + int(staged.fetchone()[0])
 
     def neighbors(
         self, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5

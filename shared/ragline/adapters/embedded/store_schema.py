@@ -17,6 +17,20 @@ CREATE TABLE IF NOT EXISTS chunks (
     generation INTEGER NOT NULL DEFAULT 0,
     UNIQUE (tenant_id, namespace_id, document_id, seq)
 );
+-- A version written above its document's published generation waits here, invisible to every
+-- read, until its publish moves it into ``chunks`` (one transaction) or a discard or sweep drops it.
+CREATE TABLE IF NOT EXISTS staged_chunks (
+    tenant_id TEXT NOT NULL,
+    namespace_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    filename TEXT NOT NULL,
+    text TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    embedding BLOB NOT NULL,
+    PRIMARY KEY (tenant_id, namespace_id, document_id, generation, seq)
+);
 CREATE TABLE IF NOT EXISTS fences (
     tenant_id TEXT NOT NULL,
     namespace_id TEXT NOT NULL,
