@@ -4,9 +4,11 @@ Hypothesis drives a versioned bucket and the ingestion workers at random: upload
 (delete markers), deletes of one version (current or not, a delete marker included: an undelete),
 out-of-order delivery, redeliveries, workers advanced one checkpoint at a time (slow workers) and
 workers killed at a checkpoint (their message comes back, as SQS does after the visibility timeout).
-At every quiescent point — the queue drained, no worker running — the store must hold exactly the
-chunks of the objects S3 currently serves: none lost, stale, duplicated or resurrected; each record
-says the same. Runs on the SQLite store and on the OpenSearch node.
+At every step a reader gets each document as one whole version or nothing (a reader during a
+re-index, a worker dead between its write and its publish). At every quiescent point — the queue
+drained, no worker running — the store must hold exactly the chunks of the objects S3 currently
+serves: none lost, stale, duplicated or resurrected; each record says the same. Runs on the SQLite
+store and on the OpenSearch node.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.documents.chunker import chunk_document
 from ragline.documents.parsers import parse_document
 from ragline.domain.documents import document_id_for
-from ragline.domain.models import TenantScope
+from ragline.domain.models import KeywordQuery, TenantScope
 from ragline.ports import VectorStoreProvider
 from ragline.services.ingest import IngestService, IngestSettings
 from ragline.services.namespaces import new_namespace
@@ -70,6 +72,9 @@ def expected_texts(path: str, data: bytes) -> list[str]:
         source=name,
     )
     return [c.text for c in chunks]
+
+
+WHOLE_VERSIONS = {path: {tuple(expected_texts(path, v)) for v in VERSIONS} for path in PATHS}
 
 
 class IngestModel(RuleBasedStateMachine):
@@ -172,6 +177,20 @@ class IngestModel(RuleBasedStateMachine):
                 self.workers.step(worker, crash=True)
             self.settle(worker.done, worker.outcome, worker.message)
 
+    @rule(path=st.sampled_from(PATHS), version=SHORT_FIRST, crash=st.booleans())
+    def reindex_stopped_before_publish(self, path: str, version: int, crash: bool) -> None:
+        """A new version of a key, its worker stopped between its write and its publish (readers look
+        there: the invariants run after every rule), and maybe killed there."""
+        STEPS[self.kind] += 1
+        message = self.bucket.upload(self.key(path), VERSIONS[version])
+        self.sent.append(message)
+        worker = self.workers.start(self.service.handle_notification, message)
+        while not worker.done and worker.at != "publish":
+            self.workers.step(worker)
+        if crash and not worker.done:
+            self.workers.step(worker, crash=True)
+        self.settle(worker.done, worker.outcome, message)
+
     @precondition(lambda self: self.workers.running)
     @rule(
         pick=st.integers(0, 50),
@@ -241,6 +260,21 @@ class IngestModel(RuleBasedStateMachine):
             assert self.store.count(doc) == len(served), f"{path}: duplicated or out-of-range chunks"
             total += len(served)
         assert self.store.count() == total, "chunks of a document no key names"
+
+    @invariant()
+    def readers_see_one_whole_version(self) -> None:
+        """At every step — workers parked between their write and their publish, or killed there — a
+        reader gets each document as one uploaded version, whole, or nothing: never two versions
+        mixed, never part of one; and a search's hits of one document all come from one version."""
+        for path in PATHS:
+            served = tuple(served_texts(self.store, document_id_for(path)))
+            assert not served or served in WHOLE_VERSIONS[path], f"{path}: a reader got {served}"
+        found: dict[str, set[str]] = {}
+        for hit in self.store.search(KeywordQuery(text="variant paragraph says", k=100)):
+            found.setdefault(hit.chunk.document_id, set()).add(hit.chunk.text)
+        for doc, texts in found.items():
+            path = next(p for p in PATHS if document_id_for(p) == doc)
+            assert any(texts <= set(v) for v in WHOLE_VERSIONS[path]), f"{path}: hits of two versions"
 
     @invariant()
     def workers_never_hang(self) -> None:

@@ -64,7 +64,7 @@ def test_bulk_line_routes_by_tenant_versions_by_generation_and_stamps_scope_from
     assert json.loads(action) == {
         "index": {
             "_index": "idx",
-            "_id": "acme/docs/d#2",
+            "_id": "acme/docs/d#2@3",  # each generation beside the others, never over them
             "routing": "acme",
             "version": 3,
             "version_type": "external_gte",
@@ -102,8 +102,18 @@ def test_index_name_is_per_embedding_space() -> None:
     )
 
 
-def test_hybrid_legs_load_no_stored_fields_only_the_two_id_doc_values() -> None:
+def test_hybrid_legs_load_no_stored_fields_only_the_id_and_generation_doc_values() -> None:
     """Loading even ``_id`` decompresses each hit's stored-fields block, vectors and all."""
     leg = rq.ids_only(rq.bm25_search(SCOPE, "bees", 100, MetadataFilter()))
     assert leg["_source"] is False and leg["stored_fields"] == "_none_"
-    assert leg["docvalue_fields"] == ["document_id", "sequence_number"]
+    assert leg["docvalue_fields"] == ["document_id", "sequence_number", "generation"]
+
+
+def test_chunk_ids_are_per_generation_bounded_and_plain_at_generation_zero() -> None:
+    assert rq.doc_id(SCOPE, "d#2") == "acme/docs/d#2"  # what an index written before versions holds
+    assert rq.doc_id(SCOPE, "d#2", 7) == "acme/docs/d#2@7"
+    long_doc = "x" * 240
+    scope = TenantScope(tenant_id="t" * 128, namespace_id="n" * 128)
+    versioned = rq.doc_id(scope, f"{long_doc}#99999", 2**40)
+    assert len(versioned.encode()) <= rq.MAX_ID_BYTES and versioned.endswith(f"@{2**40}")
+    assert versioned != rq.doc_id(scope, f"{long_doc}#99998", 2**40)

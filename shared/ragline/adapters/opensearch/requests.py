@@ -18,7 +18,9 @@ from ragline.domain.models import Chunk, MetadataFilter, TenantScope
 
 VECTOR_FIELD = "embedding"
 SOURCE_EXCLUDES = [VECTOR_FIELD]
-ID_FIELDS = ["document_id", "sequence_number"]
+ID_FIELDS = ["document_id", "sequence_number", "generation"]
+MAX_ID_BYTES = 512
+"""OpenSearch's limit on ``_id``."""
 MAX_RESULT_WINDOW = 10_000
 """OpenSearch's default ``index.max_result_window``: a larger ``size`` is a 400."""
 HNSW = (16, 128)
@@ -36,16 +38,12 @@ def ids_only(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "_source": False, "stored_fields": "_none_", "docvalue_fields": ID_FIELDS}
 
 
-def mget_body(scope: TenantScope, index: str, chunk_ids: Sequence[str]) -> dict[str, Any]:
+def mget_body(scope: TenantScope, index: str, ids: Sequence[str]) -> dict[str, Any]:
+    """Chunks by ``_id`` (see :func:`doc_id`), on the tenant's shard, without their vectors."""
     return {
         "docs": [
-            {
-                "_index": index,
-                "_id": doc_id(scope, cid),
-                "routing": scope.tenant_id,
-                "_source": {"excludes": SOURCE_EXCLUDES},
-            }
-            for cid in chunk_ids
+            {"_index": index, "_id": i, "routing": scope.tenant_id, "_source": {"excludes": SOURCE_EXCLUDES}}
+            for i in ids
         ]
     }
 
@@ -131,8 +129,18 @@ def fence_source(scope: TenantScope, document_id: str) -> dict[str, str]:
     return {"tenant_id": scope.tenant_id, "namespace_id": scope.namespace_id, "document_id": document_id}
 
 
-def doc_id(scope: TenantScope, chunk_id: str) -> str:
-    return f"{scope.tenant_id}/{scope.namespace_id}/{chunk_id}"
+def doc_id(scope: TenantScope, chunk_id: str, generation: int = 0) -> str:
+    """A chunk's ``_id`` *per generation*: a new version is written beside the served one, never over
+    it (see :meth:`~ragline.adapters.opensearch.store.OpenSearchVectorStore.search` for which one
+    readers see). Generation 0 keeps the plain ``<tenant>/<namespace>/<chunk id>``, as every chunk of
+    an index written before versions were kept apart has; an id past 512 bytes is hashed."""
+    base = f"{scope.tenant_id}/{scope.namespace_id}/{chunk_id}"
+    if not generation:
+        return base
+    versioned = f"{base}@{generation}"
+    if len(versioned.encode()) <= MAX_ID_BYTES:
+        return versioned
+    return f"{hashlib.sha256(base.encode()).hexdigest()}@{generation}"
 
 
 def scope_filter(scope: TenantScope, filters: MetadataFilter | None = None) -> list[dict[str, Any]]:
@@ -203,12 +211,14 @@ def document_query(
 
 
 def neighbors_search(
-    scope: TenantScope, document_id: str, seq: int, before: int, after: int
+    scope: TenantScope, document_id: str, seq: int, before: int, after: int, *, generation: int | None = None
 ) -> dict[str, Any]:
     return {
         "size": min(before + after + 1, MAX_RESULT_WINDOW),
         "_source": {"excludes": SOURCE_EXCLUDES},
-        "query": document_query(scope, document_id, seq_from=max(0, seq - before), seq_to=seq + after),
+        "query": document_query(
+            scope, document_id, seq_from=max(0, seq - before), seq_to=seq + after, generation=generation
+        ),
         "sort": [{"sequence_number": "asc"}],
     }
 
@@ -222,7 +232,7 @@ def bulk_lines(scope: TenantScope, index: str, chunks: Sequence[Chunk], generati
         action = {
             "index": {
                 "_index": index,
-                "_id": doc_id(scope, c.id),
+                "_id": doc_id(scope, c.id, generation),
                 "routing": scope.tenant_id,
                 "version": generation,
                 "version_type": "external_gte",

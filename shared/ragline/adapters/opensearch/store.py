@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -47,6 +48,9 @@ BULK_CHUNKS = 500
 BULK_RETRIES = 3
 """Resends of the chunks a bulk request answered 429 for, after 1, 2 and 4 s."""
 _BULK_FILTER = "items.*.status,items.*.error.type"
+FENCE_RETRIES = 3
+"""Reads of a document retried because a publish moved its fence meanwhile."""
+_T = TypeVar("_T")
 
 
 class OpenSearchVectorStoreProvider:
@@ -231,6 +235,8 @@ class OpenSearchVectorStore:
     def _fences(self, document_ids: set[str]) -> dict[str, int]:
         """The generation last published per document (0: none yet), in one request."""
         ids = sorted(document_ids)
+        if not ids:
+            return {}
         with translate("fence read"):
             resp = self._p.client.mget(
                 index=rq.fences_index(self._p.index),
@@ -242,12 +248,20 @@ class OpenSearchVectorStore:
             for d, doc in zip(ids, resp["docs"], strict=True)
         }
 
+    def _served(self, document_id: str) -> int:
+        """The document's published generation (0 before any publish), read in real time."""
+        return self._fences({document_id}).get(document_id, 0)
+
     def publish(self, document_id: str, *, generation: int) -> bool:
         """The fence is a document whose external version *is* the generation: OpenSearch refuses (409)
-        to lower it, which makes the raise atomic; then older generations' chunks are swept. Once this
-        returns True the version is searchable from every process."""
+        to lower it, which makes the raise atomic, and readers read it in real time — raising it is the
+        one switch that makes this version the served one. So the version's chunks are made searchable
+        *first* (a refresh), then the fence rises, then older generations' chunks are swept. Once this
+        returns True the version is served to every process."""
         from opensearchpy.exceptions import ConflictError
 
+        if self._p.lazy:
+            self._p.refresh_now()  # every chunk of this version searchable before it is served
         with translate("publish"):
             try:
                 self._p.client.index(
@@ -259,8 +273,6 @@ class OpenSearchVectorStore:
                 )
             except ConflictError:
                 return False
-        if self._p.lazy:
-            self._p.refresh_now()  # the sweep sees only refreshed chunks, and readers see this version
         self.delete_document(document_id, older_than=generation)
         return True
 
@@ -317,12 +329,15 @@ class OpenSearchVectorStore:
         return deleted
 
     def count(self, document_id: str | None = None) -> int:
-        query = (
-            rq.document_query(self.scope, document_id)
-            if document_id is not None
-            else {"bool": {"filter": rq.scope_filter(self.scope)}}
-        )
+        """A document's served chunks (at its published generation); the scope's every stored chunk."""
         self._p.before_read()
+        if document_id is None:
+            return self._count({"bool": {"filter": rq.scope_filter(self.scope)}})
+        return self._at_served(
+            document_id, lambda g: self._count(rq.document_query(self.scope, document_id, generation=g))
+        )
+
+    def _count(self, query: dict[str, Any]) -> int:
         with translate("count"):
             resp = self._p.client.count(index=self._p.index, body={"query": query}, routing=self._routing)
         return int(resp["count"])
@@ -333,41 +348,95 @@ class OpenSearchVectorStore:
         window = neighbor_window(sequence_number, before, after)
         if window is None:
             return []
-        body = rq.neighbors_search(self.scope, document_id, sequence_number, *window)
         self._p.before_read()
-        with translate("neighbors"):
-            resp = self._p.client.search(index=self._p.index, body=body, routing=self._routing)
-        return [_chunk(h["_source"]) for h in resp["hits"]["hits"]]
+
+        def read(generation: int) -> list[Chunk]:
+            body = rq.neighbors_search(
+                self.scope, document_id, sequence_number, *window, generation=generation
+            )
+            with translate("neighbors"):
+                resp = self._p.client.search(index=self._p.index, body=body, routing=self._routing)
+            return [_chunk(h["_source"]) for h in resp["hits"]["hits"]]
+
+        return self._at_served(document_id, read)
+
+    def _at_served(self, document_id: str, read: Callable[[int], _T]) -> _T:
+        """``read`` at the document's published generation, the fence read before and after: when it
+        held, every chunk of that generation was searchable before the read (publish refreshes before
+        it raises the fence) and none was swept (a sweep takes only older ones). A publish in between
+        makes it read again, a few times at most."""
+        served = self._served(document_id)
+        for _ in range(FENCE_RETRIES):
+            result = read(served)
+            now = self._served(document_id)
+            if now == served:
+                return result
+            served = now
+        return read(served)
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
+        """Each leg's hits are kept only at their document's published generation (its fence, read
+        in real time; 0 before any publish), so a version written beside the served one — in flight,
+        or orphaned by a worker that died — is never seen, and never two versions at once. A hit
+        *below* its fence means this view of the index predates a publish (whose chunks it refreshed
+        before raising the fence): the search runs once more rather than show that document with
+        nothing. Single legs fetch twice ``k`` so another version's chunks do not crowd out ``k``."""
         self._p.before_read()
-        if isinstance(query, SemanticQuery):
-            return self._hits(self._send(self._knn(query.vector, query.k, query)), "semantic")
-        if isinstance(query, KeywordQuery):
+        for attempt in range(2):
+            legs, stale = self._visible_legs(query)
+            if not stale or attempt:
+                break
+        if isinstance(query, SemanticQuery | KeywordQuery):
             return self._hits(
-                self._send(rq.bm25_search(self.scope, query.text, query.k, query.filters)), "keyword"
+                legs[0][: query.k], "semantic" if isinstance(query, SemanticQuery) else "keyword"
             )
         assert isinstance(query, HybridQuery)
-        knn = rq.ids_only(self._knn(query.vector, query.candidates, query))
-        bm25 = rq.ids_only(rq.bm25_search(self.scope, query.text, query.candidates, query.filters))
-        if self._p.hybrid == "msearch":
-            sem, kw = self._msearch([knn, bm25])
-        else:
-            futures = [self._p.pool().submit(self._send, body) for body in (knn, bm25)]
-            sem, kw = (f.result() for f in futures)
-        fused = fuse_query(query, _ranked(sem, "semantic", {}), _ranked(kw, "keyword", {}))
-        sources = self._read([cid for cid, _ in fused])
+        fused = fuse_query(query, *([(h.chunk_id, h.score) for h in leg] for leg in legs))
+        sources = self._read([(cid, bd) for cid, bd in fused], {h.chunk_id: h for leg in legs for h in leg})
         return [
             SearchHit(chunk=_chunk(sources[cid]), score=bd.fused_score or 0.0, breakdown=bd)
             for cid, bd in fused
             if cid in sources  # a chunk deleted between the legs and the read is simply gone
         ]
 
-    def _read(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
-        if not chunk_ids:
+    def _visible_legs(self, query: SearchQuery) -> tuple[list[list[_LegHit]], bool]:
+        """The query's legs as hits of published generations only; and whether any hit was older."""
+        if isinstance(query, SemanticQuery):
+            legs = [_leg_hits(self._send(self._knn(query.vector, 2 * query.k, query)), "semantic")]
+        elif isinstance(query, KeywordQuery):
+            body = rq.bm25_search(self.scope, query.text, 2 * query.k, query.filters)
+            legs = [_leg_hits(self._send(body), "keyword")]
+        else:
+            assert isinstance(query, HybridQuery)
+            knn = rq.ids_only(self._knn(query.vector, query.candidates, query))
+            bm25 = rq.ids_only(rq.bm25_search(self.scope, query.text, query.candidates, query.filters))
+            if self._p.hybrid == "msearch":
+                sem, kw = self._msearch([knn, bm25])
+            else:
+                futures = [self._p.pool().submit(self._send, body) for body in (knn, bm25)]
+                sem, kw = (f.result() for f in futures)
+            legs = [_leg_hits(sem, "semantic"), _leg_hits(kw, "keyword")]
+        published = self._fences({h.document_id for leg in legs for h in leg})
+        stale = any(h.generation < published[h.document_id] for leg in legs for h in leg)
+        return [[h for h in leg if h.generation == published[h.document_id]] for leg in legs], stale
+
+    def _read(
+        self, fused: list[tuple[str, ScoreBreakdown]], hits: dict[str, _LegHit]
+    ) -> dict[str, dict[str, Any]]:
+        """The fused survivors' sources, by their versioned ``_id``; a chunk of an index written before
+        versions were kept apart is found under its plain id instead."""
+        if not fused:
             return {}
+        ids = [rq.doc_id(self.scope, cid, hits[cid].generation) for cid, _ in fused]
+        out = self._mget(ids)
+        missing = [cid for cid, _ in fused if cid not in out and hits[cid].generation]
+        if missing:
+            out.update(self._mget([rq.doc_id(self.scope, cid) for cid in missing]))
+        return out
+
+    def _mget(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         with translate("read"):
-            resp = self._p.client.mget(body=rq.mget_body(self.scope, self._p.index, chunk_ids))
+            resp = self._p.client.mget(body=rq.mget_body(self.scope, self._p.index, ids))
         out: dict[str, dict[str, Any]] = {}
         for doc in resp["docs"]:
             src = doc.get("_source")
@@ -412,35 +481,44 @@ class OpenSearchVectorStore:
         return out
 
     @staticmethod
-    def _hits(resp: dict[str, Any], leg: Literal["semantic", "keyword"]) -> list[SearchHit]:
-        sources: dict[str, dict[str, Any]] = {}
+    def _hits(leg_hits: list[_LegHit], leg: Literal["semantic", "keyword"]) -> list[SearchHit]:
         hits = []
-        for rank, (cid, score) in enumerate(_ranked(resp, leg, sources), start=1):
+        for rank, h in enumerate(leg_hits, start=1):
+            assert h.source is not None  # single legs fetch their sources
             breakdown = (
-                ScoreBreakdown(semantic_rank=rank, semantic_score=score)
+                ScoreBreakdown(semantic_rank=rank, semantic_score=h.score)
                 if leg == "semantic"
-                else ScoreBreakdown(keyword_rank=rank, keyword_score=score)
+                else ScoreBreakdown(keyword_rank=rank, keyword_score=h.score)
             )
-            hits.append(SearchHit(chunk=_chunk(sources[cid]), score=score, breakdown=breakdown))
+            hits.append(SearchHit(chunk=_chunk(h.source), score=h.score, breakdown=breakdown))
         return hits
 
 
-def _ranked(
-    resp: dict[str, Any], leg: Literal["semantic", "keyword"], sources: dict[str, dict[str, Any]]
-) -> list[tuple[str, float]]:
-    """A leg as (chunk id, score) pairs; ``_source`` kept aside so only survivors become chunks."""
+@dataclass(frozen=True, slots=True)
+class _LegHit:
+    """One hit of a leg: which chunk of which generation, its leg's score, and its source if fetched."""
+
+    chunk_id: str
+    document_id: str
+    generation: int
+    score: float
+    source: dict[str, Any] | None
+
+
+def _leg_hits(resp: dict[str, Any], leg: Literal["semantic", "keyword"]) -> list[_LegHit]:
     out = []
     for h in resp["hits"]["hits"]:
         src = h.get("_source")
         if src:
-            cid = chunk_id(src["document_id"], src["sequence_number"])
-            sources[cid] = src
-        else:  # an ids-only leg: the two keyword doc values
+            doc, seq, gen = src["document_id"], src["sequence_number"], src.get("generation", 0)
+        else:  # an ids-only leg: the keyword doc values
             fields = h["fields"]
-            cid = chunk_id(fields["document_id"][0], fields["sequence_number"][0])
+            doc, seq = fields["document_id"][0], fields["sequence_number"][0]
+            gen = fields.get("generation", [0])[0]
         raw = float(h["_score"])
         # lucene cosinesimil scores are (1 + cos) / 2; report the cosine like the embedded store.
-        out.append((cid, 2 * raw - 1 if leg == "semantic" else raw))
+        score = 2 * raw - 1 if leg == "semantic" else raw
+        out.append(_LegHit(chunk_id(doc, seq), doc, int(gen), score, src))
     return out
 
 
