@@ -34,21 +34,27 @@ if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold
 class VectorStore(Protocol):
     """Chunks of one tenant's namespace; the scope is bound at construction, never per call.
 
-    Contract (versions: every ingest or delete of a document works at its own, higher *generation*):
+    Contract (versions: every ingest or delete of a document works at its own, higher *generation*;
+    a document's *fence* is the generation last published, 0 before any):
+    - Readers see exactly the published generation of each document: a chunk is served — by
+      ``search``, ``neighbors`` and ``count(doc)`` — iff its generation equals its document's fence.
+      Never a chunk of an unpublished version, never two versions of one document at once.
     - ``upsert(chunks, generation=g)`` inserts or replaces chunks by id
-      (``{document_id}#{sequence_number}``), each carrying an embedding of the store's dimension; a
-      stored chunk with a *higher* generation is never overwritten, and a document whose *fence* (the
-      generation last published) is above ``g`` refuses the write with :class:`~ragline.errors.Superseded`.
-      Returns how many chunks were written.
-    - ``publish(doc, generation=g)`` raises the document's fence to ``g`` — atomically refused, returning
-      False, when the fence is already above ``g`` — then deletes the document's chunks below ``g``.
-      A new version is ``upsert`` at ``g`` then ``publish(g)``, so readers never see zero or doubled
-      chunks; a delete is ``publish(g)`` with nothing written. The fence outlives the chunks, so a slow
-      worker holding an older version can neither resurrect a deleted document nor leave stale chunks
+      (``{document_id}#{sequence_number}``) *within generation g*, each carrying an embedding of the
+      store's dimension. A version above the fence is written beside the served one and stays unseen
+      until its publish; a write at the fence (0 for a document never published) is served at once; a
+      write below the fence is refused with :class:`~ragline.errors.Superseded`. Returns how many
+      chunks were written.
+    - ``publish(doc, generation=g)`` raises the fence to ``g`` — atomically refused, returning False,
+      when the fence is already above ``g`` — which makes the chunks written at ``g`` (none: a delete)
+      the served version in one step, then deletes the document's chunks below ``g`` (an older
+      version, or the orphans of a worker that died before its publish). Publishing the fence's own
+      generation again changes nothing served (it only sweeps). The fence outlives the chunks, so a
+      slow worker holding an older version can neither resurrect a deleted document nor be served
       beside a newer version (it loses at ``upsert``, or at ``publish`` and then ``discard``s).
-    - ``discard(doc, generation=g)`` deletes the document's chunks still at exactly ``g``.
-    - ``vectors(doc)`` maps each stored chunk text of the document to its embedding (for reuse), as
-      float32 arrays (a large document's vectors stay compact in memory).
+    - ``discard(doc, generation=g)`` deletes the document's chunks at exactly ``g``.
+    - ``vectors(doc)`` maps each stored chunk text of the document — of any generation, unpublished
+      ones included — to its embedding (for reuse), as float32 arrays.
     - ``delete_document(doc, older_than=g)`` deletes the document's chunks whose generation is below
       ``g`` (all of them when ``older_than`` is None); it does not move the fence.
     - ``search`` honours the query's mode; every hit carries a :class:`ScoreBreakdown` for the legs
@@ -81,7 +87,8 @@ class VectorStore(Protocol):
     ) -> list[Chunk]: ...
 
     def count(self, document_id: str | None = None) -> int:
-        """Chunks in the scope (or in one document of it)."""
+        """The chunks one document serves; without a document, every chunk stored in the scope
+        (unpublished versions included: a storage figure, not what readers see)."""
         ...
 
 

@@ -18,6 +18,7 @@ import pytest
 from ragline.adapters.embedded.documents import SqliteDocumentRegistry
 from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
+from ragline.domain.api import DocumentView
 from ragline.domain.models import KeywordQuery, TenantScope
 from ragline.ports import VectorStoreProvider
 from ragline.services.ingest import IngestService, IngestSettings
@@ -100,9 +101,10 @@ def test_worker_dead_between_write_and_publish_leaves_the_old_version_whole_and_
     registry = SqliteTenantRegistry(tmp_path / "t.sqlite")
     registry.create_namespace(new_namespace("acme", "docs"))
     workers = Workers()
+    documents = SqliteDocumentRegistry(tmp_path / "d.sqlite")
     service = IngestService(
         registry=registry,
-        documents=SqliteDocumentRegistry(tmp_path / "d.sqlite"),
+        documents=documents,
         stores=workers.stores(stores),
         embedder=BowEmbedder(),
         tokenizer=BowEmbedder(),
@@ -126,11 +128,14 @@ def test_worker_dead_between_write_and_publish_leaves_the_old_version_whole_and_
     assert store.search(KeywordQuery(text="version two paragraph", k=50)) == [] or all(
         "Version one " in h.chunk.text for h in store.search(KeywordQuery(text="version two paragraph", k=50))
     )
-    # When it dies there, nothing changes for readers
+    # When it dies there, nothing changes for readers, and the record says what they are served
     workers.step(worker, crash=True)
     assert worker.outcome == "crashed" and served() == old
+    view = DocumentView.of(documents.get("acme", "docs", "guide.md"))  # type: ignore[arg-type]
+    assert (view.status, view.serving, view.chunk_count) == ("processing", "previous_version", len(old))
     # and the retry (a new claim) publishes version 2 whole and sweeps what the dead worker wrote
     v2 = service.ingest(SCOPE, filename="guide.md", data=version("two", 5))
     now = served()
     assert len(now) == v2.chunks and all("Version two " in t for t in now)
     assert store.vectors("guide.md").keys() == set(now)
+    assert DocumentView.of(documents.get("acme", "docs", "guide.md")).serving == "this_version"  # type: ignore[arg-type]

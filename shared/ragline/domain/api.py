@@ -410,9 +410,16 @@ class DocumentView(ApiModel):
     error: DocumentError | None
     attempts: int
     updated_at: str
+    serving: Literal["this_version", "previous_version", "nothing"]
+    """What readers are served for the document now: this record's version (``ready``); the version
+    before it, whole (a new one is being indexed, or failed for a reason outside the file — chunk and
+    page counts and hash are still that version's); or nothing (never indexed, deleted, or refused)."""
 
     @classmethod
     def of(cls, r: DocumentRecord) -> DocumentView:
+        serving: Literal["this_version", "previous_version", "nothing"] = "nothing"
+        if r.indexed_generation and r.chunk_count and r.status != "deleted":
+            serving = "this_version" if r.status == "ready" else "previous_version"
         return cls(
             document_id=r.document_id,
             status=r.status,
@@ -424,6 +431,7 @@ class DocumentView(ApiModel):
             error=DocumentError(code=r.error_code, message=r.error_message) if r.error_code else None,
             attempts=r.attempts,
             updated_at=r.updated_at.isoformat(),
+            serving=serving,
         )
 
 

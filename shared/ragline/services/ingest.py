@@ -5,8 +5,10 @@ Every ingest and delete first *claims* the document record with its event's sequ
 older than the one already applied, stops there — one registry call, no fetch, no embedding.
 
 Versions never interleave (the rules are :class:`~ragline.ports.VectorStore`'s): chunks are written at
-the claim's generation, then the worker *publishes* that generation in the store — the one switch that
-makes it the served version and sweeps every older one — and only then completes the record. A worker
+the claim's generation, beside the served version and unseen by readers, then the worker *publishes*
+that generation in the store — the one switch that makes it the served version and sweeps every older
+one — and only then completes the record. A worker that dies before its publish leaves the served
+version whole; what it wrote stays unseen until the next attempt's publish sweeps it. A worker
 overtaken by a newer claim loses at the store (its write or its publish is refused), throws away what
 it wrote and fails its message with :class:`~ragline.errors.Superseded`; the redelivery is refused as
 stale, which sweeps anything a crashed worker left behind. A delete publishes a generation with no
@@ -402,7 +404,9 @@ class IngestService:
 
     def _reject(self, store: VectorStore, record: DocumentRecord, exc: errors.RaglineError) -> None:
         """A version that cannot be indexed replaces the served one with nothing (S3 no longer
-        serves that content), unless a newer version was published meanwhile."""
+        serves that content), unless a newer version was published meanwhile. What it wrote before
+        it failed goes first: publishing its generation must serve nothing of it."""
+        store.discard(record.document_id, generation=record.generation)
         if store.publish(record.document_id, generation=record.generation):
             record = record.model_copy(
                 update={

@@ -98,15 +98,16 @@ def test_another_provider_over_the_same_index_sees_this_process_writes() -> None
     assert client.calls == ["bulk", "refresh", "search"]
 
 
-def test_publish_refreshes_before_its_sweep_and_again_only_if_it_deleted() -> None:
+def test_publish_refreshes_before_it_raises_the_fence_and_again_only_if_its_sweep_deleted() -> None:
+    """The version's chunks are searchable before the fence (which readers read in real time) serves it."""
     quiet, sweeping = FakeClient(deleted=0), FakeClient(deleted=2)
     for client in (quiet, sweeping):
         store = provider(client).scoped(SCOPE)
         store.upsert(make_chunks("d", ["one"]), generation=2)
         assert store.publish("d", generation=2)
         store.search(KeywordQuery(text="one"))  # nothing left to refresh
-    assert quiet.calls == ["bulk", "fence", "refresh", "sweep", "search"]
-    assert sweeping.calls == ["bulk", "fence", "refresh", "sweep", "delete", "refresh", "search"]
+    assert quiet.calls == ["bulk", "refresh", "fence", "sweep", "search"]
+    assert sweeping.calls == ["bulk", "refresh", "fence", "sweep", "delete", "refresh", "search"]
 
 
 def test_refresh_true_still_refreshes_every_write_request() -> None:

@@ -138,3 +138,43 @@ def test_a_document_over_the_parse_budget_fails_with_the_reason_and_serves_nothi
     assert record is not None and record.status == "failed"
     assert record.error_code == errors.DocumentDeadlineExceeded.code and "budget" in record.error_message
     assert stores.scoped(SCOPE).count("guide.md") == 0  # S3 no longer serves the first version
+
+
+class FailsOnSecondBatch(BowEmbedder):
+    """Embeds the first batch, then finds the file itself at fault (as a budget checked per batch does)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches = 0
+
+    def embed_documents(self, texts: Any) -> Any:
+        self.batches += 1
+        if self.batches > 1:
+            raise errors.DocumentTooLarge("guide.md needs more work than its budget", filename="guide.md")
+        return super().embed_documents(texts)
+
+
+def test_a_version_that_fails_after_writing_a_batch_serves_none_of_what_it_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a served version, and a new one written two chunks at a time that fails after its first batch
+    monkeypatch.setattr("ragline.services.ingest.WRITE_BATCH", 2)
+    registry = SqliteTenantRegistry(tmp_path / "t.sqlite")
+    registry.create_namespace(new_namespace("acme", "docs"))
+    stores = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
+
+    def service(embedder: BowEmbedder) -> IngestService:
+        return IngestService(
+            registry=registry, documents=SqliteDocumentRegistry(tmp_path / "d.sqlite"), stores=stores,
+            embedder=embedder, tokenizer=BowEmbedder(),
+            settings=IngestSettings(chunk_tokens=12, chunk_overlap_tokens=0),
+        )  # fmt: skip
+
+    service(BowEmbedder()).ingest(SCOPE, filename="guide.md", data=b"# Guide\n\nThe first version.")
+    second = "\n\n".join(f"# Part {i}\n\nThe second version paragraph {i} says enough." for i in range(6))
+    with pytest.raises(errors.DocumentTooLarge):
+        service(FailsOnSecondBatch()).ingest(SCOPE, filename="guide.md", data=second.encode())
+    # Then the document serves nothing: not the first version (S3 no longer serves it), not a part of the second
+    store = stores.scoped(SCOPE)
+    assert store.neighbors("guide.md", 0, before=0, after=100) == []
+    assert store.count() == 0
