@@ -174,7 +174,7 @@ def test_a_version_that_fails_after_writing_a_batch_serves_none_of_what_it_wrote
     second = "\n\n".join(f"# Part {i}\n\nThe second version paragraph {i} says enough." for i in range(6))
     with pytest.raises(errors.DocumentTooLarge):
         service(FailsOnSecondBatch()).ingest(SCOPE, filename="guide.md", data=second.encode())
-    # Then the document serves nothing: not the first version (S3 no longer serves it), not a part of the second
+    # Then it serves nothing: not the first version (S3 no longer serves it), not a part of the second
     store = stores.scoped(SCOPE)
     assert store.neighbors("guide.md", 0, before=0, after=100) == []
     assert store.count() == 0
