@@ -88,3 +88,32 @@ def test_a_published_version_is_searchable_from_another_process_at_once(opensear
     finally:
         writer.drop()
         writer.close()
+
+
+def test_an_index_written_before_versions_were_kept_apart_still_serves_its_chunks(
+    opensearch_url: str,
+) -> None:
+    """Chunks stored under the plain ``<tenant>/<namespace>/<chunk id>`` at a published generation (how
+    every chunk was written before) are found by every read, and a new version replaces them."""
+    from ragline.adapters.opensearch import requests as rq
+
+    p = _provider(opensearch_url)
+    try:
+        scope = TenantScope(tenant_id="acme", namespace_id="docs")
+        store = p.scoped(scope)
+        # Given a document published at 3 whose chunks carry the old ids
+        lines = rq.bulk_lines(scope, p.index, make_chunks("old.md", ["legacy alpha", "legacy beta"]), 3)
+        old_ids = b"".join(lines).replace(b"#0@3", b"#0").replace(b"#1@3", b"#1")
+        p.client.bulk(body=old_ids, refresh="true")
+        assert store.publish("old.md", generation=3)
+        # Then searches, neighbors and counts serve them
+        assert [h.chunk.text for h in store.search(hybrid("legacy alpha", k=1))] == ["legacy alpha"]
+        assert [c.text for c in store.neighbors("old.md", 0)] == ["legacy alpha", "legacy beta"]
+        assert store.count("old.md") == 2
+        # and a new version replaces them whole
+        store.upsert(make_chunks("old.md", ["fresh text"]), generation=4)
+        assert store.publish("old.md", generation=4)
+        assert [c.text for c in store.neighbors("old.md", 0)] == ["fresh text"]
+    finally:
+        p.drop()
+        p.close()
