@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from tests.support.cfn_tables import REPO_ROOT, load_template
-from tests.support.pdf import pdf_document
+from tests.support.pdf import pdf_document, pdf_of_repeated_page, pdf_with_form
 
 MiB = 1024 * 1024
 Build = Callable[[Path, float], None]
@@ -354,7 +354,28 @@ CASES: tuple[Case, ...] = (
         "flate-bomb.pdf",
         _pdf(lambda s: 1, lambda i, s: _flate_spaces(max(100, int(500 * s)))),
         _FAILED,
-        _UNREADABLE,
+        _TOO_LARGE,
+    ),
+    # issue 24, item 9: refusals that say what was too large
+    Case(
+        "PDF: 100 MiB flate stream in a form XObject",
+        "form-bomb.pdf",
+        lambda path, scale: path.write_bytes(pdf_with_form(*_flate_spaces(100))),
+        _FAILED,
+        _TOO_LARGE,
+    ),
+    Case(
+        "PDF: 200k pages",
+        "200k-pages.pdf",
+        lambda path, scale: path.write_bytes(pdf_of_repeated_page(200_000)),
+        _FAILED,
+        _TOO_LARGE,
+    ),
+    Case(
+        "UTF-16 without BOM, mixed scripts",
+        "utf16-mixed.txt",
+        _write(_text_lines([f"{_FRENCH} {_RUSSIAN} 你好世界。"] * 5_000, "utf-16-le")),
+        _READY,
     ),
 )
 

@@ -54,6 +54,9 @@ class ParseLimits:
     (XML compresses 5-20:1; deflate tops out near 1000:1, which is what zip bombs use)."""
     ratio_free_bytes: int = 16 * MiB
     """Members up to this size are never refused for their ratio: small is harmless."""
+    max_pdf_pages: int = 20_000
+    """Pages of one PDF, checked against the page tree's count before any page is read: plain text
+    pages parse at a few milliseconds each, so this many fit the parse deadline."""
     max_text_chars: int = 64 * MiB
     """Extracted text of one document: above the 50 MiB upload limit, so a plain text file at the
     upload limit always fits, while JSON/CSV flattening or a DOCX cannot grow without bound."""
