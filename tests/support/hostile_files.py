@@ -217,6 +217,34 @@ def _flate_spaces(mib: int) -> tuple[bytes, bytes]:
     return stream, b" /Filter /FlateDecode"
 
 
+# -------------------------------------------------------------------------------------- long headings
+
+_WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
+
+
+def _words(size: int, seed: int) -> str:
+    rng = random.Random(seed)
+    out = " ".join(rng.choice(_WORDS) for _ in range(size // 6 + 1))
+    return out[:size].rstrip()
+
+
+def long_headings(size: int, *, html: bool = False) -> bytes:
+    """``size`` bytes: six nested headings of words (~14% of ``size`` each), then prose sentences
+    under the deepest: every chunk of the prose sits under a heading path of ~85% of the file."""
+    heading = size * 14 // 100
+    body = " ".join(f"Sentence {i} of the body under the deepest heading." for i in range(size // 50))
+    body = body[: size - 6 * heading]
+    if html:
+        heads = "".join(f"<h{n}>{_words(heading, n)}</h{n}>" for n in range(1, 7))
+        return f"<html><body>{heads}<p>{body}</p></body></html>".encode()
+    heads = "".join(f"{'#' * n} {_words(heading, n)}\n\n" for n in range(1, 7))
+    return f"{heads}{body}\n".encode()
+
+
+def _long_headings(mib: float, *, html: bool = False) -> Build:
+    return lambda path, scale: path.write_bytes(long_headings(int(mib * scale * MiB), html=html))
+
+
 # --------------------------------------------------------------------------------------------- cases
 
 _FRENCH = "Le café près de la gare sert un crème brûlée délicieux à 3,50 €, dit-on à l'hôtel."
@@ -356,7 +384,10 @@ CASES: tuple[Case, ...] = (
         _FAILED,
         _TOO_LARGE,
     ),
-    # issue 24, item 9: refusals that say what was too large
+    # issue 24, item 3: every chunk carried the whole heading path (5.8 GB written for 7 MB)
+    Case("Markdown: six 1 MiB headings", "headings.md", _long_headings(7), _READY),
+    Case("HTML: six 1 MiB headings", "headings.html", _long_headings(7, html=True), _READY),
+    # item 9: refusals that say what was too large
     Case(
         "PDF: 100 MiB flate stream in a form XObject",
         "form-bomb.pdf",

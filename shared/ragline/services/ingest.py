@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 
 from ragline import errors
 from ragline.documents.chunker import chunk_document
-from ragline.documents.limits import Deadline
+from ragline.documents.limits import DEFAULT_MAX_CHUNK_BYTES, Deadline
 from ragline.documents.parsers import parse_document
 from ragline.domain.documents import DocumentRecord, document_id_for, normalise_sequencer
 from ragline.domain.models import Chunk, IngestUsage, RunUsage, TenantScope
@@ -90,6 +90,9 @@ class IngestSettings:
     max_document_bytes: int = 50 * 1024 * 1024
     max_document_seconds: float = 120.0
     """One budget for parsing and chunking a document; over it, the version fails with the reason."""
+    max_chunk_bytes: int = DEFAULT_MAX_CHUNK_BYTES
+    """What one document's chunks may total (text, sentence windows, metadata); over it, the version
+    fails as too large before anything is embedded or written."""
 
 
 @dataclass(frozen=True)
@@ -298,6 +301,7 @@ class IngestService:
                 filename=filename,
                 source=record.source or filename,
                 deadline=deadline,
+                max_bytes=self._settings.max_chunk_bytes,
             )
             if not chunks:
                 raise errors.EmptyDocument(f"{filename} holds no indexable text", filename=filename)
