@@ -24,7 +24,7 @@ MAX_HEADING_PATH_CHARS = 600
 """A chunk's whole heading path: the nearest headings are kept, outer ones give way to ``…``."""
 DEFAULT_MAX_CHUNK_BYTES = 256 * MiB
 """What one document's chunks may total (UTF-8 text, sentence window and metadata): a prose or
-JSON file at the upload limit stays well under it (about 2.5x its text), while no file can make
+JSON file at the upload limit stays well under it (about 2.5x its text: ~130 MB), while no file can make
 the store write gigabytes for it."""
 ELIDED = "…"
 
