@@ -22,7 +22,7 @@ from ragline.ports import VectorStoreProvider
 from ragline.services.ingest import IngestService, IngestSettings
 from ragline.services.namespaces import new_namespace
 from tests.support.fakes import BowEmbedder
-from tests.support.hostile_files import long_headings
+from tests.support.hostile_files import long_headings, long_headings_docx
 
 pytestmark = pytest.mark.integration
 SCOPE = TenantScope(tenant_id="acme", namespace_id="handbook")
@@ -41,12 +41,14 @@ def service(stores: VectorStoreProvider, home: Path, settings: IngestSettings) -
     )
 
 
-@pytest.mark.parametrize("filename", ["headings.md", "headings.html"])
+@pytest.mark.parametrize("filename", ["headings.md", "headings.html", "headings.docx"])
 def test_given_a_1mb_file_of_long_headings_when_ingested_then_indexed_with_bounded_heading_paths(
     both_stores: tuple[str, VectorStoreProvider], tmp_path: Path, filename: str
 ) -> None:
     kind, stores = both_stores
     data = long_headings(1024 * 1024, html=filename.endswith(".html"))
+    if filename.endswith(".docx"):
+        data = long_headings_docx(1024 * 1024)  # ~110 KB of zip
 
     result = service(stores, tmp_path, IngestSettings()).ingest(
         SCOPE, filename=filename, data=data, document_id="doc"
@@ -55,7 +57,7 @@ def test_given_a_1mb_file_of_long_headings_when_ingested_then_indexed_with_bound
     assert (result.outcome, result.chunks > 100) == ("indexed", True), kind
     store = stores.scoped(SCOPE)
     assert store.count("doc") == result.chunks
-    deepest = long_headings_text(data)
+    deepest = long_headings_text(long_headings(1024 * 1024))
     for chunk in store.neighbors("doc", 50, before=2, after=2):
         path = chunk.metadata.heading_path
         assert sum(map(len, path)) <= MAX_HEADING_PATH_CHARS  # short, whatever the headings
