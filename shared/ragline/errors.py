@@ -119,6 +119,20 @@ class DocumentDeadlineExceeded(DocumentTooLarge):
     code = "document_deadline_exceeded"
 
 
+class EmbeddingTimeExceeded(DocumentTooLarge):
+    """Embedding the document would take longer than one ingestion run can give it, at the rate the
+    embedder was measured at: the version ends ``failed`` instead of outliving its worker."""
+
+    code = "embedding_time_exceeded"
+
+
+class WorkerOutOfTime(RaglineError):
+    """Too little of the worker's run is left to start or finish a document that a fresh run could
+    index: nothing is the document's fault, the served version stays, and the message is retried."""
+
+    code = "worker_out_of_time"
+
+
 class UnsupportedDocument(RaglineError):
     """No parser for this file type."""
 

@@ -14,6 +14,7 @@ cases that must exceed a limit to be hostile (zip bombs, JSON containers) keep t
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import random
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Literal
 
 from tests.support.cfn_tables import REPO_ROOT, load_template
-from tests.support.pdf import pdf_document
+from tests.support.pdf import pdf_document, pdf_of_repeated_page, pdf_with_form
 
 MiB = 1024 * 1024
 Build = Callable[[Path, float], None]
@@ -99,6 +100,7 @@ def _random_bytes(mib: float, prefix: bytes = b"") -> Build:
 _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 _RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
 _DOC_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument"
+_STYLES_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles"
 _CONTENT_TYPES = (
     '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/'
     'content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.'
@@ -215,6 +217,61 @@ def _flate_spaces(mib: int) -> tuple[bytes, bytes]:
     deflate = zlib.compressobj(6)
     stream = b"".join(deflate.compress(b" " * MiB) for _ in range(mib)) + deflate.flush()
     return stream, b" /Filter /FlateDecode"
+
+
+# -------------------------------------------------------------------------------------- long headings
+
+_WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
+
+
+def _words(size: int, seed: int) -> str:
+    rng = random.Random(seed)
+    out = " ".join(rng.choice(_WORDS) for _ in range(size // 6 + 1))
+    return out[:size].rstrip()
+
+
+def long_headings(size: int, *, html: bool = False) -> bytes:
+    """``size`` bytes: six nested headings of words (~14% of ``size`` each), then prose sentences
+    under the deepest: every chunk of the prose sits under a heading path of ~85% of the file."""
+    heading = size * 14 // 100
+    body = " ".join(f"Sentence {i} of the body under the deepest heading." for i in range(size // 50))
+    body = body[: size - 6 * heading]
+    if html:
+        heads = "".join(f"<h{n}>{_words(heading, n)}</h{n}>" for n in range(1, 7))
+        return f"<html><body>{heads}<p>{body}</p></body></html>".encode()
+    heads = "".join(f"{'#' * n} {_words(heading, n)}\n\n" for n in range(1, 7))
+    return f"{heads}{body}\n".encode()
+
+
+def long_headings_docx(size: int) -> bytes:
+    """:func:`long_headings` as a DOCX (``heading 1``..``heading 6`` styles): ``size`` bytes of text
+    that deflate to a few percent of it (the issue's 53 KB file held ~6 MB of headings)."""
+    heading = size * 14 // 100
+    styles = "".join(
+        f'<w:style w:type="paragraph" w:styleId="H{n}"><w:name w:val="heading {n}"/></w:style>'
+        for n in range(1, 7)
+    )
+    heads = "".join(
+        f'<w:p><w:pPr><w:pStyle w:val="H{n}"/></w:pPr><w:r><w:t>{_words(heading, n)}</w:t></w:r></w:p>'
+        for n in range(1, 7)
+    )
+    body = " ".join(f"Sentence {i} of the body under the deepest heading." for i in range(size // 50))
+    body = body[: size - 6 * heading]
+    paragraph = f"<w:p><w:r><w:t>{body}</w:t></w:r></w:p>"
+    document = f'<w:document xmlns:w="{_W}"><w:body>{heads}{paragraph}</w:body></w:document>'
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("[Content_Types].xml", _CONTENT_TYPES)
+        rel = '<Relationships xmlns="{}"><Relationship Id="rId1" Type="{}" Target="{}"/></Relationships>'
+        z.writestr("_rels/.rels", rel.format(_RELS, _DOC_REL, "word/document.xml"))
+        z.writestr("word/_rels/document.xml.rels", rel.format(_RELS, _STYLES_REL, "styles.xml"))
+        z.writestr("word/styles.xml", f'<w:styles xmlns:w="{_W}">{styles}</w:styles>')
+        z.writestr("word/document.xml", document)
+    return out.getvalue()
+
+
+def _long_headings(mib: float, *, html: bool = False) -> Build:
+    return lambda path, scale: path.write_bytes(long_headings(int(mib * scale * MiB), html=html))
 
 
 # --------------------------------------------------------------------------------------------- cases
@@ -354,7 +411,37 @@ CASES: tuple[Case, ...] = (
         "flate-bomb.pdf",
         _pdf(lambda s: 1, lambda i, s: _flate_spaces(max(100, int(500 * s)))),
         _FAILED,
-        _UNREADABLE,
+        _TOO_LARGE,
+    ),
+    # issue 24, item 3: every chunk carried the whole heading path (5.8 GB written for 7 MB)
+    Case("Markdown: six 1 MiB headings", "headings.md", _long_headings(7), _READY),
+    Case("HTML: six 1 MiB headings", "headings.html", _long_headings(7, html=True), _READY),
+    Case(
+        "DOCX: six 1 MiB headings",
+        "headings.docx",
+        lambda path, scale: path.write_bytes(long_headings_docx(int(7 * scale * MiB))),
+        _READY,
+    ),
+    # item 9: refusals that say what was too large
+    Case(
+        "PDF: 100 MiB flate stream in a form XObject",
+        "form-bomb.pdf",
+        lambda path, scale: path.write_bytes(pdf_with_form(*_flate_spaces(100))),
+        _FAILED,
+        _TOO_LARGE,
+    ),
+    Case(
+        "PDF: 200k pages",
+        "200k-pages.pdf",
+        lambda path, scale: path.write_bytes(pdf_of_repeated_page(200_000)),
+        _FAILED,
+        _TOO_LARGE,
+    ),
+    Case(
+        "UTF-16 without BOM, mixed scripts",
+        "utf16-mixed.txt",
+        _write(_text_lines([f"{_FRENCH} {_RUSSIAN} 你好世界。"] * 5_000, "utf-16-le")),
+        _READY,
     ),
 )
 

@@ -4,19 +4,24 @@ pypdf bounds what a file may make it do (decompressed stream sizes, page-tree en
 per content stream: :class:`pypdf.Configuration`); on top of that the deadline is checked between
 pages and, through an operator visitor, every few thousand operators inside one (a page can invoke
 a form XObject thousands of times). Library exceptions never escape: they become
-:class:`UnreadableDocument` chained with ``from``.
+:class:`UnreadableDocument` chained with ``from`` — except pypdf's own limits, which say what was
+too large: too many pages, or a stream that decompresses past pypdf's output limit (a flate bomb,
+also one inside a form XObject, which pypdf only logs) → :class:`DocumentTooLarge` with the limit.
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from ragline.documents.formats import unwrap_lines
 from ragline.documents.limits import ParseBudget
 from ragline.documents.raw import Parsed, RawSection, short_error, unreadable
-from ragline.errors import RaglineError
+from ragline.errors import DocumentTooLarge, RaglineError
 
 _log = logging.getLogger(__name__)
 _OPERATORS_PER_CHECK = 4096
@@ -24,9 +29,21 @@ _OPERATORS_PER_CHECK = 4096
 
 def parse_pdf(budget: ParseBudget, data: bytes) -> Parsed:
     """One section per page with text, ``page`` 1-based; owner-only encryption is opened."""
+    pages = _pages(budget, _open(budget.filename, data))
+    with _limits_logged() as limited:
+        sections, bombed = _texts(budget, pages, limited)
+    if bombed and not sections:
+        raise _too_large(
+            budget.filename,
+            f"a compressed stream on page {bombed[0]} expands past the decompression limit of "
+            f"{_decompression_limit():,} bytes",
+        )
+    return sections, len(pages)
+
+
+def _open(filename: str, data: bytes) -> Any:
     from pypdf import PasswordType, PdfReader
 
-    filename = budget.filename
     try:
         reader = PdfReader(io.BytesIO(data))
         encrypted = reader.is_encrypted
@@ -41,13 +58,40 @@ def parse_pdf(budget: ParseBudget, data: bytes) -> Parsed:
             ) from exc
         if opened == PasswordType.NOT_DECRYPTED:
             raise unreadable(filename, "the PDF is password-protected")
+    return reader
+
+
+def _pages(budget: ParseBudget, reader: Any) -> list[Any]:
+    """The page objects, refused past ``max_pdf_pages`` by the tree's own count before it is walked."""
+    from pypdf.errors import LimitReachedError
+
+    filename, limit = budget.filename, budget.limits.max_pdf_pages
     budget.tick()
     try:
+        declared = _declared_pages(reader)
+        if declared > limit:
+            raise _too_large(filename, f"it has {declared:,} pages, over the limit of {limit:,} pages")
         pages = list(reader.pages)
+    except LimitReachedError as exc:  # a node lists more kids than pypdf reads (100,000)
+        reason = (
+            f"it has more pages than the limit of {limit:,} pages (a page-tree node is too large to read)"
+        )
+        raise _too_large(filename, reason) from exc
+    except RaglineError:
+        raise
     except Exception as exc:
         raise unreadable(filename, f"its page tree is corrupt ({short_error(exc)})") from exc
     if not pages:
         raise unreadable(filename, "the PDF has no pages")
+    if len(pages) > limit:  # the /Count understated them
+        raise _too_large(filename, f"it has {len(pages):,} pages, over the limit of {limit:,} pages")
+    return pages
+
+
+def _texts(budget: ParseBudget, pages: list[Any], limited: list[int]) -> tuple[list[RawSection], list[int]]:
+    """Each page's text, and the pages whose streams hit the decompression limit (skipped, like
+    pages that fail to read, unless no page could be read)."""
+    from pypdf.errors import LimitReachedError
 
     operators = 0
 
@@ -59,24 +103,77 @@ def parse_pdf(budget: ParseBudget, data: bytes) -> Parsed:
 
     sections: list[RawSection] = []
     failed: list[int] = []
+    bombed: list[int] = []
     last_error: Exception | None = None
     for number, page in enumerate(pages, start=1):
         budget.tick()
+        limited.clear()
         try:
             text = page.extract_text(visitor_operand_before=check_now_and_then)
         except RaglineError:
             raise
+        except LimitReachedError:
+            bombed.append(number)
+            continue
         except Exception as exc:
             failed.append(number)
             last_error = exc
             continue
+        if limited:  # a form XObject hit the limit: pypdf logged it and went on without its text
+            bombed.append(number)
         budget.add_text(len(text))
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         if text.strip():
             sections.append(RawSection(unwrap_lines(text), (), number))
     if len(failed) == len(pages):
         reason = f"no page could be read ({short_error(last_error)})"
-        raise unreadable(filename, reason) from last_error
-    if failed:
-        _log.warning("pdf %r: skipped %d unreadable page(s): %s", filename, len(failed), failed[:20])
-    return sections, len(pages)
+        raise unreadable(budget.filename, reason) from last_error
+    if failed or bombed:
+        skipped = sorted(failed + bombed)
+        _log.warning("pdf %r: skipped %d unreadable page(s): %s", budget.filename, len(skipped), skipped[:20])
+    return sections, bombed
+
+
+def _declared_pages(reader: Any) -> int:
+    """The root page node's ``/Count`` (0 if missing or not a number: the flattened tree decides)."""
+    count = reader.root_object["/Pages"].get_object().get("/Count")
+    return count if isinstance(count, int) else 0
+
+
+def _too_large(filename: str, reason: str) -> DocumentTooLarge:
+    return DocumentTooLarge(f"Cannot index {filename!r}: {reason}.", filename=filename, reason=reason)
+
+
+def _decompression_limit() -> int:
+    from pypdf import get_configuration
+
+    return int(get_configuration().zlib_maximum_output_length)
+
+
+@contextmanager
+def _limits_logged() -> Iterator[list[int]]:
+    """Collects (into the yielded list) the limits pypdf reaches and only logs: a form XObject that
+    fails to decode is a warning whose arguments carry the exception. This thread's records only."""
+    from pypdf.errors import LimitReachedError
+
+    hits: list[int] = []
+    me = threading.get_ident()
+
+    class Catch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            args = record.args
+            mine = record.thread == me and isinstance(args, Mapping)
+            if mine and isinstance(args.get("exception"), LimitReachedError):  # type: ignore[union-attr]
+                hits.append(1)
+
+    handler = Catch(logging.WARNING)
+    pypdf_log = logging.getLogger("pypdf")
+    level = pypdf_log.level
+    if pypdf_log.getEffectiveLevel() > logging.WARNING:  # quietened: its warnings must still be made
+        pypdf_log.setLevel(logging.WARNING)
+    pypdf_log.addHandler(handler)
+    try:
+        yield hits
+    finally:
+        pypdf_log.removeHandler(handler)
+        pypdf_log.setLevel(level)

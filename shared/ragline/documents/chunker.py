@@ -13,7 +13,13 @@ from itertools import chain, groupby
 
 import numpy as np
 
-from ragline.documents.limits import DEFAULT_DOCUMENT_SECONDS, Deadline
+from ragline.documents.limits import (
+    DEFAULT_DOCUMENT_SECONDS,
+    DEFAULT_MAX_CHUNK_BYTES,
+    ChunkBytes,
+    Deadline,
+    bounded_heading_path,
+)
 from ragline.documents.packing import Segment, Window, fit, pack
 from ragline.documents.parsers import ParsedDocument, Section
 from ragline.documents.sentences import PARAGRAPH_BREAK, SENTENCE_BREAK, sentence_blocks
@@ -24,6 +30,9 @@ from ragline.ports import Embedder, Tokenizer
 COUNT_BATCH = 16_384
 """Sentences per tokenizer call: large enough that most documents take one call, small enough that
 a document of millions of tiny sentences is never held as one list."""
+MIN_CONTEXT_CHARS = 256
+"""``wider_text`` adds at most half the chunk's length (and at least this) on each side: a window of
+two 8 KB "sentences" around a 1 KB chunk would otherwise multiply what the store holds."""
 MAX_SENTENCE_CHARS = 8192
 """Longer "sentences" (no boundary for pages) are cut at a space first: far over any chunk budget,
 they would be split anyway, and the tokenizer never sees a 20 MB string."""
@@ -43,6 +52,7 @@ def chunk_document(
     source: str = "",
     window_sentences: int = 2,
     deadline: Deadline | None = None,
+    max_bytes: int = DEFAULT_MAX_CHUNK_BYTES,
 ) -> list[Chunk]:
     """Split ``doc`` into chunks of at most ``chunk_tokens`` tokens, in document order.
 
@@ -56,7 +66,12 @@ def chunk_document(
       totalling at most ``overlap_tokens``, and always leaving room for at least one new sentence (so an
       overlap at or above the budget is harmless).
     - ``metadata.wider_text`` is the chunk plus ``window_sentences`` sentences on each side (same
-      section); ``text`` is only the sentences, without the heading path.
+      section), each side cut to half the chunk's length (at least :data:`MIN_CONTEXT_CHARS`);
+      ``text`` is only the sentences, without the heading path.
+    - ``metadata.heading_path`` is bounded (:func:`~ragline.documents.limits.bounded_heading_path`):
+      long headings are cut and the nearest ones kept, so no chunk carries a copy of megabytes.
+    - All chunks together stay within ``max_bytes`` (UTF-8 text, window and metadata), checked as
+      they are made: past it, :class:`DocumentTooLarge` naming the file, before anything is stored.
     - ``deadline`` (shared with parsing; a fresh :data:`DEFAULT_DOCUMENT_SECONDS` one if omitted) is
       checked per tokenizer batch and per chunk: past it, :class:`DocumentDeadlineExceeded`.
     """
@@ -74,6 +89,7 @@ def chunk_document(
         )
     deadline = deadline or Deadline(DEFAULT_DOCUMENT_SECONDS)
     name = filename or document_id
+    spent = ChunkBytes(name, max_bytes)
     runs = [
         (key, list(group)) for key, group in groupby(doc.sections, key=lambda s: (s.heading_path, s.page))
     ]
@@ -81,24 +97,19 @@ def chunk_document(
 
     chunks: list[Chunk] = []
     for number, run_segments in groupby(segments, key=lambda segment: segment[0]):
-        heading_path, page = runs[number][0]
+        heading_path = bounded_heading_path(runs[number][0][0])
+        page = runs[number][0][1]
         window = Window(run_segments)
         for lo, start, end, hi in pack(window, chunk_tokens, overlap_tokens, window_sentences):
             deadline.check(name)
+            text = window.join(start, end)
+            wider = window.around(lo, start, end, hi, max(len(text) // 2, MIN_CONTEXT_CHARS))
+            spent.add(text, wider, filename, source, *heading_path)
             metadata = ChunkMetadata(
-                filename=filename,
-                source=source,
-                page=page,
-                heading_path=heading_path,
-                wider_text=window.join(lo, hi),
+                filename=filename, source=source, page=page, heading_path=heading_path, wider_text=wider
             )
             chunks.append(
-                Chunk(
-                    document_id=document_id,
-                    sequence_number=len(chunks),
-                    text=window.join(start, end),
-                    metadata=metadata,
-                )
+                Chunk(document_id=document_id, sequence_number=len(chunks), text=text, metadata=metadata)
             )
     return chunks
 

@@ -112,9 +112,19 @@ def _one_script(high: bytes) -> bool:
     return sum(top) >= 0.9 * len(high)
 
 
+def _spaced(sample: bytes, high_at: int) -> bool:
+    """UTF-16 text in several scripts (Latin, Cyrillic and CJK: its high bytes spread): its ASCII
+    code units (high byte ``00``) are words *and the blanks between them*, so at least one in
+    twenty is a space or a line end; ASCII with a NUL every few bytes read as UTF-16 has none."""
+    units = zip(sample[high_at::2], sample[1 - high_at :: 2], strict=False)
+    lows = bytes(low for high, low in units if not high)
+    blanks = sum(map(lows.count, b" \n\r\t"))
+    return len(lows) > 0 and blanks * 20 >= len(lows)
+
+
 def _wide_encoding(data: bytes) -> str | None:
     """UTF-16/32 without a byte-order mark: NULs in only one byte lane, and (UTF-16) a lane of high
-    bytes from one or two Unicode blocks."""
+    bytes from one or two Unicode blocks, or, for text mixing scripts, ASCII units spaced like words."""
     sample = data[: _SAMPLE - _SAMPLE % 4]
     lanes = [_nul_share(sample[i::4]) for i in range(4)]
     if lanes[2] > 0.9 and lanes[3] > 0.9 and lanes[0] < 0.5:
@@ -122,10 +132,10 @@ def _wide_encoding(data: bytes) -> str | None:
     if lanes[0] > 0.9 and lanes[1] > 0.9 and lanes[3] < 0.5:
         return "utf-32-be"
     even, odd = sample[0::2], sample[1::2]
-    if _nul_share(odd) >= 0.02 and _nul_share(even) <= _nul_share(odd) / 10 and _one_script(odd):
-        return "utf-16-le"
-    if _nul_share(even) >= 0.02 and _nul_share(odd) <= _nul_share(even) / 10 and _one_script(even):
-        return "utf-16-be"
+    for high, low, encoding, high_at in ((odd, even, "utf-16-le", 1), (even, odd, "utf-16-be", 0)):
+        one_lane = _nul_share(high) >= 0.02 and _nul_share(low) <= _nul_share(high) / 10
+        if one_lane and (_one_script(high) or _spaced(sample, high_at)):
+            return encoding
     return None
 
 

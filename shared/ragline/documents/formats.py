@@ -18,7 +18,7 @@ from typing import Any
 from ragline.documents.encoding import decode_text
 from ragline.documents.limits import ParseBudget
 from ragline.documents.raw import Parsed, RawSection, unreadable
-from ragline.errors import DocumentTooLarge
+from ragline.errors import DocumentTooLarge, UnreadableDocument
 
 # ---------------------------------------------------------------------------------------------- text
 
@@ -101,6 +101,17 @@ _MAX_JSON_CONTAINERS = 4_000_000
 """Objects and arrays in one JSON document: each costs ~60-200 bytes once loaded, so 50 MB of
 ``[],[],…`` would need over 1 GB; 4 million is far above real data files and well inside memory."""
 
+MAX_JSON_DEPTH = 512
+"""Objects and arrays nested inside one another: far above real data, and safely below the depth at
+which Python's JSON decoder runs out of stack (about 1,000 levels, less the caller's frames)."""
+
+
+def _too_deep(filename: str, where: str = "") -> UnreadableDocument:
+    at = f" (at {where})" if where else ""
+    return unreadable(
+        filename, f"its JSON nests objects and arrays more than {MAX_JSON_DEPTH} levels deep{at}"
+    )
+
 
 def _scalar(value: Any) -> str:
     if isinstance(value, str):
@@ -108,7 +119,7 @@ def _scalar(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _flatten(value: Any) -> Iterator[str]:
+def _flatten(filename: str, value: Any) -> Iterator[str]:
     """``key.path: value`` lines, depth-first in document order; list items as ``key[i]``.
 
     A stack of child iterators, not of children: memory is the nesting depth, not the width.
@@ -119,6 +130,8 @@ def _flatten(value: Any) -> Iterator[str]:
         if child is None:
             stack.pop()
         elif isinstance(child[1], dict | list):
+            if len(stack) > MAX_JSON_DEPTH:
+                raise _too_deep(filename)
             stack.append(_children(*child))
         else:
             path, item = child
@@ -138,7 +151,9 @@ def _load_json(filename: str, text: str, where: str = "") -> Any:
     except json.JSONDecodeError as exc:
         line = where or f"line {exc.lineno}"
         raise unreadable(filename, f"invalid JSON at {line}, column {exc.colno}: {exc.msg}") from exc
-    except (RecursionError, ValueError) as exc:
+    except RecursionError as exc:  # the decoder's own stack ran out: deeper than MAX_JSON_DEPTH
+        raise _too_deep(filename, where) from exc
+    except ValueError as exc:
         raise unreadable(filename, f"unsupported JSON{' at ' + where if where else ''} ({exc})") from exc
 
 
@@ -166,7 +181,7 @@ def parse_json(budget: ParseBudget, data: bytes) -> Parsed:
         )
     value = _load_json(budget.filename, text)
     del text
-    return [RawSection("\n".join(_lines_within(budget, _flatten(value))))], 1
+    return [RawSection("\n".join(_lines_within(budget, _flatten(budget.filename, value))))], 1
 
 
 def parse_jsonl(budget: ParseBudget, data: bytes) -> Parsed:
@@ -175,7 +190,7 @@ def parse_jsonl(budget: ParseBudget, data: bytes) -> Parsed:
     for number, line in enumerate(decode_text(budget.filename, data).split("\n"), start=1):
         if line.strip():
             value = _load_json(budget.filename, line, f"line {number}")
-            if record := "\n".join(_lines_within(budget, _flatten(value))):
+            if record := "\n".join(_lines_within(budget, _flatten(budget.filename, value))):
                 records.append(record)
     return [RawSection("\n\n".join(records))], 1
 

@@ -18,6 +18,58 @@ MiB = 1024 * 1024
 DEFAULT_DOCUMENT_SECONDS = 120.0
 """Parse + chunk budget of one document: leaves the 300 s function time to embed and write."""
 
+MAX_HEADING_CHARS = 200
+"""One heading as a chunk carries it: a longer one is cut (with ``…``); headings are for citing."""
+MAX_HEADING_PATH_CHARS = 600
+"""A chunk's whole heading path: the nearest headings are kept, outer ones give way to ``…``."""
+DEFAULT_MAX_CHUNK_BYTES = 256 * MiB
+"""What one document's chunks may total (UTF-8 text, sentence window and metadata): a prose or
+JSON file at the upload limit stays well under it (about 2.5x its text: ~130 MB), while no file can make
+the store write gigabytes for it."""
+ELIDED = "…"
+
+
+def bounded_heading_path(path: tuple[str, ...]) -> tuple[str, ...]:
+    """``path`` within :data:`MAX_HEADING_CHARS` per heading and :data:`MAX_HEADING_PATH_CHARS` in
+    all, keeping the headings nearest the text; a dropped outer part becomes one ``…`` entry."""
+    if sum(map(len, path)) <= MAX_HEADING_PATH_CHARS and max(map(len, path), default=0) <= MAX_HEADING_CHARS:
+        return path
+    kept: list[str] = []
+    room = MAX_HEADING_PATH_CHARS - len(ELIDED)
+    for title in reversed(path):
+        heading = title
+        if len(title) > MAX_HEADING_CHARS:
+            heading = title[: MAX_HEADING_CHARS - len(ELIDED)].rstrip() + ELIDED
+        if len(heading) > room:
+            kept.append(ELIDED)
+            break
+        kept.append(heading)
+        room -= len(heading)
+    return tuple(reversed(kept))
+
+
+class ChunkBytes:
+    """One document's running total of chunk bytes; past ``limit``, :class:`DocumentTooLarge`."""
+
+    def __init__(self, filename: str, limit: int) -> None:
+        self.filename = filename
+        self.limit = limit
+        self.total = 0
+
+    def add(self, *texts: str) -> None:
+        self.total += sum(len(text.encode()) for text in texts)
+        if self.total > self.limit:
+            reason = (
+                f"its chunks (text, sentence windows and metadata) exceed the limit of {self.limit:,} bytes"
+                " for one document"
+            )
+            raise DocumentTooLarge(
+                f"Cannot index {self.filename!r}: {reason}.",
+                filename=self.filename,
+                reason=reason,
+                max_chunk_bytes=self.limit,
+            )
+
 
 class Deadline:
     """The moment one document's parsing and chunking must be done by; loops call :meth:`check`.
@@ -54,6 +106,9 @@ class ParseLimits:
     (XML compresses 5-20:1; deflate tops out near 1000:1, which is what zip bombs use)."""
     ratio_free_bytes: int = 16 * MiB
     """Members up to this size are never refused for their ratio: small is harmless."""
+    max_pdf_pages: int = 20_000
+    """Pages of one PDF, checked against the page tree's count before any page is read: plain text
+    pages parse at a few milliseconds each, so this many fit the parse deadline."""
     max_text_chars: int = 64 * MiB
     """Extracted text of one document: above the 50 MiB upload limit, so a plain text file at the
     upload limit always fits, while JSON/CSV flattening or a DOCX cannot grow without bound."""

@@ -93,6 +93,20 @@ class Window:
         """Units ``[start, end)`` with the breaks between them (not after the last)."""
         return "".join(self.parts[2 * (start - self.base) : 2 * (end - self.base) - 1])
 
+    def around(self, lo: int, start: int, end: int, hi: int, side: int) -> str:
+        """Units ``[lo, hi)`` joined, with the context before ``start`` and after ``end`` each cut to
+        its ``side`` characters nearest the chunk (at a space when there is one)."""
+        base = self.base
+        before = "".join(self.parts[2 * (lo - base) : 2 * (start - base)])
+        after = "".join(self.parts[2 * (end - base) - 1 : 2 * (hi - base) - 1])
+        if len(before) > side:
+            cut = before.find(" ", len(before) - side)
+            before = before[cut + 1 :] if 0 <= cut < len(before) - 1 else before[-side:]
+        if len(after) > side:
+            cut = after.rfind(" ", 1, side)
+            after = after[:cut] if cut > 0 else after[:side]
+        return before + self.join(start, end) + after
+
     def drop_before(self, index: int) -> None:
         dead = index - self.base
         if dead > 1024 and dead * 2 > len(self.tokens):  # amortised: each unit moves O(1) times

@@ -30,18 +30,16 @@ before it is published, keyed by the event that made it (see :meth:`IngestServic
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
-from numpy.typing import NDArray
-
 from ragline import errors
 from ragline.documents.chunker import chunk_document
-from ragline.documents.limits import Deadline
-from ragline.documents.parsers import parse_document
+from ragline.documents.limits import DEFAULT_MAX_CHUNK_BYTES, Deadline
+from ragline.documents.parsers import ParsedDocument, parse_document
 from ragline.domain.documents import DocumentRecord, document_id_for, normalise_sequencer
 from ragline.domain.models import Chunk, IngestUsage, RunUsage, TenantScope
 from ragline.domain.s3_events import parse_notification, split_key
@@ -55,6 +53,12 @@ from ragline.ports import (
     UsageLedger,
     VectorStore,
     VectorStoreProvider,
+)
+from ragline.services.embedding_run import (
+    EmbeddingClock,
+    EmbeddingRate,
+    EmbeddingRun,
+    WorkerDeadline,
 )
 from ragline.services.namespaces import claim_embedding_space, require_namespace
 
@@ -92,6 +96,14 @@ class IngestSettings:
     max_document_bytes: int = 50 * 1024 * 1024
     max_document_seconds: float = 120.0
     """One budget for parsing and chunking a document; over it, the version fails with the reason."""
+    max_chunk_bytes: int = DEFAULT_MAX_CHUNK_BYTES
+    """What one document's chunks may total (text, sentence windows, metadata); over it, the version
+    fails as too large before anything is embedded or written."""
+    reserve_seconds: float = 10.0
+    """Of a worker's time (see :meth:`IngestService.within`), what is kept for writing the last
+    batch, publishing and completing the record: parsing and embedding get the rest."""
+    min_start_seconds: float = 20.0
+    """A message is not started with less of the worker's time left (it is redelivered)."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +162,27 @@ class IngestService:
         self._ledger = ledger
         """Where each indexed version's usage is recorded (``None``: not metered; the wiring always
         passes the tenant ledger)."""
+        self._worker: WorkerDeadline | None = None
+        """When the worker running this service is killed (see :meth:`within`); ``None``: never."""
+        self._rate = EmbeddingRate()
+        """The embedder's measured throughput, shared by every :meth:`within` copy (a warm worker
+        knows it before its next document embeds)."""
+
+    def within(self, deadline: WorkerDeadline) -> IngestService:
+        """This service for work that must end before ``deadline`` (a Lambda invocation's): each
+        document's parse budget and embedding are fitted to the time left. Raises
+        :class:`~ragline.errors.WorkerOutOfTime` — nothing started, the message is left for
+        redelivery — when less than ``min_start_seconds`` is left."""
+        left = deadline.remaining()
+        if left < self._settings.min_start_seconds:
+            raise errors.WorkerOutOfTime(
+                f"not started: {left:.1f} s left, under the {self._settings.min_start_seconds:g} s a"
+                " message needs",
+                seconds_left=round(left, 1),
+            )
+        bound = copy.copy(self)
+        bound._worker = deadline
+        return bound
 
     # -- entry points -------------------------------------------------------------------------
     def ingest(
@@ -286,37 +319,36 @@ class IngestService:
         progress: Callable[[int], None] | None,
     ) -> IngestResult:
         store = self._stores.scoped(_scope(record))
-        deadline = Deadline(self._settings.max_document_seconds)
+        written = False
         try:
-            parsed = parse_document(
-                filename, data, max_bytes=self._settings.max_document_bytes, deadline=deadline
-            )
-            chunks = chunk_document(
-                parsed,
-                document_id=record.document_id,
-                tokenizer=self._tokenizer,
-                chunk_tokens=self._settings.chunk_tokens,
-                overlap_tokens=self._settings.chunk_overlap_tokens,
-                filename=filename,
-                source=record.source or filename,
-                deadline=deadline,
-            )
-            if not chunks:
-                raise errors.EmptyDocument(f"{filename} holds no indexable text", filename=filename)
+            began = self._now()
+            parsed, chunks = self._prepare(record, filename, data)
             claim_embedding_space(self._registry, namespace, self._embedder)
             known = store.vectors(record.document_id) if record.generation > 1 else {}
-            embedded: list[str] = []
-            for start in range(0, len(chunks), WRITE_BATCH):  # vectors of one batch in memory at a time
-                batch = chunks[start : start + WRITE_BATCH]
-                store.upsert(self._embed(batch, known, embedded), generation=record.generation)
+            run = EmbeddingRun(
+                self._embedder,
+                known,
+                batch_size=WRITE_BATCH,
+                clock=self._embedding_clock(
+                    filename, len({c.text for c in chunks if c.text not in known}), self._now() - began
+                ),
+            )
+            done = 0
+            for batch in run.batches(chunks):  # vectors of one batch in memory at a time
+                written = True
+                store.upsert(batch, generation=record.generation)
+                done += len(batch)
                 if progress:
-                    progress(start + len(batch))
+                    progress(done)
+            embedded = run.embedded
             embedded_tokens = sum(self._tokenizer.count_many(embedded))
             self._meter(record, chunks=len(chunks), pages=parsed.pages, embedded_tokens=embedded_tokens)
         except errors.Superseded:
             store.discard(record.document_id, generation=record.generation)
             raise
         except DOCUMENT_ERRORS as exc:
+            if written:  # e.g. its embedding outgrew the run: none of this version may be served
+                store.discard(record.document_id, generation=record.generation)
             self._reject(store, record, exc)
             raise
         except errors.RaglineError as exc:
@@ -358,21 +390,57 @@ class IngestService:
             IngestUsage(documents=1, chunks=chunks, pages=pages, embedded_tokens=embedded_tokens),
         )
 
-    def _embed(
-        self, batch: list[Chunk], known: dict[str, NDArray[np.float32]], embedded: list[str]
-    ) -> list[Chunk]:
-        """``batch`` with embeddings, reusing the stored vector of every text already indexed for this
-        document (``known``; a first claim has none); texts it had to embed are added to ``embedded``."""
-        missing = list(dict.fromkeys(c.text for c in batch if c.text not in known))
-        fresh: dict[str, NDArray[np.float32]] = {}
-        if missing:
-            fresh = dict(zip(missing, self._embedder.embed_documents(missing), strict=True))
-            embedded.extend(missing)
-        stamped = []
-        for c in batch:
-            vector = fresh[c.text] if c.text in fresh else known[c.text]
-            stamped.append(c.model_copy(update={"embedding": tuple(vector.tolist())}))
-        return stamped
+    def _prepare(
+        self, record: DocumentRecord, filename: str, data: bytes
+    ) -> tuple[ParsedDocument, list[Chunk]]:
+        """Parse and chunk within the settings' budget — or the worker's time left, if shorter: a
+        document that runs out of the *worker's* time is retried, not failed."""
+        seconds = self._settings.max_document_seconds
+        worker_left = self._worker.remaining() - self._settings.reserve_seconds if self._worker else seconds
+        clock = self._worker.clock if self._worker else time.monotonic
+        deadline = Deadline(min(seconds, max(worker_left, 0.0)), clock=clock)
+        try:
+            parsed = parse_document(
+                filename, data, max_bytes=self._settings.max_document_bytes, deadline=deadline
+            )
+            chunks = chunk_document(
+                parsed,
+                document_id=record.document_id,
+                tokenizer=self._tokenizer,
+                chunk_tokens=self._settings.chunk_tokens,
+                overlap_tokens=self._settings.chunk_overlap_tokens,
+                filename=filename,
+                source=record.source or filename,
+                deadline=deadline,
+                max_bytes=self._settings.max_chunk_bytes,
+            )
+        except errors.DocumentDeadlineExceeded as exc:
+            if worker_left >= seconds:
+                raise  # the document's own budget: its fault
+            raise errors.WorkerOutOfTime(
+                f"Left {filename!r} for a later invocation: the worker ran out of time while parsing it.",
+                filename=filename,
+                seconds_left=round(max(worker_left, 0.0), 1),
+            ) from exc
+        if not chunks:
+            raise errors.EmptyDocument(f"{filename} holds no indexable text", filename=filename)
+        return parsed, chunks
+
+    def _embedding_clock(self, filename: str, texts: int, prepared: float) -> EmbeddingClock | None:
+        """The worker's clock on one document of ``texts`` texts to embed (``None``: no worker)."""
+        if self._worker is None:
+            return None
+        return EmbeddingClock(
+            deadline=self._worker,
+            rate=self._rate,
+            filename=filename,
+            reserve_seconds=self._settings.reserve_seconds,
+            total_texts=texts,
+            prepared_seconds=prepared,
+        )
+
+    def _now(self) -> float:
+        return self._worker.clock() if self._worker else time.monotonic()
 
     def _publish(self, store: VectorStore, done: DocumentRecord) -> None:
         """Make ``done``'s generation the served version, then record it; overtaken → Superseded."""

@@ -11,6 +11,7 @@ import io
 import signal
 import tracemalloc
 import zipfile
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import FrameType
@@ -28,6 +29,7 @@ from ragline.documents import (
 from ragline.documents.docx_body import BodyText
 from ragline.documents.limits import DEFAULT_LIMITS, Deadline, ParseBudget, ParseLimits
 from ragline.errors import DocumentDeadlineExceeded, DocumentTooLarge, EmptyDocument, UnreadableDocument
+from tests.support.pdf import pdf_document, pdf_of_repeated_page, pdf_with_form
 
 pytestmark = pytest.mark.unit
 MiB = 1024 * 1024
@@ -313,6 +315,60 @@ def test_given_a_deadline_when_a_long_pdf_is_parsed_then_it_stops_within_a_page_
         "budget_seconds": 10,
     }
     assert "10 s budget" in caught.value.message
+
+
+@pytest.mark.parametrize("per_node", [1000, 200_000], ids=["balanced tree", "one node of 200k kids"])
+def test_given_a_200k_page_pdf_when_parsed_then_refused_for_its_page_count_naming_the_limit(
+    per_node: int,
+) -> None:
+    data = pdf_of_repeated_page(200_000, per_node=per_node)
+    limit = DEFAULT_LIMITS.max_pdf_pages
+
+    with cpu_budget(20), pytest.raises(DocumentTooLarge) as caught:
+        parse_document("pages.pdf", data)
+
+    assert f"over the limit of {limit:,} pages" in caught.value.message
+    assert "corrupt" not in caught.value.message
+    if per_node < 100_000:  # the tree's /Count is read, not its pages
+        assert "it has 200,000 pages" in caught.value.message
+
+
+def test_given_a_pdf_at_the_page_limit_when_parsed_then_every_page_is_read() -> None:
+    limits = ParseLimits(max_pdf_pages=50)
+
+    doc = parse_document("fifty.pdf", pdf_of_repeated_page(50, per_node=10), limits=limits)
+
+    assert doc.pages == 50
+
+
+@pytest.mark.parametrize("where", ["page content", "form XObject"])
+def test_given_a_flate_bomb_in_a_pdf_when_parsed_then_refused_naming_the_decompression_limit(
+    where: str,
+) -> None:
+    # Given 100 MiB of spaces deflated (~100 KB): past pypdf's 75 MB output limit
+    bomb = _deflated_spaces(100)
+    data = pdf_document([bomb]) if where == "page content" else pdf_with_form(*bomb)
+
+    with pytest.raises(DocumentTooLarge) as caught:
+        parse_document("bomb.pdf", data)
+
+    assert "expands past the decompression limit of 75,000,000 bytes" in caught.value.message
+    assert "OCR" not in caught.value.message
+
+
+def test_given_a_flate_bomb_on_one_page_of_many_when_parsed_then_the_other_pages_are_indexed() -> None:
+    data = pdf_document([(b"BT /F1 12 Tf 72 720 Td (Readable page.) Tj ET", b""), _deflated_spaces(100)])
+
+    doc = parse_document("half.pdf", data)
+
+    assert [section.text for section in doc.sections] == ["Readable page."]
+    assert doc.pages == 2
+
+
+def _deflated_spaces(mib: int) -> tuple[bytes, bytes]:
+    deflate = zlib.compressobj(6)
+    stream = b"".join(deflate.compress(b" " * MiB) for _ in range(mib)) + deflate.flush()
+    return stream, b" /Filter /FlateDecode"
 
 
 def test_given_one_deadline_for_parse_and_chunk_when_chunking_runs_past_it_then_it_stops() -> None:

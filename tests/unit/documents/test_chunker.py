@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 
 from ragline.adapters.local_models.embedder import find_tokenizer_file
 from ragline.documents import ParsedDocument, Section, WordCachedCounter, chunk_document, split_sentences
+from ragline.documents.chunker import MIN_CONTEXT_CHARS
+from ragline.documents.limits import MAX_HEADING_CHARS, MAX_HEADING_PATH_CHARS
 from ragline.domain.models import Chunk
-from ragline.errors import InvalidRequest
+from ragline.errors import DocumentTooLarge, InvalidRequest
 
 pytestmark = pytest.mark.unit
 
@@ -396,3 +398,55 @@ def test_given_chunks_when_inspected_then_they_are_domain_chunks() -> None:
 
     assert all(isinstance(c, Chunk) for c in chunks)
     assert re.fullmatch(r"d#\d+", chunks[0].id)
+
+
+# -- bounded metadata (issue 24, item 3) -------------------------------------------------------------
+
+
+def test_given_six_long_headings_when_chunked_then_each_chunk_keeps_the_nearest_within_the_cap() -> None:
+    # Given headings of 100 KB each: every chunk used to carry all 600 KB of them
+    path = tuple(f"H{level} " + "word " * 20_000 for level in range(1, 7))
+    doc = ParsedDocument(
+        sections=[Section(text="Body sentence here. " * 50, heading_path=path)], pages=1, content_hash="h"
+    )
+
+    chunks = chunk_document(doc, document_id="d", tokenizer=WhitespaceCounter(), chunk_tokens=20)
+
+    for chunk in chunks:
+        kept = chunk.metadata.heading_path
+        assert sum(map(len, kept)) <= MAX_HEADING_PATH_CHARS
+        assert all(len(heading) <= MAX_HEADING_CHARS for heading in kept)
+        assert kept[0] == "…" and kept[-1].startswith("H6 word") and kept[-2].startswith("H5 word")
+
+
+def test_given_short_headings_when_chunked_then_the_path_is_untouched() -> None:
+    path = ("Handbook", "Leave", "Paid leave")
+    doc = ParsedDocument(
+        sections=[Section(text="Staff get 25 days.", heading_path=path)], pages=1, content_hash="h"
+    )
+
+    (chunk,) = chunk_document(doc, document_id="d", tokenizer=WhitespaceCounter())
+
+    assert chunk.metadata.heading_path == path
+
+
+def test_given_chunks_over_the_byte_budget_when_chunked_then_too_large_naming_the_file() -> None:
+    doc = ParsedDocument(sections=[Section(text="A sentence of words. " * 5000)], pages=1, content_hash="h")
+
+    with pytest.raises(DocumentTooLarge, match=r"'big\.md'.*limit of 10,000 bytes"):
+        chunk_document(
+            doc, document_id="d", tokenizer=WhitespaceCounter(), filename="big.md", max_bytes=10_000
+        )
+
+
+def test_given_sentences_of_8k_characters_when_chunked_then_the_window_adds_at_most_half_a_chunk() -> None:
+    # Given text with no sentence ends: 8 KB "sentences", a 2-sentence window of 32 KB around each chunk
+    doc = ParsedDocument(sections=[Section(text="lorem ipsum dolor " * 20_000)], pages=1, content_hash="h")
+
+    chunks = chunk_document(doc, document_id="d", tokenizer=WhitespaceCounter(), chunk_tokens=200)
+
+    for chunk in chunks:
+        wider = chunk.metadata.wider_text
+        assert chunk.text in wider
+        assert len(wider) <= len(chunk.text) + 2 * max(len(chunk.text) // 2, MIN_CONTEXT_CHARS)
+    assert any(len(c.metadata.wider_text) > len(c.text) + 100 for c in chunks)  # still has context

@@ -66,6 +66,18 @@ def test_given_utf16_or_32_without_a_bom_when_parsed_then_told_by_its_nul_bytes_
     assert text_of("wide.txt", text.encode(encoding)) == text
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_given_utf16_without_a_bom_mixing_scripts_when_parsed_then_decoded_not_called_binary(
+    encoding: str,
+) -> None:
+    # Given text in Latin, Cyrillic, Greek and CJK: its high bytes spread over many Unicode blocks
+    lines = [f"{FRENCH} {RUSSIAN}", "Γειά σου Κόσμε, 你好世界，这是一个测试。", "Plain English too."]
+    text = "\n".join(lines * 40)
+
+    # When it is parsed without a byte-order mark, then it decodes exactly
+    assert text_of("mixed-scripts.txt", text.encode(encoding)) == text
+
+
 def test_given_utf8_with_one_stray_latin1_byte_when_parsed_then_unreadable_naming_the_offset() -> None:
     data = ("Ünïcödé text, " * 20).encode() + b"caf\xe9" + b" and more."
 

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from ragline.documents import SUPPORTED_EXTENSIONS, ParsedDocument, parse_document
+from ragline.documents.formats import MAX_JSON_DEPTH
 from ragline.errors import (
     DocumentTooLarge,
     EmptyDocument,
@@ -379,6 +380,23 @@ def test_given_malformed_structured_data_when_parsed_then_unreadable_with_locati
     assert caught.value.__cause__ is not None
 
 
-def test_given_deeply_nested_json_when_parsed_then_unreadable_not_recursion_error() -> None:
-    with pytest.raises(UnreadableDocument):
-        parse_document("deep.json", b"[" * 100_000 + b"]" * 100_000)
+@pytest.mark.parametrize(
+    ("filename", "depth"), [("deep.json", 100_000), ("deep.jsonl", 100_000), ("deep.json", 600)]
+)
+def test_given_deeply_nested_json_when_parsed_then_the_reason_names_the_depth_limit(
+    filename: str, depth: int
+) -> None:
+    # Given JSON nested past the limit: deep enough to exhaust the decoder's stack, or merely deep
+    data = b"[" * depth + b"1" + b"]" * depth
+
+    # When parsed, then refused with the nesting limit, never the decoder's recursion message
+    with pytest.raises(UnreadableDocument, match=f"more than {MAX_JSON_DEPTH} levels deep") as caught:
+        parse_document(filename, data)
+    assert "recursion" not in caught.value.message
+
+
+def test_given_json_nested_to_the_limit_when_parsed_then_indexed() -> None:
+    depth = MAX_JSON_DEPTH
+    doc = parse_document("nested.json", b"[" * depth + b'"bottom"' + b"]" * depth)
+
+    assert doc.sections[0].text.endswith("[0]: bottom")

@@ -82,3 +82,21 @@ def test_a_batch_that_fails_whole_is_reported_message_by_message(container: Cont
 def test_an_empty_batch_acknowledges_nothing(container: Container) -> None:
     result = load_handler("ingestion").lambda_handler({"Records": []}, LambdaContext(), container=container)
     assert result == {"batchItemFailures": []}
+
+
+class LateContext(LambdaContext):
+    """An invocation with 5 s left: too little to start a message."""
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 5_000
+
+
+def test_a_message_that_would_start_with_too_little_time_left_is_left_for_redelivery(
+    container: Container,
+) -> None:
+    late = message(created("acme/docs/pump.md", "0D"))
+
+    result = load_handler("ingestion").lambda_handler({"Records": [late]}, LateContext(), container=container)
+
+    assert result == {"batchItemFailures": [{"itemIdentifier": late["messageId"]}]}
+    assert container.documents.get("acme", "docs", "pump.md") is None  # never claimed: not a failed document
