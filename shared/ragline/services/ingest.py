@@ -319,7 +319,6 @@ class IngestService:
         progress: Callable[[int], None] | None,
     ) -> IngestResult:
         store = self._stores.scoped(_scope(record))
-        written = False
         try:
             began = self._now()
             parsed, chunks = self._prepare(record, filename, data)
@@ -335,7 +334,6 @@ class IngestService:
             )
             done = 0
             for batch in run.batches(chunks):  # vectors of one batch in memory at a time
-                written = True
                 store.upsert(batch, generation=record.generation)
                 done += len(batch)
                 if progress:
@@ -346,9 +344,7 @@ class IngestService:
         except errors.Superseded:
             store.discard(record.document_id, generation=record.generation)
             raise
-        except DOCUMENT_ERRORS as exc:
-            if written:  # e.g. its embedding outgrew the run: none of this version may be served
-                store.discard(record.document_id, generation=record.generation)
+        except DOCUMENT_ERRORS as exc:  # e.g. its embedding outgrew the run: _reject discards what it wrote
             self._reject(store, record, exc)
             raise
         except errors.RaglineError as exc:
