@@ -40,16 +40,25 @@ class VersionedBucket:
     def __init__(self, name: str = BUCKET) -> None:
         self.name = name
         self.versions: dict[str, list[_Version]] = {}
+        self.bytes_read = 0
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
 
     # the ObjectStore port (what the ingest service reads)
-    def get(self, key: str) -> bytes:
+    def get(self, key: str, *, version_id: str = "", limit: int | None = None) -> bytes:
         with self._lock:
-            versions = self.versions.get(key)
-            if not versions or versions[-1].data is None:
+            versions = self.versions.get(key, [])
+            if version_id:
+                found = [v.data for v in versions if v.version_id == version_id and v.data is not None]
+            else:
+                found = [versions[-1].data] if versions and versions[-1].data is not None else []
+            if not found or found[0] is None:
                 raise errors.NotFound(f"no object {key!r}")
-            return versions[-1].data
+            data = found[0]
+            if limit is not None and len(data) > limit:
+                raise errors.DocumentTooLarge(f"{key} is {len(data)} bytes", filename=key, limit=limit)
+            self.bytes_read += len(data)
+            return data
 
     def put(self, key: str, data: bytes) -> None:
         self.upload(key, data)
