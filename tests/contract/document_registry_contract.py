@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from ragline.domain.documents import Claim, DocumentRecord, document_id_for, normalise_sequencer
 from ragline.ports import DocumentRegistry
+from tests.support.clock import ManualClock
 
 T, N = "acme", "docs"
 S1, S2, S3 = "0055AED6DCD90281E5", "0055AED6DCD90281E6", "0055AED6DCD90281F0"
@@ -25,19 +26,6 @@ SHORT_NEWER = "0056"  # shorter but greater than all of the above
 LEASE = 330.0
 WALL_CLOCK = "18ED0A5B3C2D1E0F"
 """The "sequencer" a local write stored before issue 24 (``time_ns`` in hex): above every S3 one."""
-
-
-class ManualClock:
-    """The registry's clock, moved by the test (a lease runs out when the test says so)."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 15, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 def claim(registry: DocumentRegistry, doc: str, sequencer: str | None, **kw: object) -> Claim:

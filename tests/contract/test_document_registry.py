@@ -18,8 +18,9 @@ from ragline.adapters.aws.documents import DynamoDbDocumentRegistry, record_to_i
 from ragline.adapters.embedded.documents import SqliteDocumentRegistry
 from ragline.domain.documents import DocumentRecord
 from ragline.ports import DocumentRegistry
-from tests.contract.document_registry_contract import S1, DocumentRegistryContract, ManualClock
+from tests.contract.document_registry_contract import S1, DocumentRegistryContract
 from tests.support.cfn_tables import create_table_from_template
+from tests.support.clock import ManualClock
 
 pytestmark = pytest.mark.contract
 

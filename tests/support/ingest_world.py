@@ -129,6 +129,8 @@ class Worker:
     parked: threading.Event = field(default_factory=threading.Event)
     crash: bool = False
     thread: threading.Thread | None = None
+    visited: list[str] = field(default_factory=list)
+    """Every checkpoint the worker reached, in order."""
 
     @property
     def done(self) -> bool:
@@ -201,6 +203,7 @@ class Workers:
         if worker is None:  # a call from the test itself
             return
         worker.at = name
+        worker.visited.append(name)
         worker.parked.set()
         if not worker.go.wait(WAIT_S):
             raise AssertionError(f"worker parked at {name} was never resumed")
