@@ -131,6 +131,10 @@ class Worker:
     thread: threading.Thread | None = None
     visited: list[str] = field(default_factory=list)
     """Every checkpoint the worker reached, in order."""
+    claims: list[Any] = field(default_factory=list)
+    """What each of its registry claims returned (:class:`~ragline.domain.documents.Claim`)."""
+    held_beside: list[Any] = field(default_factory=list)
+    """For each claim, the records other running workers held granted claims on at that moment."""
 
     @property
     def done(self) -> bool:
@@ -229,7 +233,18 @@ class _Checkpointed:
 
         def call(*args: Any, **kwargs: Any) -> Any:
             self._workers.checkpoint(name)
-            return attr(*args, **kwargs)
+            result = attr(*args, **kwargs)
+            worker: Worker | None = getattr(self._workers.local, "worker", None)
+            if name == "claim" and worker is not None:
+                worker.held_beside.append(
+                    [
+                        w.claims[-1].record
+                        for w in self._workers.running
+                        if w is not worker and w.claims and w.claims[-1].granted
+                    ]
+                )
+                worker.claims.append(result)
+            return result
 
         return call
 
