@@ -15,6 +15,7 @@ from ragline.adapters.aws.objects import S3ObjectStore
 from ragline.adapters.embedded.objects import LocalObjectStore
 from tests.contract.object_store_contract import HOSTILE_KEYS, ObjectStoreContract
 from tests.support.moto_server import CREDENTIALS, REGION, aws_env
+from tests.support.s3_reads import CountingBody, CountingClient
 
 pytestmark = pytest.mark.contract
 
@@ -168,38 +169,6 @@ def test_s3_purge_of_a_versioned_bucket_leaves_no_version_and_no_delete_marker(s
 
 
 # -- bounded, versioned reads (issue 24 #4) ---------------------------------------------------------
-class CountingBody:
-    """A GetObject body that counts the bytes handed out."""
-
-    def __init__(self, inner: Any, counter: list[int]) -> None:
-        self._inner, self._counter = inner, counter
-
-    def read(self, amt: int | None = None) -> bytes:
-        data: bytes = self._inner.read(amt)
-        self._counter.append(len(data))
-        return data
-
-    def close(self) -> None:
-        self._inner.close()
-
-
-class CountingClient:
-    """The real moto client, whose GetObject bodies count what is read from them."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self.read: list[int] = []
-        self.requests: list[dict[str, Any]] = []
-
-    def get_object(self, **request: Any) -> dict[str, Any]:
-        self.requests.append(request)
-        response: dict[str, Any] = self._inner.get_object(**request)
-        return response | {"Body": CountingBody(response["Body"], self.read)}
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
 @pytest.fixture
 def versioned_bucket(s3_client: Any) -> Iterator[str]:
     name = f"versioned-{uuid.uuid4().hex[:16]}"
