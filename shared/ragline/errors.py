@@ -103,6 +103,14 @@ class Superseded(Conflict):
     code = "superseded"
 
 
+class DocumentBusy(Conflict):
+    """Another worker holds a live claim on this very event (a duplicate copy of its message): this
+    copy backs off without doing the work, and its redelivery finds the work done, or — once the
+    claim's lease has run out because that worker died — takes it over."""
+
+    code = "document_busy"
+
+
 class DocumentTooLarge(RaglineError):
     """The document exceeds the configured size limit."""
 

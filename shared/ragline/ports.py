@@ -305,8 +305,14 @@ class ObjectStore(Protocol):
     into another key (so one tenant's key can never alias another's object).
     """
 
-    def get(self, key: str) -> bytes:
-        """The exact bytes stored; ``NotFound`` when there is no object under ``key``."""
+    def get(self, key: str, *, version_id: str = "", limit: int | None = None) -> bytes:
+        """The exact bytes stored; ``NotFound`` when there is no object under ``key``.
+
+        ``version_id``: that version of the object (``NotFound`` when it is gone); a store that keeps
+        no versions serves its one object. ``limit``: an object longer than ``limit`` bytes is
+        refused with ``DocumentTooLarge`` (naming the key) from its stored length, before its body is
+        read, and no more than ``limit`` + 1 bytes are ever read (a body longer than its declared
+        length is refused the same way)."""
         ...
 
     def put(self, key: str, data: bytes) -> None:
@@ -331,19 +337,29 @@ class ObjectStore(Protocol):
 class DocumentRegistry(Protocol):
     """Document records and their ordering; every transition is a conditional write.
 
-    Contract (``sequencer`` is normalised, see :func:`ragline.domain.documents.normalise_sequencer`):
+    Contract (the rule is :func:`ragline.domain.documents.claim_decision`):
 
-    - ``claim`` is granted when no record exists, when ``sequencer`` is greater than the stored one,
-      or when it is equal and the stored status is ``queued``, ``processing``, ``deleting`` or
-      ``failed`` (a redelivery of an event whose work did not finish). A granted claim stores the
-      sequencer, sets status ``processing`` (``deleting`` when ``deleting=True``), increments
-      ``generation`` and ``attempts`` (attempts restart at 1 for a new sequencer), clears the error,
-      and records source/version/etag/size. Otherwise it is refused as ``stale`` (older sequencer) or
-      ``duplicate`` (same sequencer, already ``ready`` or ``deleted``), returning the stored record.
-      Each granted claim gets its own generation, also under concurrent claims.
+    - ``claim`` takes an S3 event's ``sequencer`` (normalised on the way in, see
+      :func:`~ragline.domain.documents.normalise_sequencer`) or ``None`` for a *local* write (API
+      text, the CLI). One ordering covers both: a local write is granted always (it is made now,
+      after everything stored); an S3 event is compared with the greatest S3 sequencer stored, never
+      with a local write, and is granted when no record exists or when it is greater. The same S3
+      sequencer is ``stale`` when a local write claimed after it, ``duplicate`` once ``ready`` or
+      ``deleted``, ``busy`` while ``processing``/``deleting`` under a live lease (a concurrent copy
+      of the event: it must not start the work), and granted otherwise (``queued``, ``failed``, or
+      a lease that ran out: its worker died). An older sequencer is ``stale``.
+    - A granted claim stores the S3 sequencer (a local write keeps the stored one) and its origin,
+      sets status ``processing`` (``deleting`` when ``deleting=True``), increments ``generation``
+      and ``attempts`` (attempts restart at 1 for any other event), clears the error, records
+      source/version/etag/size and, when ``lease_seconds`` > 0, ``lease_until`` = the registry's
+      clock + that long (0: no lease). Refused claims return the stored record unchanged.
+      Each granted claim gets its own generation, also under concurrent claims, and of concurrent
+      copies of one event under a lease exactly one is granted.
     - ``complete`` and ``fail`` write only while the stored generation is still the record's; they
       return False when a newer claim took over (and then change nothing).
     - ``get`` returns None when absent; ``list`` returns a namespace's records ordered by id.
+      Records stored by earlier versions read through
+      :func:`~ragline.domain.documents.upgrade_stored` and order as above.
     """
 
     def claim(
@@ -351,13 +367,14 @@ class DocumentRegistry(Protocol):
         tenant_id: str,
         namespace_id: str,
         document_id: str,
-        sequencer: str,
+        sequencer: str | None,
         *,
         deleting: bool = False,
         source: str = "",
         version_id: str = "",
         etag: str = "",
         size: int = 0,
+        lease_seconds: float = 0.0,
     ) -> Claim: ...
 
     def complete(self, record: DocumentRecord) -> bool:

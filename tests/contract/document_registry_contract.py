@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import threading
 import uuid
+from datetime import timedelta
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,22 +17,57 @@ from hypothesis import strategies as st
 
 from ragline.domain.documents import Claim, DocumentRecord, document_id_for, normalise_sequencer
 from ragline.ports import DocumentRegistry
+from tests.support.clock import ManualClock
 
 T, N = "acme", "docs"
 S1, S2, S3 = "0055AED6DCD90281E5", "0055AED6DCD90281E6", "0055AED6DCD90281F0"
 SHORT_OLDER = "0055AED6DCD9028"  # a prefix of S1: right-padded it sorts below S1
 SHORT_NEWER = "0056"  # shorter but greater than all of the above
+LEASE = 330.0
+WALL_CLOCK = "18ED0A5B3C2D1E0F"
+"""The "sequencer" a local write stored before issue 24 (``time_ns`` in hex): above every S3 one."""
 
 
-def claim(registry: DocumentRegistry, doc: str, sequencer: str, **kw: object) -> Claim:
+def claim(registry: DocumentRegistry, doc: str, sequencer: str | None, **kw: object) -> Claim:
     return registry.claim(T, N, doc, sequencer, **kw)  # type: ignore[arg-type]
 
 
+def run_concurrently(n: int, call: Any) -> list[Claim]:
+    start = threading.Barrier(n)
+    claims: list[Claim] = []
+    failures: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            start.wait()
+            claims.append(call())
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    return claims
+
+
 class DocumentRegistryContract:
-    """Subclasses provide the ``registry`` fixture."""
+    """Subclasses provide the ``registry`` fixture (on the ``clock`` fixture's time) and
+    :meth:`store_as_before`."""
 
     @pytest.fixture
-    def registry(self) -> DocumentRegistry:
+    def clock(self) -> ManualClock:
+        return ManualClock()
+
+    @pytest.fixture
+    def registry(self, clock: ManualClock) -> DocumentRegistry:
+        raise NotImplementedError
+
+    def store_as_before(self, registry: DocumentRegistry, fields: dict[str, Any]) -> None:
+        """Store a record the way the version before issue 24 did (no origin; the attempt counter
+        where that backend kept it)."""
         raise NotImplementedError
 
     # -- claim --------------------------------------------------------------------------------
@@ -124,6 +161,97 @@ class DocumentRegistryContract:
         assert gone is not None and (gone.status, gone.generation) == ("deleted", 3)
         assert claim(registry, "a.txt", S2, deleting=True).reason == "duplicate"
         assert claim(registry, "a.txt", S3).granted  # re-created by a later upload
+
+    # -- one ordering for every source (issue 24 #2) -------------------------------------------
+    def test_an_s3_upload_after_api_text_of_the_same_name_is_granted(
+        self, registry: DocumentRegistry
+    ) -> None:
+        """Issue 24 #2: API text took a wall-clock sequencer above every S3 one; the upload was stale."""
+        api = claim(registry, "a.txt", None, source="api:")
+        assert api.granted and (api.record.origin, api.record.sequencer) == ("local", "")
+        assert registry.complete(api.record.model_copy(update={"status": "ready"}))
+        upload = claim(registry, "a.txt", S1, source="s3://b/acme/docs/a.txt")
+        assert upload.granted and (upload.record.origin, upload.record.generation) == ("s3", 2)
+        assert upload.record.sequencer == normalise_sequencer(S1) and upload.record.attempts == 1
+
+    def test_a_local_write_is_granted_over_anything_and_keeps_the_s3_order(
+        self, registry: DocumentRegistry
+    ) -> None:
+        claim(registry, "a.txt", S2, lease_seconds=LEASE)  # a live S3 claim
+        api = claim(registry, "a.txt", None, source="api:", lease_seconds=LEASE)
+        assert api.granted and (api.record.origin, api.record.generation) == ("local", 2)
+        assert api.record.sequencer == normalise_sequencer(S2)
+        again = claim(registry, "a.txt", None, source="api:")  # the text replaced: granted again
+        assert again.granted and (again.record.generation, again.record.attempts) == (3, 1)
+        assert claim(registry, "a.txt", S2).reason == "stale"  # its event came before the API text
+        assert claim(registry, "a.txt", S1).reason == "stale"
+        reupload = claim(registry, "a.txt", S3)  # a re-upload after the text was replaced
+        assert reupload.granted and reupload.record.origin == "s3"
+        assert claim(registry, "a.txt", None, deleting=True).record.status == "deleting"
+
+    def test_records_stored_before_the_origin_existed_read_and_order_sensibly(
+        self, registry: DocumentRegistry
+    ) -> None:
+        common = {"tenant_id": T, "namespace_id": N, "status": "ready", "generation": 4, "attempts": 1}
+        api = common | {"document_id": "api.txt", "source": "api:", "sequencer": WALL_CLOCK}
+        s3 = common | {"document_id": "s3.txt", "source": "s3://b/acme/docs/s3.txt", "sequencer": S2}
+        for fields in (api, s3):
+            self.store_as_before(registry, fields | {"sequencer": normalise_sequencer(fields["sequencer"])})
+        old_api = registry.get(T, N, "api.txt")
+        assert old_api is not None and (old_api.origin, old_api.sequencer, old_api.generation) == (
+            "local",
+            "",
+            4,
+        )
+        old_s3 = registry.get(T, N, "s3.txt")
+        assert old_s3 is not None and (old_s3.origin, old_s3.sequencer) == ("s3", normalise_sequencer(S2))
+        assert [r.document_id for r in registry.list(T, N)] == ["api.txt", "s3.txt"]
+        upload = claim(registry, "api.txt", S1)  # an upload after legacy API text: no longer stale
+        assert upload.granted and upload.record.generation == 5
+        assert claim(registry, "s3.txt", S2).reason == "duplicate"
+        assert claim(registry, "s3.txt", S1).reason == "stale"
+        assert claim(registry, "s3.txt", S3).record.generation == 5
+
+    # -- the claim's lease (issue 24 #9) ------------------------------------------------------
+    def test_a_copy_of_an_event_under_a_live_lease_is_busy_and_takes_over_after_it(
+        self, registry: DocumentRegistry, clock: ManualClock
+    ) -> None:
+        first = claim(registry, "a.txt", S1, lease_seconds=LEASE)
+        assert first.record.lease_until == clock.now + timedelta(seconds=LEASE)
+        clock.advance(LEASE - 1)
+        copy = claim(registry, "a.txt", S1, lease_seconds=LEASE)
+        assert (copy.granted, copy.reason) == (False, "busy")
+        assert copy.record == first.record == registry.get(T, N, "a.txt")  # nothing written
+        clock.advance(1)  # the first worker's function has timed out: it is dead
+        takeover = claim(registry, "a.txt", S1, lease_seconds=LEASE)
+        assert takeover.granted and (takeover.record.generation, takeover.record.attempts) == (2, 2)
+        assert not registry.complete(first.record.model_copy(update={"status": "ready"}))
+
+    def test_a_lease_never_holds_back_a_newer_event_a_failure_or_a_finished_one(
+        self, registry: DocumentRegistry
+    ) -> None:
+        held = claim(registry, "a.txt", S1, lease_seconds=LEASE).record
+        assert claim(registry, "a.txt", S2, deleting=True, lease_seconds=LEASE).granted
+        assert not registry.fail(held, "superseded", "late")
+        newest = claim(registry, "a.txt", S3, lease_seconds=LEASE).record
+        assert registry.fail(newest, "dependency_unavailable", "embedder down")
+        assert claim(registry, "a.txt", S3, lease_seconds=LEASE).granted  # failed: retried at once
+        done = registry.get(T, N, "a.txt")
+        assert done is not None and registry.complete(done.model_copy(update={"status": "ready"}))
+        assert claim(registry, "a.txt", S3, lease_seconds=LEASE).reason == "duplicate"
+
+    def test_concurrent_copies_of_one_leased_event_grant_exactly_one(
+        self, registry: DocumentRegistry
+    ) -> None:
+        claims = run_concurrently(8, lambda: claim(registry, "a.txt", S1, lease_seconds=LEASE))
+        assert sorted(c.reason for c in claims) == ["busy"] * 7 + ["claimed"]
+        stored = registry.get(T, N, "a.txt")
+        assert stored is not None and (stored.generation, stored.attempts) == (1, 1)
+
+    def test_concurrent_local_writes_each_get_their_own_generation(self, registry: DocumentRegistry) -> None:
+        claims = run_concurrently(6, lambda: claim(registry, "a.txt", None, lease_seconds=LEASE))
+        assert all(c.granted for c in claims)
+        assert sorted(c.record.generation for c in claims) == list(range(1, 7))
 
     # -- complete / fail ----------------------------------------------------------------------
     def test_given_newer_claim_when_older_worker_completes_or_fails_then_false_and_unchanged(
@@ -222,34 +350,45 @@ class DocumentRegistryContract:
     @given(
         events=st.lists(
             st.tuples(
-                st.sampled_from([S1, S2, S3, SHORT_OLDER, SHORT_NEWER]),
+                st.sampled_from([S1, S2, S3, SHORT_OLDER, SHORT_NEWER, None]),  # None: a local write
                 st.booleans(),
                 st.sampled_from(["complete", "fail", "crash"]),
+                st.sampled_from([0.0, LEASE]),  # time passing before the next event
             ),
             min_size=1,
             max_size=10,
         )
     )
     def test_property_event_history_matches_reference_model(
-        self, registry: DocumentRegistry, events: list[tuple[str, bool, str]]
+        self,
+        registry: DocumentRegistry,
+        clock: ManualClock,
+        events: list[tuple[str | None, bool, str, float]],
     ) -> None:
         doc = f"doc-{uuid.uuid4().hex}"
         model: DocumentRecord | None = None
-        for sequencer, deleting, outcome in events:
-            seq = normalise_sequencer(sequencer)
-            c = claim(registry, doc, sequencer, deleting=deleting)
-            if model is None or seq > model.sequencer:
-                expected, attempts = "claimed", 1
-            elif seq == model.sequencer and model.status in ("processing", "deleting", "failed"):
-                expected, attempts = "claimed", model.attempts + 1
+        for sequencer, deleting, outcome, later in events:
+            seq = None if sequencer is None else normalise_sequencer(sequencer)
+            c = claim(registry, doc, sequencer, deleting=deleting, lease_seconds=LEASE)
+            if model is None or seq is None or seq > model.sequencer:
+                expected = "claimed"
+            elif seq < model.sequencer or model.origin == "local":
+                expected = "stale"
+            elif model.status in ("ready", "deleted"):
+                expected = "duplicate"
+            elif model.status in ("processing", "deleting") and clock.now < model.lease_until:  # type: ignore[operator]
+                expected = "busy"
             else:
-                expected = "stale" if seq < model.sequencer else "duplicate"
+                expected = "claimed"
             assert c.reason == expected and c.granted == (expected == "claimed")
+            clock.advance(later)
             if not c.granted:
                 assert c.record == model
                 continue
+            same_event = model is not None and model.origin == "s3" and seq == model.sequencer
             assert c.record.generation == (model.generation if model else 0) + 1
-            assert c.record.attempts == attempts
+            assert c.record.attempts == (model.attempts + 1 if same_event else 1)  # type: ignore[union-attr]
+            assert c.record.sequencer == (seq if seq is not None else model.sequencer if model else "")
             model = c.record
             if outcome == "complete":
                 assert registry.complete(

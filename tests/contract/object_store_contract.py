@@ -8,6 +8,8 @@ unchanged. The rules, beyond the port's docstring:
 - ``delete`` is idempotent: deleting a missing key is a no-op, as S3's ``DeleteObject`` is.
 - ``list(prefix)`` returns the keys under the *folder* ``prefix``, sorted: ``t/ns`` and ``t/ns/``
   list ``t/ns/…`` and never a sibling such as ``t/ns2/…`` (another tenant or namespace).
+- ``get(key, limit=n)`` returns an object of at most ``n`` bytes and refuses a longer one with
+  ``DocumentTooLarge`` naming the key (issue 24 #4: the worker's reads are bounded by the limit).
 - A key is never an alias of another key: a hostile key (``..`` segments, absolute paths) is either
   refused with ``InvalidRequest`` or stored under exactly itself; it never reads or overwrites
   another key's object.
@@ -77,6 +79,21 @@ class ObjectStoreContract:
         # Then
         assert objects.get("acme/docs/a.txt") == b"second"
         assert objects.list("acme/docs") == ["acme/docs/a.txt"]
+
+    def test_a_bounded_get_returns_an_object_up_to_the_limit_and_refuses_a_longer_one(
+        self, objects: ObjectStore
+    ) -> None:
+        objects.put("acme/docs/big.bin", LARGE)
+        assert objects.get("acme/docs/big.bin", limit=len(LARGE)) == LARGE
+        for limit in (len(LARGE) - 1, 1024, 0):
+            with pytest.raises(errors.DocumentTooLarge) as refused:
+                objects.get("acme/docs/big.bin", limit=limit)
+            assert refused.value.details["filename"] == "acme/docs/big.bin"
+            assert refused.value.details["limit"] == limit
+        objects.put("acme/docs/empty.txt", b"")
+        assert objects.get("acme/docs/empty.txt", limit=0) == b""
+        with pytest.raises(errors.NotFound):
+            objects.get("acme/docs/never.txt", limit=10)
 
     @pytest.mark.parametrize("key", ["acme/docs/never.txt", "acme/docs", "acme"])
     def test_given_no_object_at_a_key_when_get_then_not_found(self, objects: ObjectStore, key: str) -> None:

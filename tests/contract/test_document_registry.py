@@ -5,6 +5,8 @@ The DynamoDB table is created from ``DocumentsTable`` in ``template.yaml``, fres
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,18 +14,33 @@ from typing import Any
 
 import pytest
 
-from ragline.adapters.aws.documents import DynamoDbDocumentRegistry
+from ragline.adapters.aws.documents import DynamoDbDocumentRegistry, record_to_item
 from ragline.adapters.embedded.documents import SqliteDocumentRegistry
+from ragline.domain.documents import DocumentRecord
+from ragline.ports import DocumentRegistry
 from tests.contract.document_registry_contract import S1, DocumentRegistryContract
 from tests.support.cfn_tables import create_table_from_template
+from tests.support.clock import ManualClock
 
 pytestmark = pytest.mark.contract
 
 
 class TestSqliteDocumentRegistry(DocumentRegistryContract):
     @pytest.fixture
-    def registry(self, tmp_path: Path) -> SqliteDocumentRegistry:
-        return SqliteDocumentRegistry(tmp_path / "documents.sqlite")
+    def registry(self, tmp_path: Path, clock: ManualClock) -> SqliteDocumentRegistry:
+        return SqliteDocumentRegistry(tmp_path / "documents.sqlite", clock=clock)
+
+    def store_as_before(self, registry: DocumentRegistry, fields: dict[str, Any]) -> None:
+        assert isinstance(registry, SqliteDocumentRegistry)
+        body = DocumentRecord.model_validate(fields).model_dump(
+            mode="json", exclude={"origin", "lease_until"}
+        )
+        key = (fields["tenant_id"], fields["namespace_id"], fields["document_id"])
+        registry.get(*key)  # opens the file with its schema
+        with sqlite3.connect(registry.path) as db:
+            db.execute(
+                "INSERT INTO documents VALUES (?,?,?,?,?)", (*key, fields["generation"], json.dumps(body))
+            )
 
 
 @pytest.fixture
@@ -35,8 +52,18 @@ def documents_table(dynamodb_client: Any) -> Iterator[str]:
 
 class TestDynamoDbDocumentRegistry(DocumentRegistryContract):
     @pytest.fixture
-    def registry(self, dynamodb_client: Any, documents_table: str) -> DynamoDbDocumentRegistry:
-        return DynamoDbDocumentRegistry(documents_table, client=dynamodb_client)
+    def registry(
+        self, dynamodb_client: Any, documents_table: str, clock: ManualClock
+    ) -> DynamoDbDocumentRegistry:
+        return DynamoDbDocumentRegistry(documents_table, client=dynamodb_client, clock=clock)
+
+    def store_as_before(self, registry: DocumentRegistry, fields: dict[str, Any]) -> None:
+        assert isinstance(registry, DynamoDbDocumentRegistry)
+        record = DocumentRecord.model_validate(fields)
+        item = record_to_item(record)
+        del item["origin"], item["attempts"]
+        item[f"attempts#{record.sequencer}"] = {"N": str(record.attempts)}  # where it was kept then
+        registry._client().put_item(TableName=registry.table_name, Item=item)
 
 
 def test_sqlite_claims_from_two_registries_on_one_file_are_serialised(tmp_path: Path) -> None:

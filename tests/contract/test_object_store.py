@@ -15,6 +15,7 @@ from ragline.adapters.aws.objects import S3ObjectStore
 from ragline.adapters.embedded.objects import LocalObjectStore
 from tests.contract.object_store_contract import HOSTILE_KEYS, ObjectStoreContract
 from tests.support.moto_server import CREDENTIALS, REGION, aws_env
+from tests.support.s3_reads import CountingBody, CountingClient
 
 pytestmark = pytest.mark.contract
 
@@ -165,3 +166,68 @@ def test_s3_purge_of_a_versioned_bucket_leaves_no_version_and_no_delete_marker(s
     assert objects.purge("acme") == 0
     objects.purge("globex")
     s3_client.delete_bucket(Bucket=name)
+
+
+# -- bounded, versioned reads (issue 24 #4) ---------------------------------------------------------
+@pytest.fixture
+def versioned_bucket(s3_client: Any) -> Iterator[str]:
+    name = f"versioned-{uuid.uuid4().hex[:16]}"
+    s3_client.create_bucket(Bucket=name)
+    s3_client.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
+    yield name
+    S3ObjectStore(name, client=s3_client).purge("acme")
+    s3_client.delete_bucket(Bucket=name)
+
+
+def test_s3_bounded_get_refuses_from_the_content_length_without_reading_the_body(
+    s3_client: Any, bucket: str
+) -> None:
+    """Issue 24 #4: 120 MiB were read to refuse a file; now not one byte of an object over the limit."""
+    s3_client.put_object(Bucket=bucket, Key="acme/docs/big.bin", Body=b"x" * (2 * 1024 * 1024))
+    client = CountingClient(s3_client)
+    with pytest.raises(errors.DocumentTooLarge) as refused:
+        S3ObjectStore(bucket, client=client).get("acme/docs/big.bin", limit=1024)
+    assert refused.value.details["size"] == 2 * 1024 * 1024
+    assert sum(client.read) == 0
+
+
+def test_s3_get_of_a_version_reads_that_version_and_not_found_once_it_is_gone(
+    s3_client: Any, versioned_bucket: str
+) -> None:
+    client = CountingClient(s3_client)
+    objects = S3ObjectStore(versioned_bucket, client=client)
+    first = s3_client.put_object(Bucket=versioned_bucket, Key="acme/docs/a.txt", Body=b"small")["VersionId"]
+    s3_client.put_object(Bucket=versioned_bucket, Key="acme/docs/a.txt", Body=b"y" * 4096)
+    assert objects.get("acme/docs/a.txt", version_id=first, limit=100) == b"small"
+    assert client.requests[-1]["VersionId"] == first
+    with pytest.raises(errors.DocumentTooLarge):
+        objects.get("acme/docs/a.txt", limit=100)  # the current version is over the limit
+    s3_client.delete_object(Bucket=versioned_bucket, Key="acme/docs/a.txt", VersionId=first)
+    with pytest.raises(errors.NotFound):
+        objects.get("acme/docs/a.txt", version_id=first, limit=100)
+
+
+class LyingClient:
+    """A GetObject whose body is longer than its declared Content-Length (a proxy, a bug)."""
+
+    def __init__(self, data: bytes, declared: int) -> None:
+        self.data, self.declared = data, declared
+        self.read: list[int] = []
+
+    def get_object(self, **request: Any) -> dict[str, Any]:
+        import io
+
+        return {"ContentLength": self.declared, "Body": CountingBody(io.BytesIO(self.data), self.read)}
+
+
+def test_s3_bounded_get_never_reads_past_the_limit_whatever_the_length_says() -> None:
+    client = LyingClient(b"z" * 10_000, declared=10)
+    with pytest.raises(errors.DocumentTooLarge):
+        S3ObjectStore("b", client=client).get("acme/docs/a.txt", limit=100)
+    assert sum(client.read) == 101
+
+
+def test_local_get_of_a_version_serves_the_one_file_a_folder_keeps(tmp_path: Path) -> None:
+    objects = LocalObjectStore(tmp_path)
+    objects.put("acme/docs/a.txt", b"abc")
+    assert objects.get("acme/docs/a.txt", version_id="ignored: a folder keeps one version", limit=3) == b"abc"

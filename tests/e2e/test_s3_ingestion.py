@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
 from tests.support.cfn_tables import create_table_from_template
 from tests.support.lambda_harness import load_handler
+from tests.support.s3_reads import CountingClient
 
 pytestmark = [pytest.mark.e2e, pytest.mark.opensearch]
 SCOPE = TenantScope(tenant_id="acme", namespace_id="docs")
@@ -37,7 +39,9 @@ SHARED_EMBEDDER = LocalOnnxEmbedder()
 
 
 class World:
-    def __init__(self, endpoint: str, opensearch_url: str, tmp: Path) -> None:
+    def __init__(
+        self, endpoint: str, opensearch_url: str, tmp: Path, settings: IngestSettings | None = None
+    ) -> None:
         session = boto3.session.Session(region_name="us-east-1")
         self.s3 = session.client("s3", endpoint_url=endpoint)
         self.sqs = session.client("sqs", endpoint_url=endpoint)
@@ -65,14 +69,15 @@ class World:
         self.stores = OpenSearchVectorStoreProvider(
             build_client(Settings(opensearch_url=opensearch_url)), index=f"test-{suffix}", dimension=384
         )
+        self.reads = CountingClient(self.s3)
         self.service = IngestService(
             registry=registry,
             documents=self.documents,
             stores=self.stores,
             embedder=SHARED_EMBEDDER,
             tokenizer=WordCachedCounter(SHARED_EMBEDDER),
-            settings=IngestSettings(),
-            objects=S3ObjectStore(self.bucket, client=self.s3),
+            settings=settings or IngestSettings(),
+            objects=S3ObjectStore(self.bucket, client=self.reads),
         )
         self.container = Container(Settings(home=tmp), ingest=self.service)
 
@@ -116,6 +121,30 @@ def sqs_event(messages: list[dict[str, Any]]) -> dict[str, Any]:
             for m in messages
         ]
     }
+
+
+def object_of(message: dict[str, Any]) -> dict[str, Any]:
+    obj: dict[str, Any] = json.loads(message["Body"])["Records"][0]["s3"]["object"]
+    return obj
+
+
+def as_s3_sends(message: dict[str, Any], **fields: str) -> dict[str, Any]:
+    """The message with the object fields S3 sends and moto omits (``versionId`` of a versioned
+    bucket, the ``sequencer``)."""
+    body = json.loads(message["Body"])
+    body["Records"][0]["s3"]["object"] |= fields
+    return message | {"Body": json.dumps(body)}
+
+
+def version_delete_event(like: dict[str, Any], version_id: str) -> dict[str, Any]:
+    """The ``ObjectRemoved:Delete`` S3 sends when one version is deleted by id (no size), later
+    than ``like``."""
+    body = json.loads(like["Body"])
+    record = body["Records"][0]
+    record["eventName"] = "ObjectRemoved:Delete"
+    record["eventTime"] = datetime.now(UTC).isoformat()
+    record["s3"]["object"] = {"key": record["s3"]["object"]["key"], "versionId": version_id}
+    return like | {"Body": json.dumps(body), "MessageId": str(uuid.uuid4())}
 
 
 def key_of(message: dict[str, Any]) -> str:
@@ -215,3 +244,61 @@ def test_unknown_namespace_is_recorded_not_indexed(world: World, handler: Handle
     record = world.documents.get("acme", "ghost", "notes.txt")
     assert record is not None and record.status == "failed" and record.error_code == "namespace_not_found"
     assert world.stores.scoped(TenantScope(tenant_id="acme", namespace_id="ghost")).count() == 0
+
+
+# -- issue 24 ----------------------------------------------------------------------------------------------
+def test_an_s3_upload_after_api_text_of_the_same_name_is_indexed(world: World, handler: Handler) -> None:
+    """#2: API text took a wall-clock sequencer above every S3 one, so the upload was acknowledged as
+    stale, for good; on DynamoDB records through the real handler."""
+    world.service.ingest(SCOPE, filename="notes.txt", data=b"The lobby opens at nine.", source="api:")
+    world.put("notes.txt", b"The lobby opens at seven on weekdays.")
+    [upload] = world.receive(1)
+    assert handler([as_s3_sends(upload, sequencer="0062A1F3C4D5E6F708")]) == {"batchItemFailures": []}
+    record = world.documents.get("acme", "docs", "notes.txt")
+    assert record is not None and (record.status, record.origin) == ("ready", "s3")
+    assert record.source.startswith("s3://")
+    assert [h.chunk.text for h in world.store().search(KeywordQuery(text="lobby"))] == [
+        "The lobby opens at seven on weekdays."
+    ]
+
+
+LIMIT = 64 * 1024
+
+
+@pytest.fixture
+def small_limit_world(
+    moto_endpoint: str, moto_aws_env: dict[str, str], opensearch_url: str, tmp_path: Path
+) -> Iterator[World]:
+    w = World(moto_endpoint, opensearch_url, tmp_path, IngestSettings(max_document_bytes=LIMIT))
+    yield w
+    w.stores.drop()
+
+
+def test_events_read_the_version_they_name_and_never_the_big_current_object(
+    small_limit_world: World,
+) -> None:
+    """#4: a late event for a small version and a version-delete event (no size) read all of the
+    current object: here one 4 MiB object past a 64 KiB limit, read not at all."""
+    world, handler = small_limit_world, Handler(small_limit_world)
+    small = b"Pumps are primed with clean water."
+    first = world.s3.put_object(Bucket=world.bucket, Key="acme/docs/pump.txt", Body=small)["VersionId"]
+    world.put("pump.txt", b"word " * (800 * 1024))  # the current version, 4 MiB
+    early, late = sorted(world.receive(2), key=lambda m: object_of(m)["size"])
+    early = as_s3_sends(early, versionId=first)
+
+    assert handler([early]) == {"batchItemFailures": []}  # the small version's event, handled late
+    assert sum(world.reads.read) <= len(small) + 1 and world.reads.requests[-1]["VersionId"] == first
+    record = world.documents.get("acme", "docs", "pump.txt")
+    assert record is not None and record.status == "ready" and record.version_id == first
+
+    assert handler([late]) == {"batchItemFailures": [{"itemIdentifier": late["MessageId"]}]}
+    world.s3.delete_object(Bucket=world.bucket, Key="acme/docs/pump.txt", VersionId=first)
+    version_deleted = version_delete_event(late, first)  # moto sends none for a non-current version
+    assert handler([version_deleted]) == {
+        "batchItemFailures": [{"itemIdentifier": version_deleted["MessageId"]}]
+    }
+    assert sum(world.reads.read) <= len(small) + 1  # not one byte of the 4 MiB version
+    failed = world.documents.get("acme", "docs", "pump.txt")
+    assert failed is not None and (failed.status, failed.error_code) == ("failed", "document_too_large")
+    assert "acme/docs/pump.txt" in failed.error_message
+    assert world.store().count("pump.txt") == 0

@@ -33,11 +33,12 @@ from ragline.adapters.embedded.documents import SqliteDocumentRegistry
 from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.documents.chunker import chunk_document
 from ragline.documents.parsers import parse_document
-from ragline.domain.documents import document_id_for
+from ragline.domain.documents import document_id_for, normalise_sequencer
 from ragline.domain.models import KeywordQuery, TenantScope
 from ragline.ports import VectorStoreProvider
 from ragline.services.ingest import IngestService, IngestSettings
 from ragline.services.namespaces import new_namespace
+from tests.support.clock import ManualClock
 from tests.support.fakes import BowEmbedder
 from tests.support.ingest_world import VersionedBucket, Worker, Workers, served_texts
 
@@ -90,7 +91,8 @@ class IngestModel(RuleBasedStateMachine):
         registry.create_namespace(new_namespace("acme", ns))
         self.bucket = VersionedBucket()
         self.workers = Workers()
-        self.documents = SqliteDocumentRegistry(self.home / f"{ns}-d.sqlite")
+        self.clock = ManualClock()
+        self.documents = SqliteDocumentRegistry(self.home / f"{ns}-d.sqlite", clock=self.clock)
         self.service = IngestService(
             registry=registry,
             documents=self.workers.documents(self.documents),
@@ -103,6 +105,8 @@ class IngestModel(RuleBasedStateMachine):
         )
         self.queue: list[str] = []
         self.sent: list[str] = []
+        self.api_text: dict[str, tuple[bytes, str]] = {}
+        """Per path, the last API text written and the S3 order stored when it was written."""
         self.store = self.provider.scoped(self.scope)
 
     def key(self, path: str) -> str:
@@ -113,9 +117,12 @@ class IngestModel(RuleBasedStateMachine):
         self.sent.append(message)
 
     def settle(self, worker_done: bool, outcome: str, message: str) -> None:
-        """A worker that died or failed leaves its message on the queue (SQS redelivers it)."""
+        """A worker that died or failed leaves its message on the queue (SQS redelivers it). A dead
+        worker's message comes back after the visibility timeout, by when its claim's lease is over."""
         if worker_done and outcome != "ok":
             self.queue.append(message)
+        if worker_done and outcome == "crashed":
+            self.clock.advance(CHUNKING.claim_lease_seconds)
 
     # -- what S3 users do -----------------------------------------------------------------------
     @rule(path=st.sampled_from(PATHS), version=LONG_FIRST)
@@ -134,6 +141,19 @@ class IngestModel(RuleBasedStateMachine):
         STEPS[self.kind] += 1
         if self.key(path) in self.bucket.versions:
             self.send(self.bucket.remove_version(self.key(path), index))
+
+    @rule(path=st.sampled_from(PATHS), version=SHORT_FIRST)
+    def write_api_text(self, path: str, version: int) -> None:
+        """Text sent through the API under the key's name: the same document, written now."""
+        STEPS[self.kind] += 1
+        data = VERSIONS[max(version, 0)]
+        doc = document_id_for(path)
+        self.service.ingest(
+            self.scope, filename=path.rsplit("/", 1)[-1], data=data, document_id=doc, source="api:"
+        )
+        record = self.documents.get("acme", self.scope.namespace_id, doc)
+        assert record is not None and record.origin == "local"
+        self.api_text[path] = (data, record.sequencer)
 
     # -- what SQS and Lambda do -----------------------------------------------------------------
     @precondition(lambda self: self.queue)
@@ -154,6 +174,23 @@ class IngestModel(RuleBasedStateMachine):
             self.settle(True, self.workers.finish(worker), message)
         elif mode == "race":
             self.race(worker, steps, version, then_check)
+
+    @precondition(lambda self: self.workers.running)
+    @rule(pick=st.integers(0, 50), first_claims=st.booleans(), fast=st.booleans())
+    def deliver_a_copy_beside_its_worker(self, pick: int, first_claims: bool, fast: bool) -> None:
+        """SQS delivers a copy of a message whose worker is still at work (at-least-once delivery),
+        maybe once that worker has made its claim; the copy runs to its end, or waits at its first
+        checkpoint."""
+        STEPS[self.kind] += 1
+        running = self.workers.running
+        if running:
+            first = running[pick % len(running)]
+            if first_claims and not first.claims:
+                self.workers.step(first)
+                self.settle(first.done, first.outcome, first.message)
+            copy = self.workers.start(self.service.handle_notification, first.message)
+            if fast:
+                self.settle(True, self.workers.finish(copy), first.message)
 
     @precondition(lambda self: self.sent)
     @rule(pick=st.integers(0, 50))
@@ -243,11 +280,22 @@ class IngestModel(RuleBasedStateMachine):
                 return
         raise AssertionError("the queue never drained: a message keeps failing")
 
+    def s3_spoke_after(self, path: str, order: str) -> bool:
+        """Whether an S3 event of the key's was sent with a sequencer above ``order``."""
+        for message in self.sent:
+            record = json.loads(message)["Records"][0]
+            obj = record["s3"]["object"]
+            if unquote_plus(obj["key"]) == self.key(path) and normalise_sequencer(obj["sequencer"]) > order:
+                return True
+        return False
+
     def check(self) -> None:
         total = 0
         for path in PATHS:
             doc = document_id_for(path)
             data = self.bucket.current(self.key(path))
+            if path in self.api_text and not self.s3_spoke_after(path, self.api_text[path][1]):
+                data = self.api_text[path][0]  # the last writer of the name is the API
             served = served_texts(self.store, doc)
             record = self.documents.get("acme", self.scope.namespace_id, doc)
             if data is None:
@@ -279,6 +327,25 @@ class IngestModel(RuleBasedStateMachine):
     @invariant()
     def workers_never_hang(self) -> None:
         assert all(w.at for w in self.workers.running)
+
+    @invariant()
+    def one_live_claim_per_event(self) -> None:
+        """Issue 24 #9: a copy of a message never claims its event while another worker is running
+        on that event's claim, unless that claim's lease had run out (its worker presumed dead)."""
+        for worker in self.workers.all:
+            for claim, beside in zip(worker.claims, worker.held_beside, strict=True):
+                mine = claim.record
+                if not claim.granted or mine.origin != "s3":
+                    continue
+                for other in beside:
+                    if (other.document_id, other.sequencer, other.origin) == (
+                        mine.document_id,
+                        mine.sequencer,
+                        "s3",
+                    ):
+                        assert other.lease_until is not None and mine.updated_at >= other.lease_until, (
+                            f"two workers hold {mine.document_id}@{mine.sequencer} under a live lease"
+                        )
 
     def teardown(self) -> None:
         self.drain()

@@ -23,6 +23,7 @@ from ragline.domain.models import TenantScope
 from ragline.ports import VectorStoreProvider
 from ragline.services.ingest import IngestService, IngestSettings
 from ragline.services.namespaces import new_namespace
+from tests.support.clock import ManualClock
 from tests.support.fakes import BowEmbedder
 from tests.support.ingest_world import Crash, VersionedBucket, Workers, served_texts
 
@@ -38,20 +39,26 @@ def version(tag: str, n: int) -> bytes:
     ).encode()
 
 
+LIMIT = 4096
+"""The worlds' document size limit (small, so "a big object" is cheap to make)."""
+
+
 class World:
     def __init__(self, stores: VectorStoreProvider, home: Path) -> None:
         registry = SqliteTenantRegistry(home / "t.sqlite")
         registry.create_namespace(new_namespace("acme", "docs"))
         self.bucket = VersionedBucket()
         self.workers = Workers()
-        self.documents = SqliteDocumentRegistry(home / "d.sqlite")
+        self.clock = ManualClock()
+        self.documents = SqliteDocumentRegistry(home / "d.sqlite", clock=self.clock)
+        self.settings = IngestSettings(chunk_tokens=12, chunk_overlap_tokens=0, max_document_bytes=LIMIT)
         self.service = IngestService(
             registry=registry,
             documents=self.workers.documents(self.documents),
             stores=self.workers.stores(stores),
             embedder=self.workers.embedder(BowEmbedder()),
             tokenizer=BowEmbedder(),
-            settings=IngestSettings(chunk_tokens=12, chunk_overlap_tokens=0),
+            settings=self.settings,
             objects=self.workers.objects(self.bucket),
             bucket=self.bucket.name,
         )
@@ -183,6 +190,105 @@ def test_removing_the_delete_marker_reindexes_the_restored_object(world: World) 
     assert world.texts() == []
     assert world.run(world.bucket.remove_version(KEY, -1)) == "ok"  # the marker: an undelete
     only(world, "one", 3)
+
+
+# issue 24 #2: one ordering for every source -------------------------------------------------------------
+def test_an_s3_upload_after_api_text_of_the_same_name_replaces_it(world: World) -> None:
+    """API text took a wall-clock sequencer above every S3 one: the upload was acknowledged as stale."""
+    world.service.ingest(SCOPE, filename="guide.md", data=version("api", 3), source="api:")
+    only(world, "api", 3)
+    assert world.run(world.bucket.upload(KEY, version("s3", 4))) == "ok"
+    only(world, "s3", 4)
+
+
+def test_a_reupload_after_the_api_text_was_replaced_is_indexed(world: World) -> None:
+    assert world.run(world.bucket.upload(KEY, version("one", 2))) == "ok"
+    world.service.ingest(SCOPE, filename="guide.md", data=version("api", 3), source="api:")
+    world.service.ingest(SCOPE, filename="guide.md", data=version("text", 5), source="api:")
+    only(world, "text", 5)
+    first = world.bucket.upload(KEY, version("two", 4))
+    assert world.run(first) == "ok"
+    only(world, "two", 4)
+    assert world.run(first) == "ok"  # redelivered: a duplicate
+    only(world, "two", 4)
+
+
+def test_an_upload_event_redelivered_after_api_text_leaves_the_text(world: World) -> None:
+    """The API text came after that upload (its event was handled first): the later write stays."""
+    upload = world.bucket.upload(KEY, version("one", 2))
+    assert world.run(upload) == "ok"
+    world.service.ingest(SCOPE, filename="guide.md", data=version("api", 3), source="api:")
+    assert world.run(upload) == "ok"  # stale: a local write claimed after it
+    only(world, "api", 3)
+
+
+# issue 24 #4: reads bounded by what is read ---------------------------------------------------------------
+def big(tag: str) -> bytes:
+    data = version(tag, 200)
+    assert len(data) > LIMIT
+    return data
+
+
+def test_a_late_event_for_a_small_version_reads_that_version_not_the_big_current_one(world: World) -> None:
+    small = world.bucket.upload(KEY, version("small", 3))
+    large = world.bucket.upload(KEY, big("big"))  # the current version, over the limit
+    assert world.run(small) == "ok"  # delivered late, but before the big one's event
+    assert world.bucket.bytes_read == len(version("small", 3))
+    only(world, "small", 3)  # briefly the version the event names; the next event settles it
+    assert world.run(large) == "failed:document_too_large"  # refused from the event's size
+    assert world.bucket.bytes_read == len(version("small", 3))
+    record = world.documents.get("acme", "docs", DOC)
+    assert record is not None and (record.status, record.error_code) == ("failed", "document_too_large")
+    assert world.texts() == []
+
+
+def test_a_version_delete_event_does_not_read_the_big_current_object(world: World) -> None:
+    assert world.run(world.bucket.upload(KEY, version("small", 3))) == "ok"
+    assert world.run(world.bucket.upload(KEY, big("big"))) == "failed:document_too_large"
+    # the small, non-current version is deleted: its event has no size; S3 serves the big one
+    assert world.run(world.bucket.remove_version(KEY, 0)) == "failed:document_too_large"
+    assert world.bucket.bytes_read == len(version("small", 3))  # nothing of the big object
+    record = world.documents.get("acme", "docs", DOC)
+    assert record is not None and record.status == "failed" and KEY in record.error_message
+    assert world.texts() == []
+
+
+def test_an_upload_event_whose_version_is_gone_reads_what_s3_serves_now(world: World) -> None:
+    first = world.bucket.upload(KEY, version("one", 3))
+    world.bucket.upload(KEY, version("two", 4))
+    world.bucket.remove_version(KEY, 0)  # v1 deleted before its event is handled
+    assert world.run(first) == "ok"
+    only(world, "two", 4)
+
+
+# issue 24 #9: a duplicate copy of a message does not embed before it holds the claim -----------------------
+def test_a_concurrent_copy_of_a_message_backs_off_without_reading_or_embedding(world: World) -> None:
+    message = world.bucket.upload(KEY, version("one", 6))
+    first = world.workers.start(world.service.handle_notification, message)
+    world.workers.step(first)  # claimed, parked before reading the object
+    assert first.at == "get"
+    copy = world.workers.start(world.service.handle_notification, message)
+    assert world.workers.finish(copy) == "failed:document_busy"  # its message comes back later
+    assert copy.visited == ["claim"]  # no read, no embedding, no write
+    assert world.workers.finish(first) == "ok"
+    only(world, "one", 6)
+    assert world.run(message) == "ok"  # the copy's redelivery: a duplicate, one registry read
+    only(world, "one", 6)
+
+
+def test_a_copy_arriving_after_its_worker_died_takes_over_once_the_lease_ran_out(world: World) -> None:
+    message = world.bucket.upload(KEY, version("one", 6))
+    dead = world.workers.start(world.service.handle_notification, message)
+    while dead.at != "upsert":
+        world.workers.step(dead)
+    world.workers.step(dead, crash=True)  # killed mid-work: its claim stays `processing`
+    early = world.workers.start(world.service.handle_notification, message)
+    assert world.workers.finish(early) == "failed:document_busy"
+    world.clock.advance(world.settings.claim_lease_seconds)  # SQS brings it back after the lease
+    assert world.run(message) == "ok"
+    only(world, "one", 6)
+    record = world.documents.get("acme", "docs", DOC)
+    assert record is not None and record.attempts == 2
 
 
 # 7 ---------------------------------------------------------------------------------------------------

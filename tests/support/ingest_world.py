@@ -40,16 +40,25 @@ class VersionedBucket:
     def __init__(self, name: str = BUCKET) -> None:
         self.name = name
         self.versions: dict[str, list[_Version]] = {}
+        self.bytes_read = 0
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
 
     # the ObjectStore port (what the ingest service reads)
-    def get(self, key: str) -> bytes:
+    def get(self, key: str, *, version_id: str = "", limit: int | None = None) -> bytes:
         with self._lock:
-            versions = self.versions.get(key)
-            if not versions or versions[-1].data is None:
+            versions = self.versions.get(key, [])
+            if version_id:
+                found = [v.data for v in versions if v.version_id == version_id and v.data is not None]
+            else:
+                found = [versions[-1].data] if versions and versions[-1].data is not None else []
+            if not found or found[0] is None:
                 raise errors.NotFound(f"no object {key!r}")
-            return versions[-1].data
+            data = found[0]
+            if limit is not None and len(data) > limit:
+                raise errors.DocumentTooLarge(f"{key} is {len(data)} bytes", filename=key, limit=limit)
+            self.bytes_read += len(data)
+            return data
 
     def put(self, key: str, data: bytes) -> None:
         self.upload(key, data)
@@ -120,6 +129,12 @@ class Worker:
     parked: threading.Event = field(default_factory=threading.Event)
     crash: bool = False
     thread: threading.Thread | None = None
+    visited: list[str] = field(default_factory=list)
+    """Every checkpoint the worker reached, in order."""
+    claims: list[Any] = field(default_factory=list)
+    """What each of its registry claims returned (:class:`~ragline.domain.documents.Claim`)."""
+    held_beside: list[Any] = field(default_factory=list)
+    """For each claim, the records other running workers held granted claims on at that moment."""
 
     @property
     def done(self) -> bool:
@@ -192,6 +207,7 @@ class Workers:
         if worker is None:  # a call from the test itself
             return
         worker.at = name
+        worker.visited.append(name)
         worker.parked.set()
         if not worker.go.wait(WAIT_S):
             raise AssertionError(f"worker parked at {name} was never resumed")
@@ -217,7 +233,18 @@ class _Checkpointed:
 
         def call(*args: Any, **kwargs: Any) -> Any:
             self._workers.checkpoint(name)
-            return attr(*args, **kwargs)
+            result = attr(*args, **kwargs)
+            worker: Worker | None = getattr(self._workers.local, "worker", None)
+            if name == "claim" and worker is not None:
+                worker.held_beside.append(
+                    [
+                        w.claims[-1].record
+                        for w in self._workers.running
+                        if w is not worker and w.claims and w.claims[-1].granted
+                    ]
+                )
+                worker.claims.append(result)
+            return result
 
         return call
 

@@ -1,7 +1,11 @@
 """Document records: the identity of a document, its lifecycle, and the ordering rules of its events.
 
-Each ingest or delete *claims* the record with the event's S3 ``sequencer``; the claim bumps a
-monotonically increasing ``generation`` that stamps every chunk written for it. A version becomes the
+Each ingest or delete *claims* the record; the claim bumps a monotonically increasing ``generation``
+that stamps every chunk written for it. One ordering covers every source of a document (see
+:func:`claim_decision`): an S3 event is ordered by its ``sequencer`` against the S3 events already
+claimed, and only against them; a write made through the API or the CLI is ordered by its arrival at
+the registry, after everything the registry holds. A claim holds a *lease*: a copy of the same event
+that arrives while it is live backs off (``busy``) instead of redoing the work. A version becomes the
 served one only when its worker *publishes* it in the store (which raises the document's fence and
 sweeps older generations) and then completes the record; a worker whose generation was overtaken
 loses at the store and throws its own chunks away (see :class:`~ragline.ports.VectorStore`).
@@ -11,16 +15,21 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import UTC, datetime
-from typing import Literal
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
 DocumentStatus = Literal["queued", "processing", "ready", "failed", "deleting", "deleted"]
-ClaimReason = Literal["claimed", "stale", "duplicate"]
+ClaimReason = Literal["claimed", "stale", "duplicate", "busy"]
+Origin = Literal["s3", "local"]
+"""Who made a claim: an S3 event (ordered by its sequencer) or a local write (API text, CLI)."""
 SEQUENCER_WIDTH = 32
 CLAIMABLE_STATUSES: tuple[DocumentStatus, ...] = ("queued", "processing", "deleting", "failed")
 """Statuses in which the *same* event may claim again: its work did not finish (a redelivery)."""
+LEASED_STATUSES: tuple[DocumentStatus, ...] = ("processing", "deleting")
+"""Statuses in which a worker may still be at work: the same event waits for the claim's lease."""
+S3_SOURCE = "s3://"
 
 
 MAX_DOCUMENT_ID_BYTES = 240
@@ -77,9 +86,17 @@ class DocumentRecord(BaseModel):
     """``s3://bucket/key``, a local path, or ``api:`` for text sent through the API."""
     status: DocumentStatus = "queued"
     sequencer: str = ""
-    """Normalised sequencer of the event that last claimed this record."""
+    """The greatest (normalised) S3 sequencer that claimed this record: S3 events are ordered against
+    it, and only against it. ``""`` until an S3 event claims the document; a local write keeps it."""
+    origin: Origin = "s3"
+    """Who made the last claim: its S3 event (``sequencer``), or a local write made after it."""
+    lease_until: datetime | None = None
+    """Until when the last claim's worker may still be at work (``None``: no lease). A copy of the
+    same event arriving before then is ``busy``; after it, the worker is presumed dead (its function
+    timed out) and the copy takes over."""
     generation: int = 0
-    """Bumped by every claim; stamps the chunks written under that claim."""
+    """Bumped by every claim; stamps the chunks written under that claim (and owns the claim:
+    ``complete``/``fail`` write only at it)."""
     content_hash: str = ""
     version_id: str = ""
     etag: str = ""
@@ -95,6 +112,24 @@ class DocumentRecord(BaseModel):
     created_at: datetime = Field(default_factory=now)
     updated_at: datetime = Field(default_factory=now)
 
+    @property
+    def event_id(self) -> str:
+        """The event the last claim applies, unique per document: its S3 sequencer, or ``local-<g>``
+        (a local write is never redelivered; its generation names it)."""
+        return self.sequencer if self.origin == "s3" else f"local-{self.generation}"
+
+
+def upgrade_stored(fields: dict[str, Any]) -> dict[str, Any]:
+    """A record's stored fields as this version reads them. Records written before ``origin``
+    existed carry, for a local write, a wall-clock "sequencer" (``18ED…``) that sorts above every S3
+    sequencer: it is no S3 order, so it reads as none (S3 events for the name are then granted);
+    a record whose source is an S3 URI keeps its sequencer as its S3 order."""
+    if "origin" in fields:
+        return fields
+    if str(fields.get("source", "")).startswith(S3_SOURCE):
+        return fields | {"origin": "s3"}
+    return fields | {"origin": "local", "sequencer": ""}
+
 
 class Claim(BaseModel):
     """The outcome of trying to claim a record for an event."""
@@ -102,31 +137,50 @@ class Claim(BaseModel):
     granted: bool
     record: DocumentRecord
     """After a granted claim: the claimed record (status ``processing``, new generation). Otherwise: the
-    stored record that made the event stale or a duplicate."""
+    stored record that made the event stale, a duplicate or busy."""
     reason: ClaimReason = "claimed"
 
 
-def claim_decision(stored: DocumentRecord | None, sequencer: str) -> ClaimReason:
-    """Whether an event with (normalised) ``sequencer`` may claim the record, or why not.
+def claim_decision(stored: DocumentRecord | None, sequencer: str | None, at: datetime) -> ClaimReason:
+    """Whether an event may claim the record at time ``at``, or why not.
 
-    Granted when nothing is stored, for a newer sequencer, and for the same sequencer while the stored
-    status is one of :data:`CLAIMABLE_STATUSES`; ``duplicate`` for the same sequencer otherwise
-    (``ready``/``deleted``: its work is done); ``stale`` for an older one.
+    ``sequencer`` is an S3 event's (normalised), or ``None`` for a local write. Granted when nothing
+    is stored and for every local write (it is made now, after everything stored). An S3 event is
+    compared with the stored S3 order only: granted when newer, ``stale`` when older. For the same
+    sequencer: ``stale`` when a local write claimed after it (it was overtaken), ``duplicate`` once
+    its work is done (``ready``/``deleted``), ``busy`` while its claim is ``processing``/``deleting``
+    under a live lease (a concurrent copy of the event), granted otherwise (a redelivery after a
+    failure, or after the lease ran out: its worker died).
     """
-    if stored is None or sequencer > stored.sequencer:
+    if stored is None or sequencer is None or sequencer > stored.sequencer:
         return "claimed"
-    if sequencer == stored.sequencer:
-        return "claimed" if stored.status in CLAIMABLE_STATUSES else "duplicate"
-    return "stale"
+    if sequencer < stored.sequencer or stored.origin != "s3":
+        return "stale"
+    if stored.status not in CLAIMABLE_STATUSES:
+        return "duplicate"
+    if stored.status in LEASED_STATUSES and stored.lease_until is not None and at < stored.lease_until:
+        return "busy"
+    return "claimed"
+
+
+def already_applied(stored: DocumentRecord | None, sequencer: str) -> TypeGuard[DocumentRecord]:
+    """Whether the S3 event with ``sequencer`` finished on ``stored`` (a redelivery, nothing to do)."""
+    return (
+        stored is not None
+        and stored.origin == "s3"
+        and stored.sequencer == sequencer
+        and stored.status not in CLAIMABLE_STATUSES
+    )
 
 
 class ClaimUpdate(BaseModel):
-    """What a granted claim writes whatever was stored (``generation`` and ``attempts`` move by
-    :func:`claimed_record`'s rule; a conditional-write backend expresses that rule atomically)."""
+    """What a granted claim writes whatever was stored (``generation``, ``attempts`` and the S3
+    order move by :func:`claimed_record`'s rule)."""
 
     model_config = ConfigDict(frozen=True)
 
-    sequencer: str
+    sequencer: str | None
+    """The S3 event's normalised sequencer; ``None`` for a local write (the S3 order is kept)."""
     status: DocumentStatus
     source: str
     version_id: str
@@ -134,11 +188,12 @@ class ClaimUpdate(BaseModel):
     size: int
     error_code: str = ""
     error_message: str = ""
+    lease_until: datetime | None
     updated_at: datetime
 
 
 def claim_update(
-    sequencer: str,
+    sequencer: str | None,
     *,
     deleting: bool,
     source: str,
@@ -146,8 +201,10 @@ def claim_update(
     etag: str,
     size: int,
     at: datetime,
+    lease_seconds: float = 0.0,
 ) -> ClaimUpdate:
-    """The claim of an ingest (status ``processing``) or a delete (``deleting``); clears the error."""
+    """The claim of an ingest (status ``processing``) or a delete (``deleting``); clears the error.
+    ``lease_seconds`` > 0 leases the claim until ``at`` + that long."""
     return ClaimUpdate(
         sequencer=sequencer,
         status="deleting" if deleting else "processing",
@@ -155,6 +212,7 @@ def claim_update(
         version_id=version_id,
         etag=etag,
         size=size,
+        lease_until=at + timedelta(seconds=lease_seconds) if lease_seconds > 0 else None,
         updated_at=at,
     )
 
@@ -167,12 +225,21 @@ def claimed_record(
     update: ClaimUpdate,
 ) -> DocumentRecord:
     """The record after a granted claim: ``update`` applied, ``generation`` + 1, ``attempts`` + 1 for the
-    same sequencer and 1 for a new one. Counts and hash of the last completed version are kept."""
+    same S3 event and 1 for any other. A local write keeps the S3 order (``sequencer``). Counts and
+    hash of the last completed version are kept."""
     base = stored or DocumentRecord(
         tenant_id=tenant_id, namespace_id=namespace_id, document_id=document_id, created_at=update.updated_at
     )
-    same_event = stored is not None and stored.sequencer == update.sequencer
+    origin: Origin = "local" if update.sequencer is None else "s3"
+    same_event = (
+        stored is not None and stored.origin == origin == "s3" and stored.sequencer == update.sequencer
+    )
     return base.model_copy(
-        update=update.model_dump()
-        | {"generation": base.generation + 1, "attempts": base.attempts + 1 if same_event else 1}
+        update=update.model_dump(exclude={"sequencer"})
+        | {
+            "sequencer": base.sequencer if update.sequencer is None else update.sequencer,
+            "origin": origin,
+            "generation": base.generation + 1,
+            "attempts": base.attempts + 1 if same_event else 1,
+        }
     )

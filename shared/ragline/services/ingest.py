@@ -1,8 +1,11 @@
 """Ingest and remove documents: claim → fetch → parse → chunk → embed → write → publish → complete.
 
-Every ingest and delete first *claims* the document record with its event's sequencer (see
-:class:`~ragline.ports.DocumentRegistry`): a redelivered event that already finished, or an event
-older than the one already applied, stops there — one registry call, no fetch, no embedding.
+Every ingest and delete first *claims* the document record (see
+:class:`~ragline.ports.DocumentRegistry`): an S3 event with its sequencer, a local write (API text,
+CLI) as the newest event the registry has seen. A redelivered event that already finished, an event
+older than the one already applied, or a copy of an event another worker holds under a live lease
+stops there — no fetch, no embedding (the copy's message fails with
+:class:`~ragline.errors.DocumentBusy` and comes back after the lease).
 
 Versions never interleave (the rules are :class:`~ragline.ports.VectorStore`'s): chunks are written at
 the claim's generation, beside the served version and unseen by readers, then the worker *publishes*
@@ -16,7 +19,11 @@ chunks, so nothing older can come back.
 
 An S3 event of any kind means "make the document match what S3 serves now": the object is read, and
 indexed if it exists, removed if it does not. So a deleted non-current version re-checks (and keeps)
-the live document, and removing a delete marker (an undelete) indexes the restored object.
+the live document, and removing a delete marker (an undelete) indexes the restored object. Reads are
+bounded by the size limit, never by the event's word: an upload event reads the exact version it
+names (its own size was checked), falling back to the current object when that version is gone; a
+removal event reads the current object. Either read refuses an object over the limit from its
+Content-Length, before its body is read (see :meth:`~ragline.ports.ObjectStore.get`).
 
 Vectors of chunk texts already stored for the document are reused, so a re-upload of the same bytes
 (or of an edit) embeds only what changed. Bad input (size, type, unreadable, empty, over the parse
@@ -40,7 +47,12 @@ from ragline import errors
 from ragline.documents.chunker import chunk_document
 from ragline.documents.limits import DEFAULT_MAX_CHUNK_BYTES, Deadline
 from ragline.documents.parsers import ParsedDocument, parse_document
-from ragline.domain.documents import DocumentRecord, document_id_for, normalise_sequencer
+from ragline.domain.documents import (
+    DocumentRecord,
+    already_applied,
+    document_id_for,
+    normalise_sequencer,
+)
 from ragline.domain.models import Chunk, IngestUsage, RunUsage, TenantScope
 from ragline.domain.s3_events import parse_notification, split_key
 from ragline.domain.tenancy import Namespace
@@ -84,11 +96,6 @@ def document_id_of(path: str) -> str:
         raise errors.InvalidRequest(str(exc), path=path) from exc
 
 
-def local_sequencer() -> str:
-    """For documents that do not come from S3 events: wall-clock order, in S3's sequencer format."""
-    return f"{time.time_ns():X}"
-
-
 @dataclass(frozen=True)
 class IngestSettings:
     chunk_tokens: int = 200
@@ -104,6 +111,10 @@ class IngestSettings:
     batch, publishing and completing the record: parsing and embedding get the rest."""
     min_start_seconds: float = 20.0
     """A message is not started with less of the worker's time left (it is redelivered)."""
+    claim_lease_seconds: float = 330.0
+    """How long an S3 event's claim keeps copies of that event away: the ingestion function's 300 s
+    timeout and a margin (a worker still alive past it has been killed by Lambda). The SQS
+    visibility timeout (1,800 s) is longer, so a backed-off copy comes back after the lease."""
 
 
 @dataclass(frozen=True)
@@ -196,16 +207,18 @@ class IngestService:
         sequencer: str | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> IngestResult:
-        """Index bytes already in hand (CLI, API text) as one document of ``scope``; a bad file raises."""
+        """Index bytes already in hand (CLI, API text) as one document of ``scope``; a bad file raises.
+        Without ``sequencer`` it is a local write: ordered after everything the registry holds."""
         namespace = require_namespace(self._registry, scope.tenant_id, scope.namespace_id)
         doc_id = document_id or document_id_of(filename)
         claim = self._documents.claim(
             scope.tenant_id,
             scope.namespace_id,
             doc_id,
-            normalise_sequencer(sequencer or local_sequencer()),
+            normalise_sequencer(sequencer) if sequencer else None,
             source=source or filename,
             size=len(data),
+            lease_seconds=self._settings.claim_lease_seconds,
         )
         if not claim.granted:
             return self._refused(claim.record, claim.reason)
@@ -221,7 +234,7 @@ class IngestService:
             # version removals arrive here too).
             return _ignored(event.key, f"tenant {scope.tenant_id!r} was deleted")
         stored = self._documents.get(scope.tenant_id, scope.namespace_id, doc_id)
-        if stored is not None and stored.sequencer == seq and stored.status in ("ready", "deleted"):
+        if already_applied(stored, seq):
             return _skipped(stored, "duplicate")  # the cheap path: one registry read
         claim = self._documents.claim(
             scope.tenant_id,
@@ -233,27 +246,19 @@ class IngestService:
             version_id=event.version_id,
             etag=event.etag,
             size=event.size,
+            lease_seconds=self._settings.claim_lease_seconds,
         )
         if not claim.granted:
             return self._refused(claim.record, claim.reason)
         record = claim.record
         try:
             namespace = require_namespace(self._registry, scope.tenant_id, scope.namespace_id)
-            if self._objects is None:
-                raise errors.ConfigurationError("no object store is configured for S3 ingestion")
-            if not event.removed and event.size > self._settings.max_document_bytes:
-                # Refused before the download: the event's size is its version's (a newer version
-                # sends its own event).
-                too_large = errors.DocumentTooLarge(
-                    f"{event.path} is {event.size} bytes; the limit is {self._settings.max_document_bytes}",
-                    filename=event.path,
-                    limit=self._settings.max_document_bytes,
-                )
-                self._reject(self._stores.scoped(scope), record, too_large)
-                raise too_large
             try:
-                data = self._objects.get(event.key)
-            except errors.NotFound:
+                data = self._read(event)
+            except errors.DocumentTooLarge as too_large:
+                self._reject(self._stores.scoped(scope), record, too_large)
+                raise
+            if data is None:
                 return self._delete(record)  # S3 serves nothing under this key any more
             return self._index(record, namespace, event.path.rsplit("/", 1)[-1], data, None)
         except SETTLED:
@@ -261,6 +266,33 @@ class IngestService:
         except errors.RaglineError as exc:
             self._documents.fail(record, exc.code, exc.message)
             raise
+
+    def _read(self, event: ObjectEvent) -> bytes | None:
+        """What S3 serves for the event's key, never more than the size limit (``None``: nothing).
+
+        An upload reads the version it names: the event's size is that version's, so one over the
+        limit is refused without a request; if that version is gone since, a later event on the key
+        exists and the current object is read. A removal names no readable version: the current
+        object is read. Every read is bounded (the store refuses an object whose length is over the
+        limit before reading its body)."""
+        limit = self._settings.max_document_bytes
+        if self._objects is None:
+            raise errors.ConfigurationError("no object store is configured for S3 ingestion")
+        if not event.removed and event.size > limit:
+            raise errors.DocumentTooLarge(
+                f"{event.path} is {event.size} bytes; the limit is {limit}",
+                filename=event.path,
+                limit=limit,
+            )
+        if event.version_id:
+            try:
+                return self._objects.get(event.key, version_id=event.version_id, limit=limit)
+            except errors.NotFound:
+                pass  # that version was deleted since: its own event follows; S3 serves the current
+        try:
+            return self._objects.get(event.key, limit=limit)
+        except errors.NotFound:
+            return None
 
     def handle_notification(self, body: str) -> list[IngestResult]:
         """One SQS message of S3 events: each object is synced, in the message's order."""
@@ -294,7 +326,7 @@ class IngestService:
             scope.tenant_id,
             scope.namespace_id,
             document_id,
-            normalise_sequencer(sequencer or local_sequencer()),
+            normalise_sequencer(sequencer) if sequencer else None,
             deleting=True,
         )
         if not claim.granted:
@@ -382,7 +414,7 @@ class IngestService:
             return
         self._ledger.record_ingest(
             record.tenant_id,
-            f"ingest#{record.namespace_id}#{record.document_id}#{record.sequencer}",
+            f"ingest#{record.namespace_id}#{record.document_id}#{record.event_id}",
             IngestUsage(documents=1, chunks=chunks, pages=pages, embedded_tokens=embedded_tokens),
         )
 
@@ -484,7 +516,13 @@ class IngestService:
 
     def _refused(self, stored: DocumentRecord, reason: str) -> IngestResult:
         """A stale event whose document is settled sweeps what a crashed, overtaken worker may have
-        left (publishing the served generation again is idempotent and refused if a newer one exists)."""
+        left (publishing the served generation again is idempotent and refused if a newer one exists).
+        A copy of an event another worker holds fails, so its message comes back after the lease."""
+        if reason == "busy":
+            raise errors.DocumentBusy(
+                f"another worker holds this event's claim until {stored.lease_until}; retried after it",
+                document_id=stored.document_id,
+            )
         if (
             reason == "stale"
             and stored.status in ("ready", "deleted", "failed")

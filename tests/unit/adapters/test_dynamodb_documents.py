@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -21,13 +21,6 @@ pytestmark = pytest.mark.unit
 AT = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 SEQ = normalise_sequencer("0055AED6DCD90281E5")
 TABLE = "documents"
-
-
-def claim_request(deleting: bool = False) -> dict[str, Any]:
-    return dd.claim_request(
-        TABLE, "acme", "docs", "a.txt", SEQ,
-        deleting=deleting, source="s3://b/k", version_id="v", etag="e", size=7, at=AT,
-    )  # fmt: skip
 
 
 def record(**kw: Any) -> DocumentRecord:
@@ -43,32 +36,35 @@ def placeholders(request: dict[str, Any], mark: str) -> set[str]:
 
 
 # -- builders ---------------------------------------------------------------------------------------
-def test_claim_is_one_conditional_update_encoding_the_grant_rule() -> None:
-    rq = claim_request()
-    assert rq["Key"] == {"pk": {"S": "DOC#acme#docs"}, "sk": {"S": "a.txt"}}
+def test_a_first_claim_is_put_only_if_no_item_exists() -> None:
+    rq = dd.claim_put_request(TABLE, record(generation=1, attempts=1, status="processing"), None)
+    assert rq["ConditionExpression"] == "attribute_not_exists(#pk)"
+    assert rq["Item"]["pk"] == {"S": "DOC#acme#docs"} and rq["Item"]["generation"] == {"N": "1"}
+
+
+def test_a_claim_is_put_only_while_the_item_is_the_one_it_was_decided_on() -> None:
+    stored = dd.record_to_item(record(status="processing", lease_until=AT))
+    rq = dd.claim_put_request(TABLE, record(generation=4, status="processing"), stored)
     assert rq["ConditionExpression"] == (
-        "attribute_not_exists(#pk) OR #sequencer < :sequencer"
-        " OR (#sequencer = :sequencer AND #status IN (:queued, :processing, :deleting, :failed))"
+        "#generation = :generation AND #status = :status AND #updated_at = :updated_at"
     )
-    assert rq["UpdateExpression"].endswith(" ADD #generation :one")
-    assert "#attempts = if_not_exists(#attempts, :zero) + :one" in rq["UpdateExpression"]
-    assert "#created_at = if_not_exists(#created_at, :at)" in rq["UpdateExpression"]
-    assert rq["ExpressionAttributeNames"]["#attempts"] == f"attempts#{SEQ}"
-    assert rq["ExpressionAttributeValues"][":claimed_status"] == {"S": "processing"}
-    assert rq["ExpressionAttributeValues"][":size"] == {"N": "7"}
-    assert rq["ExpressionAttributeValues"][":at"] == {"S": "2026-01-02T03:04:05.678901+00:00"}
-    assert (rq["ReturnValues"], rq["ReturnValuesOnConditionCheckFailure"]) == ("ALL_NEW", "ALL_OLD")
-    assert claim_request(deleting=True)["ExpressionAttributeValues"][":claimed_status"] == {"S": "deleting"}
+    assert rq["ExpressionAttributeValues"] == {
+        ":generation": {"N": "3"},
+        ":status": {"S": "processing"},
+        ":updated_at": {"S": AT.isoformat()},  # the stored text itself, not a re-encoding
+    }
+    assert rq["Item"]["generation"] == {"N": "4"}
 
 
 @pytest.mark.parametrize(
     "request_",
     [
-        claim_request(),
+        dd.claim_put_request(TABLE, record(), None),
+        dd.claim_put_request(TABLE, record(generation=4), dd.record_to_item(record())),
         dd.put_if_generation_request(TABLE, record()),
         dd.list_request(TABLE, "acme", "docs"),
     ],
-    ids=["claim", "put_if_generation", "list"],
+    ids=["first_claim", "claim", "put_if_generation", "list"],
 )
 def test_every_placeholder_is_defined_and_used(request_: dict[str, Any]) -> None:
     # DynamoDB rejects both an undefined and an unused name or value.
@@ -83,8 +79,29 @@ def test_complete_and_fail_put_the_whole_record_only_at_its_generation() -> None
     item = rq["Item"]
     assert (item["pk"], item["sk"]) == ({"S": "DOC#acme#docs"}, {"S": "a.txt"})
     assert item["status"] == {"S": "ready"} and item["chunk_count"] == {"N": "4"}
-    assert item[f"attempts#{SEQ}"] == {"N": "2"} and "attempts" not in item
-    assert item["updated_at"] == {"S": AT.isoformat()}
+    assert item["attempts"] == {"N": "2"} and item["origin"] == {"S": "s3"}
+    assert item["updated_at"] == {"S": AT.isoformat()} and "lease_until" not in item
+
+
+def test_item_codec_round_trips_a_lease() -> None:
+    r = record(status="processing", lease_until=AT)
+    item = dd.record_to_item(r)
+    assert item["lease_until"] == {"S": AT.isoformat()} and dd.record_from_item(item) == r
+
+
+def test_items_written_before_the_origin_existed_read_in_the_one_ordering() -> None:
+    """An API write stored a wall-clock sequencer (18ED…) above every S3 one: it reads as no S3 order;
+    an S3 item keeps its sequencer; both keep their per-sequencer attempt counter."""
+    wall_clock = normalise_sequencer("18ED0A5B3C2D1E0F")
+    legacy_api = dd.record_to_item(record(source="api:", sequencer=wall_clock))
+    legacy_s3 = dd.record_to_item(record(source="s3://b/acme/docs/a.txt"))
+    for item, seq in ((legacy_api, wall_clock), (legacy_s3, SEQ)):
+        del item["origin"], item["attempts"]
+        item[f"attempts#{seq}"] = {"N": "2"}
+    api = dd.record_from_item(legacy_api)
+    assert (api.origin, api.sequencer, api.attempts) == ("local", "", 2)
+    s3 = dd.record_from_item(legacy_s3)
+    assert (s3.origin, s3.sequencer, s3.attempts) == ("s3", SEQ, 2)
 
 
 def test_item_codec_round_trips_a_record() -> None:
@@ -94,8 +111,8 @@ def test_item_codec_round_trips_a_record() -> None:
 
 def test_item_codec_covers_every_record_field() -> None:
     # A field added to DocumentRecord but not to the codec would be dropped silently on every write.
-    item = dd.record_to_item(record())
-    assert set(DocumentRecord.model_fields) - {"attempts"} <= set(item)
+    item = dd.record_to_item(record(lease_until=AT))  # the one optional attribute, set
+    assert set(DocumentRecord.model_fields) <= set(item)
 
 
 def test_list_is_a_consistent_query_on_the_partition_ascending() -> None:
@@ -167,23 +184,22 @@ def test_vendor_errors_become_ragline_errors_by_code(
     stubbed: tuple[dd.DynamoDbDocumentRegistry, Any], code: str, status: int, expected: type[Exception]
 ) -> None:
     registry, stubber = stubbed
-    stubber.add_client_error("update_item", service_error_code=code, http_status_code=status)
+    stubber.add_client_error("get_item", service_error_code=code, http_status_code=status)
     with pytest.raises(expected) as raised:
         registry.claim("acme", "docs", "a.txt", SEQ)
     assert type(raised.value) is expected and raised.value.details["aws_code"] == code  # type: ignore[attr-defined]
 
 
-def test_refused_claim_reads_the_stored_item_from_the_failed_condition(
+def get_item_params() -> dict[str, Any]:
+    return dd.get_request(TABLE, "acme", "docs", "a.txt")
+
+
+def test_refused_claim_returns_the_stored_item_and_writes_nothing(
     stubbed: tuple[dd.DynamoDbDocumentRegistry, Any],
 ) -> None:
     registry, stubber = stubbed
     stored = record(sequencer=normalise_sequencer("0056"), status="ready")
-    stubber.add_client_error(
-        "update_item",
-        service_error_code="ConditionalCheckFailedException",
-        http_status_code=400,
-        modeled_fields={"Item": dd.record_to_item(stored)},
-    )
+    stubber.add_response("get_item", {"Item": dd.record_to_item(stored)}, get_item_params())
     c = registry.claim("acme", "docs", "a.txt", SEQ)
     assert (c.granted, c.reason, c.record) == (False, "stale", stored)
 
@@ -192,9 +208,38 @@ def test_granted_claim_request_is_valid_for_the_api_model(
     stubbed: tuple[dd.DynamoDbDocumentRegistry, Any],
 ) -> None:
     registry, stubber = stubbed
-    claimed = record(status="processing", generation=1, attempts=1)
-    stubber.add_response("update_item", {"Attributes": dd.record_to_item(claimed)})
-    assert registry.claim("acme", "docs", "a.txt", SEQ).record == claimed
+    stubber.add_response("get_item", {}, get_item_params())
+    stubber.add_response("put_item", {})
+    c = registry.claim("acme", "docs", "a.txt", SEQ, source="s3://b/k", lease_seconds=60)
+    assert c.granted and (c.record.generation, c.record.attempts, c.record.status) == (1, 1, "processing")
+    assert c.record.lease_until == c.record.updated_at + timedelta(seconds=60)
+
+
+def test_a_claim_overtaken_between_its_read_and_its_write_decides_again_on_what_won(
+    stubbed: tuple[dd.DynamoDbDocumentRegistry, Any],
+) -> None:
+    """Two copies of one event read the same expired claim; the other copy's put lands first, so
+    this one's conditional put fails, and on the new item (a live lease) it is busy — never granted
+    from the state it first read (what moto, serialising requests, cannot show)."""
+    registry, stubber = stubbed
+    expired = record(status="processing", lease_until=AT, updated_at=AT)
+    taken = record(status="processing", generation=4, lease_until=datetime.now(UTC) + timedelta(minutes=5))
+    stubber.add_response("get_item", {"Item": dd.record_to_item(expired)}, get_item_params())
+    stubber.add_client_error("put_item", service_error_code="ConditionalCheckFailedException")
+    stubber.add_response("get_item", {"Item": dd.record_to_item(taken)}, get_item_params())
+    c = registry.claim("acme", "docs", "a.txt", SEQ)
+    assert (c.granted, c.reason, c.record) == (False, "busy", taken)
+
+
+def test_a_claim_that_never_stops_being_overtaken_is_throttled_not_granted(
+    stubbed: tuple[dd.DynamoDbDocumentRegistry, Any],
+) -> None:
+    registry, stubber = stubbed
+    for _ in range(dd.CLAIM_TRIES):
+        stubber.add_response("get_item", {}, get_item_params())
+        stubber.add_client_error("put_item", service_error_code="ConditionalCheckFailedException")
+    with pytest.raises(errors.Throttled):
+        registry.claim("acme", "docs", "a.txt", SEQ)
 
 
 def test_complete_after_a_newer_claim_is_false(stubbed: tuple[dd.DynamoDbDocumentRegistry, Any]) -> None:

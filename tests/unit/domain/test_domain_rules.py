@@ -25,6 +25,7 @@ from ragline.domain.documents import (
     claim_update,
     claimed_record,
     normalise_sequencer,
+    upgrade_stored,
 )
 from ragline.domain.keys import (
     TOUCH_INTERVAL,
@@ -62,7 +63,7 @@ def stored_record(sequencer: str, status: DocumentStatus = "ready", **kw: object
     return DocumentRecord.model_validate(fields | {"sequencer": sequencer, "status": status} | kw)
 
 
-def update(sequencer: str, *, deleting: bool = False) -> ClaimUpdate:
+def update(sequencer: str | None, *, deleting: bool = False) -> ClaimUpdate:
     return claim_update(
         sequencer, deleting=deleting, source="s3://b/a.txt", version_id="v2", etag="e2", size=42, at=AT
     )
@@ -79,7 +80,7 @@ def test_the_grant_table_covers_every_status() -> None:
 @given(sequencers)
 def test_given_no_record_when_an_event_claims_then_it_is_granted(sequencer: str) -> None:
     # Given nothing stored / When / Then
-    assert claim_decision(None, sequencer) == "claimed"
+    assert claim_decision(None, sequencer, AT) == "claimed"
 
 
 @given(sequencers, sequencers, st.sampled_from(STATUSES))
@@ -90,7 +91,7 @@ def test_given_a_stored_record_when_an_event_claims_then_the_decision_follows_th
     stored = stored_record(stored_seq, status)
     order = "newer" if incoming > stored_seq else "equal" if incoming == stored_seq else "older"
     # When
-    decision = claim_decision(stored, incoming)
+    decision = claim_decision(stored, incoming, AT)
     # Then
     assert decision == GRANT_TABLE[(order, status)]
 
@@ -100,15 +101,70 @@ def test_given_the_same_event_when_it_claims_again_then_only_unfinished_work_is_
     status: DocumentStatus,
 ) -> None:
     seq = normalise_sequencer("0055AED6DCD90281E5")
-    assert claim_decision(stored_record(seq, status), seq) == GRANT_TABLE[("equal", status)]
+    assert claim_decision(stored_record(seq, status), seq, AT) == GRANT_TABLE[("equal", status)]
 
 
 def test_given_sequencers_of_different_lengths_when_normalised_then_text_order_is_event_order() -> None:
     # Given S3 sequencers of different lengths (the longer one is later)
     stored = stored_record(normalise_sequencer("0055AED6DCD90281E5"))
     # When / Then
-    assert claim_decision(stored, normalise_sequencer("0055AED6DCD90281E6")) == "claimed"
-    assert claim_decision(stored, normalise_sequencer("0055AED6DCD90281E4FF")) == "stale"
+    assert claim_decision(stored, normalise_sequencer("0055AED6DCD90281E6"), AT) == "claimed"
+    assert claim_decision(stored, normalise_sequencer("0055AED6DCD90281E4FF"), AT) == "stale"
+
+
+# -- one ordering for every source (issue 24 #2) and the claim's lease (#9) ----------------------------
+WALL_CLOCK = normalise_sequencer("18ED0A5B3C2D1E0F")
+"""What a local write stored as its "sequencer" before issue 24: above every S3 sequencer."""
+
+
+@given(st.sampled_from(STATUSES), sequencers)
+def test_a_local_write_is_granted_whatever_is_stored(status: DocumentStatus, stored_seq: str) -> None:
+    live = AT + timedelta(minutes=5)
+    stored = stored_record(stored_seq, status, lease_until=live)
+    assert claim_decision(stored, None, AT) == "claimed"
+
+
+def test_a_local_write_keeps_the_s3_order_so_a_later_upload_still_wins() -> None:
+    s1, s2 = normalise_sequencer("0055AED6DCD90281E5"), normalise_sequencer("0055AED6DCD90281E6")
+    after_s3 = claimed_record(stored_record(s1), "acme", "docs", "a.txt", update(None))  # type: ignore[arg-type]
+    assert (after_s3.origin, after_s3.sequencer, after_s3.attempts) == ("local", s1, 1)
+    assert claim_decision(after_s3, s2, AT) == "claimed"  # the next upload
+    assert claim_decision(after_s3, s1, AT) == "stale"  # the upload the API text replaced, redelivered
+    api_only = claimed_record(None, "acme", "docs", "a.txt", update(None))  # type: ignore[arg-type]
+    assert api_only.sequencer == "" and claim_decision(api_only, normalise_sequencer("00"), AT) == "claimed"
+
+
+def test_a_record_stored_before_the_origin_existed_orders_by_its_source() -> None:
+    api = upgrade_stored({"source": "api:", "sequencer": WALL_CLOCK, "status": "ready"})
+    assert (api["origin"], api["sequencer"]) == ("local", "")
+    s3 = upgrade_stored({"source": "s3://b/acme/docs/a.txt", "sequencer": WALL_CLOCK})
+    assert (s3["origin"], s3["sequencer"]) == ("s3", WALL_CLOCK)
+    current = {"origin": "local", "sequencer": "X", "source": "api:"}
+    assert upgrade_stored(current) == current
+
+
+@pytest.mark.parametrize("status", ["processing", "deleting"])
+def test_the_same_event_under_a_live_lease_is_busy_and_after_it_is_granted(status: DocumentStatus) -> None:
+    seq = normalise_sequencer("0056")
+    stored = stored_record(seq, status, lease_until=AT + timedelta(seconds=330))
+    assert claim_decision(stored, seq, AT) == "busy"
+    assert claim_decision(stored, seq, AT + timedelta(seconds=329)) == "busy"
+    assert claim_decision(stored, seq, AT + timedelta(seconds=330)) == "claimed"  # its worker died
+    assert claim_decision(stored, normalise_sequencer("0057"), AT) == "claimed"  # a newer event: never waits
+    assert claim_decision(stored_record(seq, "failed", lease_until=AT + timedelta(seconds=9)), seq, AT) == (
+        "claimed"
+    )
+
+
+def test_a_leased_claim_records_until_when() -> None:
+    leased = claim_update(
+        "S", deleting=False, source="", version_id="", etag="", size=0, at=AT, lease_seconds=330
+    )
+    assert leased.lease_until == AT + timedelta(seconds=330)
+    assert (
+        claim_update("S", deleting=False, source="", version_id="", etag="", size=0, at=AT).lease_until
+        is None
+    )
 
 
 def test_given_no_record_when_claimed_then_a_processing_record_at_generation_one_is_built() -> None:
@@ -159,7 +215,7 @@ def test_claim_update_is_what_a_conditional_write_sets_whatever_was_stored() -> 
     values = claim_update("S", deleting=False, source="src", version_id="v", etag="e", size=1, at=AT)
     assert values.model_dump() == {
         "sequencer": "S", "status": "processing", "source": "src", "version_id": "v", "etag": "e",
-        "size": 1, "error_code": "", "error_message": "", "updated_at": AT,
+        "size": 1, "error_code": "", "error_message": "", "lease_until": None, "updated_at": AT,
     }  # fmt: skip
 
 

@@ -1,19 +1,22 @@
 """Production :class:`~ragline.ports.DocumentRegistry`: one DynamoDB item per document.
 
 Key: ``pk = "DOC#<tenant>#<namespace>"``, ``sk = "<document_id>"``, so a namespace is one Query.
-Every transition is one conditional write, never a read-modify-write:
+Every transition is a conditional write:
 
-- ``claim`` is one ``UpdateItem`` whose condition is the contract's grant rule
-  (:func:`~ragline.domain.documents.claim_decision` as a condition expression), which writes the
-  domain's :class:`~ragline.domain.documents.ClaimUpdate` and bumps ``generation`` with ``ADD``
-  (atomic, so concurrent claims get distinct generations). A refused claim returns the stored item
-  (``ReturnValuesOnConditionCheckFailure=ALL_OLD``), which ``claim_decision`` calls stale or duplicate.
-- ``attempts`` restarts at 1 for a new sequencer and counts up for the same one. An update expression
-  cannot branch on a stored value; its only conditional is ``if_not_exists(path, …)``, so the counter
-  lives under a name that *is* the sequencer, ``attempts#<sequencer>``: a new sequencer finds no such
-  attribute (→ 1), a redelivery finds it (→ n + 1). Counters of superseded sequencers are left behind
-  by ``claim`` and dropped by the next ``complete``/``fail``, which rewrite the whole item.
+- ``claim`` reads the item (strongly consistent), applies the domain's rule
+  (:func:`~ragline.domain.documents.claim_decision`, the one statement of it) and writes the claimed
+  record with ``PutItem`` *only if the item is still the one it read*: absent, or at the same
+  ``generation``, ``status`` and ``updated_at`` (every claim, ``complete`` and ``fail`` rewrites
+  ``updated_at``; a claim also bumps ``generation``). A concurrent write in between fails the
+  condition and the claim decides again on the new item, so two claims never both win from one
+  state and each granted claim gets its own generation — optimistic locking, which DynamoDB's
+  conditional writes make exact on the real service, not only on a single-threaded emulator. A rule
+  that depends on the stored origin, the S3 order and the lease's clock cannot be written as one
+  condition expression without restating it; this keeps it in one place, at the price of one read.
 - ``complete``/``fail`` are ``PutItem`` conditioned on ``generation = :mine``.
+- Items written before the S3 order had an origin are read through
+  :func:`~ragline.domain.documents.upgrade_stored`; their per-sequencer attempt counters
+  (``attempts#<sequencer>``) still read, and the next write replaces the whole item.
 
 Request builders are pure functions returning the kwargs of the boto3 call (unit-tested as dicts);
 :class:`DynamoDbDocumentRegistry` only sends them and translates errors.
@@ -21,6 +24,7 @@ Request builders are pure functions returning the kwargs of the boto3 call (unit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -29,28 +33,28 @@ from ragline.adapters.aws.batch import delete_keys, scan_keys
 from ragline.adapters.aws.errors import CONDITION_FAILED, call
 from ragline.adapters.boto import LazyClient, error_code
 from ragline.domain.documents import (
-    CLAIMABLE_STATUSES,
     Claim,
     DocumentRecord,
     claim_decision,
     claim_update,
+    claimed_record,
     normalise_sequencer,
     now,
+    upgrade_stored,
 )
 
 _TEXT_FIELDS = (
-    "tenant_id", "namespace_id", "document_id", "source", "status", "sequencer",
+    "tenant_id", "namespace_id", "document_id", "source", "status", "sequencer", "origin",
     "content_hash", "version_id", "etag", "error_code", "error_message",
 )  # fmt: skip
-_NUMBER_FIELDS = ("generation", "size", "chunk_count", "pages", "indexed_generation")
+_NUMBER_FIELDS = ("generation", "size", "chunk_count", "pages", "indexed_generation", "attempts")
 _TIME_FIELDS = ("created_at", "updated_at")
-_CLAIM_FIELDS = (
-    "tenant_id", "namespace_id", "document_id", "sequencer", "status", "source", "version_id", "etag",
-    "size", "error_code", "error_message", "generation", "created_at", "updated_at",
-)  # fmt: skip
-"""Attributes a claim writes; content_hash/chunk_count/pages/indexed_generation keep the last
-completed version's values."""
-ATTEMPTS_PREFIX = "attempts#"
+_OPTIONAL_TIME_FIELDS = ("lease_until",)
+"""Written only when set (an absent attribute reads as ``None``)."""
+LEGACY_ATTEMPTS_PREFIX = "attempts#"
+"""Where items written before this version kept the attempt counter of their sequencer."""
+CLAIM_TRIES = 8
+"""Claims decided again after a concurrent write; past this, the document is too contended: retry later."""
 
 
 # -- request builders (pure) ----------------------------------------------------------------------
@@ -60,64 +64,28 @@ def document_key(tenant_id: str, namespace_id: str, document_id: str) -> dict[st
     return {"pk": {"S": f"DOC#{tenant_id}#{namespace_id}"}, "sk": {"S": document_id}}
 
 
-def claim_request(
-    table_name: str,
-    tenant_id: str,
-    namespace_id: str,
-    document_id: str,
-    sequencer: str,
-    *,
-    deleting: bool,
-    source: str,
-    version_id: str,
-    etag: str,
-    size: int,
-    at: datetime,
+def claim_put_request(
+    table_name: str, claimed: DocumentRecord, stored_item: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """``UpdateItem`` granting the claim iff the contract allows it; ``sequencer`` is normalised."""
-    update = claim_update(
-        sequencer, deleting=deleting, source=source, version_id=version_id, etag=etag, size=size, at=at
-    )
-    statuses = {f":{s}": {"S": s} for s in CLAIMABLE_STATUSES}
-    return {
-        "TableName": table_name,
-        "Key": document_key(tenant_id, namespace_id, document_id),
+    """``PutItem`` of the claimed record, only while the item is the one the claim was decided on:
+    absent, or unchanged since it was read (same generation, status and ``updated_at``)."""
+    request: dict[str, Any] = {"TableName": table_name, "Item": record_to_item(claimed)}
+    if stored_item is None:
+        request |= {
+            "ConditionExpression": "attribute_not_exists(#pk)",
+            "ExpressionAttributeNames": {"#pk": "pk"},
+        }
+        return request
+    return request | {
         "ConditionExpression": (
-            "attribute_not_exists(#pk) OR #sequencer < :sequencer"
-            f" OR (#sequencer = :sequencer AND #status IN ({', '.join(statuses)}))"
+            "#generation = :generation AND #status = :status AND #updated_at = :updated_at"
         ),
-        "UpdateExpression": (
-            "SET #tenant_id = :tenant_id, #namespace_id = :namespace_id, #document_id = :document_id,"
-            " #sequencer = :sequencer, #status = :claimed_status, #source = :source,"
-            " #version_id = :version_id, #etag = :etag, #size = :size,"
-            " #error_code = :empty, #error_message = :empty,"
-            " #attempts = if_not_exists(#attempts, :zero) + :one,"
-            " #created_at = if_not_exists(#created_at, :at), #updated_at = :at"
-            " ADD #generation :one"
-        ),
-        "ExpressionAttributeNames": {
-            "#pk": "pk",
-            "#attempts": ATTEMPTS_PREFIX + sequencer,
-            **{f"#{f}": f for f in _CLAIM_FIELDS},
-        },
+        "ExpressionAttributeNames": {f"#{f}": f for f in ("generation", "status", "updated_at")},
         "ExpressionAttributeValues": {
-            ":tenant_id": {"S": tenant_id},
-            ":namespace_id": {"S": namespace_id},
-            ":document_id": {"S": document_id},
-            ":sequencer": {"S": update.sequencer},
-            ":claimed_status": {"S": update.status},
-            ":source": {"S": update.source},
-            ":version_id": {"S": update.version_id},
-            ":etag": {"S": update.etag},
-            ":size": {"N": str(update.size)},
-            ":empty": {"S": ""},
-            ":zero": {"N": "0"},
-            ":one": {"N": "1"},
-            ":at": {"S": update.updated_at.isoformat()},
-            **statuses,
+            ":generation": stored_item["generation"],
+            ":status": stored_item["status"],
+            ":updated_at": stored_item["updated_at"],
         },
-        "ReturnValues": "ALL_NEW",
-        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
     }
 
 
@@ -162,16 +130,19 @@ def record_to_item(record: DocumentRecord) -> dict[str, dict[str, str]]:
     item |= {f: {"S": getattr(record, f)} for f in _TEXT_FIELDS}
     item |= {f: {"N": str(getattr(record, f))} for f in _NUMBER_FIELDS}
     item |= {f: {"S": getattr(record, f).isoformat()} for f in _TIME_FIELDS}
-    item[ATTEMPTS_PREFIX + record.sequencer] = {"N": str(record.attempts)}
+    item |= {f: {"S": v.isoformat()} for f in _OPTIONAL_TIME_FIELDS if (v := getattr(record, f))}
     return item
 
 
 def record_from_item(item: dict[str, Any]) -> DocumentRecord:
-    fields: dict[str, Any] = {f: item[f]["S"] for f in (*_TEXT_FIELDS, *_TIME_FIELDS) if f in item}
+    fields: dict[str, Any] = {
+        f: item[f]["S"] for f in (*_TEXT_FIELDS, *_TIME_FIELDS, *_OPTIONAL_TIME_FIELDS) if f in item
+    }
     fields |= {f: int(item[f]["N"]) for f in _NUMBER_FIELDS if f in item}
-    attempts = item.get(ATTEMPTS_PREFIX + fields.get("sequencer", ""))
-    fields["attempts"] = int(attempts["N"]) if attempts else 0
-    return DocumentRecord.model_validate(fields)
+    if "attempts" not in fields:
+        legacy = item.get(LEGACY_ATTEMPTS_PREFIX + fields.get("sequencer", ""))
+        fields["attempts"] = int(legacy["N"]) if legacy else 0
+    return DocumentRecord.model_validate(upgrade_stored(fields))
 
 
 # -- sending --------------------------------------------------------------------------------------
@@ -184,10 +155,19 @@ class _ConditionFailed(Exception):
 class DynamoDbDocumentRegistry:
     """``client`` is injectable (tests, stubs); ``None`` builds one on first use, never at import."""
 
-    def __init__(self, table_name: str, *, client: Any = None, region: str | None = None) -> None:
+    def __init__(
+        self,
+        table_name: str,
+        *,
+        client: Any = None,
+        region: str | None = None,
+        clock: Callable[[], datetime] = now,
+    ) -> None:
         self.table_name = table_name
         self.region = region
         self._client = LazyClient("dynamodb", client=client, region=region)
+        self._clock = clock
+        """Claims' time (leases): the function's clock, injectable so a test can let a lease run out."""
 
     def _send(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
         def domain_error(exc: Any) -> BaseException | None:
@@ -202,42 +182,48 @@ class DynamoDbDocumentRegistry:
         tenant_id: str,
         namespace_id: str,
         document_id: str,
-        sequencer: str,
+        sequencer: str | None,
         *,
         deleting: bool = False,
         source: str = "",
         version_id: str = "",
         etag: str = "",
         size: int = 0,
+        lease_seconds: float = 0.0,
     ) -> Claim:
-        seq = normalise_sequencer(sequencer)
-        request = claim_request(
-            self.table_name, tenant_id, namespace_id, document_id, seq,
-            deleting=deleting, source=source, version_id=version_id, etag=etag, size=size, at=now(),
+        seq = None if sequencer is None else normalise_sequencer(sequencer)
+        key = (tenant_id, namespace_id, document_id)
+        for _ in range(CLAIM_TRIES):
+            stored_item = self._send("get_item", get_request(self.table_name, *key)).get("Item")
+            stored = record_from_item(stored_item) if stored_item else None
+            at = self._clock()
+            decision = claim_decision(stored, seq, at)
+            if stored is not None and decision != "claimed":
+                return Claim(granted=False, record=stored, reason=decision)
+            update = claim_update(
+                seq, deleting=deleting, source=source, version_id=version_id, etag=etag, size=size,
+                at=at, lease_seconds=lease_seconds,
+            )  # fmt: skip
+            claimed = claimed_record(stored, *key, update)
+            try:
+                self._send("put_item", claim_put_request(self.table_name, claimed, stored_item))
+            except _ConditionFailed:
+                continue  # another write came first: decide again on what it left
+            return Claim(granted=True, record=claimed)
+        raise errors.Throttled(
+            "the document's record kept changing under the claim; retry later",
+            table=self.table_name, document_id=document_id,
         )  # fmt: skip
-        try:
-            response = self._send("update_item", request)
-        except _ConditionFailed as refused:
-            if not refused.item:  # only an existing item can fail this condition
-                raise errors.DependencyFailed(
-                    "DynamoDB refused a claim without returning the stored item", table=self.table_name
-                ) from refused
-            stored = record_from_item(refused.item)
-            decision = claim_decision(stored, seq)
-            if decision == "claimed":  # the condition and the domain rule disagree: never guess
-                raise errors.DependencyFailed(
-                    "DynamoDB refused a claim the stored item allows", table=self.table_name
-                ) from refused
-            return Claim(granted=False, record=stored, reason=decision)
-        return Claim(granted=True, record=record_from_item(response["Attributes"]))
 
     def complete(self, record: DocumentRecord) -> bool:
-        return self._put_if_generation(record.model_copy(update={"updated_at": now()}))
+        return self._put_if_generation(record.model_copy(update={"updated_at": self._clock()}))
 
     def fail(self, record: DocumentRecord, code: str, message: str) -> bool:
         failed = record.model_copy(
-            update={"status": "failed", "error_code": code, "error_message": message, "updated_at": now()}
-        )
+            update={
+                "status": "failed", "error_code": code, "error_message": message, "updated_at": self._clock()
+            }
+        )  # fmt: skip
         return self._put_if_generation(failed)
 
     def _put_if_generation(self, record: DocumentRecord) -> bool:

@@ -31,6 +31,13 @@ def translate(exc: Exception, action: str, key: str) -> errors.RaglineError:
     raise exc
 
 
+def _refuse_over(key: str, size: int, limit: int) -> None:
+    if size > limit:
+        raise errors.DocumentTooLarge(
+            f"{key} is {size} bytes; the limit is {limit}", filename=key, size=size, limit=limit
+        )
+
+
 def _folder(prefix: str) -> str:
     """The prefix names a folder: ``t/ns`` means ``t/ns/…``, never a sibling ``t/ns2/…``."""
     return prefix if not prefix or prefix.endswith("/") else prefix + "/"
@@ -49,12 +56,27 @@ class S3ObjectStore:
             self._client = boto3.client("s3")
         return self._client
 
-    def get(self, key: str) -> bytes:
+    def get(self, key: str, *, version_id: str = "", limit: int | None = None) -> bytes:
+        """One ``GetObject`` (of ``version_id`` when given): its Content-Length is checked against
+        ``limit`` before the body is streamed, and the body is read to ``limit`` + 1 bytes at most."""
+        request = {"Bucket": self.bucket, "Key": key} | ({"VersionId": version_id} if version_id else {})
         try:
-            body: bytes = self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+            response = self.client.get_object(**request)
+            body = response["Body"]
+            try:
+                if limit is None:
+                    data: bytes = body.read()
+                else:
+                    _refuse_over(key, int(response.get("ContentLength", 0)), limit)
+                    data = body.read(limit + 1)
+                    _refuse_over(key, len(data), limit)
+            finally:
+                body.close()  # an unread body would keep its connection busy
+        except errors.RaglineError:
+            raise
         except Exception as exc:
             raise translate(exc, "get", key) from exc
-        return body
+        return data
 
     def put(self, key: str, data: bytes) -> None:
         try:

@@ -3,14 +3,18 @@
 A claim reads and writes the record inside one ``BEGIN IMMEDIATE`` transaction, which takes the
 database's write lock first: concurrent claims, from threads or from other processes on the same file
 (a CLI beside a worker), are serialised, so each granted claim sees the previous one's generation.
-The grant rule and the claimed record are :mod:`ragline.domain.documents`'s.
+The grant rule and the claimed record are :mod:`ragline.domain.documents`'s; records stored before
+the S3 order had an origin are read through :func:`~ragline.domain.documents.upgrade_stored`.
 ``complete``/``fail`` are single ``UPDATE … WHERE generation = ?`` statements.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
@@ -22,6 +26,7 @@ from ragline.domain.documents import (
     claimed_record,
     normalise_sequencer,
     now,
+    upgrade_stored,
 )
 
 _SCHEMA = """
@@ -38,8 +43,10 @@ CREATE TABLE IF NOT EXISTS documents (
 
 @maps_sqlite_errors
 class SqliteDocumentRegistry:
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, clock: Callable[[], datetime] = now) -> None:
         self.path = Path(path)
+        self._clock = clock
+        """Claims' time (leases); injectable so a test can let a lease run out."""
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
 
@@ -53,15 +60,16 @@ class SqliteDocumentRegistry:
         tenant_id: str,
         namespace_id: str,
         document_id: str,
-        sequencer: str,
+        sequencer: str | None,
         *,
         deleting: bool = False,
         source: str = "",
         version_id: str = "",
         etag: str = "",
         size: int = 0,
+        lease_seconds: float = 0.0,
     ) -> Claim:
-        seq = normalise_sequencer(sequencer)
+        seq = None if sequencer is None else normalise_sequencer(sequencer)
         key = (tenant_id, namespace_id, document_id)
         with self._lock:
             db = self._db()
@@ -70,14 +78,15 @@ class SqliteDocumentRegistry:
                 row = db.execute(
                     "SELECT body FROM documents WHERE tenant_id=? AND namespace_id=? AND document_id=?", key
                 ).fetchone()
-                stored = DocumentRecord.model_validate_json(row[0]) if row else None
-                decision = claim_decision(stored, seq)
+                stored = _decode(row[0]) if row else None
+                at = self._clock()
+                decision = claim_decision(stored, seq, at)
                 if stored is not None and decision != "claimed":
                     db.execute("ROLLBACK")
                     return Claim(granted=False, record=stored, reason=decision)
                 update = claim_update(
                     seq, deleting=deleting, source=source, version_id=version_id, etag=etag, size=size,
-                    at=now(),
+                    at=at, lease_seconds=lease_seconds,
                 )  # fmt: skip
                 record = claimed_record(stored, *key, update)
                 db.execute(
@@ -92,12 +101,14 @@ class SqliteDocumentRegistry:
         return Claim(granted=True, record=record)
 
     def complete(self, record: DocumentRecord) -> bool:
-        return self._write_if_generation(record.model_copy(update={"updated_at": now()}))
+        return self._write_if_generation(record.model_copy(update={"updated_at": self._clock()}))
 
     def fail(self, record: DocumentRecord, code: str, message: str) -> bool:
         failed = record.model_copy(
-            update={"status": "failed", "error_code": code, "error_message": message, "updated_at": now()}
-        )
+            update={
+                "status": "failed", "error_code": code, "error_message": message, "updated_at": self._clock()
+            }
+        )  # fmt: skip
         return self._write_if_generation(failed)
 
     def _write_if_generation(self, record: DocumentRecord) -> bool:
@@ -125,7 +136,7 @@ class SqliteDocumentRegistry:
                 )
                 .fetchone()
             )
-        return DocumentRecord.model_validate_json(row[0]) if row else None
+        return _decode(row[0]) if row else None
 
     def list(self, tenant_id: str, namespace_id: str) -> list[DocumentRecord]:
         with self._lock:
@@ -137,9 +148,13 @@ class SqliteDocumentRegistry:
                 )
                 .fetchall()
             )
-        return [DocumentRecord.model_validate_json(r[0]) for r in rows]
+        return [_decode(r[0]) for r in rows]
 
     def purge_tenant(self, tenant_id: str) -> int:
         with self._lock:
             cur = self._db().execute("DELETE FROM documents WHERE tenant_id=?", (tenant_id,))
         return cur.rowcount
+
+
+def _decode(body: str) -> DocumentRecord:
+    return DocumentRecord.model_validate(upgrade_stored(json.loads(body)))

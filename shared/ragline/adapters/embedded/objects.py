@@ -13,6 +13,13 @@ from ragline import errors
 _TEMP_PREFIX = ".tmp-"
 
 
+def _refuse_over(key: str, size: int, limit: int) -> None:
+    if size > limit:
+        raise errors.DocumentTooLarge(
+            f"{key} is {size} bytes; the limit is {limit}", filename=key, size=size, limit=limit
+        )
+
+
 class LocalObjectStore:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
@@ -26,11 +33,20 @@ class LocalObjectStore:
             raise errors.InvalidRequest("object key escapes the store", key=key)
         return path
 
-    def get(self, key: str) -> bytes:
+    def get(self, key: str, *, version_id: str = "", limit: int | None = None) -> bytes:
+        """A folder keeps no versions: ``version_id`` names the one file there is. Its size is
+        checked against ``limit`` before it is read, and no more than ``limit`` + 1 bytes are read."""
+        path = self._path(key)
         try:
-            return self._path(key).read_bytes()
+            with path.open("rb") as fh:
+                if limit is None:
+                    return fh.read()
+                _refuse_over(key, os.fstat(fh.fileno()).st_size, limit)
+                data = fh.read(limit + 1)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
             raise errors.NotFound(f"no object {key!r}", key=key) from exc
+        _refuse_over(key, len(data), limit)  # it grew between the check and the read
+        return data
 
     def put(self, key: str, data: bytes) -> None:
         path = self._path(key)
