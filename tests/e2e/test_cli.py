@@ -131,13 +131,44 @@ def test_eval_prints_metrics_per_mode(tmp_path: Path) -> None:
     )
     assert code == 0, out
     rows = {
-        line.split()[1]: line for line in out.splitlines() if re.match(r"^│ (keyword|semantic|hybrid)", line)
+        line.split()[1]: line
+        for line in out.splitlines()
+        if re.match(r"^│ (keyword|semantic|hybrid|accurate)", line)
     }
-    assert set(rows) == {"keyword", "semantic", "hybrid:rrf", "hybrid:convex"}
+    assert set(rows) == {"keyword", "semantic", "hybrid:rrf", "hybrid:convex", "accurate"}
+    assert "accurate: rerank none (fused order)" in out  # chat's default pipeline, its reranker named
     assert "3 queries" in out
     # three easy queries: every mode ranks the right document first
     for line in rows.values():
         assert "1.0000" in line
+
+
+def first_hit(out: str) -> tuple[str, float]:
+    """The first row of ``ragline search``'s table: (chunk id, score)."""
+    rows = [line.split("│") for line in out.splitlines() if line.startswith("│")]
+    starts = [i for i, r in enumerate(rows) if r[1].strip() == "1"]
+    assert starts, out
+    first = rows[starts[0]]
+    chunk = first[2].strip() + "".join(r[2].strip() for r in rows[starts[0] + 1 :] if not r[1].strip())
+    return chunk.split()[0] if chunk else chunk, float(first[3])
+
+
+def test_search_ranks_the_only_exact_match_first(home: Path) -> None:
+    # "LS11 5PS" is in one chunk only; min-max fusion scored that keyword hit 0 and ranked it second
+    for fusion in ("convex", "rrf"):
+        code, out = cli("search", "LS11 5PS", "-n", "northwind", "--fusion", fusion, "--home", str(home))
+        assert code == 0, out
+        assert first_hit(out)[0].startswith("stores.json#0"), (fusion, out)
+
+
+def test_search_ranks_the_paid_leave_answer_first_at_full_weight(home: Path, tmp_path: Path) -> None:
+    hr = tmp_path / "hr"
+    hr.mkdir()
+    (hr / "holidays.txt").write_text("Staff holidays: twenty five days of paid leave each year.")
+    code, out = cli("ingest", str(hr), "-n", "hr", "--create", "--home", str(home))
+    assert code == 0, out
+    code, out = cli("search", "How many days of paid leave do staff get?", "-n", "hr", "--home", str(home))
+    assert code == 0 and first_hit(out) == ("holidays.txt#0", 1.0), out
 
 
 def test_search_accepts_convex_fusion_and_rejects_unknown_ones(home: Path) -> None:
