@@ -3,7 +3,7 @@
 ``convex`` (the default) is ``alpha * semantic + (1 - alpha) * keyword`` over *top-anchored* scores:
 each leg is scaled so that its best hit scores 1, any hit scores above 0 and a chunk the leg did not
 return scores 0. The keyword leg is BM25 over its best (``score / max``); the semantic leg is the cosine
-above a floor over the best one's (``(cos - floor) / (max - floor)``), so a leg's only hit — an order
+above a floor (0.2) over the best one's (``(cos - floor) / (max - floor)``), so a leg's only hit — an order
 number, a postcode — gets full weight instead of min-max's 0, and its weakest hit is never mistaken for
 "not found". Both depend only on raw scores and the leg's best, so candidates from several namespaces
 can be fused again on one scale (:func:`fuse_across`). Reciprocal Rank Fusion (Cormack et al. 2009)
@@ -26,8 +26,9 @@ Ranked = Sequence[tuple[str, float]]
 Normalise = Callable[[Ranked], dict[str, float]]
 """A leg's scores put on [0, 1] for ``convex`` fusion (absent ids: 0, "not found")."""
 
-SEMANTIC_FLOOR = 0.0
-"""The cosine that counts as no evidence at all (MiniLM-style embedders put unrelated text near it)."""
+SEMANTIC_FLOOR = 0.2
+"""The cosine that counts as no evidence (unrelated text scores about 0–0.2 with sentence embedders):
+a hit's semantic weight is its cosine above it over the best hit's. Chosen with α on SciFact train."""
 LEAST_WEIGHT = 1e-3
 """What a returned hit scores at the least: more than a chunk its leg did not return."""
 

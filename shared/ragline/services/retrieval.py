@@ -63,7 +63,7 @@ class RetrievalService:
         reranker: Reranker | None = None,
         fusion: Fusion = "convex",
         rrf_k: int = 60,
-        alpha: float = 0.5,
+        alpha: float = 0.4,
     ) -> None:
         self._registry = registry
         self._stores = stores

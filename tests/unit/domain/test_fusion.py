@@ -7,11 +7,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragline.domain.fusion import fuse_across, fuse_ranked
+from ragline.domain.fusion import SEMANTIC_FLOOR, fuse_across, fuse_ranked
 from ragline.domain.models import Chunk, HybridQuery, ScoreBreakdown, SearchHit, TenantScope
 from ragline.domain.retrieval import RetrievedHit
 
 pytestmark = pytest.mark.unit
+
+
+def cos_weight(cos: float, best: float) -> float:
+    """A semantic hit's weight: its cosine above the floor over the best hit's."""
+    return (cos - SEMANTIC_FLOOR) / (best - SEMANTIC_FLOOR)
 
 
 def test_a_keyword_legs_only_hit_outranks_the_best_semantic_only_hit() -> None:
@@ -22,7 +27,7 @@ def test_a_keyword_legs_only_hit_outranks_the_best_semantic_only_hit() -> None:
     fused = fuse_ranked(semantic, keyword, fusion="convex", alpha=0.5)
     # Then the exact match is first, its keyword evidence at full weight
     assert fused[0][0] == "stores#0"
-    assert fused[0][1].fused_score == pytest.approx(0.5 * 0.28 / 0.31 + 0.5)
+    assert fused[0][1].fused_score == pytest.approx(0.5 * cos_weight(0.28, 0.31) + 0.5)
 
 
 def test_a_namespaces_only_chunk_scores_full_weight_not_zero() -> None:
@@ -36,8 +41,8 @@ def test_a_legs_lowest_hit_counts_more_than_a_chunk_the_leg_never_found() -> Non
     keyword = [("c#0", 9.0), ("b#0", 1.0)]
     fused = dict(fuse_ranked(semantic, keyword, fusion="convex", alpha=0.5))
     # b is the keyword leg's lowest hit; a was never found by it: b's keyword evidence still counts
-    assert fused["b#0"].fused_score == pytest.approx(0.5 * 0.8 / 0.9 + 0.5 * 1 / 9)
-    assert fused["b#0"].fused_score > 0.5 * 0.8 / 0.9
+    assert fused["b#0"].fused_score == pytest.approx(0.5 * cos_weight(0.8, 0.9) + 0.5 * 1 / 9)
+    assert fused["b#0"].fused_score > 0.5 * cos_weight(0.8, 0.9)
 
 
 @given(
@@ -94,4 +99,5 @@ def test_hits_of_several_namespaces_fuse_on_one_scale() -> None:
     assert (
         best.score == pytest.approx(1.0) and best.breakdown.semantic_rank == best.breakdown.keyword_rank == 1
     )
-    assert out[1].hit.score == pytest.approx(0.5 * 0.21 / 0.74 + 0.5 * 2.0 / 6.0)
+    a = query.alpha
+    assert out[1].hit.score == pytest.approx(a * cos_weight(0.21, 0.74) + (1 - a) * 2.0 / 6.0)
