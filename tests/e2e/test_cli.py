@@ -161,14 +161,36 @@ def test_search_ranks_the_only_exact_match_first(home: Path) -> None:
         assert first_hit(out)[0].startswith("stores.json#0"), (fusion, out)
 
 
-def test_search_ranks_the_paid_leave_answer_first_at_full_weight(home: Path, tmp_path: Path) -> None:
-    hr = tmp_path / "hr"
-    hr.mkdir()
-    (hr / "holidays.txt").write_text("Staff holidays: twenty five days of paid leave each year.")
-    code, out = cli("ingest", str(hr), "-n", "hr", "--create", "--home", str(home))
+PAID_LEAVE = "How many days of paid leave do staff get?"
+
+
+@pytest.fixture(scope="module")
+def hr(home: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """An "hr" namespace beside northwind, holding one chunk: the paid-leave answer."""
+    folder = tmp_path_factory.mktemp("hr")
+    (folder / "holidays.txt").write_text("Staff holidays: twenty five days of paid leave each year.")
+    code, out = cli("ingest", str(folder), "-n", "hr", "--create", "--home", str(home))
     assert code == 0, out
-    code, out = cli("search", "How many days of paid leave do staff get?", "-n", "hr", "--home", str(home))
+    return "hr"
+
+
+def test_search_ranks_the_paid_leave_answer_first_at_full_weight(home: Path, hr: str) -> None:
+    code, out = cli("search", PAID_LEAVE, "-n", hr, "--home", str(home))
     assert code == 0 and first_hit(out) == ("holidays.txt#0", 1.0), out
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"), [(PAID_LEAVE, "holidays.txt#0"), ("LS11 5PS", "stores.json#0")]
+)
+def test_chat_over_two_namespaces_cites_the_answer_from_either(
+    home: Path, hr: str, question: str, answer: str
+) -> None:
+    # min-max fusion merged per-namespace scores: the one-chunk namespace's answer scored 0.0 and the
+    # offline model answered from northwind's test-ride and returns chunks instead
+    code, out = cli("chat", question, "-n", "northwind", "-n", hr, "--home", str(home))
+    assert code == 0, out
+    cited = {cid for ids in re.findall(r'<citation ids="([^"]+)"', out) for cid in ids.split(",")}
+    assert answer in cited, out
 
 
 def test_search_accepts_convex_fusion_and_rejects_unknown_ones(home: Path) -> None:
