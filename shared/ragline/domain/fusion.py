@@ -108,8 +108,12 @@ def fuse_across(query: HybridQuery, found: Sequence[RetrievedHit]) -> list[Retri
     Each namespace fused its own legs, so its fused scores are relative to its own best hits: a
     namespace holding one chunk scores it 1 whatever it says. Here the legs are rebuilt from every
     hit's raw scores (cosines from one embedder; BM25) and fused on one scale with the query's
-    settings; ranks in the breakdowns become ranks among all the namespaces' candidates.
+    settings; ranks in the breakdowns become ranks among all the namespaces' candidates. A hit that
+    reports neither leg's score (a store without a breakdown) cannot be placed on that scale: then
+    every hit is merged by its own score, as before, rather than one being dropped.
     """
+    if any(h.hit.breakdown.semantic_score is None and h.hit.breakdown.keyword_score is None for h in found):
+        return sorted(found, key=lambda h: -h.hit.score)[: query.k]
     key = {id(h): f"{h.scope.namespace_id}\0{h.hit.chunk.id}" for h in found}
     by_key = {key[id(h)]: h for h in found}
 

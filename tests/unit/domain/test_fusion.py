@@ -101,3 +101,9 @@ def test_hits_of_several_namespaces_fuse_on_one_scale() -> None:
     )
     a = query.alpha
     assert out[1].hit.score == pytest.approx(a * cos_weight(0.21, 0.74) + (1 - a) * 2.0 / 6.0)
+
+
+def test_hits_without_leg_scores_are_merged_by_score_not_dropped() -> None:
+    found = [hit("docs", "a#0", None, None, 0.2), hit("hr", "b#0", 0.5, 1.0, 0.9)]
+    out = fuse_across(HybridQuery(text="q", vector=(1.0,), k=10), found)
+    assert [h.hit.chunk.id for h in out] == ["b#0", "a#0"]
