@@ -102,7 +102,8 @@ class Settings(BaseModel):
     hybrid_fusion: Literal["rrf", "convex"] = "convex"
     max_document_seconds: float = 120.0
     """Parse + chunk budget per document (the ingestion function's timeout is 300 s)."""
-    hybrid_alpha: float = 0.5
+    hybrid_alpha: float = 0.4
+    """Semantic weight of ``convex`` fusion, chosen on SciFact train (docs/benchmarks.md)."""
 
     @property
     def llm_read_timeout_s(self) -> float:

@@ -388,7 +388,11 @@ class Container:
         from ragline.services.evaluation import EvaluationService
 
         return EvaluationService(
-            registry=self.registry, stores=self.stores, embedder=self.embedder, retrieval=self.retrieval
+            registry=self.registry,
+            stores=self.stores,
+            embedder=self.embedder,
+            retrieval=self.retrieval,
+            chunks_per_search=self.settings.chunks_per_search,
         )
 
     def close(self) -> None:

@@ -256,6 +256,16 @@ class VectorStoreContract:
         assert top.score == pytest.approx(expected)
         assert len(hits) <= 4
 
+    def test_hybrid_gives_a_legs_only_hit_full_weight(self, store: VectorStore) -> None:
+        # Given a term only one chunk holds: the keyword leg's only hit, the semantic leg's best
+        hits = store.search(hybrid("silicon", k=4))
+        top = hits[0]
+        assert top.chunk.id == "solar#1" and top.breakdown.keyword_rank == 1
+        assert [h for h in hits if h.breakdown.keyword_rank is not None] == [top]
+        # Then convex fusion counts it in full in both legs (min-max scored a leg's only hit 0)
+        assert top.breakdown.fused_score == pytest.approx(1.0) and top.score == pytest.approx(1.0)
+        assert all(h.score < 0.5 for h in hits[1:])  # the rest: semantic evidence only
+
     def test_k_limits_results(self, store: VectorStore) -> None:
         assert len(store.search(semantic("anything at all", k=2))) == 2
 

@@ -131,13 +131,66 @@ def test_eval_prints_metrics_per_mode(tmp_path: Path) -> None:
     )
     assert code == 0, out
     rows = {
-        line.split()[1]: line for line in out.splitlines() if re.match(r"^│ (keyword|semantic|hybrid)", line)
+        line.split()[1]: line
+        for line in out.splitlines()
+        if re.match(r"^│ (keyword|semantic|hybrid|accurate)", line)
     }
-    assert set(rows) == {"keyword", "semantic", "hybrid:rrf", "hybrid:convex"}
+    assert set(rows) == {"keyword", "semantic", "hybrid:rrf", "hybrid:convex", "accurate"}
+    assert "accurate: rerank none (fused order)" in out  # chat's default pipeline, its reranker named
     assert "3 queries" in out
     # three easy queries: every mode ranks the right document first
     for line in rows.values():
         assert "1.0000" in line
+
+
+def first_hit(out: str) -> tuple[str, float]:
+    """The first row of ``ragline search``'s table: (chunk id, score)."""
+    rows = [line.split("│") for line in out.splitlines() if line.startswith("│")]
+    starts = [i for i, r in enumerate(rows) if r[1].strip() == "1"]
+    assert starts, out
+    first = rows[starts[0]]
+    chunk = first[2].strip() + "".join(r[2].strip() for r in rows[starts[0] + 1 :] if not r[1].strip())
+    return chunk.split()[0] if chunk else chunk, float(first[3])
+
+
+def test_search_ranks_the_only_exact_match_first(home: Path) -> None:
+    # "LS11 5PS" is in one chunk only; min-max fusion scored that keyword hit 0 and ranked it second
+    for fusion in ("convex", "rrf"):
+        code, out = cli("search", "LS11 5PS", "-n", "northwind", "--fusion", fusion, "--home", str(home))
+        assert code == 0, out
+        assert first_hit(out)[0].startswith("stores.json#0"), (fusion, out)
+
+
+PAID_LEAVE = "How many days of paid leave do staff get?"
+
+
+@pytest.fixture(scope="module")
+def hr(home: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """An "hr" namespace beside northwind, holding one chunk: the paid-leave answer."""
+    folder = tmp_path_factory.mktemp("hr")
+    (folder / "holidays.txt").write_text("Staff holidays: twenty five days of paid leave each year.")
+    code, out = cli("ingest", str(folder), "-n", "hr", "--create", "--home", str(home))
+    assert code == 0, out
+    return "hr"
+
+
+def test_search_ranks_the_paid_leave_answer_first_at_full_weight(home: Path, hr: str) -> None:
+    code, out = cli("search", PAID_LEAVE, "-n", hr, "--home", str(home))
+    assert code == 0 and first_hit(out) == ("holidays.txt#0", 1.0), out
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"), [(PAID_LEAVE, "holidays.txt#0"), ("LS11 5PS", "stores.json#0")]
+)
+def test_chat_over_two_namespaces_cites_the_answer_from_either(
+    home: Path, hr: str, question: str, answer: str
+) -> None:
+    # min-max fusion merged per-namespace scores: the one-chunk namespace's answer scored 0.0 and the
+    # offline model answered from northwind's test-ride and returns chunks instead
+    code, out = cli("chat", question, "-n", "northwind", "-n", hr, "--home", str(home))
+    assert code == 0, out
+    cited = {cid for ids in re.findall(r'<citation ids="([^"]+)"', out) for cid in ids.split(",")}
+    assert answer in cited, out
 
 
 def test_search_accepts_convex_fusion_and_rejects_unknown_ones(home: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 AGENTIC_PROMPT = """You answer questions using ONLY the tenant's documents.
 When you have enough evidence, answer concisely. If the documents do not contain the answer, say so.
 """
@@ -55,6 +57,27 @@ def resolve_system_prompt(stored: str, *, tools: bool = True) -> str:
     if not custom or custom in KNOWN_DEFAULT_PROMPTS:
         return AGENTIC_PROMPT + "\n" + contract
     return custom + "\n\n" + contract
+
+
+def run_system_prompt(stored: Sequence[tuple[str, str]], *, tools: bool = True) -> str:
+    """The system prompt of a run over the namespaces ``stored`` (namespace id, its stored prompt).
+
+    Every namespace's own prompt applies: one custom prompt (however many namespaces set it) is used as
+    :func:`resolve_system_prompt` would; several different ones are all kept, in the run's namespace
+    order, each introduced by the namespaces that set it; none (empty or known defaults) gives the tuned
+    prompt. The platform's rules are appended once either way."""
+    customs: dict[str, list[str]] = {}
+    for namespace_id, prompt in stored:
+        custom = prompt.strip()
+        if custom and custom not in KNOWN_DEFAULT_PROMPTS:
+            customs.setdefault(custom, []).append(namespace_id)
+    if len(customs) <= 1:
+        return resolve_system_prompt(next(iter(customs), ""), tools=tools)
+    blocks = [
+        f"Instructions set for namespace{'s' if len(ids) > 1 else ''} {', '.join(ids)}:\n{custom}"
+        for custom, ids in customs.items()
+    ]
+    return resolve_system_prompt("\n\n".join(blocks), tools=tools)
 
 
 GENERATE_QUERIES_PROMPT = """You write search queries for a document retrieval system.

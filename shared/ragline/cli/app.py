@@ -350,9 +350,10 @@ def evaluate(
     modes: Annotated[
         str,
         typer.Option(
-            help="Comma-separated: keyword, semantic, hybrid (configured fusion), hybrid:rrf, hybrid:convex."
+            help="Comma-separated: keyword, semantic, hybrid (configured fusion), hybrid:rrf, hybrid:convex,"
+            " accurate (chat's default: hybrid → rerank → the chunks one search shows)."
         ),
-    ] = "keyword,semantic,hybrid:rrf,hybrid:convex",
+    ] = "keyword,semantic,hybrid:rrf,hybrid:convex,accurate",
     home: Home = None,
 ) -> None:
     """Index a BEIR dataset and print nDCG@10, Recall@100 and MRR@10 per mode."""

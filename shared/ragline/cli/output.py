@@ -27,8 +27,8 @@ from ragline.agents.events import (
 )
 from ragline.domain.api import HostingSearchResponse, Scores, SearchResponse
 from ragline.domain.citations import CITATION
-from ragline.domain.models import SearchMode, TenantScope
-from ragline.services.evaluation import load_beir
+from ragline.domain.models import TenantScope
+from ragline.services.evaluation import EvalMode, load_beir
 from ragline.wiring import Container
 
 console = Console()
@@ -129,11 +129,12 @@ def stream_chat(events: Iterable[RunEvent], model_name: str) -> None:
         )
 
 
-EVAL_MODES = ("keyword", "semantic", "hybrid", "hybrid:rrf", "hybrid:convex")
+EVAL_MODES = ("keyword", "semantic", "hybrid", "hybrid:rrf", "hybrid:convex", "accurate")
 
 
 def run_eval(c: Container, dataset: Path, split: str, modes: list[str]) -> None:
-    """``hybrid`` uses the configured fusion; ``hybrid:rrf``/``hybrid:convex`` force one."""
+    """``hybrid`` uses the configured fusion; ``hybrid:rrf``/``hybrid:convex`` force one; ``accurate``
+    is chat's default pipeline (hybrid → the configured reranker → the chunks one search shows)."""
     for m in modes:
         if m not in EVAL_MODES:
             raise errors.InvalidRequest(f"unknown mode {m!r}; use {', '.join(EVAL_MODES)}")
@@ -148,7 +149,7 @@ def run_eval(c: Container, dataset: Path, split: str, modes: list[str]) -> None:
         table.add_column(col)
     for m in modes:
         base, _, fusion = m.partition(":")
-        mode: SearchMode = base  # type: ignore[assignment]
+        mode: EvalMode = base  # type: ignore[assignment]
         started = time.perf_counter()
         s = c.evaluation.score(scope, data, mode, fusion=fusion or None)  # type: ignore[arg-type]
         per_query = (time.perf_counter() - started) * 1000 / max(s.queries, 1)
@@ -156,3 +157,5 @@ def run_eval(c: Container, dataset: Path, split: str, modes: list[str]) -> None:
             m, f"{s.ndcg_at_10:.4f}", f"{s.recall_at_100:.4f}", f"{s.mrr_at_10:.4f}", f"{per_query:.1f}"
         )
     console.print(table)
+    if "accurate" in modes:  # chat's default pipeline: say which reranker it ran with
+        console.print(f"accurate: rerank {c.retrieval.reranker_name or 'none (fused order)'}")

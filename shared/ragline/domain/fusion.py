@@ -1,8 +1,14 @@
 """Hybrid fusion of a semantic and a keyword ranking, on (chunk id, score) pairs.
 
-Reciprocal Rank Fusion (Cormack et al. 2009) is the default: ``score = Σ 1 / (k + rank)`` with a fixed
-k = 60 (Agentset used k = topK, which flattens the fusion as topK grows). ``convex`` is an opt-in
-``alpha * semantic + (1 - alpha) * keyword`` over per-query min-max normalised scores.
+``convex`` (the default) is ``alpha * semantic + (1 - alpha) * keyword`` over *top-anchored* scores:
+each leg is scaled so that its best hit scores 1, any hit scores above 0 and a chunk the leg did not
+return scores 0. The keyword leg is BM25 over its best (``score / max``); the semantic leg is the cosine
+above a floor (0.2) over the best one's (``(cos - floor) / (max - floor)``), so a leg's only hit — an order
+number, a postcode — gets full weight instead of min-max's 0, and its weakest hit is never mistaken for
+"not found". Both depend only on raw scores and the leg's best, so candidates from several namespaces
+can be fused again on one scale (:func:`fuse_across`). Reciprocal Rank Fusion (Cormack et al. 2009)
+``Σ 1 / (k + rank)`` with a fixed k = 60 is the alternative. Constants chosen on SciFact train and an
+exact-match set (``bench/fusion_alpha.py``; ``docs/benchmarks.md``).
 
 The functions work on bare ``(chunk_id, score)`` pairs so a store can fuse before it builds any chunk
 object, and materialise only the hits that survive; ties break on chunk id, identically everywhere.
@@ -10,21 +16,41 @@ object, and materialise only the hits that survive; ties break on chunk id, iden
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ragline.domain.models import HybridQuery, ScoreBreakdown, SearchHit
+from ragline.domain.retrieval import RetrievedHit
 
 Ranked = Sequence[tuple[str, float]]
 """A leg's ranking, best first: (chunk id, that leg's score)."""
+Normalise = Callable[[Ranked], dict[str, float]]
+"""A leg's scores put on [0, 1] for ``convex`` fusion (absent ids: 0, "not found")."""
+
+SEMANTIC_FLOOR = 0.2
+"""The cosine that counts as no evidence (unrelated text scores about 0–0.2 with sentence embedders):
+a hit's semantic weight is its cosine above it over the best hit's. Chosen with α on SciFact train."""
+LEAST_WEIGHT = 1e-3
+"""What a returned hit scores at the least: more than a chunk its leg did not return."""
 
 
-def _minmax(ranked: Ranked) -> dict[str, float]:
+def top_anchored(ranked: Ranked, floor: float = 0.0) -> dict[str, float]:
+    """``(s - floor) / (best - floor)``, kept within ``[LEAST_WEIGHT, 1]``; the best hit always scores 1
+    (also when it is at or below ``floor``: the leg's only evidence still counts in full)."""
     if not ranked:
         return {}
-    scores = [s for _, s in ranked]
-    lo, hi = min(scores), max(scores)
-    span = (hi - lo) or 1.0
-    return {cid: (s - lo) / span for cid, s in ranked}
+    best = max(s for _, s in ranked)
+    span = best - floor
+    if span <= 0:
+        return {cid: 1.0 if s >= best else LEAST_WEIGHT for cid, s in ranked}
+    return {cid: min(1.0, max(LEAST_WEIGHT, (s - floor) / span)) for cid, s in ranked}
+
+
+def semantic_weights(ranked: Ranked) -> dict[str, float]:
+    return top_anchored(ranked, SEMANTIC_FLOOR)
+
+
+def keyword_weights(ranked: Ranked) -> dict[str, float]:
+    return top_anchored(ranked, 0.0)
 
 
 def fuse_ranked(
@@ -35,19 +61,19 @@ def fuse_ranked(
     k: int = 60,
     alpha: float = 0.5,
     limit: int = 10,
+    normalise: tuple[Normalise, Normalise] = (semantic_weights, keyword_weights),
 ) -> list[tuple[str, ScoreBreakdown]]:
     """The fused order (at most ``limit``), each id with its full score breakdown. Ranks and scores
     stay in plain dicts until the order is known: a breakdown is built only for the survivors (a
-    hybrid search fuses up to 2 x 100 candidates to keep 10)."""
+    hybrid search fuses up to 2 x 100 candidates to keep 10). ``normalise`` (semantic, keyword) is
+    for measuring alternatives (``bench/fusion_alpha.py``)."""
     sem = {cid: (rank, score) for rank, (cid, score) in enumerate(semantic, start=1)}
     kw = {cid: (rank, score) for rank, (cid, score) in enumerate(keyword, start=1)}
     candidates = sem.keys() | kw.keys()
     fused: dict[str, float]
     if fusion == "convex":
-        sem_norm, kw_norm = _minmax(semantic), _minmax(keyword)
-        fused = {
-            cid: alpha * sem_norm.get(cid, 0.0) + (1 - alpha) * kw_norm.get(cid, 0.0) for cid in candidates
-        }
+        sem_w, kw_w = normalise[0](semantic), normalise[1](keyword)
+        fused = {cid: alpha * sem_w.get(cid, 0.0) + (1 - alpha) * kw_w.get(cid, 0.0) for cid in candidates}
     else:
         fused = dict.fromkeys(candidates, 0.0)
         for leg in (sem, kw):
@@ -74,6 +100,35 @@ def fuse_query(query: HybridQuery, semantic: Ranked, keyword: Ranked) -> list[tu
     return fuse_ranked(
         semantic, keyword, fusion=query.fusion, k=query.rrf_k, alpha=query.alpha, limit=query.k
     )
+
+
+def fuse_across(query: HybridQuery, found: Sequence[RetrievedHit]) -> list[RetrievedHit]:
+    """Hybrid hits of several namespaces fused again as one ranking, best first (at most ``query.k``).
+
+    Each namespace fused its own legs, so its fused scores are relative to its own best hits: a
+    namespace holding one chunk scores it 1 whatever it says. Here the legs are rebuilt from every
+    hit's raw scores (cosines from one embedder; BM25) and fused on one scale with the query's
+    settings; ranks in the breakdowns become ranks among all the namespaces' candidates. A hit that
+    reports neither leg's score (a store without a breakdown) cannot be placed on that scale: then
+    every hit is merged by its own score, as before, rather than one being dropped.
+    """
+    if any(h.hit.breakdown.semantic_score is None and h.hit.breakdown.keyword_score is None for h in found):
+        return sorted(found, key=lambda h: -h.hit.score)[: query.k]
+    key = {id(h): f"{h.scope.namespace_id}\0{h.hit.chunk.id}" for h in found}
+    by_key = {key[id(h)]: h for h in found}
+
+    def leg(score: Callable[[ScoreBreakdown], float | None]) -> list[tuple[str, float]]:
+        pairs = [(key[id(h)], s) for h in found if (s := score(h.hit.breakdown)) is not None]
+        return sorted(pairs, key=lambda p: (-p[1], p[0]))
+
+    fused = fuse_query(query, leg(lambda b: b.semantic_score), leg(lambda b: b.keyword_score))
+    return [
+        RetrievedHit(
+            by_key[cid].scope,
+            by_key[cid].hit.model_copy(update={"score": bd.fused_score or 0.0, "breakdown": bd}),
+        )
+        for cid, bd in fused
+    ]
 
 
 def _fuse_hits(

@@ -137,14 +137,14 @@ class KeywordQuery(_QueryBase):
 
 
 class HybridQuery(_QueryBase):
-    """Both legs, each fetching ``candidates`` hits, fused by a convex combination of per-query min-max
-    normalised scores (default; ``alpha`` weighs the semantic leg) or by RRF."""
+    """Both legs, each fetching ``candidates`` hits, fused by a convex combination of top-anchored
+    scores (default; ``alpha`` weighs the semantic leg; see :mod:`ragline.domain.fusion`) or by RRF."""
 
     mode: Literal["hybrid"] = "hybrid"
     vector: tuple[float, ...]
     fusion: Literal["rrf", "convex"] = "convex"
     rrf_k: int = Field(default=60, ge=1)
-    alpha: float = Field(default=0.5, ge=0.0, le=1.0)
+    alpha: float = Field(default=0.4, ge=0.0, le=1.0)
     """Semantic weight for ``convex`` fusion."""
     candidates: int = Field(default=100, ge=1, le=1000)
 

@@ -17,7 +17,7 @@ from ragline import errors
 from ragline.agents.base import AgentDeps, LoopLimits, LoopOutcome
 from ragline.agents.catalog import DEFAULT_AGENT, INFOS, build_agent
 from ragline.agents.events import Collections, Route, RunError, RunEvent, RunFinished, Sources, Warning
-from ragline.agents.prompts import resolve_system_prompt
+from ragline.agents.prompts import run_system_prompt
 from ragline.agents.routing import AgentRouter, CollectionRouter
 from ragline.agents.smoothing import smooth_words
 from ragline.agents.tools import ToolContext, ToolResultLayout
@@ -88,7 +88,7 @@ class ChatService:
         """``planner`` routes and plans (the same model as ``model`` behind an endpoint); None: the
         offline heuristics route and plan. ``search_first``: an ``accurate`` run's first model turn
         must call a tool (``tool_choice: required``). ``chunks_per_search``: what one search shows
-        the model unless the run's first namespace sets its own; ``layout``: how (see
+        the model unless the run's namespaces set their own (the largest applies); ``layout``: how (see
         :func:`ragline.agents.tools.render`)."""
         self._retrieval = retrieval
         self._model = model
@@ -176,7 +176,10 @@ class ChatService:
             yield Route(agent=route.agent, reason=route.reason, fallback=route.fallback)
             yield from (Warning(code=n.code, message=n.message) for n in route.notices)
         agent = build_agent(agent_name, AgentDeps(self._model, self._planner, self._limits))
-        mode = plan.mode.showing(spaces[0].settings.chunks_per_search or self._chunks_per_search)
+        # Each namespace's own setting: a search over several shows the most any of them asks for.
+        mode = plan.mode.showing(
+            max(ns.settings.chunks_per_search or self._chunks_per_search for ns in spaces)
+        )
         ctx = ToolContext(
             retriever=self._retrieval.bind(
                 [TenantScope(tenant_id=tenant_id, namespace_id=ns.namespace_id) for ns in spaces],
@@ -190,8 +193,9 @@ class ChatService:
             evidence=evidence,
             search_first=self._search_first and mode.name == "accurate",
         )
-        # The first namespace's prompt (routed runs put the default namespace first).
-        prompt = resolve_system_prompt(spaces[0].settings.system_prompt, tools=agent.uses_tools)
+        prompt = run_system_prompt(
+            [(ns.namespace_id, ns.settings.system_prompt) for ns in spaces], tools=agent.uses_tools
+        )
         history = [ChatMessage(role="system", content=prompt), *conversation]
         yield from smooth_words(agent.run(history, ctx, outcome))
 

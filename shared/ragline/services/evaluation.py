@@ -1,7 +1,9 @@
 """``ragline eval``: index a BEIR-format dataset into a namespace and score every search mode.
 
 BEIR documents are short abstracts, so each is one chunk of title + text (the baselines index them
-the same way); chunk hits are collapsed to documents before scoring.
+the same way); chunk hits are collapsed to documents before scoring. ``accurate`` scores what a chat
+search in the default ``accurate`` mode shows the model: the hybrid candidates reranked by the
+deployment's reranker (fused order when it has none) and cut to the chunks one search shows.
 """
 
 from __future__ import annotations
@@ -11,14 +13,19 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from ragline import errors
 from ragline.domain.metrics import dedupe_documents, mrr_at, ndcg_at, recall_at
 from ragline.domain.models import Chunk, ChunkMetadata, SearchMode, TenantScope
 from ragline.domain.tenancy import Namespace
 from ragline.ports import Embedder, TenantRegistry, VectorStoreProvider
+from ragline.services.chat import MODES
 from ragline.services.namespaces import claim_embedding_space, new_namespace
 from ragline.services.retrieval import Fusion, RetrievalService
+
+EvalMode = SearchMode | Literal["accurate"]
+"""A search mode, or ``accurate``: the pipeline chat's default mode runs (hybrid → rerank)."""
 
 
 @dataclass(frozen=True)
@@ -30,7 +37,7 @@ class BeirDataset:
 
 @dataclass(frozen=True)
 class ModeScore:
-    mode: SearchMode
+    mode: EvalMode
     ndcg_at_10: float
     recall_at_100: float
     mrr_at_10: float
@@ -73,11 +80,14 @@ class EvaluationService:
         stores: VectorStoreProvider,
         embedder: Embedder,
         retrieval: RetrievalService,
+        chunks_per_search: int = 10,
     ) -> None:
+        """``chunks_per_search``: the deployment's setting, what ``accurate`` keeps (as chat does)."""
         self._registry = registry
         self._stores = stores
         self._embedder = embedder
         self._retrieval = retrieval
+        self._chunks_per_search = chunks_per_search
 
     def index(
         self, scope: TenantScope, data: BeirDataset, progress: Callable[[int], None] | None = None
@@ -115,13 +125,21 @@ class EvaluationService:
         return len(ids)
 
     def score(
-        self, scope: TenantScope, data: BeirDataset, mode: SearchMode, fusion: Fusion | None = None
+        self, scope: TenantScope, data: BeirDataset, mode: EvalMode, fusion: Fusion | None = None
     ) -> ModeScore:
+        """Mean nDCG@10, Recall@100 and MRR@10; ``accurate`` returns only the chunks a chat search
+        shows, so its recall is over those."""
         ndcg = recall = mrr = 0.0
         retriever = self._retrieval.bind([scope])
+        accurate = MODES["accurate"].showing(self._chunks_per_search)
         for qid, text in data.queries.items():
-            hits = retriever.search(text, mode=mode, candidates=100, keep=100, fusion=fusion).hits
-            ranked = dedupe_documents([h.hit.chunk.document_id for h in hits])
+            if mode == "accurate":
+                result = retriever.search(
+                    text, mode="hybrid", candidates=accurate.candidates, keep=accurate.keep, rerank=True
+                )
+            else:
+                result = retriever.search(text, mode=mode, candidates=100, keep=100, fusion=fusion)
+            ranked = dedupe_documents([h.hit.chunk.document_id for h in result.hits])
             rel = data.qrels[qid]
             ndcg += ndcg_at(ranked, rel, 10)
             recall += recall_at(ranked, rel, 100)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from ragline import errors
+from ragline.domain.fusion import fuse_across
 from ragline.domain.models import (
     Chunk,
     HybridQuery,
@@ -62,7 +63,7 @@ class RetrievalService:
         reranker: Reranker | None = None,
         fusion: Fusion = "convex",
         rrf_k: int = 60,
-        alpha: float = 0.5,
+        alpha: float = 0.4,
     ) -> None:
         self._registry = registry
         self._stores = stores
@@ -188,8 +189,9 @@ class Retriever:
         rerank: bool = False,
         fusion: Fusion | None = None,
     ) -> RetrievalResult:
-        """``candidates`` hits per namespace, merged by score, reranked (if asked, and never for
-        keyword mode) and deduplicated, cut to ``keep``."""
+        """``candidates`` hits per namespace, merged (hybrid hits of several namespaces fused again on
+        one scale; otherwise by their raw cosine or BM25 scores), reranked (if asked,
+        and never for keyword mode) and deduplicated, cut to ``keep``."""
         if not text.strip():
             raise errors.InvalidRequest("query text is empty")
         result = RetrievalResult(hits=[], mode=mode)
@@ -204,7 +206,10 @@ class Retriever:
             for scope, store in self._stores.items():
                 found.extend(RetrievedHit(scope, h) for h in store.search(query))
                 result.usage.retrievals += 1
-            found.sort(key=lambda h: -h.hit.score)
+            if isinstance(query, HybridQuery) and len(self._stores) > 1:
+                found = fuse_across(query, found)  # one scale: each store's fused scores are its own
+            else:
+                found.sort(key=lambda h: -h.hit.score)
             found = deduplicate(found)[:candidates]
             if rerank and mode != "keyword" and found:
                 found = self._rerank(text, found, keep, result)

@@ -12,6 +12,7 @@ from ragline.agents.prompts import (
     PLATFORM_CONTRACT,
     TOOL_RULES,
     resolve_system_prompt,
+    run_system_prompt,
 )
 
 pytestmark = pytest.mark.unit
@@ -41,3 +42,19 @@ def test_agents_that_do_not_call_tools_get_the_evidence_rules_instead() -> None:
         resolved = resolve_system_prompt(stored, tools=False)
         assert resolved.endswith(ANSWER_CONTRACT) and TOOL_RULES not in resolved
         assert CITATION_RULES in resolved
+
+
+def test_a_run_over_namespaces_that_share_a_prompt_or_set_none_uses_it_once() -> None:
+    shop = "You are Northwind's support bot."
+    assert run_system_prompt([("docs", shop), ("faq", shop), ("hr", "")]) == resolve_system_prompt(shop)
+    defaults = [("docs", ""), ("hr", sorted(KNOWN_DEFAULT_PROMPTS)[0])]
+    assert run_system_prompt(defaults, tools=False) == resolve_system_prompt("", tools=False)
+
+
+def test_a_run_over_namespaces_with_different_prompts_keeps_each_naming_its_namespaces() -> None:
+    resolved = run_system_prompt(
+        [("docs", "Answer as the shop."), ("hr", "Answer as HR."), ("faq", "Answer as the shop.")]
+    )
+    assert resolved.startswith("Instructions set for namespaces docs, faq:\nAnswer as the shop.")
+    assert "\n\nInstructions set for namespace hr:\nAnswer as HR.\n" in resolved
+    assert resolved.endswith(PLATFORM_CONTRACT) and resolved.count(TOOL_RULES) == 1

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragline.domain.citations import verify_citations
-from ragline.domain.fusion import convex_fuse, rrf_fuse
+from ragline.domain.fusion import LEAST_WEIGHT, SEMANTIC_FLOOR, convex_fuse, rrf_fuse
 from ragline.domain.metrics import mrr_at, ndcg_at, recall_at
 from ragline.domain.models import Chunk, ScoreBreakdown, SearchHit, TenantScope
 
@@ -48,13 +48,19 @@ def test_rrf_is_deterministic_deduplicated_and_bounded(a: list[int], b: list[int
     assert all(x.score >= y.score for x, y in itertools.pairwise(out))
 
 
-def test_convex_fusion_weighs_normalised_scores() -> None:
-    sem = [hit("a#0", "semantic", 0.9), hit("b#0", "semantic", 0.5), hit("c#0", "semantic", 0.1)]
-    kw = [hit("c#0", "keyword", 10.0), hit("b#0", "keyword", 9.0)]
+def test_convex_fusion_weighs_top_anchored_scores() -> None:
+    floor = SEMANTIC_FLOOR
+    sem = [
+        hit("a#0", "semantic", 0.9),
+        hit("b#0", "semantic", (0.9 + floor) / 2),
+        hit("c#0", "semantic", floor),
+    ]
+    kw = [hit("c#0", "keyword", 10.0), hit("b#0", "keyword", 5.0)]
     out = convex_fuse(sem, kw, alpha=0.5, limit=3)
-    # a: .5*1 + 0 = .5 ; b: .5*.5 + .5*0 = .25 ; c: .5*0 + .5*1 = .5 -> a/c tie broken by id
-    assert [h.chunk.id for h in out] == ["a#0", "c#0", "b#0"]
-    assert out[2].breakdown.fused_score == pytest.approx(0.25)
+    # semantic weights (cosine above the floor over the best's) 1, .5 and the least; BM25 / best .5 and 1
+    # a: .5*1 + 0 = .5 ; b: .5*.5 + .5*.5 = .5 ; c: .5*least + .5*1 -> a/b tie broken by id
+    assert [h.chunk.id for h in out] == ["c#0", "a#0", "b#0"]
+    assert [h.breakdown.fused_score for h in out] == pytest.approx([0.5 + 0.5 * LEAST_WEIGHT, 0.5, 0.5])
     assert [h.chunk.id for h in convex_fuse(sem, kw, alpha=1.0, limit=3)] == ["a#0", "b#0", "c#0"]
 
 
