@@ -126,6 +126,15 @@ class VectorStoreContract:
         assert store.vectors("rust").keys() == {"Third attempt."}
         assert store.search(KeywordQuery(text="orphan")) == []
 
+    def test_unpublished_chunks_never_leave_a_search_with_fewer_than_k_hits(self, store: VectorStore) -> None:
+        # Given a new version of bees, unpublished, whose chunks are all nearer the query than any served one
+        staged = [f"Bee colony queen number {i}." for i in range(8)]
+        store.upsert(make_chunks("bees", staged), generation=2)
+        words = "bee colony queen number plants nectar sunlight"  # four served chunks match a word
+        for query in (semantic(words, k=3), KeywordQuery(text=words, k=3)):
+            hits = store.search(query)
+            assert len(hits) == 3 and not {h.chunk.text for h in hits} & set(staged)
+
     def test_a_write_at_the_published_generation_is_served_at_once(self, store: VectorStore) -> None:
         assert store.publish("rust", generation=2) is True
         store.upsert(make_chunks("rust", ["Written at the served generation."]), generation=2)

@@ -48,6 +48,8 @@ BULK_CHUNKS = 500
 BULK_RETRIES = 3
 """Resends of the chunks a bulk request answered 429 for, after 1, 2 and 4 s."""
 _BULK_FILTER = "items.*.status,items.*.error.type"
+OVERFETCH = 4
+"""How many times ``k`` a single leg asks for when unpublished chunks crowded its first answer."""
 FENCE_RETRIES = 3
 """Reads of a document retried because a publish moved its fence meanwhile."""
 _T = TypeVar("_T")
@@ -380,13 +382,21 @@ class OpenSearchVectorStore:
         or orphaned by a worker that died — is never seen, and never two versions at once. A hit
         *below* its fence means this view of the index predates a publish (whose chunks it refreshed
         before raising the fence): the search runs once more rather than show that document with
-        nothing. Single legs fetch twice ``k`` so another version's chunks do not crowd out ``k``."""
+        nothing. A single leg that lost hits to another version and came back full asks for
+        ``OVERFETCH`` times more, so such chunks do not leave fewer than ``k``."""
         self._p.before_read()
-        for attempt in range(2):
-            legs, stale = self._visible_legs(query)
-            if not stale or attempt:
+        single = not isinstance(query, HybridQuery)
+        size = query.candidates if isinstance(query, HybridQuery) else query.k
+        stale_retried = overfetched = False
+        for _ in range(3):  # at most one more for a stale view, one more for a crowded leg
+            legs, stale, dropped = self._visible_legs(query, size)
+            if stale and not stale_retried:
+                stale_retried = True
+            elif single and dropped and len(legs[0]) < query.k and not overfetched:
+                overfetched, size = True, query.k * OVERFETCH
+            else:
                 break
-        if isinstance(query, SemanticQuery | KeywordQuery):
+        if single:
             return self._hits(
                 legs[0][: query.k], "semantic" if isinstance(query, SemanticQuery) else "keyword"
             )
@@ -399,17 +409,19 @@ class OpenSearchVectorStore:
             if cid in sources  # a chunk deleted between the legs and the read is simply gone
         ]
 
-    def _visible_legs(self, query: SearchQuery) -> tuple[list[list[_LegHit]], bool]:
-        """The query's legs as hits of published generations only; and whether any hit was older."""
+    def _visible_legs(self, query: SearchQuery, size: int) -> tuple[list[list[_LegHit]], bool, bool]:
+        """The query's legs (``size`` hits each) as hits of published generations only; whether any
+        hit was older than its fence; whether any was dropped."""
         if isinstance(query, SemanticQuery):
-            legs = [_leg_hits(self._send(self._knn(query.vector, 2 * query.k, query)), "semantic")]
+            legs = [_leg_hits(self._send(self._knn(query.vector, size, query)), "semantic")]
         elif isinstance(query, KeywordQuery):
-            body = rq.bm25_search(self.scope, query.text, 2 * query.k, query.filters)
-            legs = [_leg_hits(self._send(body), "keyword")]
+            legs = [
+                _leg_hits(self._send(rq.bm25_search(self.scope, query.text, size, query.filters)), "keyword")
+            ]
         else:
             assert isinstance(query, HybridQuery)
-            knn = rq.ids_only(self._knn(query.vector, query.candidates, query))
-            bm25 = rq.ids_only(rq.bm25_search(self.scope, query.text, query.candidates, query.filters))
+            knn = rq.ids_only(self._knn(query.vector, size, query))
+            bm25 = rq.ids_only(rq.bm25_search(self.scope, query.text, size, query.filters))
             if self._p.hybrid == "msearch":
                 sem, kw = self._msearch([knn, bm25])
             else:
@@ -418,7 +430,8 @@ class OpenSearchVectorStore:
             legs = [_leg_hits(sem, "semantic"), _leg_hits(kw, "keyword")]
         published = self._fences({h.document_id for leg in legs for h in leg})
         stale = any(h.generation < published[h.document_id] for leg in legs for h in leg)
-        return [[h for h in leg if h.generation == published[h.document_id]] for leg in legs], stale
+        visible = [[h for h in leg if h.generation == published[h.document_id]] for leg in legs]
+        return visible, stale, sum(map(len, visible)) < sum(map(len, legs))
 
     def _read(
         self, fused: list[tuple[str, ScoreBreakdown]], hits: dict[str, _LegHit]
