@@ -26,6 +26,11 @@ marker, returned with ``ALL_OLD``, holds the first charge); item 1 failed → ov
 run's work is done it is charged anyway by a second transaction without the quota condition (still
 guarded by the marker, so still exactly once).
 
+``complete_uncharged`` (a run that did no work) is ONE ``TransactWriteItems`` of the same ``Put``
+alone, the marker with zero usage and ``charged: false``, under the same condition (so it and
+``commit`` exclude each other); ``reserve`` may take such a marker over when it holds no ``result``
+and the fingerprint is the request's.
+
 ``ClientRequestToken`` is a UUID5 of tenant and run id (a second one for the over-quota variant, whose
 parameters differ): an identical retry within DynamoDB's 10-minute window is acknowledged without
 being applied again. ``expires_at`` is derived from the period, not from the clock, so identical
@@ -78,6 +83,7 @@ MARKER_TTL = timedelta(days=400)
 TOKEN_NAMESPACE = uuid.UUID("5d0c7a2e-3f0b-5b8e-9a43-6f1d2c7e8b10")
 """Fixed UUID5 namespace of client request tokens; changing it only weakens the 10-minute dedupe."""
 OVER_QUOTA_VARIANT = "#over-quota"
+UNCHARGED_VARIANT = "#uncharged"
 
 CANCELLED = "TransactionCanceledException"
 PARAMETER_MISMATCH = "IdempotentParameterMismatchException"
@@ -156,7 +162,8 @@ def reserve_request(
     table_name: str, tenant_id: str, run_id: str, fingerprint: str, *, now: datetime, limit: int | None
 ) -> dict[str, Any]:
     """``TransactWriteItems``: [0] Put the ``in_progress`` marker if new (or a stale one of the same
-    request), [1] with a limit, check the period counter has room. No client token, on purpose."""
+    request, or the same request's run that ended uncharged without a result), [1] with a limit,
+    check the period counter has room. No client token, on purpose."""
     period = period_of(now)
     item: dict[str, dict[str, Any]] = marker_key(tenant_id, run_id) | {
         "tenant_id": {"S": tenant_id},
@@ -170,17 +177,22 @@ def reserve_request(
         "TableName": table_name,
         "Item": item,
         "ConditionExpression": "attribute_not_exists(#pk) OR (#state = :in_progress"
-        " AND #started_at < :stale_before AND #fingerprint = :fingerprint)",
+        " AND #started_at < :stale_before AND #fingerprint = :fingerprint) OR (#state = :completed"
+        " AND #charged = :false AND attribute_not_exists(#result) AND #fingerprint = :fingerprint)",
         "ExpressionAttributeNames": {
             "#pk": "pk",
             "#state": "state",
             "#started_at": "started_at",
             "#fingerprint": "fingerprint",
+            "#charged": "charged",
+            "#result": "result",
         },
         "ExpressionAttributeValues": {
             ":in_progress": {"S": "in_progress"},
             ":stale_before": {"N": str(int((now - STALE_AFTER).timestamp()) + 1)},
             ":fingerprint": {"S": fingerprint},
+            ":completed": {"S": "completed"},
+            ":false": {"BOOL": False},
         },
         "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
     }
@@ -257,6 +269,27 @@ def commit_request(
     }
 
 
+def uncharged_request(
+    table_name: str, tenant_id: str, run_id: str, *, period: str, fingerprint: str, result: str | None
+) -> dict[str, Any]:
+    """``TransactWriteItems``: [0] Put the completed marker of a run that did no work (zero usage,
+    ``charged: false``) if new or ``in_progress``; the counter is not touched."""
+    item = marker_item(tenant_id, run_id, RunUsage(), period=period, fingerprint=fingerprint, result=result)
+    item["charged"] = {"BOOL": False}
+    put: dict[str, Any] = {
+        "TableName": table_name,
+        "Item": item,
+        "ConditionExpression": "attribute_not_exists(#pk) OR #state = :in_progress",
+        "ExpressionAttributeNames": {"#pk": "pk", "#state": "state"},
+        "ExpressionAttributeValues": {":in_progress": {"S": "in_progress"}},
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }
+    return {
+        "TransactItems": [{"Put": put}],
+        "ClientRequestToken": client_token(tenant_id, run_id, UNCHARGED_VARIANT),
+    }
+
+
 def ingest_marker_key(tenant_id: str, entry_id: str) -> dict[str, dict[str, str]]:
     """Hashed like a run marker's, under its own prefix: an entry id never aliases a run id."""
     _check_tenant(tenant_id)
@@ -316,6 +349,7 @@ def marker_from_item(item: Mapping[str, Any]) -> RunMarker:
         started_at=started,
         usage=usage_from_item(item) if completed else None,
         result=item.get("result", {}).get("S"),
+        charged=item.get("charged", {}).get("BOOL", True),
     )
 
 
@@ -553,6 +587,16 @@ class DynamoDbUsageLedger:
         raise errors.DependencyFailed(  # unreachable: that transaction has no quota condition
             "DynamoDB refused an unconditional usage charge", table=self.table_name, run_id=run_id
         )
+
+    def complete_uncharged(
+        self, tenant_id: str, run_id: str, result: str | None = None, fingerprint: str = ""
+    ) -> RunUsage:
+        period = period_of(self._clock())
+        request = uncharged_request(
+            self.table_name, tenant_id, run_id, period=period, fingerprint=fingerprint, result=result
+        )
+        outcome, stored, _ = self._transact(tenant_id, run_id, request)
+        return stored if outcome == "already_charged" and stored is not None else RunUsage()
 
     def _transact(self, tenant_id: str, run_id: str, request: dict[str, Any]) -> _Decided:
         """Send the commit transaction until it is decided: (outcome, stored charge, runs used)."""
