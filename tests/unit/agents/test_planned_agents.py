@@ -4,16 +4,19 @@ decomposition, with a scripted planner model on the real SQLite retrieval path."
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ragline.agents.base import LoopLimits
 from ragline.agents.deep_search import MAX_SUB_QUERIES, interleave, split_clauses
 from ragline.agents.events import ChatResponse
-from ragline.domain.models import Chunk, TenantScope
+from ragline.domain.models import Chunk, SearchHit, SearchQuery, TenantScope
 from ragline.domain.retrieval import ChunkKey, Evidence
+from ragline.ports import VectorStoreProvider
 from ragline.services.authentication import Principal
 from ragline.services.chat import ChatService
 from tests.support.fakes import ScriptedChatModel
@@ -134,3 +137,59 @@ def test_chain_of_rag_repeating_a_question_ends_the_chain(world: World) -> None:
     assert len(planner.seen) == 3 and body.exit_reason == "answered"
     notes = answerer.seen[0][0][0].content
     assert "Intermediate findings" in notes and "They pollinate." in notes
+
+
+class MeetingStores:
+    """The real stores, but every search first waits at ``barrier``: searches run one after another
+    would leave the first waiting alone until the barrier breaks."""
+
+    def __init__(self, inner: VectorStoreProvider, barrier: threading.Barrier) -> None:
+        self._inner = inner
+        self._barrier = barrier
+
+    def scoped(self, scope: TenantScope) -> Any:
+        store = self._inner.scoped(scope)
+        search = store.search
+
+        def meeting(query: SearchQuery) -> list[SearchHit]:
+            self._barrier.wait()
+            return search(query)
+
+        store.search = meeting  # type: ignore[method-assign]
+        return store
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def test_deep_search_runs_at_most_four_sub_questions(world: World) -> None:
+    # Given a planner that decomposes the question into seven sub-questions
+    seven = ["bees", "queen", "colony", "pollinate", "honey", "plants", "flowers"]
+    planner = ScriptedChatModel([js(subQueries=seven), js(relevant=[]), js(gapQueries=[])])
+    answerer = ScriptedChatModel([["Nothing found."]])
+    service = chat(world, planner, answerer, LoopLimits())
+
+    # When deep_search runs
+    body = ChatResponse.collect(service.answer_chat(ACME, req(agent="deep_search")))
+
+    # Then only the first four are searched, though the run's tool budget had room for all seven
+    assert [s.label for s in body.steps if s.type == "tool_start"] == seven[:4]
+    assert body.usage.retrievals == 4 and "tool_calls_refused" not in [w.code for w in body.warnings]
+
+
+def test_deep_search_runs_a_rounds_searches_at_the_same_time(world: World) -> None:
+    # Given four sub-questions and a store whose searches only return once four are in flight together
+    barrier = threading.Barrier(4, timeout=10)
+    planner = ScriptedChatModel(
+        [js(subQueries=["bees", "queen", "colony", "pollinate"]), js(relevant=[]), js(gapQueries=[])]
+    )
+    answerer = ScriptedChatModel([["Nothing found."]])
+    base = world.service([], stores=MeetingStores(world.stores, barrier))
+    service = ChatService(retrieval=base._retrieval, model=answerer, metering=base._metering, planner=planner)
+
+    # When deep_search runs
+    body = ChatResponse.collect(service.answer_chat(ACME, req(agent="deep_search")))
+
+    # Then all four searches met at the barrier (run in turn, the first would have broken it)
+    assert not barrier.broken and body.error is None
+    assert body.usage.retrievals == 4 and body.exit_reason == "answered"
