@@ -14,6 +14,7 @@ import pytest
 from ragline.agents.base import LoopLimits
 from ragline.agents.deep_search import MAX_SUB_QUERIES, interleave, split_clauses
 from ragline.agents.events import ChatResponse
+from ragline.agents.prompts import DECOMPOSE_PROMPT, REFLECT_PROMPT, RELEVANCE_PROMPT
 from ragline.domain.models import Chunk, SearchHit, SearchQuery, TenantScope
 from ragline.domain.retrieval import ChunkKey, Evidence
 from ragline.ports import VectorStoreProvider
@@ -193,3 +194,63 @@ def test_deep_search_runs_a_rounds_searches_at_the_same_time(world: World) -> No
     # Then all four searches met at the barrier (run in turn, the first would have broken it)
     assert not barrier.broken and body.error is None
     assert body.usage.retrievals == 4 and body.exit_reason == "answered"
+
+
+class StepPlanner(ScriptedChatModel):
+    """A planner that answers each planning step (told apart by its system prompt) from that step's own
+    script, so the test does not depend on which steps a round happens to skip."""
+
+    def __init__(self, steps: dict[str, list[list[str | tuple[str, str]]]]) -> None:
+        super().__init__([])
+        self.steps = steps
+        self.asked: list[str] = []
+
+    def stream(self, messages: Any, tools: Any, options: Any) -> Any:
+        step = next(name for name, prompt in PROMPTS.items() if messages[0].content == prompt)
+        self.asked.append(step)
+        self.turns = [self.steps[step].pop(0)]
+        return super().stream(messages, tools, options)
+
+
+PROMPTS = {"decompose": DECOMPOSE_PROMPT, "relevance": RELEVANCE_PROMPT, "reflect": REFLECT_PROMPT}
+
+
+def test_deep_search_reflects_for_at_most_three_rounds_of_three_gap_queries(world: World) -> None:
+    # Given a planner that always finds five gaps still missing
+    planner = StepPlanner(
+        {
+            "decompose": [js(subQueries=["bees"])],
+            "relevance": [js(relevant=[])] * 3,
+            "reflect": [
+                js(gapQueries=["queen", "colony", "pollinate", "honey", "wax"]),
+                js(gapQueries=["flowers", "plants", "hive", "nectar"]),
+                js(gapQueries=["swarm"]),
+            ],
+        }
+    )
+    answerer = ScriptedChatModel([["Nothing found."]])
+    service = chat(world, planner, answerer, LoopLimits())
+
+    # When deep_search runs
+    body = ChatResponse.collect(service.answer_chat(ACME, req(agent="deep_search")))
+
+    # Then each reflection adds its first three gaps, and after the third round no reflection is asked
+    searched = [s.label for s in body.steps if s.type == "tool_start"]
+    assert searched == ["bees", "queen", "colony", "pollinate", "flowers", "plants", "hive"]
+    assert planner.asked.count("reflect") == 2 and body.exit_reason == "answered"
+
+
+def test_chain_of_rag_follows_at_most_four_hops(world: World) -> None:
+    # Given a planner whose every intermediate answer leaves the question open
+    hop = js(answer="Not yet.", supportingIds=[], questionAnswered=False)
+    follow_ups = ["bees", "queen", "colony", "pollinate", "honey"]
+    planner = ScriptedChatModel([turn for q in follow_ups for turn in (js(query=q), hop)])
+    answerer = ScriptedChatModel([["Nothing certain."]])
+    service = chat(world, planner, answerer, LoopLimits())
+
+    # When chain_of_rag runs
+    body = ChatResponse.collect(service.answer_chat(ACME, req(agent="chain_of_rag")))
+
+    # Then four hops are searched and answered, and the fifth follow-up is never asked
+    assert [s.label for s in body.steps if s.type == "tool_start"] == follow_ups[:4]
+    assert len(planner.seen) == 8 and body.exit_reason == "answered"
