@@ -9,6 +9,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from ragline.adapters.openai.chat import OpenAIChatModel
 from ragline.agents.catalog import AGENTS, DEFAULT_AGENT, INFOS
@@ -19,6 +20,7 @@ from ragline.agents.routing import (
     always_searched,
     parse_choice,
 )
+from ragline.domain.api import ChatRequest
 from ragline.domain.chat import ChatMessage
 from ragline.domain.tenancy import Namespace
 from tests.support.fakes import ScriptedChatModel
@@ -223,3 +225,16 @@ def test_routed_namespaces_stay_inside_the_allow_list(
     valid = {p for p in picked if isinstance(p, str)} & set(names(readable))
     if len(readable) > 1:
         assert valid <= set(routed)
+
+
+def test_a_routed_run_searches_at_most_20_namespaces_as_many_as_a_request_may_name() -> None:
+    # Given 25 readable namespaces, none described (so every one is always searched)
+    many = [ns(f"n{i:02d}") for i in range(25)]
+    # When the collection router picks
+    choice = CollectionRouter(None).route(QUESTION, many)
+    # Then 20 are searched (the README's "at most 20"), the same bound a request naming them has
+    assert len(choice.namespaces) == 20 and "5 namespace(s) were not searched" in choice.notices[0].message
+    with pytest.raises(ValidationError):
+        ChatRequest.model_validate(
+            {"messages": [{"role": "user", "content": "hi"}], "namespaces": names(many[:21])}
+        )
