@@ -396,3 +396,42 @@ def test_by_default_the_pool_is_cut_or_reranked_to_15_chunks(
     # Then fifteen chunks come back (reranked to fifteen in accurate mode; the pool's best in fast mode)
     assert len(out.chunks) == 15
     assert [top_n for _, _, top_n in reranker.calls] == ([15] if mode == "accurate" else [])
+
+
+def test_each_query_fetches_20_per_namespace_and_the_reranker_sees_the_best_60(
+    world: Container, openai_replay: OpenAIReplay
+) -> None:
+    # Given four topics of 25 documents each, and a round that searches each topic by its own word
+    scope = TenantScope(tenant_id="acme", namespace_id="docs")
+    for t in "abcd":
+        for i in range(25):
+            world.ingest.ingest(scope, filename=f"{t}{i}.txt", data=f"Note {i} on topic{t}.".encode())
+    asked: list[int] = []
+    inner = world.stores
+
+    class Recording:
+        def scoped(self, scope: TenantScope) -> Any:
+            store = inner.scoped(scope)
+            search = store.search
+
+            def recorded(query: SearchQuery) -> list[SearchHit]:
+                asked.append(query.k)
+                return search(query)
+
+            store.search = recorded  # type: ignore[method-assign]
+            return store
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(inner, name)
+
+    world.retrieval._stores = Recording()  # type: ignore[assignment]
+    reranker = RecordingReranker()
+    world.retrieval._reranker = reranker
+    openai_replay.script([generate(*[("keyword", f"topic{t}") for t in "abcd"]), verdict(True)])
+
+    # When an accurate run pools them (the user's words and four topics: 5 queries)
+    out = run(world, mode="accurate")
+
+    # Then every query asked the store for 20, and the reranker was given the pool's best 60
+    assert asked == [20] * 5 and out.total_queries == 5
+    assert [(pooled, top_n) for _, pooled, top_n in reranker.calls] == [(60, 15)]
