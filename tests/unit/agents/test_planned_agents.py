@@ -254,3 +254,36 @@ def test_chain_of_rag_follows_at_most_four_hops(world: World) -> None:
     # Then four hops are searched and answered, and the fifth follow-up is never asked
     assert [s.label for s in body.steps if s.type == "tool_start"] == follow_ups[:4]
     assert len(planner.seen) == 8 and body.exit_reason == "answered"
+
+
+class MeteredScript(ScriptedChatModel):
+    """Scripted turns that report the given output tokens, one count per call, and record the cap
+    (``max_output_tokens``) each call was given."""
+
+    def __init__(self, turns: list[Any], outputs: list[int]) -> None:
+        super().__init__(turns)
+        self.outputs = outputs
+        self.caps: list[int] = []
+
+    def stream(self, messages: Any, tools: Any, options: Any) -> Any:
+        self.caps.append(options.max_output_tokens)
+        self.tokens = self.outputs.pop(0)
+        return super().stream(messages, tools, options)
+
+
+def test_planning_calls_write_at_most_512_tokens_and_leave_1024_for_the_answer(world: World) -> None:
+    # Given the default 5,000-token run budget and a decomposition that writes 3,975 tokens
+    planner = MeteredScript(
+        [js(subQueries=["bees"]), js(relevant=[]), js(gapQueries=["queen"])], outputs=[3975, 1, 1]
+    )
+    answerer = MeteredScript([["Nothing found."]], outputs=[10])
+    service = chat(world, planner, answerer, LoopLimits())
+
+    # When deep_search runs
+    body = ChatResponse.collect(service.answer_chat(ACME, req(agent="deep_search")))
+
+    # Then the first planning call may write 512; the next only what is left above the answer's 1,024
+    # (1 token); then planning stops, and the answer may write its 1,024
+    assert planner.caps == [512, 1]
+    assert [w.code for w in body.warnings if w.code == "planning_budget"] == ["planning_budget"]
+    assert answerer.caps == [1024] and body.exit_reason == "answered"
