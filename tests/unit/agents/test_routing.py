@@ -5,6 +5,7 @@ adapter, and a hypothesis property over random allow-lists and replies)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -238,3 +239,22 @@ def test_a_routed_run_searches_at_most_20_namespaces_as_many_as_a_request_may_na
         ChatRequest.model_validate(
             {"messages": [{"role": "user", "content": "hi"}], "namespaces": names(many[:21])}
         )
+
+
+class CapRecorder(ScriptedChatModel):
+    """Scripted replies, recording the output cap each call was given."""
+
+    def __init__(self, turns: list[Any]) -> None:
+        super().__init__(turns)
+        self.caps: list[int] = []
+
+    def stream(self, messages: Any, tools: Any, options: Any) -> Any:
+        self.caps.append(options.max_output_tokens)
+        return super().stream(messages, tools, options)
+
+
+def test_router_replies_are_capped_16_tokens_for_an_agent_and_256_for_namespaces() -> None:
+    agent_model, space_model = CapRecorder([["1"]]), CapRecorder([['{"namespaces": ["hr"]}']])
+    AgentRouter(agent_model, INFOS, DEFAULT_AGENT).route(QUESTION)
+    CollectionRouter(space_model).route(QUESTION, SPACES)
+    assert (agent_model.caps, space_model.caps) == ([16], [256])
