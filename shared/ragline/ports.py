@@ -181,6 +181,14 @@ class UsageLedger(Protocol):
       ``run_id`` (sequential or concurrent, from any process) is a no-op that returns the first
       charge. A commit is never lost for being over quota (the work was done): it is recorded anyway.
       A commit without a reservation is allowed (it charges as a new run).
+    - ``complete_uncharged(tenant, run, result, fingerprint)`` ends a run that did no work (it spent
+      nothing: refused before its first model call or search) without charging it: in one atomic step
+      the marker is completed with ``result`` and a zero charge, and the counter is untouched (no run
+      counted, no quota slot used). It is an ending like ``commit``: of the two, the first for a
+      ``run_id`` wins, and every later ``commit`` or ``complete_uncharged`` of it (sequential or
+      concurrent) is a no-op returning the first charge. Reserving it again replays ``result``
+      (zero usage); when it recorded no result the very same request (same fingerprint) takes the
+      run id over instead (``None``: nothing was done, so doing it now is not doing it twice).
     - ``period_usage`` / ``period_runs`` read the counter.
     - ``record_ingest(tenant, entry, usage)`` adds one document version's indexing usage to the
       period's ingestion sums (``period_ingestion``), exactly once per ``entry_id``: the first record
@@ -202,6 +210,10 @@ class UsageLedger(Protocol):
         limit: int | None = None,
         result: str | None = None,
         fingerprint: str = "",
+    ) -> RunUsage: ...
+
+    def complete_uncharged(
+        self, tenant_id: str, run_id: str, result: str | None = None, fingerprint: str = ""
     ) -> RunUsage: ...
 
     def period_usage(self, tenant_id: str, period: str) -> RunUsage: ...

@@ -312,6 +312,79 @@ class UsageLedgerContract:
         ledger.reserve("acme", "key-1", None, FP)
         assert ledger.reserve("globex", "key-1", None, "globex's own request") is None
 
+    # -- a run that did no work: completed, not charged -------------------------------------------
+    def test_a_run_completed_uncharged_uses_no_quota_and_replays_its_result(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        # Given a tenant with room for one run, and three runs that did no work (no namespace)
+        for n in range(3):
+            assert ledger.reserve("acme", f"key-{n}", 1, FP) is None
+            assert ledger.complete_uncharged("acme", f"key-{n}", '{"exit":"no_namespaces"}', FP) == RunUsage()
+        # Then nothing is counted, the quota's slot is still free, and each replays its outcome
+        assert ledger.period_runs("acme", period) == 0
+        assert ledger.period_usage("acme", period) == RunUsage()
+        for _ in range(2):
+            assert ledger.reserve("acme", "key-0", 1, FP) == CompletedRun(
+                usage=RunUsage(), result='{"exit":"no_namespaces"}'
+            )
+        with pytest.raises(errors.IdempotencyKeyReused):
+            ledger.reserve("acme", "key-0", 1, "another request")
+        assert ledger.reserve("acme", "key-3", 1, FP) is None
+        assert ledger.commit("acme", "key-3", RunUsage(retrievals=1), 1, "{}", FP) == RunUsage(retrievals=1)
+        assert ledger.period_runs("acme", period) == 1
+
+    def test_the_first_ending_of_a_run_wins_charged_or_not(self, ledger: UsageLedger, period: str) -> None:
+        ledger.reserve("acme", "idle", None, FP)
+        ledger.complete_uncharged("acme", "idle", "{}", FP)
+        assert ledger.commit("acme", "idle", RunUsage(retrievals=4), None, "late", FP) == RunUsage()
+        ledger.reserve("acme", "busy", None, FP)
+        ledger.commit("acme", "busy", RunUsage(retrievals=2), None, "{}", FP)
+        assert ledger.complete_uncharged("acme", "busy", "late", FP) == RunUsage(retrievals=2)
+        assert ledger.reserve("acme", "idle", None, FP) == CompletedRun(usage=RunUsage(), result="{}")
+        assert ledger.reserve("acme", "busy", None, FP) == CompletedRun(
+            usage=RunUsage(retrievals=2), result="{}"
+        )
+        assert ledger.period_runs("acme", period) == 1
+        assert ledger.period_usage("acme", period) == RunUsage(retrievals=2)
+
+    def test_concurrent_charged_and_uncharged_endings_of_one_run_agree(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        usage = RunUsage(reranks=3)
+        turn = iter(range(100))
+        lock = threading.Lock()
+
+        def end() -> RunUsage:
+            with lock:
+                n = next(turn)
+            if n % 2:
+                return ledger.commit("acme", "run-1", usage, None, "charged", FP)
+            return ledger.complete_uncharged("acme", "run-1", "uncharged", FP)
+
+        endings = run_in_threads(8, end)
+        assert len({e.model_dump_json() for e in endings}) == 1  # every caller sees the one ending
+        charged = endings[0] == usage
+        assert ledger.period_runs("acme", period) == (1 if charged else 0)
+        assert ledger.period_usage("acme", period) == (usage if charged else RunUsage())
+
+    def test_an_uncharged_run_without_a_result_is_run_again_by_the_same_request_only(
+        self, ledger: UsageLedger, period: str
+    ) -> None:
+        # Given a run refused before any work that recorded nothing to replay (it raised)
+        assert ledger.reserve("acme", "key-1", None, FP) is None
+        ledger.complete_uncharged("acme", "key-1", None, FP)
+        # Then another request under the key is still refused; the same request may run it now, once
+        with pytest.raises(errors.IdempotencyKeyReused):
+            ledger.reserve("acme", "key-1", None, "another request")
+        outcomes = run_in_threads(6, lambda: outcome(lambda: ledger.reserve("acme", "key-1", None, FP)))
+        assert outcomes.count(None) == 1
+        assert outcomes.count(errors.RunInProgress) == 5
+        ledger.commit("acme", "key-1", RunUsage(retrievals=1), None, "{}", FP)
+        assert ledger.reserve("acme", "key-1", None, FP) == CompletedRun(
+            usage=RunUsage(retrievals=1), result="{}"
+        )
+        assert ledger.period_runs("acme", period) == 1
+
     # -- ingestion: one document version recorded once, not a run -----------------------------------
     def test_an_ingest_entry_is_recorded_once_however_often_it_is_recorded(
         self, ledger: UsageLedger, period: str

@@ -25,6 +25,7 @@ from ragline.documents.chunker import WordCachedCounter
 from ragline.domain.billing import current_period
 from ragline.domain.chat import TextDelta, TokenUsage, TurnEnd
 from ragline.domain.models import TenantScope
+from ragline.domain.tenancy import Tenant
 from ragline.ports import ChatModel, VectorStoreProvider
 from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
@@ -182,6 +183,33 @@ def test_json_mode_and_idempotency_key(on_sqlite: Served) -> None:
     assert first["route"] is None and first["collections"]["namespaces"] == ["northwind"]
     assert first["runId"] == second["runId"] == "client-key-1" and first["exitReason"] == "answered"
     assert "final sale" in first["answer"] and first["sources"]
+    assert on_sqlite.runs() == 1
+
+
+def test_a_chat_with_no_readable_namespace_takes_no_quota_slot_and_replays_its_outcome(
+    on_sqlite: Served,
+) -> None:
+    # Given a tenant with room for one run, and a key whose allow-list names none of its namespaces
+    on_sqlite.container.registry.create_tenant(Tenant(tenant_id="acme", max_runs_per_period=1))
+    blind = chat_headers(authorizer_context("acme", scopes="chat", namespaces="elsewhere"))
+    body = {"messages": [{"role": "user", "content": "Can I return a used bike?"}], "stream": False}
+
+    # When it asks three times under one idempotency key, and once more under another
+    with httpx.Client(timeout=60) as client:
+        keyed = {**blind, "idempotency-key": "blind-1"}
+        first, *replays = [client.post(on_sqlite.url, json=body, headers=keyed).json() for _ in range(3)]
+        other = client.post(on_sqlite.url, json=body, headers={**blind, "idempotency-key": "blind-2"})
+        # and then a key that can read asks
+        answered = client.post(on_sqlite.url, json={**body, "mode": "fast"}, headers=HEADERS).json()
+
+    # Then every run ends no_namespaces having done nothing, and none is charged
+    assert first["exitReason"] == "no_namespaces" and first["collections"]["namespaces"] == []
+    assert all(v == 0 for v in first["usage"].values())
+    assert [r["exitReason"] for r in replays] == ["no_namespaces"] * 2
+    assert all(r["runId"] == "blind-1" and r["replayed"] for r in replays)
+    assert other.status_code == 200 and other.json()["exitReason"] == "no_namespaces"
+    # and the quota's one slot went to the run that searched
+    assert answered["exitReason"] == "answered" and answered["usage"]["retrievals"] >= 1
     assert on_sqlite.runs() == 1
 
 

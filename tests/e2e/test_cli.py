@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from ragline.cli.app import app
 from ragline.config import Settings
+from ragline.domain.billing import current_period
 from ragline.domain.models import TenantScope
 from ragline.wiring import Container
 from tests.support.openai_replay import SERVED_MODEL, OpenAIReplay, error
@@ -76,6 +77,16 @@ def test_chat_with_each_agent_offline_routes_and_cites(home: Path, agent: str) -
     if agent == "auto":
         assert "agent: agentic" in out and "offline" in out
     assert re.search(r'<citation ids="[^"]+"', out) and "Sources" in out and "exit answered" in out
+
+
+def test_chat_in_a_tenant_with_no_namespace_is_not_charged(tmp_path: Path) -> None:
+    # Given a home whose tenant has no namespace yet
+    # When the user asks anyway
+    code, out = cli("chat", "How often should I lubricate the chain?", "--home", str(tmp_path))
+    # Then the run ends with nothing to search, and no run is counted
+    assert code == 0, out
+    assert "no_namespaces" in out
+    assert Container(Settings(home=tmp_path)).ledger.period_runs("local", current_period()) == 0
 
 
 def test_chat_refuses_an_unknown_agent(home: Path) -> None:

@@ -22,6 +22,7 @@ from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
 from tests.support.openai_replay import OpenAIReplay, Turn, error, text
+from tests.unit.services.test_chat_service import RecordingReranker
 
 pytestmark = pytest.mark.integration
 
@@ -341,3 +342,96 @@ def test_offline_the_loop_generates_from_the_conversation_and_evaluates_coverage
 def test_bad_requests_are_refused(body: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         HostingSearchRequest.model_validate(body)
+
+
+# -- the defaults a request that names no bounds gets ---------------------------------------------------
+def test_by_default_the_loop_evaluates_at_most_three_rounds(
+    world: Container, openai_replay: OpenAIReplay
+) -> None:
+    # Given a model that never can answer and always has a new query (tokens well inside any budget)
+    never = [turn for i in range(6) for turn in (generate(("keyword", f"warranty {i}"), usage=(5, 1)),
+                                                 verdict(False, usage=(5, 1)))]  # fmt: skip
+    openai_replay.script(never)
+    # When a request names no maxEvals
+    out = run(world)
+    # Then three rounds are generated and evaluated, and the loop stops there
+    assert out.exit_reason == "max_evals" and [r.round for r in out.rounds] == [1, 2, 3]
+    assert len(openai_replay.chat_requests) == 6
+
+
+def test_by_default_the_planner_may_spend_4096_tokens(world: Container, openai_replay: OpenAIReplay) -> None:
+    # Given a generation that spends 4,095 tokens, an evaluation that spends 1, and more to come
+    openai_replay.script(
+        [
+            generate(("keyword", "warranty"), usage=(4000, 95)),
+            verdict(False, usage=(0, 1)),
+            generate(("keyword", "refund")),
+            verdict(False),
+        ]
+    )
+    # When a request names no tokenBudget
+    out = run(world)
+    # Then the evaluation is made (4,095 < 4,096) and nothing after it (4,096 spent): one token more
+    # or less of budget would change the number of model calls
+    assert out.exit_reason == "token_budget" and len(openai_replay.chat_requests) == 2
+    assert out.usage.llm_input_tokens + out.usage.llm_output_tokens == 4096
+    assert [r.can_answer for r in out.rounds] == [False]
+
+
+@pytest.mark.parametrize("mode", ["fast", "accurate"])
+def test_by_default_the_pool_is_cut_or_reranked_to_15_chunks(
+    world: Container, openai_replay: OpenAIReplay, mode: str
+) -> None:
+    # Given forty warranty documents, and in accurate mode a reranker that records what it is asked for
+    scope = TenantScope(tenant_id="acme", namespace_id="docs")
+    for i in range(40):
+        world.ingest.ingest(
+            scope, filename=f"w{i}.txt", data=f"Warranty note {i}: the frame warranty.".encode()
+        )
+    reranker = RecordingReranker()
+    world.retrieval._reranker = reranker
+    openai_replay.script([generate(("keyword", "frame warranty")), verdict(True)])
+    # When a request names no topK
+    out = run(world, mode=mode)
+    # Then fifteen chunks come back (reranked to fifteen in accurate mode; the pool's best in fast mode)
+    assert len(out.chunks) == 15
+    assert [top_n for _, _, top_n in reranker.calls] == ([15] if mode == "accurate" else [])
+
+
+def test_each_query_fetches_20_per_namespace_and_the_reranker_sees_the_best_60(
+    world: Container, openai_replay: OpenAIReplay
+) -> None:
+    # Given four topics of 25 documents each, and a round that searches each topic by its own word
+    scope = TenantScope(tenant_id="acme", namespace_id="docs")
+    for t in "abcd":
+        for i in range(25):
+            world.ingest.ingest(scope, filename=f"{t}{i}.txt", data=f"Note {i} on topic{t}.".encode())
+    asked: list[int] = []
+    inner = world.stores
+
+    class Recording:
+        def scoped(self, scope: TenantScope) -> Any:
+            store = inner.scoped(scope)
+            search = store.search
+
+            def recorded(query: SearchQuery) -> list[SearchHit]:
+                asked.append(query.k)
+                return search(query)
+
+            store.search = recorded  # type: ignore[method-assign]
+            return store
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(inner, name)
+
+    world.retrieval._stores = Recording()  # type: ignore[assignment]
+    reranker = RecordingReranker()
+    world.retrieval._reranker = reranker
+    openai_replay.script([generate(*[("keyword", f"topic{t}") for t in "abcd"]), verdict(True)])
+
+    # When an accurate run pools them (the user's words and four topics: 5 queries)
+    out = run(world, mode="accurate")
+
+    # Then every query asked the store for 20, and the reranker was given the pool's best 60
+    assert asked == [20] * 5 and out.total_queries == 5
+    assert [(pooled, top_n) for _, pooled, top_n in reranker.calls] == [(60, 15)]

@@ -35,6 +35,7 @@ class RunMarker:
     """What a ledger knows of a run id: its state, its request's fingerprint, its charge and result.
 
     ``fingerprint`` is ``""`` for markers written before fingerprints were kept (they match any).
+    ``charged`` is False for a run completed without a charge (it did no work).
     """
 
     state: RunState
@@ -42,6 +43,7 @@ class RunMarker:
     started_at: datetime
     usage: RunUsage | None = None
     result: str | None = None
+    charged: bool = True
 
 
 @dataclass(frozen=True)
@@ -65,16 +67,31 @@ def request_fingerprint(method: str, route: str, body: BaseModel, *, ignore: set
 
 
 def check_replay(marker: RunMarker, fingerprint: str, now: datetime) -> CompletedRun | None:
-    """What reserving an existing run id means: ``CompletedRun`` (replay it), or ``None`` when a stale
-    ``in_progress`` marker of the same request may be taken over. Raises ``IdempotencyKeyReused``
-    for another request under the key, ``RunInProgress`` while the first is still running."""
+    """What reserving an existing run id means: ``CompletedRun`` (replay it), or ``None`` when the
+    same request may take the run id over: a stale ``in_progress`` marker, or a run that ended
+    uncharged without a result (it did no work and left nothing to replay, so running it now does no
+    work twice). Raises ``IdempotencyKeyReused`` for another request under the key, ``RunInProgress``
+    while the first is still running."""
     if marker.fingerprint and fingerprint and marker.fingerprint != fingerprint:
         raise errors.IdempotencyKeyReused("this Idempotency-Key was already used for a different request")
     if marker.state == "completed":
+        if reusable(marker, fingerprint):
+            return None
         return CompletedRun(usage=marker.usage or RunUsage(), result=marker.result)
     if now - marker.started_at >= STALE_AFTER:
         return None
     raise errors.RunInProgress("a run with this Idempotency-Key is still in progress", retry_after_seconds=5)
+
+
+def reusable(marker: RunMarker, fingerprint: str) -> bool:
+    """A completed run the same request (the very same fingerprint) may run again: it was not charged
+    and recorded no result."""
+    return (
+        marker.state == "completed"
+        and not marker.charged
+        and marker.result is None
+        and marker.fingerprint == fingerprint
+    )
 
 
 def period_of(at: datetime) -> str:

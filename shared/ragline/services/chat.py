@@ -1,7 +1,8 @@
 """``answer_chat``: one chat run — the agent loop, verified citations, and exactly one charge.
 
 The run ends through :meth:`MeteredRun.finish`, which is idempotent and is reached on success, on error
-and when the consumer stops reading (client disconnect), so every run is metered once. Its final event
+and when the consumer stops reading (client disconnect), so every run is metered once; a run that
+did no work (no namespace to search, the model down on its first call) is not charged. Its final event
 is recorded with the charge: a replay of a completed ``Idempotency-Key`` streams that one ``final``
 event again, with ``replayed: true`` (the answer left out when it was over ``MAX_RESULT_BYTES``; sources
 and steps are not kept), and does no retrieval and no model call.
@@ -175,7 +176,8 @@ class ChatService:
             agent_name = route.agent
             yield Route(agent=route.agent, reason=route.reason, fallback=route.fallback)
             yield from (Warning(code=n.code, message=n.message) for n in route.notices)
-        agent = build_agent(agent_name, AgentDeps(self._model, self._planner, self._limits))
+        planner = run.watching(self._planner) if self._planner is not None else None
+        agent = build_agent(agent_name, AgentDeps(run.watching(self._model), planner, self._limits))
         # Each namespace's own setting: a search over several shows the most any of them asks for.
         mode = plan.mode.showing(
             max(ns.settings.chunks_per_search or self._chunks_per_search for ns in spaces)
@@ -222,7 +224,10 @@ class ChatService:
             answer=verified.text,
             usage=Usage.of(run.usage),
         )
-        final.usage = Usage.of(run.finish(_recorded(final)))
+        # A run that failed before doing any work keeps no result: the same request may run again
+        # under its key (a retry after an outage), as nothing was done that a replay must not redo.
+        failed_idle = outcome.exit_reason == "error" and not run.did_work
+        final.usage = Usage.of(run.finish(None if failed_idle else _recorded(final)))
         yield final
 
 

@@ -3,21 +3,24 @@
 :meth:`Metering.start` reserves the run id (its marker, with the request's fingerprint) under the
 tenant's quota and returns a :class:`MeteredRun`. When the run id already completed, ``run.replay`` holds
 its first charge and recorded result: the caller returns that and does no work. Otherwise
-:meth:`~MeteredRun.finish` commits the run's usage (and the result a replay will get) exactly once,
-whether it is reached on success, on error or on abort.
+:meth:`~MeteredRun.finish` ends the run exactly once (with the result a replay will get), whether it
+is reached on success, on error or on abort: only a run that did work is charged; one that spent
+nothing (no namespace to search, refused before its first model call or search) completes uncharged.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ragline import errors
 from ragline.domain.api import ApiModel, IngestionUsage, Usage, UsageReport, WarningView
 from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, current_period
+from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
 from ragline.domain.models import RunUsage
-from ragline.ports import TenantRegistry, UsageLedger
+from ragline.ports import ChatModel, TenantRegistry, UsageLedger
 from ragline.services.authentication import Principal
 
 R = TypeVar("R", bound=ApiModel)
@@ -58,19 +61,52 @@ class MeteredRun:
     """Set when the run id already completed: answer from it, do no work, ``finish`` charges nothing."""
     usage: RunUsage = field(default_factory=RunUsage)
     charged: RunUsage | None = None
+    started: bool = False
+    """A model answered this run (its first event): work began, though a streamed model reports its
+    usage only at the end (a client that hangs up before then is still charged)."""
+
+    @property
+    def did_work(self) -> bool:
+        """The run spent something (a model token, an embedded token, a search, a rerank, a page) or a
+        model began answering it."""
+        return self.started or self.usage != RunUsage()
+
+    def watching(self, model: ChatModel) -> ChatModel:
+        """``model``, marking this run ``started`` when it yields its first event."""
+        return _Watched(model, self)
 
     def finish(self, result: str | None = None) -> RunUsage:
-        """Commit the usage once, recording ``result`` for replays (dropped over ``MAX_RESULT_BYTES``);
-        later calls return the first charge."""
+        """End the run once, recording ``result`` for replays (dropped over ``MAX_RESULT_BYTES``): a
+        run that did work is charged its usage; one that did none (refused before its first model
+        call or search) completes uncharged, using no quota slot. Later calls return the first charge."""
         if self.replay is not None:
             return self.replay.usage
         if self.charged is None:
             if result is not None and len(result.encode()) > MAX_RESULT_BYTES:
                 result = None
-            self.charged = self.ledger.commit(
-                self.tenant_id, self.run_id, self.usage, self.limit, result, self.fingerprint
-            )
+            if self.did_work:
+                self.charged = self.ledger.commit(
+                    self.tenant_id, self.run_id, self.usage, self.limit, result, self.fingerprint
+                )
+            else:
+                self.charged = self.ledger.complete_uncharged(
+                    self.tenant_id, self.run_id, result, self.fingerprint
+                )
         return self.charged
+
+
+class _Watched:
+    def __init__(self, inner: ChatModel, run: MeteredRun) -> None:
+        self._inner = inner
+        self._run = run
+        self.name = inner.name
+
+    def stream(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: ChatOptions
+    ) -> Iterator[ModelEvent]:
+        for event in self._inner.stream(messages, tools, options):
+            self._run.started = True
+            yield event
 
 
 class Metering:

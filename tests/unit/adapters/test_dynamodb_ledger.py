@@ -68,6 +68,24 @@ def test_commit_is_one_transaction_of_a_new_marker_and_a_counter_add() -> None:
     assert update["ReturnValuesOnConditionCheckFailure"] == "ALL_OLD"
 
 
+def test_an_uncharged_ending_completes_the_marker_and_leaves_the_counter_alone() -> None:
+    rq = dl.uncharged_request(TABLE, "acme", "run-1", period=PERIOD, fingerprint="fp-1", result="{}")
+    assert [list(i) for i in rq["TransactItems"]] == [["Put"]]  # no counter Update: no run counted
+    put = rq["TransactItems"][0]["Put"]
+    # the same condition as a commit's Put: whichever ending comes first wins
+    assert put["ConditionExpression"] == commit_request()["TransactItems"][0]["Put"]["ConditionExpression"]
+    item = put["Item"]
+    assert (item["state"], item["charged"], item["result"]) == (
+        {"S": "completed"}, {"BOOL": False}, {"S": "{}"}
+    )  # fmt: skip
+    assert all(item[f] == {"N": "0"} for f in RunUsage.model_fields)
+    assert rq["ClientRequestToken"] not in {
+        commit_request()["ClientRequestToken"],
+        commit_request(limit=None, over_quota=True)["ClientRequestToken"],
+    }
+    assert placeholders(put, "#") == set(put["ExpressionAttributeNames"])
+
+
 def test_every_run_usage_field_is_added_and_stored() -> None:
     # A field added to RunUsage but not to the ledger would never be billed.
     rq = commit_request()
@@ -312,8 +330,9 @@ def test_reserve_is_one_conditional_marker_put_and_a_counter_check_without_a_tok
     assert item["started_at"] == {"N": str(int(AT.timestamp()))}
     assert put["ConditionExpression"] == (
         "attribute_not_exists(#pk) OR (#state = :in_progress"
-        " AND #started_at < :stale_before AND #fingerprint = :fingerprint)"
-    )
+        " AND #started_at < :stale_before AND #fingerprint = :fingerprint) OR (#state = :completed"
+        " AND #charged = :false AND attribute_not_exists(#result) AND #fingerprint = :fingerprint)"
+    )  # a run that ended uncharged without a result may be run again by the same request
     stale_before = int(put["ExpressionAttributeValues"][":stale_before"]["N"])
     assert stale_before == int(AT.timestamp()) - 15 * 60 + 1  # a marker 15 minutes old may be taken over
     assert check["Key"] == dl.counter_key("acme", PERIOD)

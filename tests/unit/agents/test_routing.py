@@ -5,10 +5,12 @@ adapter, and a hypothesis property over random allow-lists and replies)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from ragline.adapters.openai.chat import OpenAIChatModel
 from ragline.agents.catalog import AGENTS, DEFAULT_AGENT, INFOS
@@ -19,6 +21,7 @@ from ragline.agents.routing import (
     always_searched,
     parse_choice,
 )
+from ragline.domain.api import ChatRequest
 from ragline.domain.chat import ChatMessage
 from ragline.domain.tenancy import Namespace
 from tests.support.fakes import ScriptedChatModel
@@ -223,3 +226,35 @@ def test_routed_namespaces_stay_inside_the_allow_list(
     valid = {p for p in picked if isinstance(p, str)} & set(names(readable))
     if len(readable) > 1:
         assert valid <= set(routed)
+
+
+def test_a_routed_run_searches_at_most_20_namespaces_as_many_as_a_request_may_name() -> None:
+    # Given 25 readable namespaces, none described (so every one is always searched)
+    many = [ns(f"n{i:02d}") for i in range(25)]
+    # When the collection router picks
+    choice = CollectionRouter(None).route(QUESTION, many)
+    # Then 20 are searched (the README's "at most 20"), the same bound a request naming them has
+    assert len(choice.namespaces) == 20 and "5 namespace(s) were not searched" in choice.notices[0].message
+    with pytest.raises(ValidationError):
+        ChatRequest.model_validate(
+            {"messages": [{"role": "user", "content": "hi"}], "namespaces": names(many[:21])}
+        )
+
+
+class CapRecorder(ScriptedChatModel):
+    """Scripted replies, recording the output cap each call was given."""
+
+    def __init__(self, turns: list[Any]) -> None:
+        super().__init__(turns)
+        self.caps: list[int] = []
+
+    def stream(self, messages: Any, tools: Any, options: Any) -> Any:
+        self.caps.append(options.max_output_tokens)
+        return super().stream(messages, tools, options)
+
+
+def test_router_replies_are_capped_16_tokens_for_an_agent_and_256_for_namespaces() -> None:
+    agent_model, space_model = CapRecorder([["1"]]), CapRecorder([['{"namespaces": ["hr"]}']])
+    AgentRouter(agent_model, INFOS, DEFAULT_AGENT).route(QUESTION)
+    CollectionRouter(space_model).route(QUESTION, SPACES)
+    assert (agent_model.caps, space_model.caps) == ([16], [256])

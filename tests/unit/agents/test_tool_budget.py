@@ -154,3 +154,59 @@ def test_a_query_the_retriever_refuses_goes_back_to_the_model(
     # Then it is a tool error, not the end of the run
     assert next(e for e in events if isinstance(e, ToolFinished)).error == "invalid_arguments"
     assert final(events).exit_reason == "answered"
+
+
+# -- the defaults of a wired chat run (the agentic loop's documented bounds) ----------------------------
+def test_by_default_a_run_runs_24_tool_calls(tmp_path: Path, stores: SqliteVectorStoreProvider) -> None:
+    # Given the default settings and a model that asks for 8 searches a turn, five turns long
+    c = container(tmp_path, stores, [searches(8)] * 5 + [["ok"]])
+
+    # When the run is played
+    events = list(c.chat.answer_chat(ACME, ASK))
+
+    # Then three turns' calls run (24), the fourth turn's are refused, and the tools are withdrawn
+    assert final(events).usage.retrievals == 24 and final(events).exit_reason == "max_tool_calls"
+    assert len([e for e in events if isinstance(e, ToolFinished)]) == 24
+
+
+def test_by_default_three_failed_calls_stop_the_tools(
+    tmp_path: Path, stores: SqliteVectorStoreProvider
+) -> None:
+    # Given the default settings and a model whose turn holds five calls that each fail
+    broken = [("expand", {"documentId": "bees", "sequenceNumber": 2**70 + i}) for i in range(5)]
+    c = container(tmp_path, stores, [broken, ["ok"]])
+
+    # When the run is played
+    events = list(c.chat.answer_chat(ACME, ASK))
+
+    # Then three calls ran and failed; the other two were refused for the errors, and the loop ends so
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert [e.error for e in finished] == ["invalid_arguments"] * 3
+    refusals = [
+        e.details["refused"] for e in events if isinstance(e, Warning) and e.code == "tool_calls_refused"
+    ]
+    assert refusals == [{"max_tool_errors": 2}]
+    assert final(events).exit_reason == "max_tool_errors"
+
+
+def test_by_default_a_run_gathers_at_most_60_chunks_of_evidence(
+    tmp_path: Path, stores: SqliteVectorStoreProvider
+) -> None:
+    # Given eight groups of ten chunks, each group found by its own word, and one turn searching each
+    for g in range(8):
+        stores.scoped(TenantScope(tenant_id="acme", namespace_id="docs")).upsert(
+            make_chunks(f"group{g}", [f"Note {i} of topic{g}." for i in range(10)])
+        )
+    turn: Turn = [("search", {"query": f"topic{g}", "mode": "keyword"}) for g in range(8)]
+    c = container(tmp_path, stores, [turn, ["ok"]])
+
+    # When the run is played (accurate: ten chunks a search)
+    events = list(c.chat.answer_chat(ACME, ASK))
+
+    # Then six searches fill the 60 chunks of evidence and the other two are refused
+    assert [e.hits for e in events if isinstance(e, ToolFinished)] == [10] * 6
+    refusals = [
+        e.details["refused"] for e in events if isinstance(e, Warning) and e.code == "tool_calls_refused"
+    ]
+    assert refusals == [{"evidence_budget": 2}]
+    assert final(events).exit_reason == "evidence_budget"

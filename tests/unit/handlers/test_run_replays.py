@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from ragline import errors
 from ragline.adapters.embedded.store import SqliteVectorStoreProvider
 from ragline.config import Settings
 from ragline.domain.billing import current_period
@@ -150,6 +151,39 @@ def test_replays_at_the_quota_are_answered_and_new_runs_refused_uncharged(tmp_pa
             status, body = w.search(key=f"new-{n}")
             assert status == 429 and body["error"]["code"] == "quota_exceeded"
         assert w.runs() == 1 and w.embedder.queries == 1
+    finally:
+        w.stores.close()
+
+
+class DownOnceEmbedder(CountingEmbedder):
+    """Fails its first query embedding as an unreachable endpoint would, then works."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = True
+
+    def embed_query(self, text: str) -> NDArray[np.float32]:
+        if self.down:
+            self.down = False
+            raise errors.DependencyUnavailable("the embedding endpoint is unreachable")
+        return super().embed_query(text)
+
+
+def test_a_search_that_failed_before_any_work_takes_no_slot_and_its_key_runs_again(tmp_path: Path) -> None:
+    # Given a tenant with room for one run, and an embedder down for the first query
+    w = World(tmp_path, quota=1)
+    embedder = DownOnceEmbedder()
+    w.c = Container(Settings(home=tmp_path), stores=w.stores, embedder=embedder, registry=w.c.registry)
+    try:
+        # When a search fails before it could search, and the client retries under the same key
+        status, body = w.search(key="k-1")
+        assert status == 503 and body["error"]["code"] == "dependency_unavailable"
+        assert w.runs() == 0  # Then the failed attempt took no quota slot
+        status, again = w.search(key="k-1")
+        # and the retry did the search (it is not a replay of nothing), charged once, in the one slot
+        assert status == 200 and again["hits"] and "replayed" not in again
+        assert w.runs() == 1
+        assert w.search(key="k-1")[1] == {**again, "replayed": True}
     finally:
         w.stores.close()
 

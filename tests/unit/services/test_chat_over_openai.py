@@ -165,7 +165,7 @@ def test_rate_limit_then_success(world: World, openai_replay: OpenAIReplay) -> N
     assert isinstance(final, RunFinished) and final.answer == "fine" and len(openai_replay.chat_requests) == 2
 
 
-def test_upstream_500_ends_with_a_clean_error_event_and_one_charge(
+def test_upstream_500_ends_with_a_clean_error_event_and_no_charge(
     world: World, openai_replay: OpenAIReplay
 ) -> None:
     # Given an endpoint that always fails
@@ -175,12 +175,29 @@ def test_upstream_500_ends_with_a_clean_error_event_and_one_charge(
     # When the run executes
     events = list(svc.answer_chat(ACME, req(), run_id="r-500"))
 
-    # Then it ends with an error event, a final event, and one charged run
+    # Then it ends with an error event and a final event, and takes no quota slot (no work was done)
     err = next(e for e in events if isinstance(e, RunError))
     assert err.code == "dependency_unavailable"
     final = events[-1]
     assert isinstance(final, RunFinished) and final.exit_reason == "error"
+    assert world.ledger.period_runs("acme", current_period()) == 0
+
+
+def test_upstream_500_after_a_search_is_charged_what_the_run_used(
+    world: World, openai_replay: OpenAIReplay
+) -> None:
+    # Given an endpoint that asks for one search and then fails for good
+    openai_replay.script([tool_call("search", {"query": "bees"}), error(500, times=None)])
+    svc, _ = service(world, openai_replay)
+
+    # When the run executes
+    final = list(svc.answer_chat(ACME, req(mode="fast"), run_id="r-500-late"))[-1]
+
+    # Then the run did work (a model turn, a search) and is charged once, with what it used
+    assert isinstance(final, RunFinished) and final.exit_reason == "error"
+    assert final.usage.retrievals >= 1
     assert world.ledger.period_runs("acme", current_period()) == 1
+    assert world.ledger.period_usage("acme", current_period()).retrievals == final.usage.retrievals
 
 
 def test_a_model_that_keeps_calling_tools_stops_at_20_steps(

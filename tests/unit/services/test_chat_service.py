@@ -249,7 +249,7 @@ class FailingModel:
         raise errors.DependencyUnavailable("the model endpoint failed", status=500)
 
 
-def test_model_outage_ends_the_run_with_an_error_event_and_one_charge(world: World) -> None:
+def test_model_outage_before_any_work_ends_with_an_error_event_and_no_charge(world: World) -> None:
     svc = Container(
         Settings(home=world.root),
         registry=world.registry,
@@ -262,7 +262,12 @@ def test_model_outage_ends_the_run_with_an_error_event_and_one_charge(world: Wor
     err = next(e for e in events if isinstance(e, RunError))
     assert err.code == "dependency_unavailable"
     assert final(events).exit_reason == "error"
-    assert world.ledger.period_runs("acme", current_period()) == 1
+    # Then no quota slot is taken: the run spent nothing (the first model call failed)
+    assert world.ledger.period_runs("acme", current_period()) == 0
+    # And the same request under the same key runs again (nothing to replay, nothing done twice)
+    again = final(list(svc.answer_chat(ACME, req(), run_id="down-1")))
+    assert (again.exit_reason, again.replayed) == ("error", False)
+    assert world.ledger.period_runs("acme", current_period()) == 0
 
 
 def test_default_namespace_is_used_when_none_is_named(world: World) -> None:

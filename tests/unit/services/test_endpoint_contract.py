@@ -190,3 +190,18 @@ def test_the_result_layout_is_a_setting(world: World, openai_replay: OpenAIRepla
     sent = json.loads(tool_result_sent(openai_replay))
     assert sent[0]["id"] == "bees#0" and body.exit_reason == "answered"
     assert [s.id for s in body.sources] == ["bees#0"]
+
+
+def test_a_run_writes_at_most_5000_output_tokens_however_many_turns_it_takes(
+    world: World, openai_replay: OpenAIReplay
+) -> None:
+    # Given the default bounds, and a model that keeps searching, each turn writing 1,800 tokens
+    turns = [tool_call("search", {"query": f"bees {i}"}, usage=(100, 1800)) for i in range(6)]
+
+    # When the run executes
+    body = run(world, openai_replay, [*turns, text(ANSWER)])
+
+    # Then each turn may write what is left of the run's 5,000 (2,000 a turn at most), and once the
+    # 5,000 are spent the run stops without another model call
+    assert [r["max_tokens"] for r in openai_replay.chat_requests] == [2000, 2000, 1400]
+    assert body.exit_reason == "max_output_tokens"

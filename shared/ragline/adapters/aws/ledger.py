@@ -26,6 +26,11 @@ marker, returned with ``ALL_OLD``, holds the first charge); item 1 failed → ov
 run's work is done it is charged anyway by a second transaction without the quota condition (still
 guarded by the marker, so still exactly once).
 
+``complete_uncharged`` (a run that did no work) is ONE ``TransactWriteItems`` of the same ``Put``
+alone, the marker with zero usage and ``charged: false``, under the same condition (so it and
+``commit`` exclude each other); ``reserve`` may take such a marker over when it holds no ``result``
+and the fingerprint is the request's.
+
 ``ClientRequestToken`` is a UUID5 of tenant and run id (a second one for the over-quota variant, whose
 parameters differ): an identical retry within DynamoDB's 10-minute window is acknowledged without
 being applied again. ``expires_at`` is derived from the period, not from the clock, so identical
@@ -39,27 +44,55 @@ Ingestion has its own fields on the same counter (``ingested_<field>`` per :clas
 It carries no client token of ours, on purpose: DynamoDB acknowledges a repeated token without applying
 it, and a replay must say False (botocore's own token still covers its retries of one call).
 
-Request builders are pure functions returning the kwargs of the boto3 call (unit-tested as dicts);
-:class:`DynamoDbUsageLedger` only sends them, interprets cancellations and translates errors.
+Request builders are pure functions returning the kwargs of the boto3 call (unit-tested as dicts), in
+:mod:`ragline.adapters.aws.ledger_items`; :class:`DynamoDbUsageLedger` only sends them, interprets
+cancellations and translates errors.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import random
 import time
-import uuid
-from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
 from ragline import errors
 from ragline.adapters.aws.batch import delete_keys, scan_keys
-from ragline.adapters.aws.errors import THROTTLING_CODES, call
+from ragline.adapters.aws.errors import call
+from ragline.adapters.aws.ledger_items import (
+    CANCELLED,
+    FIELDS,
+    IN_PROGRESS,
+    INGEST_ATTRIBUTES,
+    MARKER_TTL,
+    OVER_QUOTA_VARIANT,
+    PARAMETER_MISMATCH,
+    TOKEN_NAMESPACE,
+    UNCHARGED_VARIANT,
+    Outcome,
+    check_tenant,
+    classify_cancellation,
+    client_token,
+    commit_request,
+    counter_key,
+    get_counter_request,
+    get_marker_request,
+    ingest_marker_key,
+    ingestion_from_item,
+    marker_expiry,
+    marker_from_item,
+    marker_item,
+    marker_key,
+    record_ingest_request,
+    reserve_request,
+    runs_from_item,
+    uncharged_request,
+    usage_from_item,
+)
 from ragline.adapters.boto import LazyClient, error_code
 from ragline.domain.billing import (
-    STALE_AFTER,
     CompletedRun,
     RunMarker,
     check_quota,
@@ -68,282 +101,43 @@ from ragline.domain.billing import (
 )
 from ragline.domain.models import IngestUsage, RunUsage
 
+__all__ = [  # the ledger and, for its tests and stubs, the items it sends
+    "CANCELLED",
+    "FIELDS",
+    "INGEST_ATTRIBUTES",
+    "IN_PROGRESS",
+    "MARKER_TTL",
+    "OVER_QUOTA_VARIANT",
+    "PARAMETER_MISMATCH",
+    "TOKEN_NAMESPACE",
+    "UNCHARGED_VARIANT",
+    "DynamoDbUsageLedger",
+    "Outcome",
+    "classify_cancellation",
+    "client_token",
+    "commit_request",
+    "counter_key",
+    "get_counter_request",
+    "get_marker_request",
+    "ingest_marker_key",
+    "ingestion_from_item",
+    "marker_expiry",
+    "marker_from_item",
+    "marker_item",
+    "marker_key",
+    "period_of",
+    "record_ingest_request",
+    "reserve_request",
+    "runs_from_item",
+    "uncharged_request",
+    "usage_from_item",
+]
+
 _log = logging.getLogger(__name__)
-
-FIELDS = tuple(RunUsage.model_fields)
-INGEST_ATTRIBUTES = {f: f"ingested_{f}" for f in IngestUsage.model_fields}
-"""Counter attribute of each :class:`IngestUsage` field (apart from the runs' fields)."""
-MARKER_TTL = timedelta(days=400)
-"""Run markers live 400 days after the start of their period (a replay can only come much sooner)."""
-TOKEN_NAMESPACE = uuid.UUID("5d0c7a2e-3f0b-5b8e-9a43-6f1d2c7e8b10")
-"""Fixed UUID5 namespace of client request tokens; changing it only weakens the 10-minute dedupe."""
-OVER_QUOTA_VARIANT = "#over-quota"
-
-CANCELLED = "TransactionCanceledException"
-PARAMETER_MISMATCH = "IdempotentParameterMismatchException"
-IN_PROGRESS = "TransactionInProgressException"
-
-_THROTTLING_REASONS = frozenset({"ThrottlingError", "ProvisionedThroughputExceeded"})
-"""Cancellation reason codes (not error codes) that mean "slow down"."""
-
-Outcome = Literal["charged", "already_charged", "over_quota", "conflict", "throttled", "failed"]
 
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-# -- request builders (pure) ----------------------------------------------------------------------
-def _check_tenant(tenant_id: str) -> None:
-    if "#" in tenant_id:  # check_identifier forbids it; it would alias keys
-        raise ValueError(f"'#' is not allowed in a tenant id: {tenant_id!r}")
-
-
-def counter_key(tenant_id: str, period: str) -> dict[str, dict[str, str]]:
-    _check_tenant(tenant_id)
-    return {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": f"PERIOD#{period}"}}
-
-
-def marker_key(tenant_id: str, run_id: str) -> dict[str, dict[str, str]]:
-    """The tenant is part of the key: run ids are only unique per tenant (a caller may choose them).
-
-    The run id is hashed, so the key's length is bounded whatever the client's ``Idempotency-Key``.
-    """
-    _check_tenant(tenant_id)
-    digest = hashlib.sha256(run_id.encode()).hexdigest()
-    return {"pk": {"S": f"RUN#{tenant_id}#{digest}"}, "sk": {"S": "RUN"}}
-
-
-def client_token(tenant_id: str, run_id: str, variant: str = "") -> str:
-    """A 36-character token (DynamoDB allows at most 36) naming this run's charge."""
-    return str(uuid.uuid5(TOKEN_NAMESPACE, f"{tenant_id}#{run_id}{variant}"))
-
-
-def marker_expiry(period: str) -> int:
-    """Epoch seconds: ``MARKER_TTL`` after the first instant of ``period`` (deterministic)."""
-    start = datetime.strptime(period, "%Y-%m").replace(tzinfo=UTC)
-    return int((start + MARKER_TTL).timestamp())
-
-
-def marker_item(
-    tenant_id: str,
-    run_id: str,
-    usage: RunUsage,
-    *,
-    period: str,
-    over_quota: bool = False,
-    fingerprint: str = "",
-    result: str | None = None,
-) -> dict[str, dict[str, Any]]:
-    """The completed marker: the charge, the request's fingerprint and the recorded result."""
-    item: dict[str, dict[str, Any]] = marker_key(tenant_id, run_id)
-    item |= {
-        "tenant_id": {"S": tenant_id},
-        "run_id": {"S": run_id},
-        "state": {"S": "completed"},
-        "fingerprint": {"S": fingerprint},
-        "period": {"S": period},
-        "expires_at": {"N": str(marker_expiry(period))},
-        "over_quota": {"BOOL": over_quota},
-    }
-    if result is not None:
-        item["result"] = {"S": result}
-    item |= {f: {"N": str(getattr(usage, f))} for f in FIELDS}
-    return item
-
-
-def reserve_request(
-    table_name: str, tenant_id: str, run_id: str, fingerprint: str, *, now: datetime, limit: int | None
-) -> dict[str, Any]:
-    """``TransactWriteItems``: [0] Put the ``in_progress`` marker if new (or a stale one of the same
-    request), [1] with a limit, check the period counter has room. No client token, on purpose."""
-    period = period_of(now)
-    item: dict[str, dict[str, Any]] = marker_key(tenant_id, run_id) | {
-        "tenant_id": {"S": tenant_id},
-        "run_id": {"S": run_id},
-        "state": {"S": "in_progress"},
-        "fingerprint": {"S": fingerprint},
-        "started_at": {"N": str(int(now.timestamp()))},
-        "expires_at": {"N": str(marker_expiry(period))},
-    }
-    put: dict[str, Any] = {
-        "TableName": table_name,
-        "Item": item,
-        "ConditionExpression": "attribute_not_exists(#pk) OR (#state = :in_progress"
-        " AND #started_at < :stale_before AND #fingerprint = :fingerprint)",
-        "ExpressionAttributeNames": {
-            "#pk": "pk",
-            "#state": "state",
-            "#started_at": "started_at",
-            "#fingerprint": "fingerprint",
-        },
-        "ExpressionAttributeValues": {
-            ":in_progress": {"S": "in_progress"},
-            ":stale_before": {"N": str(int((now - STALE_AFTER).timestamp()) + 1)},
-            ":fingerprint": {"S": fingerprint},
-        },
-        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-    }
-    items: list[dict[str, Any]] = [{"Put": put}]
-    if limit is not None:
-        items.append(
-            {
-                "ConditionCheck": {
-                    "TableName": table_name,
-                    "Key": counter_key(tenant_id, period),
-                    "ConditionExpression": "attribute_not_exists(#runs) OR #runs < :limit",
-                    "ExpressionAttributeNames": {"#runs": "runs"},
-                    "ExpressionAttributeValues": {":limit": {"N": str(limit)}},
-                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-                }
-            }
-        )
-    return {"TransactItems": items}
-
-
-def commit_request(
-    table_name: str,
-    tenant_id: str,
-    run_id: str,
-    usage: RunUsage,
-    *,
-    period: str,
-    limit: int | None,
-    over_quota: bool = False,
-    fingerprint: str = "",
-    result: str | None = None,
-) -> dict[str, Any]:
-    """``TransactWriteItems``: [0] Put the completed run marker if new or ``in_progress``, [1] ADD the
-    usage to the period counter.
-
-    ``over_quota=True`` is the retry after item 1 failed its quota condition: no quota condition, the
-    marker flagged, and its own client token (its parameters differ from the first attempt's).
-    """
-    if over_quota and limit is not None:
-        raise ValueError("the over-quota charge carries no limit")
-    put: dict[str, Any] = {
-        "TableName": table_name,
-        "Item": marker_item(
-            tenant_id,
-            run_id,
-            usage,
-            period=period,
-            over_quota=over_quota,
-            fingerprint=fingerprint,
-            result=result,
-        ),
-        "ConditionExpression": "attribute_not_exists(#pk) OR #state = :in_progress",
-        "ExpressionAttributeNames": {"#pk": "pk", "#state": "state"},
-        "ExpressionAttributeValues": {":in_progress": {"S": "in_progress"}},
-        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-    }
-    update: dict[str, Any] = {
-        "TableName": table_name,
-        "Key": counter_key(tenant_id, period),
-        "UpdateExpression": "ADD #runs :one, " + ", ".join(f"#{f} :{f}" for f in FIELDS),
-        "ExpressionAttributeNames": {"#runs": "runs", **{f"#{f}": f for f in FIELDS}},
-        "ExpressionAttributeValues": {
-            ":one": {"N": "1"},
-            **{f":{f}": {"N": str(getattr(usage, f))} for f in FIELDS},
-        },
-    }
-    if limit is not None:
-        update["ConditionExpression"] = "attribute_not_exists(#runs) OR #runs < :limit"
-        update["ExpressionAttributeValues"][":limit"] = {"N": str(limit)}
-        update["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-    return {
-        "TransactItems": [{"Put": put}, {"Update": update}],
-        "ClientRequestToken": client_token(tenant_id, run_id, OVER_QUOTA_VARIANT if over_quota else ""),
-    }
-
-
-def ingest_marker_key(tenant_id: str, entry_id: str) -> dict[str, dict[str, str]]:
-    """Hashed like a run marker's, under its own prefix: an entry id never aliases a run id."""
-    _check_tenant(tenant_id)
-    digest = hashlib.sha256(entry_id.encode()).hexdigest()
-    return {"pk": {"S": f"INGEST#{tenant_id}#{digest}"}, "sk": {"S": "INGEST"}}
-
-
-def record_ingest_request(
-    table_name: str, tenant_id: str, entry_id: str, usage: IngestUsage, *, period: str
-) -> dict[str, Any]:
-    """``TransactWriteItems``: [0] Put the entry's marker if new, [1] ADD its usage to the counter's
-    ingestion fields. No ``ClientRequestToken`` (see the module docstring)."""
-    item: dict[str, dict[str, Any]] = ingest_marker_key(tenant_id, entry_id) | {
-        "tenant_id": {"S": tenant_id},
-        "entry_id": {"S": entry_id},
-        "period": {"S": period},
-        "expires_at": {"N": str(marker_expiry(period))},
-    }
-    item |= {f: {"N": str(getattr(usage, f))} for f in INGEST_ATTRIBUTES}
-    put = {
-        "TableName": table_name,
-        "Item": item,
-        "ConditionExpression": "attribute_not_exists(#pk)",
-        "ExpressionAttributeNames": {"#pk": "pk"},
-    }
-    update = {
-        "TableName": table_name,
-        "Key": counter_key(tenant_id, period),
-        "UpdateExpression": "ADD " + ", ".join(f"#{f} :{f}" for f in INGEST_ATTRIBUTES),
-        "ExpressionAttributeNames": {f"#{f}": a for f, a in INGEST_ATTRIBUTES.items()},
-        "ExpressionAttributeValues": {f":{f}": {"N": str(getattr(usage, f))} for f in INGEST_ATTRIBUTES},
-    }
-    return {"TransactItems": [{"Put": put}, {"Update": update}]}
-
-
-def get_counter_request(table_name: str, tenant_id: str, period: str) -> dict[str, Any]:
-    return {"TableName": table_name, "Key": counter_key(tenant_id, period), "ConsistentRead": True}
-
-
-def get_marker_request(table_name: str, tenant_id: str, run_id: str) -> dict[str, Any]:
-    return {"TableName": table_name, "Key": marker_key(tenant_id, run_id), "ConsistentRead": True}
-
-
-# -- decoding -------------------------------------------------------------------------------------
-def usage_from_item(item: Mapping[str, Any]) -> RunUsage:
-    return RunUsage(**{f: int(item[f]["N"]) for f in FIELDS if f in item})
-
-
-def marker_from_item(item: Mapping[str, Any]) -> RunMarker:
-    """A stored marker; one without ``state`` was written before reservations and is completed."""
-    state = item.get("state", {}).get("S", "completed")
-    started = datetime.fromtimestamp(int(item.get("started_at", {}).get("N", "0")), UTC)
-    completed = state != "in_progress"
-    return RunMarker(
-        state="completed" if completed else "in_progress",
-        fingerprint=item.get("fingerprint", {}).get("S", ""),
-        started_at=started,
-        usage=usage_from_item(item) if completed else None,
-        result=item.get("result", {}).get("S"),
-    )
-
-
-def ingestion_from_item(item: Mapping[str, Any] | None) -> IngestUsage:
-    item = item or {}
-    return IngestUsage(**{f: int(item[a]["N"]) for f, a in INGEST_ATTRIBUTES.items() if a in item})
-
-
-def runs_from_item(item: Mapping[str, Any] | None) -> int:
-    return int(item["runs"]["N"]) if item and "runs" in item else 0
-
-
-def classify_cancellation(reasons: Sequence[Mapping[str, Any]]) -> Outcome:
-    """What a cancelled commit transaction means, from its ``CancellationReasons`` (by position).
-
-    The marker's failed condition wins over the quota's: a run already charged is never over quota.
-    """
-    codes = [str(r.get("Code") or "None") for r in reasons]
-    code = dict(enumerate(codes)).get
-    if code(0) == "ConditionalCheckFailed":
-        return "already_charged"
-    if code(1) == "ConditionalCheckFailed":
-        return "over_quota"
-    if "TransactionConflict" in codes:
-        return "conflict"
-    if any(c in THROTTLING_CODES or c in _THROTTLING_REASONS for c in codes):
-        return "throttled"
-    return "failed"
 
 
 # -- sending --------------------------------------------------------------------------------------
@@ -416,7 +210,7 @@ class DynamoDbUsageLedger:
         """Markers live in partitions of their own, so finding a tenant's is a ``Scan`` (a rare,
         administrative sweep): each run marker loses its ``result`` and keeps its charge; ingestion
         markers (they carry the entry id, which names the document) are deleted."""
-        _check_tenant(tenant_id)
+        check_tenant(tenant_id)
         runs = scan_keys(self._send, self.table_name, f"RUN#{tenant_id}#")
         for key in runs:
             self._send(
@@ -553,6 +347,16 @@ class DynamoDbUsageLedger:
         raise errors.DependencyFailed(  # unreachable: that transaction has no quota condition
             "DynamoDB refused an unconditional usage charge", table=self.table_name, run_id=run_id
         )
+
+    def complete_uncharged(
+        self, tenant_id: str, run_id: str, result: str | None = None, fingerprint: str = ""
+    ) -> RunUsage:
+        period = period_of(self._clock())
+        request = uncharged_request(
+            self.table_name, tenant_id, run_id, period=period, fingerprint=fingerprint, result=result
+        )
+        outcome, stored, _ = self._transact(tenant_id, run_id, request)
+        return stored if outcome == "already_charged" and stored is not None else RunUsage()
 
     def _transact(self, tenant_id: str, run_id: str, request: dict[str, Any]) -> _Decided:
         """Send the commit transaction until it is decided: (outcome, stored charge, runs used)."""

@@ -7,8 +7,9 @@ recorded document version (keyed by tenant and entry id) and ``ingest_counters``
 and the counter and writes the ``in_progress`` marker inside one ``BEGIN IMMEDIATE`` transaction (so of
 concurrent reservations one wins); ``commit`` inserts the charge, adds it to the counter and completes
 the marker inside another, so a second commit of the run (another thread, another process on the same
-file) finds the charge and returns it. The quota is only checked by ``reserve``: a commit over quota is
-recorded anyway (logged).
+file) finds the charge and returns it. ``complete_uncharged`` completes the marker alone (no charge,
+no counter): a ``completed`` marker without a charge is a run that did no work. The quota is only
+checked by ``reserve``: a commit over quota is recorded anyway (logged).
 """
 
 from __future__ import annotations
@@ -135,7 +136,8 @@ class SqliteUsageLedger:
                 db.execute(
                     "INSERT INTO markers (tenant_id, run_id, state, fingerprint, started_at)"
                     " VALUES (?,?,'in_progress',?,?) ON CONFLICT(tenant_id, run_id) DO UPDATE SET"
-                    " state='in_progress', fingerprint=excluded.fingerprint, started_at=excluded.started_at",
+                    " state='in_progress', fingerprint=excluded.fingerprint,"
+                    " started_at=excluded.started_at, result=NULL",
                     (tenant_id, run_id, fingerprint, now.isoformat()),
                 )
                 db.execute("COMMIT")
@@ -146,7 +148,8 @@ class SqliteUsageLedger:
 
     @staticmethod
     def _marker(db: sqlite3.Connection, tenant_id: str, run_id: str) -> RunMarker | None:
-        """The run's marker; a charge without one (files from before markers) reads as completed."""
+        """The run's marker; a charge without one (files from before markers) reads as completed, a
+        ``completed`` marker without a charge is a run completed uncharged."""
         charge = db.execute(
             f"SELECT {_COLUMNS} FROM charges WHERE tenant_id=? AND run_id=?", (tenant_id, run_id)
         ).fetchone()
@@ -160,6 +163,8 @@ class SqliteUsageLedger:
                 return None
             return RunMarker(state="completed", fingerprint="", started_at=datetime.min, usage=usage)
         started = datetime.fromisoformat(row[2])
+        if usage is None and row[0] == "completed":
+            return RunMarker("completed", row[1], started, RunUsage(), row[3], charged=False)
         return RunMarker(
             state="completed" if usage is not None else "in_progress",
             fingerprint=row[1],
@@ -193,12 +198,10 @@ class SqliteUsageLedger:
             db = self._db()
             db.execute("BEGIN IMMEDIATE")
             try:
-                existing = db.execute(
-                    f"SELECT {_COLUMNS} FROM charges WHERE tenant_id=? AND run_id=?", (tenant_id, run_id)
-                ).fetchone()
-                if existing is not None:
+                existing = self._marker(db, tenant_id, run_id)
+                if existing is not None and existing.state == "completed":
                     db.execute("ROLLBACK")
-                    return RunUsage(**dict(zip(_FIELDS, existing, strict=True)))
+                    return existing.usage or RunUsage()
                 row = db.execute(
                     "SELECT runs FROM counters WHERE tenant_id=? AND period=?", (tenant_id, period)
                 ).fetchone()
@@ -233,6 +236,31 @@ class SqliteUsageLedger:
                        "period": period},
             )  # fmt: skip
         return usage
+
+    def complete_uncharged(
+        self, tenant_id: str, run_id: str, result: str | None = None, fingerprint: str = ""
+    ) -> RunUsage:
+        """Complete the marker (no ``charges`` row, counters untouched) unless the run already ended."""
+        now = self._clock()
+        with self._lock:
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                existing = self._marker(db, tenant_id, run_id)
+                if existing is not None and existing.state == "completed":
+                    db.execute("ROLLBACK")
+                    return existing.usage or RunUsage()
+                db.execute(
+                    "INSERT INTO markers (tenant_id, run_id, state, fingerprint, started_at, result)"
+                    " VALUES (?,?,'completed',?,?,?) ON CONFLICT(tenant_id, run_id) DO UPDATE SET"
+                    " state='completed', result=excluded.result",
+                    (tenant_id, run_id, fingerprint, now.isoformat(), result),
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return RunUsage()
 
     def period_usage(self, tenant_id: str, period: str) -> RunUsage:
         with self._lock:
