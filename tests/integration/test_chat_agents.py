@@ -233,7 +233,8 @@ def test_chain_of_rag_upstream_error(world: Container, openai_replay: OpenAIRepl
     openai_replay.script([error(503, times=None)])
     events, body = ask(world, agent="chain_of_rag", namespaces=["docs"])
     assert kinds(events) == ["error", "sources", "final"]
-    assert body.exit_reason == "error" and body.usage.retrievals == 0 and charged(world) == 1
+    # the model failed before its first reply and nothing was retrieved: no work, no charge (issue 24 #8)
+    assert body.exit_reason == "error" and body.usage.retrievals == 0 and charged(world) == 0
 
 
 # -- routing ----------------------------------------------------------------------------------------------
