@@ -38,6 +38,12 @@ _FIELDS = tuple(RunUsage.model_fields)
 _COLUMNS = ", ".join(_FIELDS)
 _INGEST_FIELDS = tuple(IngestUsage.model_fields)
 _INGEST_COLUMNS = ", ".join(_INGEST_FIELDS)
+_COMPLETE_MARKER = (
+    "INSERT INTO markers (tenant_id, run_id, state, fingerprint, started_at, result)"
+    " VALUES (?,?,'completed',?,?,?) ON CONFLICT(tenant_id, run_id) DO UPDATE SET"
+    " state='completed', result=excluded.result"
+)
+"""A run's marker completed with its result (charged or not: the charge is a row of its own)."""
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS charges (
     tenant_id TEXT NOT NULL, run_id TEXT NOT NULL, period TEXT NOT NULL,
@@ -219,9 +225,7 @@ class SqliteUsageLedger:
                     (tenant_id, period, *values),
                 )
                 db.execute(
-                    "INSERT INTO markers (tenant_id, run_id, state, fingerprint, started_at, result)"
-                    " VALUES (?,?,'completed',?,?,?) ON CONFLICT(tenant_id, run_id) DO UPDATE SET"
-                    " state='completed', result=excluded.result",
+                    _COMPLETE_MARKER,
                     (tenant_id, run_id, fingerprint, now.isoformat(), result),
                 )
                 db.execute("COMMIT")
@@ -251,9 +255,7 @@ class SqliteUsageLedger:
                     db.execute("ROLLBACK")
                     return existing.usage or RunUsage()
                 db.execute(
-                    "INSERT INTO markers (tenant_id, run_id, state, fingerprint, started_at, result)"
-                    " VALUES (?,?,'completed',?,?,?) ON CONFLICT(tenant_id, run_id) DO UPDATE SET"
-                    " state='completed', result=excluded.result",
+                    _COMPLETE_MARKER,
                     (tenant_id, run_id, fingerprint, now.isoformat(), result),
                 )
                 db.execute("COMMIT")
