@@ -402,7 +402,7 @@ class OpenSearchVectorStore:
             )
         assert isinstance(query, HybridQuery)
         fused = fuse_query(query, *([(h.chunk_id, h.score) for h in leg] for leg in legs))
-        sources = self._read([(cid, bd) for cid, bd in fused], {h.chunk_id: h for leg in legs for h in leg})
+        sources = self._read([cid for cid, _ in fused], {h.chunk_id: h for leg in legs for h in leg})
         return [
             SearchHit(chunk=_chunk(sources[cid]), score=bd.fused_score or 0.0, breakdown=bd)
             for cid, bd in fused
@@ -433,16 +433,13 @@ class OpenSearchVectorStore:
         visible = [[h for h in leg if h.generation == published[h.document_id]] for leg in legs]
         return visible, stale, sum(map(len, visible)) < sum(map(len, legs))
 
-    def _read(
-        self, fused: list[tuple[str, ScoreBreakdown]], hits: dict[str, _LegHit]
-    ) -> dict[str, dict[str, Any]]:
+    def _read(self, chunk_ids: list[str], hits: dict[str, _LegHit]) -> dict[str, dict[str, Any]]:
         """The fused survivors' sources, by their versioned ``_id``; a chunk of an index written before
         versions were kept apart is found under its plain id instead."""
-        if not fused:
+        if not chunk_ids:
             return {}
-        ids = [rq.doc_id(self.scope, cid, hits[cid].generation) for cid, _ in fused]
-        out = self._mget(ids)
-        missing = [cid for cid, _ in fused if cid not in out and hits[cid].generation]
+        out = self._mget([rq.doc_id(self.scope, cid, hits[cid].generation) for cid in chunk_ids])
+        missing = [cid for cid in chunk_ids if cid not in out and hits[cid].generation]
         if missing:
             out.update(self._mget([rq.doc_id(self.scope, cid) for cid in missing]))
         return out
