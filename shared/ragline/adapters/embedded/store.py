@@ -179,9 +179,8 @@ class SqliteVectorStore:
             conn = self._p.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                fences = {
-                    d: self._fence(conn, d) for d in {d for d, _ in rows}
-                }  # checked and written in one tx
+                # the fences are read and the rows written in one transaction
+                fences = {d: self._fence(conn, d) for d in {d for d, _ in rows}}
                 for document_id, fence in fences.items():
                     if fence > generation:
                         raise errors.Superseded(
