@@ -61,11 +61,11 @@ def namespaces_create(
 ) -> None:
     """Create a namespace."""
     from ragline.errors import RaglineError
-    from ragline.services.namespaces import new_namespace
+    from ragline.services.namespaces import new_namespace, save_new_namespace
 
     c = _container(home)
     try:
-        c.registry.create_namespace(new_namespace(tenant, namespace_id, description, default))
+        save_new_namespace(c.registry, new_namespace(tenant, namespace_id, description, default))
     except RaglineError as exc:
         raise _fail(exc) from exc
     typer.echo(f"created namespace {namespace_id}")

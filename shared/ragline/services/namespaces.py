@@ -3,8 +3,11 @@ namespaces API."""
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 from ragline import errors
 from ragline.domain.api import NamespaceDeleted, NamespaceList, NamespacePatch, NamespaceView, NewNamespace
+from ragline.domain.authority import may_change_tenant_wide
 from ragline.domain.tenancy import ALL_SCOPES, Namespace, NamespaceSettings
 from ragline.ports import DocumentRegistry, Embedder, TenantRegistry
 from ragline.services.authentication import Principal
@@ -59,7 +62,13 @@ def new_namespace(
 
 
 class NamespaceService:
-    """The namespaces API: anyone may read the namespaces their key may use; changing them is admin."""
+    """The namespaces API: anyone may read the namespaces their key may use; changing them is admin.
+
+    An allow-listed admin changes only its own namespaces' description and settings and deletes its
+    own non-default namespaces; tenant-wide changes — creating a namespace, moving or clearing the
+    default — need an unrestricted admin (:func:`ragline.domain.authority.may_change_tenant_wide`).
+    A tenant has at most one default: making one the default clears it on every other.
+    """
 
     def __init__(self, *, registry: TenantRegistry, documents: DocumentRegistry) -> None:
         self._registry = registry
@@ -76,14 +85,17 @@ class NamespaceService:
         return NamespaceView.of(require_namespace(self._registry, principal.tenant_id, namespace))
 
     def create(self, principal: Principal, body: NewNamespace) -> NamespaceView:
-        principal.require("admin")
+        """Tenant-wide: a new namespace is seen by every unrestricted key's routing."""
+        require_tenant_wide(principal, "create a namespace")
         ns = new_namespace(principal.tenant_id, body.namespace_id, body.description, body.default)
-        return NamespaceView.of(self._registry.create_namespace(ns))
+        return NamespaceView.of(save_new_namespace(self._registry, ns))
 
     def update(self, principal: Principal, namespace: str, patch: NamespacePatch) -> NamespaceView:
-        """Only the fields the patch names change."""
+        """Only the fields the patch names change; changing ``default`` is tenant-wide."""
         principal.require("admin", namespace)
         ns = require_namespace(self._registry, principal.tenant_id, namespace)
+        if patch.default is not None and patch.default != ns.default:
+            require_tenant_wide(principal, "change the default namespace")
         settings = ns.settings
         if patch.system_prompt is not None:
             settings = settings.model_copy(update={"system_prompt": patch.system_prompt})
@@ -96,12 +108,18 @@ class NamespaceService:
                 "settings": settings,
             }
         )
-        return NamespaceView.of(self._registry.update_namespace(changed))
+        saved = self._registry.update_namespace(changed)
+        if saved.default:
+            clear_other_defaults(self._registry, saved)
+        return NamespaceView.of(saved)
 
     def delete(self, principal: Principal, namespace: str) -> NamespaceDeleted:
-        """Refused (409) while the namespace holds documents: deleting it must not orphan chunks."""
+        """Refused (409) while the namespace holds documents: deleting it must not orphan chunks.
+        Deleting the default leaves the tenant without one: tenant-wide."""
         principal.require("admin", namespace)
-        require_namespace(self._registry, principal.tenant_id, namespace)
+        ns = require_namespace(self._registry, principal.tenant_id, namespace)
+        if ns.default:
+            require_tenant_wide(principal, "delete the default namespace")
         live = [d for d in self._documents.list(principal.tenant_id, namespace) if d.status != "deleted"]
         if live:
             raise errors.Conflict(
@@ -111,3 +129,34 @@ class NamespaceService:
             )
         self._registry.delete_namespace(principal.tenant_id, namespace)
         return NamespaceDeleted(namespace_id=namespace)
+
+
+def require_tenant_wide(principal: Principal, action: str) -> None:
+    """403 unless ``principal`` is an unrestricted admin."""
+    principal.require("admin")
+    if not may_change_tenant_wide(principal):
+        raise errors.Forbidden(
+            f"only an admin key without a namespace allow-list may {action}",
+            allowed=sorted(principal.namespaces),
+        )
+
+
+def save_new_namespace(registry: TenantRegistry, namespace: Namespace) -> Namespace:
+    """Store a new namespace; a new default takes the default from every other (every path that
+    creates namespaces comes here, so none leaves two defaults)."""
+    saved = registry.create_namespace(namespace)
+    if saved.default:
+        clear_other_defaults(registry, saved)
+    return saved
+
+
+def clear_other_defaults(registry: TenantRegistry, default: Namespace) -> None:
+    """Clear ``default`` on every other namespace of the tenant, *after* ``default`` was stored.
+
+    Set first, then clear, over a strongly consistent listing: of two concurrent moves, the later
+    one's listing sees the earlier one's default and clears it, so two defaults never remain (at
+    worst, two crossing moves clear each other and the tenant has none until the next move)."""
+    for other in registry.list_namespaces(default.tenant_id):
+        if other.default and other.namespace_id != default.namespace_id:
+            with suppress(errors.NamespaceNotFound):  # deleted meanwhile: nothing to clear
+                registry.update_namespace(other.model_copy(update={"default": False}))

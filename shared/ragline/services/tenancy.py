@@ -11,10 +11,11 @@ from collections.abc import Iterable
 
 from ragline import errors
 from ragline.domain.api import KeyList, KeyView, NewKey, NewKeyView
+from ragline.domain.authority import Grant, widening
 from ragline.domain.keys import hash_api_key, new_api_key, new_key_id
 from ragline.domain.tenancy import ALL_SCOPES, ApiKeyRecord, Tenant, TenantStatus
 from ragline.ports import TenantRegistry
-from ragline.services.authentication import Principal, RegistryKeys, authenticate
+from ragline.services.authentication import Principal, RegistryKeys, authenticate, namespace_not_found
 
 
 class TenancyService:
@@ -84,17 +85,25 @@ class TenancyService:
         return KeyList(keys=[KeyView.of(k) for k in reachable])
 
     def issue_key(self, principal: Principal, body: NewKey) -> NewKeyView:
-        """An allow-listed admin mints only keys limited to a subset of its own namespaces."""
+        """Issuance never widens (:func:`ragline.domain.authority.widening`): the new key's scopes are
+        some of the caller's, and an allow-listed caller names a subset of its own namespaces."""
         principal.require("admin")
-        if not principal.unrestricted:
-            if not body.namespaces:
+        refused = widening(principal, Grant.of(body.scopes, body.namespaces))
+        if refused is not None:
+            if refused.namespaces:  # outside the list: the same 404 as a missing one
+                raise namespace_not_found(sorted(refused.namespaces)[0])
+            if refused.scopes:
                 raise errors.Forbidden(
-                    "an admin key limited to some namespaces cannot create an unrestricted key; "
-                    "name the namespaces",
-                    allowed=sorted(principal.namespaces),
+                    "a key cannot grant scopes it does not hold: "
+                    f"this key holds {', '.join(sorted(principal.scopes))}",
+                    scopes=sorted(refused.scopes),
+                    held=sorted(principal.scopes),
                 )
-            for ns in body.namespaces:
-                principal.require("admin", ns)  # outside the list: the same 404 as a missing one
+            raise errors.Forbidden(
+                "an admin key limited to some namespaces cannot create an unrestricted key; "
+                "name the namespaces",
+                allowed=sorted(principal.namespaces),
+            )
         plaintext, record = self.create_key(
             principal.tenant_id, name=body.name, scopes=body.scopes, namespaces=body.namespaces
         )
