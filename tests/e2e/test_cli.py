@@ -256,3 +256,13 @@ def test_chat_ends_with_the_verified_answer_and_numbered_sources(home: Path) -> 
     answer = out.split("Answer (citations verified)", 1)[1].split("Sources", 1)[0]
     assert "<citation" not in answer and "[1]" in answer
     assert re.search(r"\[1\] \S+#\d+ — ", out.split("Sources", 1)[1])
+
+
+def test_a_new_default_namespace_from_the_cli_takes_over_the_default(tmp_path: Path) -> None:
+    # Given a tenant whose default is "main" (issue 25 #4: no path leaves a tenant two defaults)
+    for name in ("main", "later"):
+        code, out = cli("namespaces", "create", name, "--default", "--home", str(tmp_path))
+        assert code == 0, out
+    # Then only the last one created as default is the default
+    spaces = Container(Settings(home=tmp_path)).registry.list_namespaces("local")
+    assert [n.namespace_id for n in spaces if n.default] == ["later"]
