@@ -264,6 +264,11 @@ class TenantRegistry(Protocol):
         """Raises ``NamespaceNotFound``."""
         ...
 
+    def clear_default_namespace(self, tenant_id: str, namespace_id: str) -> None:
+        """Set the namespace's ``default`` to false and change nothing else of it, in one write (not
+        a read-modify-write: a concurrent change of its settings is kept). A missing namespace: no-op."""
+        ...
+
     def delete_namespace(self, tenant_id: str, namespace_id: str) -> None:
         """Raises ``NamespaceNotFound``."""
         ...

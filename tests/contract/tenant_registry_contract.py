@@ -329,6 +329,28 @@ class TenantRegistryContract:
         assert registry.get_namespace("acme", "docs").description == "acme's"
         assert registry.list_namespaces("globex") == []
 
+    def test_clearing_the_default_changes_that_flag_alone_and_only_there(
+        self, registry: TenantRegistry
+    ) -> None:
+        # Given a default namespace, stored with settings, and another tenant's of the same name
+        ns = Namespace(
+            tenant_id="acme",
+            namespace_id="docs",
+            description="Product docs",
+            default=True,
+            settings=NamespaceSettings(embedding_model="bge-small", embedding_dimension=384),
+            created_at=AT,
+        )
+        registry.create_namespace(ns)
+        registry.create_namespace(new_namespace("globex", "docs", default=True))
+        # When its default is cleared: Then that flag alone changed, and only in acme
+        registry.clear_default_namespace("acme", "docs")
+        assert registry.get_namespace("acme", "docs") == ns.model_copy(update={"default": False})
+        assert registry.get_namespace("globex", "docs").default
+        # and clearing a missing namespace is a no-op that creates nothing
+        registry.clear_default_namespace("acme", "ghost")
+        assert [n.namespace_id for n in registry.list_namespaces("acme")] == ["docs"]
+
     def test_delete_removes_only_that_namespace(self, registry: TenantRegistry) -> None:
         for tenant, ns in (("acme", "docs"), ("acme", "hr"), ("globex", "docs")):
             registry.create_namespace(new_namespace(tenant, ns))

@@ -20,7 +20,7 @@ from ragline.cli.serve import LambdaContext
 from ragline.config import Settings
 from ragline.domain.api import NamespacePatch, NewKey, NewNamespace
 from ragline.services.authentication import Principal
-from ragline.services.namespaces import new_namespace
+from ragline.services.namespaces import claim_embedding_space, new_namespace
 from ragline.wiring import Container
 from tests.support.cfn_tables import create_table_from_template
 from tests.support.fakes import BowEmbedder
@@ -186,3 +186,14 @@ def test_over_http_a_new_default_takes_over_from_the_old(c: Container) -> None:
     assert status == 201 and defaults(c) == ["fresh"]
     status, _ = call(c, issuer, "PATCH", "/v1/namespaces/private", {"default": True})
     assert status == 200 and defaults(c) == ["private"]
+
+
+def test_a_settings_write_racing_a_move_of_the_default_leaves_one_default(c: Container) -> None:
+    # Given the default "main" read by a first ingest that is about to record its embedding space
+    stale = c.registry.get_namespace("acme", "main")
+    # When the default moves to "docs" meanwhile, and then that ingest writes what it read
+    c.namespaces.update(admin(), "docs", NamespacePatch(default=True))
+    claim_embedding_space(c.registry, stale, BowEmbedder())
+    # Then the tenant still has exactly one default, and the claim was recorded
+    assert len(defaults(c)) == 1
+    assert c.registry.get_namespace("acme", "main").settings.embedding_model

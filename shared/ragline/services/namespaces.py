@@ -3,8 +3,6 @@ namespaces API."""
 
 from __future__ import annotations
 
-from contextlib import suppress
-
 from ragline import errors
 from ragline.domain.api import NamespaceDeleted, NamespaceList, NamespacePatch, NamespaceView, NewNamespace
 from ragline.domain.authority import may_change_tenant_wide
@@ -43,7 +41,7 @@ def claim_embedding_space(registry: TenantRegistry, namespace: Namespace, embedd
     settings = namespace.settings.model_copy(
         update={"embedding_model": embedder.model_id, "embedding_dimension": embedder.dimension}
     )
-    return registry.update_namespace(namespace.model_copy(update={"settings": settings}))
+    return save_namespace(registry, namespace.model_copy(update={"settings": settings}))
 
 
 def new_namespace(
@@ -108,10 +106,7 @@ class NamespaceService:
                 "settings": settings,
             }
         )
-        saved = self._registry.update_namespace(changed)
-        if saved.default:
-            clear_other_defaults(self._registry, saved)
-        return NamespaceView.of(saved)
+        return NamespaceView.of(save_namespace(self._registry, changed))
 
     def delete(self, principal: Principal, namespace: str) -> NamespaceDeleted:
         """Refused (409) while the namespace holds documents: deleting it must not orphan chunks.
@@ -150,13 +145,22 @@ def save_new_namespace(registry: TenantRegistry, namespace: Namespace) -> Namesp
     return saved
 
 
+def save_namespace(registry: TenantRegistry, namespace: Namespace) -> Namespace:
+    """Replace a stored namespace. A write of a namespace read earlier as the default (a settings
+    change racing a move of the default) keeps it the default and clears every other: one default."""
+    saved = registry.update_namespace(namespace)
+    if saved.default:
+        clear_other_defaults(registry, saved)
+    return saved
+
+
 def clear_other_defaults(registry: TenantRegistry, default: Namespace) -> None:
     """Clear ``default`` on every other namespace of the tenant, *after* ``default`` was stored.
 
     Set first, then clear, over a strongly consistent listing: of two concurrent moves, the later
     one's listing sees the earlier one's default and clears it, so two defaults never remain (at
-    worst, two crossing moves clear each other and the tenant has none until the next move)."""
+    worst, two crossing moves clear each other and the tenant has none until the next move). The
+    clear writes the flag alone, so it never overwrites a concurrent change of the other's settings."""
     for other in registry.list_namespaces(default.tenant_id):
         if other.default and other.namespace_id != default.namespace_id:
-            with suppress(errors.NamespaceNotFound):  # deleted meanwhile: nothing to clear
-                registry.update_namespace(other.model_copy(update={"default": False}))
+            registry.clear_default_namespace(other.tenant_id, other.namespace_id)

@@ -100,6 +100,18 @@ def put_existing_request(table_name: str, item: dict[str, Any]) -> dict[str, Any
     return {"TableName": table_name, "Item": item, "ConditionExpression": "attribute_exists(pk)"}
 
 
+def clear_default_request(table_name: str, tenant_id: str, namespace_id: str) -> dict[str, Any]:
+    """``UpdateItem`` of the ``default`` attribute alone, only on a namespace that exists."""
+    return {
+        "TableName": table_name,
+        "Key": namespace_key(tenant_id, namespace_id),
+        "UpdateExpression": "SET #default = :false",
+        "ConditionExpression": "attribute_exists(pk)",
+        "ExpressionAttributeNames": {"#default": "default"},
+        "ExpressionAttributeValues": {":false": {"BOOL": False}},
+    }
+
+
 def delete_existing_request(table_name: str, key: Key) -> dict[str, Any]:
     return {"TableName": table_name, "Key": key, "ConditionExpression": "attribute_exists(pk)"}
 
@@ -300,6 +312,10 @@ class DynamoDbTenantRegistry:
                 f"namespace {namespace.namespace_id!r} does not exist", namespace=namespace.namespace_id
             ) from None
         return namespace
+
+    def clear_default_namespace(self, tenant_id: str, namespace_id: str) -> None:
+        with contextlib.suppress(_ConditionFailed):  # gone meanwhile: nothing to clear
+            self._send("update_item", clear_default_request(self.table_name, tenant_id, namespace_id))
 
     def delete_namespace(self, tenant_id: str, namespace_id: str) -> None:
         key = namespace_key(tenant_id, namespace_id)

@@ -119,6 +119,14 @@ class SqliteTenantRegistry:
             )
         return namespace
 
+    def clear_default_namespace(self, tenant_id: str, namespace_id: str) -> None:
+        with self._lock:
+            self._db().execute(
+                "UPDATE namespaces SET body=json_set(body, '$.default', json('false'))"
+                " WHERE tenant_id=? AND namespace_id=?",
+                (tenant_id, namespace_id),
+            )
+
     def delete_namespace(self, tenant_id: str, namespace_id: str) -> None:
         with self._lock:
             cur = self._db().execute(
