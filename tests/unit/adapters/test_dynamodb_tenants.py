@@ -216,15 +216,24 @@ def test_touch_writes_only_an_existing_key_last_used_over_a_minute_ago() -> None
     }
 
 
+def test_clearing_a_default_updates_that_attribute_alone_on_an_existing_namespace() -> None:
+    rq = dt.clear_default_request(TABLE, "acme", "docs")
+    assert rq["Key"] == ti.namespace_key("acme", "docs")
+    assert rq["ConditionExpression"] == "attribute_exists(pk)"
+    assert rq["UpdateExpression"] == "SET #default = :false"
+    assert rq["ExpressionAttributeValues"] == {":false": {"BOOL": False}}
+
+
 @pytest.mark.parametrize(
     "request_",
     [
+        dt.clear_default_request(TABLE, "acme", "docs"),
         dt.revoke_request(TABLE, "acme", "key_1", HASH, AT),
         ti.touch_request(TABLE, HASH, AT),
         dt.list_namespaces_request(TABLE, "acme"),
         dt.list_key_refs_request(TABLE, "acme"),
     ],
-    ids=["revoke", "touch", "list_namespaces", "list_key_refs"],
+    ids=["clear_default", "revoke", "touch", "list_namespaces", "list_key_refs"],
 )
 def test_every_placeholder_is_defined_and_used(request_: dict[str, Any]) -> None:
     # DynamoDB rejects both an undefined and an unused name or value.
