@@ -4,12 +4,11 @@ request body passes before it is parsed (JSON media type, UTF-8, bounded nesting
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
-from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from ragline import errors
+from ragline.domain.json_depth import nests_deeper_than
 from ragline.services.authentication import Principal
 
 if TYPE_CHECKING:
@@ -75,8 +74,6 @@ MAX_JSON_DEPTH = 32
 
 NOT_UTF8 = "request body is not valid UTF-8"
 NOT_JSON = "request bodies are JSON: send Content-Type: application/json"
-_STRINGS_AND_SCALARS = re.compile(r'"[^"]*"?|[^\[\]{}"]+')
-_NESTING_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 def require_json(content_type: str | None) -> None:
@@ -91,21 +88,6 @@ def require_json(content_type: str | None) -> None:
 
 def media_type_of(content_type: str | None) -> str:
     return (content_type or "").split(";", 1)[0].strip().lower()
-
-
-def nesting_depth(text: str) -> int:
-    """The deepest ``[``/``{`` nesting of JSON text, found without recursion in linear time.
-
-    Escaped backslashes and quotes are dropped first, so every remaining ``"`` opens or closes a
-    string; strings (even an unterminated one) and scalars are then cut out in one regex pass,
-    leaving the brackets, whose running sum is the depth. Invalid JSON gets some depth; the parser
-    that runs next rejects it.
-    """
-    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
-        return 0  # too few brackets to nest too deep: the usual body costs two counts
-    unescaped = text.replace("\\\\", "").replace('\\"', "")
-    brackets = _STRINGS_AND_SCALARS.sub("", unescaped)
-    return max(accumulate(map(_NESTING_STEP.__getitem__, brackets)), default=0)
 
 
 def json_text(body: bytes | str) -> str:
@@ -129,7 +111,7 @@ def json_text(body: bytes | str) -> str:
             raise errors.InvalidRequest(NOT_UTF8) from None
     if "\ufffd" in body:
         raise errors.InvalidRequest(NOT_UTF8)
-    if nesting_depth(body) > MAX_JSON_DEPTH:
+    if nests_deeper_than(body, MAX_JSON_DEPTH):
         raise errors.InvalidRequest(
             f"request body nests deeper than {MAX_JSON_DEPTH} levels", max_depth=MAX_JSON_DEPTH
         )

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from ragline import errors
 from ragline.domain.chat import ToolSpec
+from ragline.domain.json_depth import nests_deeper_than
 from ragline.domain.models import MAX_SEQUENCE_NUMBER, Chunk, RunUsage, SearchMode, TenantScope
 from ragline.domain.retrieval import Evidence, EvidenceTable, RetrievalResult
 
@@ -47,6 +48,10 @@ class Retriever(Protocol):
 
 
 LABEL_CHARS = 120
+MAX_ARGUMENT_CHARS = 8_000
+"""Longest tool-call arguments read: the tools take a query of at most 1,000 characters and a label."""
+MAX_ARGUMENT_DEPTH = 8
+"""Deepest nesting read in tool-call arguments: the tools' arguments are one flat object."""
 """A tool call's UI label is cut to this many characters."""
 
 ToolResultLayout = Literal["compact", "json"]
@@ -209,6 +214,9 @@ def run_tool(ctx: ToolContext, name: str, arguments: str) -> ToolResult:
     So does a request the retriever or a store refuses (``InvalidRequest``, e.g. a query of blanks):
     the model chose it. Other errors (a store down) are not the model's to fix and end the run.
     """
+    problem = argument_problem(arguments)
+    if problem is not None:
+        return ToolResult(json.dumps({"error": problem}), 0, name, error="invalid_arguments")
     try:
         if name == "search":
             return search_tool(ctx, SearchArgs.model_validate_json(arguments or "{}"))
@@ -264,6 +272,8 @@ def expand_tool(ctx: ToolContext, args: ExpandArgs) -> ToolResult:
 
 def label_for(name: str, arguments: str) -> str:
     """The UI label of a call before it runs: the model's ``label``, else its query, else the tool."""
+    if argument_problem(arguments) is not None:
+        return name
     try:
         data = json.loads(arguments or "{}")
     except json.JSONDecodeError:
@@ -273,3 +283,16 @@ def label_for(name: str, arguments: str) -> str:
             if isinstance(data.get(key), str) and data[key].strip():
                 return str(data[key])[:LABEL_CHARS]
     return name
+
+
+def argument_problem(arguments: str) -> str | None:
+    """Why the model's arguments are not read at all (too long, too deep), else None.
+
+    Checked before any parse: ``json`` and pydantic recurse once per nesting level, so arguments of
+    ``[`` x 100k would overflow the stack and end the run, where a tool error lets the model retry.
+    """
+    if len(arguments) > MAX_ARGUMENT_CHARS:
+        return f"invalid arguments: longer than {MAX_ARGUMENT_CHARS} characters"
+    if nests_deeper_than(arguments, MAX_ARGUMENT_DEPTH):
+        return f"invalid arguments: nested deeper than {MAX_ARGUMENT_DEPTH} levels; send one flat JSON object"
+    return None
