@@ -12,8 +12,9 @@ from ragline.domain.json_depth import nests_deeper_than
 from ragline.services.authentication import Principal
 
 if TYPE_CHECKING:
-    from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+    from aws_lambda_powertools import Logger
 
+    from ragline.rest_resolver import PerRequestResolver as APIGatewayRestResolver
     from ragline.wiring import Container
 
 STATUS_BY_ERROR: dict[type[errors.RaglineError], int] = {
@@ -126,10 +127,11 @@ def load_json(body: str) -> Any:
 # -- the REST handlers' shared edge ----------------------------------------------------------------
 
 
-def install_error_handlers(app: APIGatewayRestResolver) -> None:
+def install_error_handlers(app: APIGatewayRestResolver, logger: Logger) -> None:
     """Give a Powertools resolver the one JSON error shape for every error: validation, a body that
-    is not UTF-8 or not JSON, and Powertools' own not-found (which it also answers for a known path
-    with another method: told apart here as 405)."""
+    is not UTF-8 or not JSON, Powertools' own not-found (which it also answers for a known path
+    with another method: told apart here as 405), and any unexpected error (500 ``internal_error``
+    with the request's ids, its trace logged) — never API Gateway's 502 for a function that raised."""
     from aws_lambda_powertools.event_handler import Response
     from aws_lambda_powertools.event_handler.exceptions import NotFoundError
     from aws_lambda_powertools.event_handler.openapi.exceptions import (
@@ -161,6 +163,12 @@ def install_error_handlers(app: APIGatewayRestResolver) -> None:
         content_type = media_type_of(app.current_event.headers.get("content-type"))
         return respond(errors.UnsupportedMediaType(NOT_JSON, content_type=content_type))
 
+    def unexpected(exc: Exception) -> Response[str]:
+        ids = request_ids(app)
+        logger.exception("request failed unexpectedly", extra=ids)
+        return respond(errors.RaglineError("internal error", **ids))
+
+    app.exception_handler(Exception)(unexpected)  # the most specific handler wins: this one is last
     app.exception_handler(errors.RaglineError)(respond)
     app.exception_handler(ValidationError)(respond)
     app.exception_handler(RequestValidationError)(invalid_body)
@@ -180,14 +188,16 @@ def route_methods(app: APIGatewayRestResolver, path: str) -> list[str]:
     return sorted({route.method for route in routes if route.rule.match(path)})
 
 
-def rest_app() -> APIGatewayRestResolver:
+def rest_app(logger: Logger) -> APIGatewayRestResolver:
     """A Powertools REST resolver that parses bodies into the API models and answers errors in the
-    one shape. Handlers get the caller, the run id and the container through the functions below."""
-    from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+    one shape, logging unexpected ones to the handler's ``logger``. Its request state is per request
+    (:mod:`ragline.rest_resolver`). Handlers get the caller, the run id and the container through
+    the functions below."""
+    from ragline.rest_resolver import PerRequestResolver
 
-    app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=load_json)
+    app = PerRequestResolver(enable_validation=True, json_body_deserializer=load_json)
     app._request_validation_middleware = _json_bodies_only()
-    install_error_handlers(app)
+    install_error_handlers(app, logger)
     return app
 
 
@@ -214,12 +224,10 @@ def _json_bodies_only() -> Any:
 def resolve(
     app: APIGatewayRestResolver, event: dict[str, Any], context: Any, container: Container | None = None
 ) -> dict[str, Any]:
-    """Resolve one event with ``container`` (default: the process's one) in the app's context."""
+    """Resolve one event with ``container`` (default: the process's one) in this request's context."""
     from ragline.wiring import container as default_container
 
-    app.context["container"] = container or default_container()  # cleared by resolve when done
-    result: dict[str, Any] = app.resolve(event, context)
-    return result
+    return app.resolve(event, context, container=container or default_container())
 
 
 def services(app: APIGatewayRestResolver) -> Container:
@@ -253,4 +261,15 @@ def run_id(app: APIGatewayRestResolver) -> str:
     retry is charged once and replays the recorded result."""
     event = app.current_event
     key = event.headers.get("Idempotency-Key") or event.headers.get("idempotency-key")
-    return str(checked_idempotency_key(key) or event.request_context.request_id)
+    run = str(checked_idempotency_key(key) or event.request_context.request_id)
+    app.context["run_id"] = run  # named by an unexpected error's answer
+    return run
+
+
+def request_ids(app: APIGatewayRestResolver) -> dict[str, str]:
+    """The ids that find a request's lines in the logs: the gateway's request id, and the run id
+    once the handler took one (an unexpected error's answer and log line carry both)."""
+    ids = {"request_id": app.current_event.request_context.request_id or ""}
+    if "run_id" in app.context:
+        ids["run_id"] = app.context["run_id"]
+    return {name: value for name, value in ids.items() if value}
