@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
-from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent  # loaded by the line above
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
 
@@ -52,7 +52,9 @@ class PerRequestResolver(APIGatewayRestResolver):
 
     def resolve(self, event: Mapping[str, Any], context: LambdaContext, **values: Any) -> dict[str, Any]:
         """Resolve ``event`` with ``values`` in its context (read back with ``app.context[...]``)."""
-        token = _REQUEST.set(_Request(APIGatewayProxyEvent(dict(event)), context, dict(values)))
+        # Powertools' own conversion: it gives the event the resolver's JSON body parser.
+        proxy_event = cast("APIGatewayProxyEvent", self._to_proxy_event(dict(event)))
+        token = _REQUEST.set(_Request(proxy_event, context, dict(values)))
         try:
             return super().resolve(event, context)
         finally:
