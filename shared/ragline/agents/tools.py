@@ -18,8 +18,8 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from ragline import errors
+from ragline.agents.tool_arguments import argument_problem
 from ragline.domain.chat import ToolSpec
-from ragline.domain.json_depth import nests_deeper_than
 from ragline.domain.models import MAX_SEQUENCE_NUMBER, Chunk, RunUsage, SearchMode, TenantScope
 from ragline.domain.retrieval import Evidence, EvidenceTable, RetrievalResult
 
@@ -48,10 +48,6 @@ class Retriever(Protocol):
 
 
 LABEL_CHARS = 120
-MAX_ARGUMENT_CHARS = 8_000
-"""Longest tool-call arguments read: the tools take a query of at most 1,000 characters and a label."""
-MAX_ARGUMENT_DEPTH = 8
-"""Deepest nesting read in tool-call arguments: the tools' arguments are one flat object."""
 """A tool call's UI label is cut to this many characters."""
 
 ToolResultLayout = Literal["compact", "json"]
@@ -283,16 +279,3 @@ def label_for(name: str, arguments: str) -> str:
             if isinstance(data.get(key), str) and data[key].strip():
                 return str(data[key])[:LABEL_CHARS]
     return name
-
-
-def argument_problem(arguments: str) -> str | None:
-    """Why the model's arguments are not read at all (too long, too deep), else None.
-
-    Checked before any parse: ``json`` and pydantic recurse once per nesting level, so arguments of
-    ``[`` x 100k would overflow the stack and end the run, where a tool error lets the model retry.
-    """
-    if len(arguments) > MAX_ARGUMENT_CHARS:
-        return f"invalid arguments: longer than {MAX_ARGUMENT_CHARS} characters"
-    if nests_deeper_than(arguments, MAX_ARGUMENT_DEPTH):
-        return f"invalid arguments: nested deeper than {MAX_ARGUMENT_DEPTH} levels; send one flat JSON object"
-    return None

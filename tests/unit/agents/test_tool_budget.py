@@ -236,5 +236,9 @@ def test_hostile_tool_arguments_are_a_tool_error_and_the_run_goes_on(
     assert [e.error for e in finished] == ["invalid_arguments", None] and finished[1].hits > 0
     assert not any(isinstance(e, RunError) for e in events)
     assert final(events).exit_reason == "answered"
-    reply = next(m.content for m in c.chat_model.seen[1][0] if m.role == "tool")  # type: ignore[attr-defined]
+    history = c.chat_model.seen[1][0]  # type: ignore[attr-defined]
+    reply = next(m.content for m in history if m.role == "tool")
     assert "invalid arguments" in reply and len(reply) < 200
+    # And the model is not sent its runaway arguments back: its call is shown with none
+    (shown,) = next(m.tool_calls for m in history if m.role == "assistant")
+    assert (shown.name, shown.arguments) == ("search", "{}")
