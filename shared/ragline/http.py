@@ -47,8 +47,9 @@ def status_for(exc: errors.RaglineError) -> int:
     return 500
 
 
-def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
-    """Status and body for any exception; unexpected ones never leak their text."""
+def error_body(exc: BaseException, **ids: str) -> tuple[int, dict[str, Any]]:
+    """Status and body for any exception; unexpected ones never leak their text, only the ``ids``
+    that find their trace in the logs (``request_id``, ``run_id``)."""
     from pydantic import ValidationError
 
     if isinstance(exc, ValidationError):
@@ -56,7 +57,7 @@ def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
         exc = errors.InvalidRequest("invalid request", problems=problems)
     if isinstance(exc, errors.RaglineError):
         return status_for(exc), exc.to_dict()
-    return 500, errors.RaglineError("internal error").to_dict()
+    return 500, errors.RaglineError("internal error", **ids).to_dict()
 
 
 def route_not_found(method: str, path: str) -> errors.NotFound:
@@ -166,7 +167,8 @@ def install_error_handlers(app: APIGatewayRestResolver, logger: Logger) -> None:
     def unexpected(exc: Exception) -> Response[str]:
         ids = request_ids(app)
         logger.exception("request failed unexpectedly", extra=ids)
-        return respond(errors.RaglineError("internal error", **ids))
+        status, body = error_body(exc, **ids)
+        return Response(status, "application/json", json.dumps(body))
 
     app.exception_handler(Exception)(unexpected)  # the most specific handler wins: this one is last
     app.exception_handler(errors.RaglineError)(respond)

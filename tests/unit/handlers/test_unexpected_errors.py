@@ -1,7 +1,7 @@
-"""A REST handler that meets an error nobody expected (a store raising ``RuntimeError``) answers it in
-the one JSON error shape — 500 ``internal_error`` naming the request (and the run, on run routes) —
-and logs it with its trace; it never raises to Lambda, where API Gateway would answer 502 with a
-body of its own."""
+"""A REST handler (or the chat app) that meets an error nobody expected (a store raising
+``RuntimeError``) answers it in the one JSON error shape — 500 ``internal_error`` naming the request
+(and the run, on run routes) — and logs it with its trace; it never raises to Lambda, where API
+Gateway would answer 502 with a body of its own."""
 
 from __future__ import annotations
 
@@ -18,7 +18,13 @@ from ragline import telemetry
 from ragline.config import Settings
 from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
-from tests.support.lambda_harness import authorizer_context, call_rest, load_handler
+from tests.support.lambda_harness import (
+    authorizer_context,
+    call_rest,
+    chat_client,
+    chat_headers,
+    load_handler,
+)
 
 pytestmark = pytest.mark.unit
 SECRET = "table ragline-tenants is on fire at 10.0.3.7"
@@ -98,3 +104,21 @@ def test_an_unexpected_error_is_a_500_in_the_one_shape_and_logged_with_its_trace
     failure = next(line for line in lines if line["message"] == "request failed unexpectedly")
     assert failure["level"] == "ERROR" and failure["request_id"] == f"gw-{name}"
     assert "RuntimeError" in failure["exception"] and SECRET in failure["exception"]
+
+
+def test_the_chat_app_names_the_request_and_run_of_an_unexpected_error(tmp_path: Path) -> None:
+    # Given a chat service that fails as no one planned before the run starts
+    failing = Container(Settings(home=tmp_path), chat=FailingStore())
+    headers = {**chat_headers(authorizer_context("acme"), request_id="gw-chat"), "Idempotency-Key": "run-7"}
+    body = {"messages": [{"role": "user", "content": "hi"}], "stream": False}
+
+    # When a chat request reaches it
+    with chat_client(load_handler("chat"), failing) as client:
+        resp = client.post("/v1/chat", json=body, headers=headers)
+
+    # Then it is the same 500 as the REST handlers': the request and its run, not the failure's text
+    details = {"requestId": "gw-chat", "runId": "run-7"}
+    assert (resp.status_code, resp.json()) == (
+        500,
+        {"error": {"code": "internal_error", "message": "internal error", "details": details}},
+    )
