@@ -27,20 +27,22 @@ tracer = telemetry.handler_tracer()  # model, AWS and OpenSearch calls become su
 
 def create_app(container: Container | None = None) -> Starlette:
     async def chat(request: Request) -> Response:
+        context = gateway_context(request.headers.get("x-amzn-request-context", ""))
+        ids = {"request_id": str(context.get("requestId") or "")}  # named by an unexpected error's answer
         try:
-            context = gateway_context(request.headers.get("x-amzn-request-context", ""))
             caller = Principal.from_context(context.get("authorizer"))
             require_json(request.headers.get("content-type"))  # the REST handlers' rules, to the letter
             body = ChatRequest.model_validate_json(json_text(await request.body()))
             key = checked_idempotency_key(request.headers.get("idempotency-key"))  # > 255 chars: 400
             run_id = key or context.get("requestId") or None
+            ids["run_id"] = str(run_id or "")
             events = (container or wiring.container()).chat.answer_chat(caller, body, run_id=run_id)
             logger.info("chat run", extra={"run_id": run_id, "tenant": caller.tenant_id, "mode": body.mode})
             events = telemetry.observe_chat(events)
         except Exception as exc:  # the edge: every error becomes the one JSON shape
-            return error_response(exc)
+            return error_response(exc, ids=ids)
         if not body.stream:
-            return await json_reply(events)
+            return await json_reply(events, ids)
         headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
         return StreamingResponse(stream_events(events), media_type="text/event-stream", headers=headers)
 

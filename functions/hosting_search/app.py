@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # annotations only
 
 logger = telemetry.handler_logger()
 tracer = telemetry.handler_tracer()
-app = rest_app()
+app = rest_app(logger)
 
 
 @app.post("/v1/hosting-search")

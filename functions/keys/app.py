@@ -23,7 +23,7 @@ PERIOD = r"^[0-9]{4}-(0[1-9]|1[0-2])$"
 """``YYYY-MM`` in ASCII digits (``\\d`` takes any script's); pydantic's regex ``$`` ends the text only."""
 logger = telemetry.handler_logger()
 tracer = telemetry.handler_tracer()
-app = rest_app()
+app = rest_app(logger)
 
 
 @app.get("/v1/keys")

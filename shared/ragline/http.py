@@ -4,17 +4,17 @@ request body passes before it is parsed (JSON media type, UTF-8, bounded nesting
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
-from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from ragline import errors
+from ragline.domain.json_depth import nests_deeper_than
 from ragline.services.authentication import Principal
 
 if TYPE_CHECKING:
-    from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+    from aws_lambda_powertools import Logger
 
+    from ragline.rest_resolver import PerRequestResolver as APIGatewayRestResolver
     from ragline.wiring import Container
 
 STATUS_BY_ERROR: dict[type[errors.RaglineError], int] = {
@@ -47,8 +47,9 @@ def status_for(exc: errors.RaglineError) -> int:
     return 500
 
 
-def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
-    """Status and body for any exception; unexpected ones never leak their text."""
+def error_body(exc: BaseException, **ids: str) -> tuple[int, dict[str, Any]]:
+    """Status and body for any exception; unexpected ones never leak their text, only the ``ids``
+    that find their trace in the logs (``request_id``, ``run_id``)."""
     from pydantic import ValidationError
 
     if isinstance(exc, ValidationError):
@@ -56,7 +57,7 @@ def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
         exc = errors.InvalidRequest("invalid request", problems=problems)
     if isinstance(exc, errors.RaglineError):
         return status_for(exc), exc.to_dict()
-    return 500, errors.RaglineError("internal error").to_dict()
+    return 500, errors.RaglineError("internal error", **ids).to_dict()
 
 
 def route_not_found(method: str, path: str) -> errors.NotFound:
@@ -75,8 +76,6 @@ MAX_JSON_DEPTH = 32
 
 NOT_UTF8 = "request body is not valid UTF-8"
 NOT_JSON = "request bodies are JSON: send Content-Type: application/json"
-_STRINGS_AND_SCALARS = re.compile(r'"[^"]*"?|[^\[\]{}"]+')
-_NESTING_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 def require_json(content_type: str | None) -> None:
@@ -91,21 +90,6 @@ def require_json(content_type: str | None) -> None:
 
 def media_type_of(content_type: str | None) -> str:
     return (content_type or "").split(";", 1)[0].strip().lower()
-
-
-def nesting_depth(text: str) -> int:
-    """The deepest ``[``/``{`` nesting of JSON text, found without recursion in linear time.
-
-    Escaped backslashes and quotes are dropped first, so every remaining ``"`` opens or closes a
-    string; strings (even an unterminated one) and scalars are then cut out in one regex pass,
-    leaving the brackets, whose running sum is the depth. Invalid JSON gets some depth; the parser
-    that runs next rejects it.
-    """
-    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
-        return 0  # too few brackets to nest too deep: the usual body costs two counts
-    unescaped = text.replace("\\\\", "").replace('\\"', "")
-    brackets = _STRINGS_AND_SCALARS.sub("", unescaped)
-    return max(accumulate(map(_NESTING_STEP.__getitem__, brackets)), default=0)
 
 
 def json_text(body: bytes | str) -> str:
@@ -129,7 +113,7 @@ def json_text(body: bytes | str) -> str:
             raise errors.InvalidRequest(NOT_UTF8) from None
     if "\ufffd" in body:
         raise errors.InvalidRequest(NOT_UTF8)
-    if nesting_depth(body) > MAX_JSON_DEPTH:
+    if nests_deeper_than(body, MAX_JSON_DEPTH):
         raise errors.InvalidRequest(
             f"request body nests deeper than {MAX_JSON_DEPTH} levels", max_depth=MAX_JSON_DEPTH
         )
@@ -144,10 +128,11 @@ def load_json(body: str) -> Any:
 # -- the REST handlers' shared edge ----------------------------------------------------------------
 
 
-def install_error_handlers(app: APIGatewayRestResolver) -> None:
+def install_error_handlers(app: APIGatewayRestResolver, logger: Logger) -> None:
     """Give a Powertools resolver the one JSON error shape for every error: validation, a body that
-    is not UTF-8 or not JSON, and Powertools' own not-found (which it also answers for a known path
-    with another method: told apart here as 405)."""
+    is not UTF-8 or not JSON, Powertools' own not-found (which it also answers for a known path
+    with another method: told apart here as 405), and any unexpected error (500 ``internal_error``
+    with the request's ids, its trace logged) — never API Gateway's 502 for a function that raised."""
     from aws_lambda_powertools.event_handler import Response
     from aws_lambda_powertools.event_handler.exceptions import NotFoundError
     from aws_lambda_powertools.event_handler.openapi.exceptions import (
@@ -179,6 +164,13 @@ def install_error_handlers(app: APIGatewayRestResolver) -> None:
         content_type = media_type_of(app.current_event.headers.get("content-type"))
         return respond(errors.UnsupportedMediaType(NOT_JSON, content_type=content_type))
 
+    def unexpected(exc: Exception) -> Response[str]:
+        ids = request_ids(app)
+        logger.exception("request failed unexpectedly", extra=ids)
+        status, body = error_body(exc, **ids)
+        return Response(status, "application/json", json.dumps(body))
+
+    app.exception_handler(Exception)(unexpected)  # the most specific handler wins: this one is last
     app.exception_handler(errors.RaglineError)(respond)
     app.exception_handler(ValidationError)(respond)
     app.exception_handler(RequestValidationError)(invalid_body)
@@ -198,14 +190,16 @@ def route_methods(app: APIGatewayRestResolver, path: str) -> list[str]:
     return sorted({route.method for route in routes if route.rule.match(path)})
 
 
-def rest_app() -> APIGatewayRestResolver:
+def rest_app(logger: Logger) -> APIGatewayRestResolver:
     """A Powertools REST resolver that parses bodies into the API models and answers errors in the
-    one shape. Handlers get the caller, the run id and the container through the functions below."""
-    from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+    one shape, logging unexpected ones to the handler's ``logger``. Its request state is per request
+    (:mod:`ragline.rest_resolver`). Handlers get the caller, the run id and the container through
+    the functions below."""
+    from ragline.rest_resolver import PerRequestResolver
 
-    app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=load_json)
+    app = PerRequestResolver(enable_validation=True, json_body_deserializer=load_json)
     app._request_validation_middleware = _json_bodies_only()
-    install_error_handlers(app)
+    install_error_handlers(app, logger)
     return app
 
 
@@ -232,12 +226,10 @@ def _json_bodies_only() -> Any:
 def resolve(
     app: APIGatewayRestResolver, event: dict[str, Any], context: Any, container: Container | None = None
 ) -> dict[str, Any]:
-    """Resolve one event with ``container`` (default: the process's one) in the app's context."""
+    """Resolve one event with ``container`` (default: the process's one) in this request's context."""
     from ragline.wiring import container as default_container
 
-    app.context["container"] = container or default_container()  # cleared by resolve when done
-    result: dict[str, Any] = app.resolve(event, context)
-    return result
+    return app.resolve(event, context, container=container or default_container())
 
 
 def services(app: APIGatewayRestResolver) -> Container:
@@ -271,4 +263,15 @@ def run_id(app: APIGatewayRestResolver) -> str:
     retry is charged once and replays the recorded result."""
     event = app.current_event
     key = event.headers.get("Idempotency-Key") or event.headers.get("idempotency-key")
-    return str(checked_idempotency_key(key) or event.request_context.request_id)
+    run = str(checked_idempotency_key(key) or event.request_context.request_id)
+    app.context["run_id"] = run  # named by an unexpected error's answer
+    return run
+
+
+def request_ids(app: APIGatewayRestResolver) -> dict[str, str]:
+    """The ids that find a request's lines in the logs: the gateway's request id, and the run id
+    once the handler took one (an unexpected error's answer and log line carry both)."""
+    ids = {"request_id": app.current_event.request_context.request_id or ""}
+    if "run_id" in app.context:
+        ids["run_id"] = app.context["run_id"]
+    return {name: value for name, value in ids.items() if value}

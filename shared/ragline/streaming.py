@@ -35,22 +35,26 @@ def gateway_context(header: str) -> dict[str, Any]:
     return context if isinstance(context, dict) else {}
 
 
-def error_response(exc: BaseException, headers: dict[str, str] | None = None) -> Response:
-    """``exc`` in the one shape; a failure on our side (5xx) is logged first (see :func:`log_failure`)."""
-    status, body = error_body(exc)
-    log_failure(exc, status)
+def error_response(
+    exc: BaseException, headers: dict[str, str] | None = None, *, ids: dict[str, str] | None = None
+) -> Response:
+    """``exc`` in the one shape; a failure on our side (5xx) is logged first (see :func:`log_failure`).
+    An unexpected one names the request by ``ids`` (``request_id``, ``run_id``), never by its text."""
+    ids = {name: value for name, value in (ids or {}).items() if value}
+    status, body = error_body(exc, **ids)
+    log_failure(exc, status, ids)
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def log_failure(exc: BaseException, status: int) -> None:
+def log_failure(exc: BaseException, status: int, ids: dict[str, str] | None = None) -> None:
     """A failure answered with ``status``: an unexpected error with its trace, a dependency failing as
     a warning with its code; a caller's mistake (4xx) is the caller's to see, not logged here."""
     if status < 500:
         return
     if isinstance(exc, errors.RaglineError):
-        logger.warning("request failed: %s", exc.code, extra={"code": exc.code})
+        logger.warning("request failed: %s", exc.code, extra={"code": exc.code, **(ids or {})})
     else:
-        logger.error("request failed unexpectedly", exc_info=exc)
+        logger.error("request failed unexpectedly", exc_info=exc, extra=ids)
 
 
 async def routing_error(request: Request, exc: Exception) -> Response:
@@ -91,14 +95,15 @@ def error_event(exc: BaseException) -> RunError:
     return RunError(code=body["error"]["code"], message=body["error"]["message"])
 
 
-async def json_reply(events: Generator[RunEvent, None, None]) -> Response:
+async def json_reply(events: Generator[RunEvent, None, None], ids: dict[str, str] | None = None) -> Response:
     """``stream: false``: the whole run as one body — or, if the run fails outside the events it
-    reports itself (a ledger down when the run is charged, a bug), the one error shape."""
+    reports itself (a ledger down when the run is charged, a bug), the one error shape (naming the
+    request by ``ids``)."""
     try:
         reply = await anyio.to_thread.run_sync(ChatResponse.collect, events)
         return Response(reply.model_dump_json(), media_type="application/json")
     except Exception as exc:
-        return error_response(exc)
+        return error_response(exc, ids=ids)
     finally:
         with anyio.CancelScope(shield=True):  # a run left half-read still finishes (and is charged) once
             await anyio.to_thread.run_sync(events.close)

@@ -17,6 +17,7 @@ from typing import ClassVar
 
 from ragline.agents.base import AgentDeps, LoopLimits, LoopOutcome
 from ragline.agents.events import RunEvent, ToolFinished, ToolStarted, Warning
+from ragline.agents.tool_arguments import echoed
 from ragline.agents.tools import ToolContext, ToolResult, label_for, run_tool
 from ragline.agents.turns import cut_short, stream_turn
 from ragline.domain.chat import (
@@ -139,7 +140,8 @@ class AgenticAgent:
                     continue
                 outcome.exit_reason = braked or "answered"
                 return
-            history.append(ChatMessage(role="assistant", content=turn.text, tool_calls=turn.calls))
+            calls = tuple(map(echoed, turn.calls))  # what the model is shown of its own calls
+            history.append(ChatMessage(role="assistant", content=turn.text, tool_calls=calls))
             yield from self._run_calls(turn.calls, ctx, budget, history)
         outcome.exit_reason = "max_steps"
 

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from ragline import errors
+from ragline.agents.tool_arguments import argument_problem
 from ragline.domain.chat import ToolSpec
 from ragline.domain.models import MAX_SEQUENCE_NUMBER, Chunk, RunUsage, SearchMode, TenantScope
 from ragline.domain.retrieval import Evidence, EvidenceTable, RetrievalResult
@@ -209,6 +210,9 @@ def run_tool(ctx: ToolContext, name: str, arguments: str) -> ToolResult:
     So does a request the retriever or a store refuses (``InvalidRequest``, e.g. a query of blanks):
     the model chose it. Other errors (a store down) are not the model's to fix and end the run.
     """
+    problem = argument_problem(arguments)
+    if problem is not None:
+        return ToolResult(json.dumps({"error": problem}), 0, name, error="invalid_arguments")
     try:
         if name == "search":
             return search_tool(ctx, SearchArgs.model_validate_json(arguments or "{}"))
@@ -264,6 +268,8 @@ def expand_tool(ctx: ToolContext, args: ExpandArgs) -> ToolResult:
 
 def label_for(name: str, arguments: str) -> str:
     """The UI label of a call before it runs: the model's ``label``, else its query, else the tool."""
+    if argument_problem(arguments) is not None:
+        return name
     try:
         data = json.loads(arguments or "{}")
     except json.JSONDecodeError:

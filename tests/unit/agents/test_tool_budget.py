@@ -210,3 +210,35 @@ def test_by_default_a_run_gathers_at_most_60_chunks_of_evidence(
     ]
     assert refusals == [{"evidence_budget": 2}]
     assert final(events).exit_reason == "evidence_budget"
+
+
+# -- hostile arguments: bounded before any parse ---------------------------------------------------
+HOSTILE_ARGUMENTS = {
+    "nested arrays": '{"query": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    "open objects": '{"a":' * 100_000,
+    "nested in the label": '{"query": "bees", "label": ' + "[" * 50_000 + "]" * 50_000 + "}",
+    "too long": '{"query": "bees", "label": "' + "x" * 50_000 + '"}',
+}
+
+
+@pytest.mark.parametrize("arguments", HOSTILE_ARGUMENTS.values(), ids=HOSTILE_ARGUMENTS.keys())
+def test_hostile_tool_arguments_are_a_tool_error_and_the_run_goes_on(
+    tmp_path: Path, stores: SqliteVectorStoreProvider, arguments: str
+) -> None:
+    # Given a model whose first call's arguments nest 100k deep (or run far too long), then a sane search
+    c = container(tmp_path, stores, [[("search", arguments)], [("search", {"query": "queen"})], ["ok"]])
+
+    # When the run is played through the agent loop
+    events = list(c.chat.answer_chat(ACME, ASK))
+
+    # Then the hostile call is an invalid_arguments tool error the model reads, and the run answers
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert [e.error for e in finished] == ["invalid_arguments", None] and finished[1].hits > 0
+    assert not any(isinstance(e, RunError) for e in events)
+    assert final(events).exit_reason == "answered"
+    history = c.chat_model.seen[1][0]  # type: ignore[attr-defined]
+    reply = next(m.content for m in history if m.role == "tool")
+    assert "invalid arguments" in reply and len(reply) < 200
+    # And the model is not sent its runaway arguments back: its call is shown with none
+    (shown,) = next(m.tool_calls for m in history if m.role == "assistant")
+    assert (shown.name, shown.arguments) == ("search", "{}")

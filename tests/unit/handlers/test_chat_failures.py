@@ -70,8 +70,11 @@ def test_an_unexpected_error_in_json_mode_is_a_logged_500_in_the_one_shape(
     with chat_client(CHAT, c) as client, caplog.at_level(logging.ERROR, logger="ragline.streaming"):
         resp = client.post("/v1/chat", content=ask(stream=False), headers=HEADERS)
 
-    # Then the answer is the one shape, 500 internal_error, and the bug is logged with its trace
-    assert (resp.status_code, resp.json()) == (500, INTERNAL)
+    # Then the answer is the one shape, 500 internal_error naming the request and run, and the bug is
+    # logged with its trace
+    request_id = json.loads(HEADERS["x-amzn-request-context"])["requestId"]
+    internal = {"error": {**INTERNAL["error"], "details": {"requestId": request_id, "runId": request_id}}}
+    assert (resp.status_code, resp.json()) == (500, internal)
     assert resp.headers["content-type"] == "application/json"
     (record,) = [r for r in caplog.records if r.name == "ragline.streaming"]
     assert record.exc_info is not None and isinstance(record.exc_info[1], RuntimeError)
