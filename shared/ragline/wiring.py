@@ -287,7 +287,7 @@ class Container:
     def metering(self) -> Metering:
         from ragline.services.metering import Metering
 
-        return Metering(ledger=self.ledger, registry=self.registry)
+        return Metering(ledger=self.ledger, registry=self.registry, documents=self.documents)
 
     @cached_property
     def search(self) -> SearchService:
