@@ -96,6 +96,8 @@ class HostingSearchService:
         response = HostingSearchResponse.model_validate(recorded.result)
         chunks, warnings = replayed_chunks(recorded, response.chunks)
         update = {"chunks": chunks, "warnings": [*response.warnings, *warnings], "usage": usage}
+        if warnings:  # later rounds' queries take terms from the chunks found: they may quote them too
+            update["queries"] = []
         return response.model_copy(update=update | {"replayed": True})
 
     def _bind(self, scope: TenantScope) -> Retriever:
