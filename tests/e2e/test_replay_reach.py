@@ -22,6 +22,7 @@ from ragline.cli.serve import LambdaContext
 from ragline.domain.models import TenantScope
 from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
+from tests.conftest import examples_at_scale
 from tests.e2e.test_cached_authorisation import container  # noqa: F401 (the two-backend fixture)
 from tests.support.lambda_harness import call_rest, chat_client, chat_headers, load_handler
 
@@ -166,7 +167,7 @@ RUNS = st.sampled_from(
 
 
 @settings(
-    max_examples=40,
+    max_examples=examples_at_scale() // 4,  # two requests each, on two backends
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
