@@ -17,7 +17,6 @@ from starlette.routing import Route
 from ragline import telemetry, wiring
 from ragline.domain.api import ChatRequest
 from ragline.http import checked_idempotency_key, json_text, require_json
-from ragline.services.authentication import Principal
 from ragline.streaming import ERROR_HANDLERS, error_response, gateway_context, json_reply, stream_events
 from ragline.wiring import Container
 
@@ -30,13 +29,14 @@ def create_app(container: Container | None = None) -> Starlette:
         context = gateway_context(request.headers.get("x-amzn-request-context", ""))
         ids = {"request_id": str(context.get("requestId") or "")}  # named by an unexpected error's answer
         try:
-            caller = Principal.from_context(context.get("authorizer"))
+            services = container or wiring.container()
+            caller = services.tenant_gate.caller(context.get("authorizer"))  # a suspended tenant: 401
             require_json(request.headers.get("content-type"))  # the REST handlers' rules, to the letter
             body = ChatRequest.model_validate_json(json_text(await request.body()))
             key = checked_idempotency_key(request.headers.get("idempotency-key"))  # > 255 chars: 400
             run_id = key or context.get("requestId") or None
             ids["run_id"] = str(run_id or "")
-            events = (container or wiring.container()).chat.answer_chat(caller, body, run_id=run_id)
+            events = services.chat.answer_chat(caller, body, run_id=run_id)
             logger.info("chat run", extra={"run_id": run_id, "tenant": caller.tenant_id, "mode": body.mode})
             events = telemetry.observe_chat(events)
         except Exception as exc:  # the edge: every error becomes the one JSON shape

@@ -239,8 +239,9 @@ def services(app: APIGatewayRestResolver) -> Container:
 
 
 def caller(app: APIGatewayRestResolver) -> Principal:
-    """The principal the authorizer resolved; the only source of the tenant."""
-    return Principal.from_context(app.current_event.request_context.authorizer.raw_event)
+    """The principal the authorizer resolved; the only source of the tenant. Its tenant's status is
+    checked again here (the authorizer's answer may be cached past a suspension or deletion)."""
+    return services(app).tenant_gate.caller(app.current_event.request_context.authorizer.raw_event)
 
 
 MAX_IDEMPOTENCY_KEY = 255

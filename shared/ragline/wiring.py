@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
     from ragline.services.search import SearchService
     from ragline.services.tenancy import TenancyService
     from ragline.services.tenant_deletion import TenantDeletion
+    from ragline.services.tenant_gate import TenantGate
 
 
 class Backend(Protocol):
@@ -287,7 +288,7 @@ class Container:
     def metering(self) -> Metering:
         from ragline.services.metering import Metering
 
-        return Metering(ledger=self.ledger, registry=self.registry)
+        return Metering(ledger=self.ledger, registry=self.registry, documents=self.documents)
 
     @cached_property
     def search(self) -> SearchService:
@@ -369,6 +370,12 @@ class Container:
         from ragline.services.tenancy import TenancyService
 
         return TenancyService(self.registry)
+
+    @cached_property
+    def tenant_gate(self) -> TenantGate:
+        from ragline.services.tenant_gate import TenantGate
+
+        return TenantGate(self.registry)
 
     @cached_property
     def tenant_deletion(self) -> TenantDeletion:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
@@ -54,15 +55,27 @@ class CompletedRun:
     result: str | None = None
 
 
-def request_fingerprint(method: str, route: str, body: BaseModel, *, ignore: set[str] | None = None) -> str:
-    """sha256 of method, route and the validated body as canonical JSON (sorted keys).
+def request_fingerprint(
+    method: str,
+    route: str,
+    body: BaseModel,
+    *,
+    ignore: set[str] | None = None,
+    reach: Mapping[str, Iterable[str]] | None = None,
+) -> str:
+    """sha256 of method, route, the validated body as canonical JSON (sorted keys) and the caller's
+    ``reach`` for this run (what decides what it may see: see ``ragline.services.replays.reach_of``).
 
     Computed from the parsed model, not the raw bytes: spacing, key order and defaults spelled out
-    or left out do not make two equal requests differ.
+    or left out do not make two equal requests differ. The reach is part of the request: a replay is
+    a read of the recorded result, so a caller that may reach something else is another request
+    (``IdempotencyKeyReused``), never handed a result it could not have produced itself.
     """
-    canonical = json.dumps(
-        body.model_dump(mode="json", exclude=ignore), sort_keys=True, separators=(",", ":")
-    )
+    document = {
+        "body": body.model_dump(mode="json", exclude=ignore),
+        "reach": {name: sorted(set(values)) for name, values in (reach or {}).items()},
+    }
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(f"{method.upper()} {route}\n{canonical}".encode()).hexdigest()
 
 

@@ -23,7 +23,7 @@ from ragline.agents.routing import AgentRouter, CollectionRouter
 from ragline.agents.smoothing import smooth_words
 from ragline.agents.tools import ToolContext, ToolResultLayout
 from ragline.domain.api import ChatAgent, ChatMode, ChatRequest, ChunkView, Usage
-from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, request_fingerprint
+from ragline.domain.billing import request_fingerprint
 from ragline.domain.chat import ChatMessage
 from ragline.domain.citations import verify_citations
 from ragline.domain.models import RunUsage, TenantScope
@@ -32,7 +32,9 @@ from ragline.domain.retrieval import EvidenceTable, Notice
 from ragline.domain.tenancy import Namespace
 from ragline.ports import ChatModel
 from ragline.services.authentication import Principal
+from ragline.services.chat_replays import recorded, replayed
 from ragline.services.metering import MeteredRun, Metering
+from ragline.services.replays import reach_of
 from ragline.services.retrieval import RetrievalService
 
 
@@ -123,10 +125,11 @@ class ChatService:
                 [],
             )
         # ``stream`` only changes the transport: a streamed run may be replayed as JSON and back.
-        fingerprint = request_fingerprint("POST", "/v1/chat", request, ignore={"stream"})
+        reach = reach_of(principal, "chat", [n.namespace_id for n in (spaces or candidates)])
+        fingerprint = request_fingerprint("POST", "/v1/chat", request, ignore={"stream"}, reach=reach)
         run = self._metering.start(principal.tenant_id, run_id, fingerprint)
         if run.replay is not None:
-            return _replayed(run.replay, run.run_id)
+            return replayed(self._metering, principal.tenant_id, run.replay, run.run_id)
         if request.legacy_mode:
             notices.append(
                 Notice("deprecated_mode", f"mode {request.mode!r} is deprecated and ran as 'accurate'")
@@ -227,7 +230,7 @@ class ChatService:
         # A run that failed before doing any work keeps no result: the same request may run again
         # under its key (a retry after an outage), as nothing was done that a replay must not redo.
         failed_idle = outcome.exit_reason == "error" and not run.did_work
-        final.usage = Usage.of(run.finish(None if failed_idle else _recorded(final)))
+        final.usage = Usage.of(run.finish(None if failed_idle else recorded(final, evidence, run.started_at)))
         yield final
 
 
@@ -242,20 +245,3 @@ def _ungrounded(
     if mode.name == "accurate" and not cited:  # an accurate answer cites what it used
         return "the answer cites no retrieved passage"
     return None
-
-
-def _recorded(final: RunFinished) -> str:
-    """What a replay gets: the final event, without its answer when the whole would be too large."""
-    text = final.model_dump_json()
-    if len(text.encode()) <= MAX_RESULT_BYTES:
-        return text
-    return final.model_copy(update={"answer": ""}).model_dump_json()
-
-
-def _replayed(replay: CompletedRun, run_id: str) -> Generator[RunEvent, None, None]:
-    """The run's recorded final event again, flagged; a run that recorded none ends ``replayed``."""
-    if replay.result is not None:
-        final = RunFinished.model_validate_json(replay.result)
-    else:  # the first run stopped before its final event (client gone, a crash) or predates results
-        final = RunFinished(run_id=run_id, exit_reason="replayed_without_result", answer="", usage=Usage())
-    yield final.model_copy(update={"usage": Usage.of(replay.usage), "replayed": True})

@@ -9,6 +9,8 @@ through :class:`~ragline.services.metering.Metering` — also when it fails. A r
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from ragline import errors
 from ragline.agents.hosting_search import HostingLimits, HostingOutcome, HostingSearchAgent, Planner
 from ragline.domain.api import (
@@ -26,7 +28,8 @@ from ragline.domain.chat import ChatMessage
 from ragline.domain.models import RunUsage, TenantScope
 from ragline.domain.retrieval import RetrievalResult
 from ragline.services.authentication import Principal
-from ragline.services.metering import NO_RESULT, Metering, recorded_result
+from ragline.services.metering import NO_RESULT, Metering, recorded_result, replayed_chunks
+from ragline.services.replays import reach_of
 from ragline.services.retrieval import RetrievalService, Retriever
 
 ROUTE = "/v1/hosting-search"
@@ -56,9 +59,11 @@ class HostingSearchService:
             raise errors.InvalidRequest("the last user message is empty")
         spaces = self._retrieval.namespaces(principal, request.namespaces, "search")
         scopes = [TenantScope(tenant_id=principal.tenant_id, namespace_id=ns.namespace_id) for ns in spaces]
-        run = self._metering.start(principal.tenant_id, run_id, request_fingerprint("POST", ROUTE, request))
+        reach = reach_of(principal, "search", [ns.namespace_id for ns in spaces])
+        fingerprint = request_fingerprint("POST", ROUTE, request, reach=reach)
+        run = self._metering.start(principal.tenant_id, run_id, fingerprint)
         if run.replay is not None:
-            return _replayed(run.replay, run.run_id, self._planner.name)
+            return self._replayed(principal.tenant_id, run.replay, run.run_id)
         outcome = HostingOutcome(usage=run.usage)
         response: HostingSearchResponse | None = None
         try:
@@ -73,10 +78,27 @@ class HostingSearchService:
             final = self._final(users[-1].content, scopes, outcome, request, run.usage)
             response = _response(outcome, final, request, self._planner.name, run.run_id)
         finally:
-            charged = run.finish(_recorded(response))
+            charged = run.finish(_recorded(response, run.started_at))
         assert response is not None  # the run raised otherwise
         response.usage = Usage.of(charged)
         return response
+
+    def _replayed(self, tenant_id: str, replay: CompletedRun, run_id: str) -> HostingSearchResponse:
+        """The recorded response, without the chunks of documents deleted or changed since the run;
+        none when there is nothing to serve (the first run failed, expired or predates the rule)."""
+        recorded = self._metering.opened(tenant_id, replay)
+        usage = Usage.of(replay.usage)
+        if recorded is None:
+            return HostingSearchResponse(
+                total_queries=0, queries=[], rounds=[], chunks=[], exit_reason="error",
+                model=self._planner.name, usage=usage, run_id=run_id, warnings=[NO_RESULT], replayed=True,
+            )  # fmt: skip
+        response = HostingSearchResponse.model_validate(recorded.result)
+        chunks, warnings = replayed_chunks(recorded, response.chunks)
+        update = {"chunks": chunks, "warnings": [*response.warnings, *warnings], "usage": usage}
+        if warnings:  # later rounds' queries take terms from the chunks found: they may quote them too
+            update["queries"] = []
+        return response.model_copy(update=update | {"replayed": True})
 
     def _bind(self, scope: TenantScope) -> Retriever:
         return self._retrieval.bind([scope], usage=RunUsage())
@@ -127,16 +149,7 @@ def _response(
     )
 
 
-def _recorded(response: HostingSearchResponse | None) -> str | None:
-    return recorded_result(response, drop="chunks", code="replay_without_chunks", what="chunks")
-
-
-def _replayed(replay: CompletedRun, run_id: str, model: str) -> HostingSearchResponse:
-    if replay.result is not None:
-        response = HostingSearchResponse.model_validate_json(replay.result)
-    else:  # the first run failed before it had a response
-        response = HostingSearchResponse(
-            total_queries=0, queries=[], rounds=[], chunks=[], exit_reason="error", model=model,
-            usage=Usage(), run_id=run_id, warnings=[NO_RESULT],
-        )  # fmt: skip
-    return response.model_copy(update={"usage": Usage.of(replay.usage), "replayed": True})
+def _recorded(response: HostingSearchResponse | None, read_at: datetime) -> str | None:
+    return recorded_result(
+        response, drop="chunks", code="replay_without_chunks", what="chunks", read_at=read_at
+    )

@@ -11,27 +11,32 @@ nothing (no namespace to search, refused before its first model call or search) 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TypeVar
 
 from ragline import errors
-from ragline.domain.api import ApiModel, IngestionUsage, Usage, UsageReport, WarningView
+from ragline.domain.api import ApiModel, ChunkView, IngestionUsage, Usage, UsageReport, WarningView
 from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, current_period
 from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
 from ragline.domain.models import RunUsage
-from ragline.ports import ChatModel, TenantRegistry, UsageLedger
+from ragline.ports import ChatModel, DocumentRegistry, TenantRegistry, UsageLedger
 from ragline.services.authentication import Principal
+from ragline.services.replays import MASKED, MASKED_MESSAGE, Opened, opened, sealed
 
 R = TypeVar("R", bound=ApiModel)
 
 
-def recorded_result(response: R | None, *, drop: str, code: str, what: str) -> str | None:
-    """What a replay returns: the response as JSON, without its ``drop`` list (and with a warning
-    ``code``) when the whole would be over ``MAX_RESULT_BYTES``; None when there was no response."""
+def recorded_result(response: R | None, *, drop: str, code: str, what: str, read_at: datetime) -> str | None:
+    """What a replay returns: the response with the documents its ``drop`` list (of chunks) quotes
+    and when they were read (see :func:`~ragline.services.replays.sealed`), without that list (and
+    with a warning ``code``) when the whole would be over ``MAX_RESULT_BYTES``; None: no response."""
     if response is None:
         return None
-    text = response.model_dump_json()
+    chunks: list[ChunkView] = getattr(response, drop)
+    documents = [(c.namespace, c.document_id) for c in chunks]
+    text = sealed(response, documents, read_at)
     if len(text.encode()) <= MAX_RESULT_BYTES:
         return text
     dropped = WarningView(
@@ -39,7 +44,16 @@ def recorded_result(response: R | None, *, drop: str, code: str, what: str) -> s
         message=f"this replay's recorded response was too large to keep its {what}; run a new search",
     )
     warnings = [*getattr(response, "warnings"), dropped]  # noqa: B009 (every replayable response has them)
-    return response.model_copy(update={drop: [], "warnings": warnings}).model_dump_json()
+    return sealed(response.model_copy(update={drop: [], "warnings": warnings}), [], read_at)
+
+
+def replayed_chunks(opened: Opened, chunks: list[ChunkView]) -> tuple[list[ChunkView], list[WarningView]]:
+    """A replay's recorded ``chunks`` without those of documents deleted or changed since the run,
+    and the warning saying so (none when nothing was left out)."""
+    shown = [c for c in chunks if (c.namespace, c.document_id) in opened.kept]
+    if not opened.masked and len(shown) == len(chunks):
+        return shown, []
+    return shown, [WarningView(code=MASKED, message=MASKED_MESSAGE)]
 
 
 NO_RESULT = WarningView(
@@ -57,6 +71,8 @@ class MeteredRun:
     ledger: UsageLedger
     limit: int | None = None
     fingerprint: str = ""
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    """When the run began, before it read any document: what its result quotes was readable then."""
     replay: CompletedRun | None = None
     """Set when the run id already completed: answer from it, do no work, ``finish`` charges nothing."""
     usage: RunUsage = field(default_factory=RunUsage)
@@ -110,9 +126,25 @@ class _Watched:
 
 
 class Metering:
-    def __init__(self, *, ledger: UsageLedger, registry: TenantRegistry) -> None:
+    def __init__(
+        self,
+        *,
+        ledger: UsageLedger,
+        registry: TenantRegistry,
+        documents: DocumentRegistry,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        """``documents``: what a replay re-checks its recorded result against; ``clock``: when a run
+        starts and a replay is served (the result's retention)."""
         self._ledger = ledger
         self._registry = registry
+        self._documents = documents
+        self._clock = clock
+
+    def opened(self, tenant_id: str, replay: CompletedRun) -> Opened | None:
+        """A replay's recorded result re-checked against the documents now (None: nothing to serve;
+        see :func:`~ragline.services.replays.opened`)."""
+        return opened(self._documents, tenant_id, replay.result, self._clock())
 
     def start(self, tenant_id: str, run_id: str | None = None, fingerprint: str = "") -> MeteredRun:
         """Reserve the run before any work: ``QuotaExceeded`` when the quota is used up,
@@ -125,6 +157,7 @@ class Metering:
             ledger=self._ledger,
             limit=limit,
             fingerprint=fingerprint,
+            started_at=self._clock(),
         )
         run.replay = self._ledger.reserve(tenant_id, run.run_id, limit, fingerprint)
         return run

@@ -9,12 +9,15 @@ no retrieval.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from ragline import errors
 from ragline.domain.api import ChunkView, RerankView, SearchRequest, SearchResponse, Usage, WarningView
 from ragline.domain.billing import CompletedRun, request_fingerprint
 from ragline.domain.models import TenantScope
 from ragline.services.authentication import Principal
-from ragline.services.metering import NO_RESULT, Metering, recorded_result
+from ragline.services.metering import NO_RESULT, Metering, recorded_result, replayed_chunks
+from ragline.services.replays import reach_of
 from ragline.services.retrieval import RetrievalService
 
 RERANK_CANDIDATES = 30
@@ -34,10 +37,11 @@ class SearchService:
         self._retrieval.namespaces(principal, [namespace], "search")
         scope = TenantScope(tenant_id=principal.tenant_id, namespace_id=namespace)
         route = f"/v1/namespaces/{namespace}/search"
-        fingerprint = request_fingerprint("POST", route, request)
+        reach = reach_of(principal, "search", [namespace])
+        fingerprint = request_fingerprint("POST", route, request, reach=reach)
         run = self._metering.start(principal.tenant_id, run_id, fingerprint)
         if run.replay is not None:
-            return _replayed(run.replay, run.run_id, request)
+            return self._replayed(principal.tenant_id, run.replay, run.run_id, request)
         response: SearchResponse | None = None
         try:
             retriever = self._retrieval.bind([scope], usage=run.usage)
@@ -61,21 +65,27 @@ class SearchService:
                 else None,
             )
         finally:
-            charged = run.finish(_recorded(response))
+            charged = run.finish(_recorded(response, run.started_at))
         assert response is not None  # the search raised otherwise
         response.usage = Usage.of(charged)
         return response
 
+    def _replayed(
+        self, tenant_id: str, replay: CompletedRun, run_id: str, request: SearchRequest
+    ) -> SearchResponse:
+        """The recorded response, without the hits of documents deleted or changed since the run;
+        none when there is nothing to serve (the first run failed, expired or predates the rule)."""
+        recorded = self._metering.opened(tenant_id, replay)
+        usage = Usage.of(replay.usage)
+        if recorded is None:
+            return SearchResponse(
+                mode=request.mode, hits=[], warnings=[NO_RESULT], usage=usage, run_id=run_id, replayed=True
+            )
+        response = SearchResponse.model_validate(recorded.result)
+        hits, warnings = replayed_chunks(recorded, response.hits)
+        update = {"hits": hits, "warnings": [*response.warnings, *warnings], "usage": usage}
+        return response.model_copy(update=update | {"replayed": True})
 
-def _recorded(response: SearchResponse | None) -> str | None:
-    return recorded_result(response, drop="hits", code="replay_without_hits", what="hits")
 
-
-def _replayed(replay: CompletedRun, run_id: str, request: SearchRequest) -> SearchResponse:
-    if replay.result is not None:
-        response = SearchResponse.model_validate_json(replay.result)
-    else:  # the first run ended without a response (it failed, or it predates recorded results)
-        response = SearchResponse(
-            mode=request.mode, hits=[], warnings=[NO_RESULT], usage=Usage(), run_id=run_id
-        )
-    return response.model_copy(update={"usage": Usage.of(replay.usage), "replayed": True})
+def _recorded(response: SearchResponse | None, read_at: datetime) -> str | None:
+    return recorded_result(response, drop="hits", code="replay_without_hits", what="hits", read_at=read_at)

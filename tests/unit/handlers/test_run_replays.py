@@ -21,7 +21,6 @@ from ragline.domain.models import TenantScope
 from ragline.domain.tenancy import Tenant
 from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
-from tests.contract.vector_store_contract import make_chunks
 from tests.support.fakes import BowEmbedder, ScriptedChatModel
 from tests.support.lambda_harness import (
     authorizer_context,
@@ -63,8 +62,12 @@ class World:
         if quota is not None:
             self.c.registry.create_tenant(Tenant(tenant_id="acme", max_runs_per_period=quota))
         self.c.registry.create_namespace(new_namespace("acme", "docs"))
-        self.stores.scoped(TenantScope(tenant_id="acme", namespace_id="docs")).upsert(
-            make_chunks("d", ["Acme rockets launch at dawn.", "Rockets need fuel."])
+        # ingested as the API does (a document record with its chunks): a replay re-reads the record
+        self.c.ingest.ingest(
+            TenantScope(tenant_id="acme", namespace_id="docs"),
+            filename="d.txt",
+            data=b"Acme rockets launch at dawn.\n\nRockets need fuel.",
+            document_id="d",
         )
 
     def runs(self) -> int:

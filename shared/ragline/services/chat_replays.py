@@ -1,0 +1,49 @@
+"""What a chat run records for a replay, and the replay of it.
+
+A chat run records its final event with the documents of every chunk it retrieved (the answer may
+quote any of them, cited or not) and when it read them (see :mod:`ragline.services.replays`). A
+replay streams that final event again, flagged ``replayed`` — without its answer when any of those
+documents was deleted or changed since (an answer's text cannot be split by source).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from datetime import datetime
+
+from ragline.agents.events import RunEvent, RunFinished, Warning
+from ragline.domain.api import Usage
+from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun
+from ragline.domain.retrieval import EvidenceTable
+from ragline.services.metering import Metering
+from ragline.services.replays import MASKED, MASKED_MESSAGE, DocumentRef, sealed
+
+
+def recorded(final: RunFinished, evidence: EvidenceTable, read_at: datetime) -> str:
+    """What a replay gets: the final event (without its answer when the whole would be too large)
+    with the documents of the run's evidence."""
+    documents: set[DocumentRef] = set()
+    for alias in evidence:
+        item = evidence.get(alias)
+        if item is not None:
+            documents.add((item.scope.namespace_id, item.chunk.document_id))
+    text = sealed(final, documents, read_at)
+    if len(text.encode()) <= MAX_RESULT_BYTES:
+        return text
+    return sealed(final.model_copy(update={"answer": ""}), documents, read_at)
+
+
+def replayed(
+    metering: Metering, tenant_id: str, replay: CompletedRun, run_id: str
+) -> Generator[RunEvent, None, None]:
+    """The run's recorded final event again, flagged; without its answer when a document it drew on
+    is gone or changed; a run with nothing to serve ends ``replayed_without_result``."""
+    recorded = metering.opened(tenant_id, replay)
+    if recorded is None:
+        final = RunFinished(run_id=run_id, exit_reason="replayed_without_result", answer="", usage=Usage())
+    else:
+        final = RunFinished.model_validate(recorded.result)
+        if recorded.masked and final.answer:
+            yield Warning(code=MASKED, message=MASKED_MESSAGE)
+            final = final.model_copy(update={"answer": ""})
+    yield final.model_copy(update={"usage": Usage.of(replay.usage), "replayed": True})
