@@ -243,3 +243,15 @@ def claimed_record(
             "attempts": base.attempts + 1 if same_event else 1,
         }
     )
+
+
+def decide_claim(
+    stored: DocumentRecord | None, tenant_id: str, namespace_id: str, document_id: str, update: ClaimUpdate
+) -> Claim:
+    """The whole claim rule on ``stored``, for every registry: refused (stale, duplicate or busy) with
+    the stored record, or granted with the record to write (:func:`claimed_record`). ``update``
+    carries the event's sequencer and the time of the claim (the lease's clock)."""
+    decision = claim_decision(stored, update.sequencer, update.updated_at)
+    if stored is not None and decision != "claimed":
+        return Claim(granted=False, record=stored, reason=decision)
+    return Claim(granted=True, record=claimed_record(stored, tenant_id, namespace_id, document_id, update))

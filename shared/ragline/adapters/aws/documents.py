@@ -4,7 +4,7 @@ Key: ``pk = "DOC#<tenant>#<namespace>"``, ``sk = "<document_id>"``, so a namespa
 Every transition is a conditional write:
 
 - ``claim`` reads the item (strongly consistent), applies the domain's rule
-  (:func:`~ragline.domain.documents.claim_decision`, the one statement of it) and writes the claimed
+  (:func:`~ragline.domain.documents.decide_claim`, the one statement of it) and writes the claimed
   record with ``PutItem`` *only if the item is still the one it read*: absent, or at the same
   ``generation``, ``status`` and ``updated_at`` (every claim, ``complete`` and ``fail`` rewrites
   ``updated_at``; a claim also bumps ``generation``). A concurrent write in between fails the
@@ -35,9 +35,8 @@ from ragline.adapters.boto import LazyClient, error_code
 from ragline.domain.documents import (
     Claim,
     DocumentRecord,
-    claim_decision,
     claim_update,
-    claimed_record,
+    decide_claim,
     normalise_sequencer,
     now,
     upgrade_stored,
@@ -196,20 +195,18 @@ class DynamoDbDocumentRegistry:
         for _ in range(CLAIM_TRIES):
             stored_item = self._send("get_item", get_request(self.table_name, *key)).get("Item")
             stored = record_from_item(stored_item) if stored_item else None
-            at = self._clock()
-            decision = claim_decision(stored, seq, at)
-            if stored is not None and decision != "claimed":
-                return Claim(granted=False, record=stored, reason=decision)
             update = claim_update(
                 seq, deleting=deleting, source=source, version_id=version_id, etag=etag, size=size,
-                at=at, lease_seconds=lease_seconds,
+                at=self._clock(), lease_seconds=lease_seconds,
             )  # fmt: skip
-            claimed = claimed_record(stored, *key, update)
+            claim = decide_claim(stored, *key, update)
+            if not claim.granted:
+                return claim
             try:
-                self._send("put_item", claim_put_request(self.table_name, claimed, stored_item))
+                self._send("put_item", claim_put_request(self.table_name, claim.record, stored_item))
             except _ConditionFailed:
                 continue  # another write came first: decide again on what it left
-            return Claim(granted=True, record=claimed)
+            return claim
         raise errors.Throttled(
             "the document's record kept changing under the claim; retry later",
             table=self.table_name, document_id=document_id,

@@ -21,9 +21,8 @@ from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
 from ragline.domain.documents import (
     Claim,
     DocumentRecord,
-    claim_decision,
     claim_update,
-    claimed_record,
+    decide_claim,
     normalise_sequencer,
     now,
     upgrade_stored,
@@ -79,26 +78,24 @@ class SqliteDocumentRegistry:
                     "SELECT body FROM documents WHERE tenant_id=? AND namespace_id=? AND document_id=?", key
                 ).fetchone()
                 stored = _decode(row[0]) if row else None
-                at = self._clock()
-                decision = claim_decision(stored, seq, at)
-                if stored is not None and decision != "claimed":
-                    db.execute("ROLLBACK")
-                    return Claim(granted=False, record=stored, reason=decision)
                 update = claim_update(
                     seq, deleting=deleting, source=source, version_id=version_id, etag=etag, size=size,
-                    at=at, lease_seconds=lease_seconds,
+                    at=self._clock(), lease_seconds=lease_seconds,
                 )  # fmt: skip
-                record = claimed_record(stored, *key, update)
+                claim = decide_claim(stored, *key, update)
+                if not claim.granted:
+                    db.execute("ROLLBACK")
+                    return claim
                 db.execute(
                     "INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?)",
-                    (*key, record.generation, record.model_dump_json()),
+                    (*key, claim.record.generation, claim.record.model_dump_json()),
                 )
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
-        return Claim(granted=True, record=record)
+        return claim
 
     def complete(self, record: DocumentRecord) -> bool:
         return self._write_if_generation(record.model_copy(update={"updated_at": self._clock()}))
