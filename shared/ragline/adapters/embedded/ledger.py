@@ -197,46 +197,35 @@ class SqliteUsageLedger:
         result: str | None = None,
         fingerprint: str = "",
     ) -> RunUsage:
-        now = self._clock()
-        period = period_of(now)
         values = [getattr(usage, f) for f in _FIELDS]
-        with self._lock:
-            db = self._db()
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                existing = self._marker(db, tenant_id, run_id)
-                if existing is not None and existing.state == "completed":
-                    db.execute("ROLLBACK")
-                    return existing.usage or RunUsage()
-                row = db.execute(
-                    "SELECT runs FROM counters WHERE tenant_id=? AND period=?", (tenant_id, period)
-                ).fetchone()
-                used = int(row[0]) if row else 0
-                db.execute(
-                    f"INSERT INTO charges (tenant_id, run_id, period, {_COLUMNS})"
-                    f" VALUES (?,?,?,{','.join('?' * len(_FIELDS))})",
-                    (tenant_id, run_id, period, *values),
-                )
-                db.execute(
-                    f"INSERT INTO counters (tenant_id, period, runs, {_COLUMNS})"
-                    f" VALUES (?,?,1,{','.join('?' * len(_FIELDS))})"
-                    " ON CONFLICT(tenant_id, period) DO UPDATE SET runs=runs+1, "
-                    + ", ".join(f"{f}={f}+excluded.{f}" for f in _FIELDS),
-                    (tenant_id, period, *values),
-                )
-                db.execute(
-                    _COMPLETE_MARKER,
-                    (tenant_id, run_id, fingerprint, now.isoformat(), result),
-                )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-        if quota_reached(used, limit):
+        used: list[int] = []
+
+        def charge(db: sqlite3.Connection, period: str) -> None:
+            row = db.execute(
+                "SELECT runs FROM counters WHERE tenant_id=? AND period=?", (tenant_id, period)
+            ).fetchone()
+            used.append(int(row[0]) if row else 0)
+            db.execute(
+                f"INSERT INTO charges (tenant_id, run_id, period, {_COLUMNS})"
+                f" VALUES (?,?,?,{','.join('?' * len(_FIELDS))})",
+                (tenant_id, run_id, period, *values),
+            )
+            db.execute(
+                f"INSERT INTO counters (tenant_id, period, runs, {_COLUMNS})"
+                f" VALUES (?,?,1,{','.join('?' * len(_FIELDS))})"
+                " ON CONFLICT(tenant_id, period) DO UPDATE SET runs=runs+1, "
+                + ", ".join(f"{f}={f}+excluded.{f}" for f in _FIELDS),
+                (tenant_id, period, *values),
+            )
+
+        first, period = self._end(tenant_id, run_id, result, fingerprint, charge)
+        if first is not None:
+            return first
+        if quota_reached(used[0], limit):
             _log.warning(
                 "tenant %s went over its run quota: run %s charged with %s of %s runs used in %s",
-                tenant_id, run_id, used, limit, period,
-                extra={"tenant_id": tenant_id, "run_id": run_id, "limit": limit, "used": used,
+                tenant_id, run_id, used[0], limit, period,
+                extra={"tenant_id": tenant_id, "run_id": run_id, "limit": limit, "used": used[0],
                        "period": period},
             )  # fmt: skip
         return usage
@@ -245,7 +234,21 @@ class SqliteUsageLedger:
         self, tenant_id: str, run_id: str, result: str | None = None, fingerprint: str = ""
     ) -> RunUsage:
         """Complete the marker (no ``charges`` row, counters untouched) unless the run already ended."""
+        first, _ = self._end(tenant_id, run_id, result, fingerprint, None)
+        return first if first is not None else RunUsage()
+
+    def _end(
+        self,
+        tenant_id: str,
+        run_id: str,
+        result: str | None,
+        fingerprint: str,
+        charge: Callable[[sqlite3.Connection, str], None] | None,
+    ) -> tuple[RunUsage | None, str]:
+        """A run's one ending, in one transaction: nothing when it already ended (its first charge is
+        returned), else ``charge`` (if any) and the marker completed with ``result``."""
         now = self._clock()
+        period = period_of(now)
         with self._lock:
             db = self._db()
             db.execute("BEGIN IMMEDIATE")
@@ -253,16 +256,15 @@ class SqliteUsageLedger:
                 existing = self._marker(db, tenant_id, run_id)
                 if existing is not None and existing.state == "completed":
                     db.execute("ROLLBACK")
-                    return existing.usage or RunUsage()
-                db.execute(
-                    _COMPLETE_MARKER,
-                    (tenant_id, run_id, fingerprint, now.isoformat(), result),
-                )
+                    return existing.usage or RunUsage(), period
+                if charge is not None:
+                    charge(db, period)
+                db.execute(_COMPLETE_MARKER, (tenant_id, run_id, fingerprint, now.isoformat(), result))
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-        return RunUsage()
+        return None, period
 
     def period_usage(self, tenant_id: str, period: str) -> RunUsage:
         with self._lock:
