@@ -50,6 +50,17 @@ class Settings(BaseModel):
     usage_table: str = ""
     aws_region: str = "us-east-1"
 
+    chat_provider: Literal["", "openai", "bedrock", "offline"] = ""
+    """Which chat model drives every agent, router and hosting search (``RAGLINE_CHAT_PROVIDER``).
+    Empty: an OpenAI-compatible endpoint when one is configured (a key, a base URL or a key secret),
+    else the offline extractive model; ``bedrock``: Converse with :attr:`bedrock_chat_model` through
+    the function's IAM role (no key)."""
+    bedrock_chat_model: str = "amazon.nova-pro-v1:0"
+    """A Bedrock model id or a cross-Region inference-profile id (``us.``/``eu.``/``apac.``/``global.``
+    prefix) (``RAGLINE_BEDROCK_CHAT_MODEL``)."""
+    bedrock_cache_points: Literal["auto", "on", "off"] = "auto"
+    """Prompt-cache points after the static prefix (system prompt, tool specs): ``auto`` where the model
+    family supports them (Claude 3.5 Haiku and later, Nova), ``on``/``off`` to force."""
     openai_api_key: SecretStr = SecretStr("")
     openai_base_url: str = ""
     chat_model: str = ""
@@ -113,9 +124,18 @@ class Settings(BaseModel):
         return 300.0 if self.openai_base_url else 60.0
 
     @property
+    def chat_backend(self) -> Literal["openai", "bedrock", "offline"]:
+        """The chat model in use: :attr:`chat_provider`, or when it is empty, ``openai`` if an
+        OpenAI-compatible endpoint is configured, else ``offline``."""
+        if self.chat_provider:
+            return self.chat_provider
+        endpoint = self.openai_api_key.get_secret_value() or self.openai_base_url or self.llm_api_key_secret
+        return "openai" if endpoint else "offline"
+
+    @property
     def llm_configured(self) -> bool:
-        """True when an OpenAI-compatible endpoint should replace the offline extractive model."""
-        return bool(self.openai_api_key.get_secret_value() or self.openai_base_url or self.llm_api_key_secret)
+        """True when a model (Bedrock or an OpenAI-compatible endpoint) replaces the offline one."""
+        return self.chat_backend != "offline"
 
     @property
     def resolved_store(self) -> Literal["sqlite", "opensearch"]:

@@ -171,6 +171,13 @@ class Throttled(RaglineError):
     code = "throttled"
 
 
+class ModelThrottled(Throttled):
+    """The chat model's service is rate limiting Ragline, after bounded retries with jitter; the caller
+    may retry the run later (with the same ``Idempotency-Key``: it is charged once)."""
+
+    code = "model_throttled"
+
+
 class DependencyUnavailable(RaglineError):
     """A dependency (store, model endpoint) is down or timed out; retryable."""
 
@@ -187,6 +194,20 @@ class ConfigurationError(RaglineError):
     """Settings are inconsistent or a required setting is missing."""
 
     code = "configuration_error"
+
+
+class ModelAccessDenied(ConfigurationError):
+    """The deployment may not call its chat model: model access not enabled in the Bedrock console, a
+    model id the Region does not offer, or a role without the permission. The message names the model
+    and how to enable it."""
+
+    code = "model_access_denied"
+
+
+class ContextTooLong(InvalidRequest):
+    """The conversation and its evidence do not fit the model's context window, even after pruning."""
+
+    code = "context_too_long"
 
 
 class RerankFailed(DependencyFailed):

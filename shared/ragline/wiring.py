@@ -226,7 +226,25 @@ class Container:
 
     @cached_property
     def chat_model(self) -> ChatModel:
-        if self.settings.llm_configured:
+        """The model of every agent, router and hosting search (``settings.chat_backend``); a turn
+        whose conversation does not fit its context window is pruned and asked once more."""
+        from ragline.agents.fitting import ContextFitting
+
+        return ContextFitting(self._chat_backend())
+
+    def _chat_backend(self) -> ChatModel:
+        s = self.settings
+        if s.chat_backend == "bedrock":
+            from ragline.adapters.bedrock.chat import BedrockChatModel
+
+            return BedrockChatModel(
+                model=s.bedrock_chat_model,
+                region=s.aws_region,
+                cache_points=s.bedrock_cache_points,
+                max_attempts=s.llm_max_retries + 1,
+                read_timeout_s=s.llm_timeout_s or 60.0,
+            )
+        if s.chat_backend == "openai":
             from ragline.adapters.openai.chat import OpenAIChatModel
 
             return OpenAIChatModel.from_settings(self.llm_settings)

@@ -58,9 +58,13 @@ def test_sqlite_two_ledgers_on_one_file_charge_a_run_once(tmp_path: Path, period
     assert b.period_runs("acme", period) == 1
 
 
+LEGACY_FIELDS = ("retrievals", "reranks", "llm_input_tokens", "llm_output_tokens", "embedded_tokens", "pages")
+"""The usage counters of files written before ``llm_cached_input_tokens`` existed."""
+
+
 def test_sqlite_files_with_run_id_keyed_charges_are_migrated(tmp_path: Path, period: str) -> None:
     path = tmp_path / "old.sqlite"
-    fields = tuple(RunUsage.model_fields)
+    fields = LEGACY_FIELDS
     with sqlite3.connect(path) as db:  # the layout before charges were keyed by tenant
         db.execute(
             "CREATE TABLE runs (run_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, period TEXT NOT NULL, "
@@ -74,6 +78,21 @@ def test_sqlite_files_with_run_id_keyed_charges_are_migrated(tmp_path: Path, per
     ledger = SqliteUsageLedger(path)
     assert ledger.commit("acme", "run-1", RunUsage(retrievals=9)) == RunUsage(retrievals=2)
     assert ledger.commit("globex", "run-1", RunUsage(retrievals=9)) == RunUsage(retrievals=9)
+
+
+def test_sqlite_files_without_the_cached_tokens_counter_keep_their_counts(tmp_path: Path, period: str) -> None:
+    """Given a file written before ``llm_cached_input_tokens``, its charges and counters still read,
+    and new runs count the new field."""
+    path = tmp_path / "old.sqlite"
+    SqliteUsageLedger(path).commit("acme", "run-1", RunUsage(llm_input_tokens=7))
+    with sqlite3.connect(path) as db:  # as an older Ragline left it
+        for table in ("charges", "counters"):
+            db.execute(f"ALTER TABLE {table} DROP COLUMN llm_cached_input_tokens")
+
+    ledger = SqliteUsageLedger(path)
+    assert ledger.commit("acme", "run-1", RunUsage(retrievals=9)) == RunUsage(llm_input_tokens=7)
+    ledger.commit("acme", "run-2", RunUsage(llm_input_tokens=5, llm_cached_input_tokens=4))
+    assert ledger.period_usage("acme", period) == RunUsage(llm_input_tokens=12, llm_cached_input_tokens=4)
 
 
 # -- DynamoDB specifics ---------------------------------------------------------------------------

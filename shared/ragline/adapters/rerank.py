@@ -142,8 +142,7 @@ class LlmListwiseReranker:
                 if isinstance(event, TextDelta):
                     text.append(event.text)
                 elif isinstance(event, TokenUsage):
-                    usage.llm_input_tokens += event.input_tokens
-                    usage.llm_output_tokens += event.output_tokens
+                    usage.add(event.as_run_usage())
         except errors.RaglineError as exc:
             raise RerankFailed(
                 f"the reranking model failed: {exc.message}",

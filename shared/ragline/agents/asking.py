@@ -51,7 +51,7 @@ def ask(model: ChatModel, system: str, user: str, *, max_output_tokens: int = 51
     text = "".join(parts)
     if usage is None or not usage.reported:
         return Reply(text, estimated_usage(messages, text))
-    return Reply(text, RunUsage(llm_input_tokens=usage.input_tokens, llm_output_tokens=usage.output_tokens))
+    return Reply(text, usage.as_run_usage())
 
 
 CHARS_PER_TOKEN = 4

@@ -57,8 +57,7 @@ def stream_turn(
             turn.calls = event.calls
         elif isinstance(event, TokenUsage):
             reported = event.reported
-            ctx.usage.llm_input_tokens += event.input_tokens
-            ctx.usage.llm_output_tokens += event.output_tokens
+            ctx.usage.add(event.as_run_usage())
         elif isinstance(event, TurnEnd):
             turn.finish = event.finish_reason
     yield from _say(markup.close(), text, outcome)

@@ -53,6 +53,8 @@ class Usage(ApiModel):
     llm_output_tokens: int = 0
     embedded_tokens: int = 0
     pages: int = 0
+    llm_cached_input_tokens: int = 0
+    """Of ``llmInputTokens``, those read from the model's prompt cache."""
 
     @classmethod
     def of(cls, usage: RunUsage) -> Usage:

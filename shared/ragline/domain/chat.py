@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragline.domain.models import RunUsage
+
 
 class ToolCall(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -65,6 +67,15 @@ class TokenUsage(BaseModel):
     output_tokens: int = 0
     reported: bool = True
     """False when the endpoint sent no token counts (the counts are then zero; the caller estimates)."""
+    cached_input_tokens: int = 0
+    """Of ``input_tokens``, those read from the model's prompt cache."""
+
+    def as_run_usage(self) -> RunUsage:
+        return RunUsage(
+            llm_input_tokens=self.input_tokens,
+            llm_output_tokens=self.output_tokens,
+            llm_cached_input_tokens=self.cached_input_tokens,
+        )
 
 
 class TurnEnd(BaseModel):

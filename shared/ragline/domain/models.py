@@ -190,6 +190,8 @@ class RunUsage(BaseModel):
     llm_output_tokens: int = 0
     embedded_tokens: int = 0
     pages: int = 0
+    llm_cached_input_tokens: int = 0
+    """Of ``llm_input_tokens``, those the model read from its prompt cache (billed at a discount)."""
 
     def add(self, other: RunUsage) -> None:
         for name in type(self).model_fields:

@@ -63,3 +63,40 @@ def _prune_earlier(message: ChatMessage) -> ChatMessage | None:
             return message
         return message.model_copy(update={"content": text, "tool_calls": ()})
     return message if message.content.strip() else None
+
+
+ELIDED = "[this tool result was removed to fit the model's context window]"
+
+
+def shrink_for_context(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """A shorter history for a model whose context window the conversation overflowed, keeping every
+    tool call paired with its result (Bedrock and OpenAI reject half pairs):
+
+    - before the last ``user`` message, only ``system`` messages and the earlier turns' text are
+      kept (:func:`prune_messages`, applied even to a continuation payload);
+    - after it, every tool result but those of the latest tool-calling turn is replaced by a stub,
+      and the latest ones keep their first half;
+    - ``user`` and ``system`` messages longer than 20,000 characters keep their first 20,000.
+
+    The result equals the input when nothing could be shortened (the caller then gives up).
+    """
+    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=len(messages))
+    earlier = [kept for m in messages[:last_user] if (kept := _prune_earlier(m)) is not None]
+    later = list(messages[last_user:])
+    tools = [i for i, m in enumerate(later) if m.role == "tool"]
+    latest_call = max((i for i, m in enumerate(later) if m.tool_calls), default=-1)
+    for i in tools:
+        content = later[i].content
+        short = content[: len(content) // 2] if i > latest_call else ELIDED
+        if len(short) < len(content):
+            later[i] = later[i].model_copy(update={"content": short})
+    return [_capped(m) for m in earlier + later]
+
+
+_LONGEST_TEXT = 20_000
+
+
+def _capped(message: ChatMessage) -> ChatMessage:
+    if message.role in ("user", "system") and len(message.content) > _LONGEST_TEXT:
+        return message.model_copy(update={"content": message.content[:_LONGEST_TEXT]})
+    return message

@@ -60,7 +60,8 @@ def test_commit_is_one_transaction_of_a_new_marker_and_a_counter_add() -> None:
     assert update["Key"] == {"pk": {"S": "TENANT#acme"}, "sk": {"S": f"PERIOD#{PERIOD}"}}
     assert update["UpdateExpression"] == (
         "ADD #runs :one, #retrievals :retrievals, #reranks :reranks, #llm_input_tokens :llm_input_tokens,"
-        " #llm_output_tokens :llm_output_tokens, #embedded_tokens :embedded_tokens, #pages :pages"
+        " #llm_output_tokens :llm_output_tokens, #embedded_tokens :embedded_tokens, #pages :pages,"
+        " #llm_cached_input_tokens :llm_cached_input_tokens"
     )
     assert update["ConditionExpression"] == "attribute_not_exists(#runs) OR #runs < :limit"
     values = update["ExpressionAttributeValues"]

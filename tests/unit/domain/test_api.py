@@ -16,7 +16,7 @@ def test_every_domain_field_is_in_its_view_and_only_those(view: type, model: typ
 
 
 def test_a_view_serialises_camel_case_from_the_domain_model() -> None:
-    usage = Usage.of(RunUsage(retrievals=2, llm_input_tokens=5))
+    usage = Usage.of(RunUsage(retrievals=2, llm_input_tokens=5, llm_cached_input_tokens=3))
     assert usage.model_dump() == {
         "retrievals": 2,
         "reranks": 0,
@@ -24,4 +24,5 @@ def test_a_view_serialises_camel_case_from_the_domain_model() -> None:
         "llmOutputTokens": 0,
         "embeddedTokens": 0,
         "pages": 0,
+        "llmCachedInputTokens": 3,
     }

@@ -71,12 +71,25 @@ CREATE TABLE IF NOT EXISTS ingest_counters (
     PRIMARY KEY (tenant_id, period)
 );
 """
-_MIGRATE_RUNS = f"""
-INSERT OR IGNORE INTO charges (tenant_id, run_id, period, {_COLUMNS})
-    SELECT tenant_id, run_id, period, {_COLUMNS} FROM runs;
-DROP TABLE runs;
-"""
-"""Files written before charges were keyed by tenant kept them in ``runs`` (keyed by run id alone)."""
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring a file written by an older Ragline up to :data:`_SCHEMA`: usage counters added since
+    (e.g. ``llm_cached_input_tokens``) become columns worth 0; charges kept in ``runs`` (keyed by run
+    id alone, before they were keyed by tenant) move to ``charges``."""
+    for table in ("charges", "counters"):
+        have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        for field in _FIELDS:
+            if field not in have:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {field} INTEGER NOT NULL DEFAULT 0")
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='runs'").fetchone():
+        have = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
+        values = ", ".join(f if f in have else "0" for f in _FIELDS)
+        conn.execute(
+            f"INSERT OR IGNORE INTO charges (tenant_id, run_id, period, {_COLUMNS})"
+            f" SELECT tenant_id, run_id, period, {values} FROM runs"
+        )
+        conn.execute("DROP TABLE runs")
 
 
 def _utcnow() -> datetime:
@@ -106,13 +119,7 @@ class SqliteUsageLedger:
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         conn.execute(statement)
-                legacy = conn.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type='table' AND name='runs'"
-                ).fetchone()
-                if legacy:
-                    for statement in _MIGRATE_RUNS.split(";"):
-                        if statement.strip():
-                            conn.execute(statement)
+                _migrate(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")

@@ -93,8 +93,9 @@ def served_model(client: OpenAI) -> str:
 def translate_error(exc: Exception) -> errors.RaglineError:
     """The SDK's error as a Ragline error, by exception type and HTTP status (never message text).
 
-    Called once the SDK's own retries are spent: 429 is ``Throttled``; 408, 409, 5xx, connection
-    and timeout failures are ``DependencyUnavailable``; any other status (400, 401, 403, 404, 422)
+    Called once the SDK's own retries are spent: 429 is ``ModelThrottled``; 408, 409, 5xx,
+    connection and timeout failures are ``DependencyUnavailable``; a 400 whose error code is
+    ``context_length_exceeded`` is ``ContextTooLong``; any other status (400, 401, 403, 404, 422)
     means Ragline sent something wrong or is misconfigured: ``DependencyFailed``.
     """
     import openai
@@ -102,7 +103,11 @@ def translate_error(exc: Exception) -> errors.RaglineError:
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         if status == 429:
-            return errors.Throttled("the model endpoint is rate limiting", status=status)
+            return errors.ModelThrottled("the model endpoint is rate limiting; retry later", status=status)
+        if status == 400 and getattr(exc, "code", None) == "context_length_exceeded":
+            return errors.ContextTooLong(
+                "the conversation does not fit the model's context window", status=status
+            )
         if status in (408, 409) or status >= 500:
             return errors.DependencyUnavailable("the model endpoint failed", status=status)
         return errors.DependencyFailed("the model endpoint refused the request", status=status)
