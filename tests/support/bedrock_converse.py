@@ -8,7 +8,7 @@ A request is checked as Bedrock checks it first (:mod:`tests.support.bedrock_con
 is answered 400 ``ValidationException`` and consumes no turn. Every request, good or bad, is recorded in
 ``bedrock_server.converse_requests`` (its body with ``modelId`` and ``stream`` added).
 
-What botocore (1.40, urllib3 2) raises for each scripted failure, for the adapter to map:
+What botocore (1.44, urllib3 2.8) raises for each scripted failure, for the adapter to map:
 
 - ``fail(code)``: ``botocore.exceptions.ClientError`` with ``error["Error"]["Code"] == code`` and
   ``ResponseMetadata.HTTPStatusCode`` its status, from ``client.converse(...)`` and equally from
@@ -19,11 +19,11 @@ What botocore (1.40, urllib3 2) raises for each scripted failure, for the adapte
   raises ``botocore.exceptions.EventStreamError`` (a ClientError) whose code is the member name as sent,
   e.g. ``"throttlingException"`` (lower camel case). On ``converse`` (no stream) the turn answers the
   HTTP error of that name (``ThrottlingException``; ``modelStreamErrorException`` → ``ModelErrorException``).
-- ``cut(...)`` (connection dropped mid-body): iterating raises
-  ``urllib3.exceptions.ProtocolError`` ("Response ended prematurely") — not wrapped by botocore, which
-  reads the event stream straight from urllib3. On ``converse`` the body is cut short of its
-  Content-Length: botocore retries it (one turn per attempt) and finally raises
-  ``botocore.exceptions.ResponseStreamingError``... see the tests for the exact types.
+- ``cut(...)`` (connection dropped mid-body): iterating yields the events before it, then raises
+  ``urllib3.exceptions.ProtocolError`` ("Response ended prematurely") — botocore does not wrap it (it
+  reads the event stream straight from urllib3), so it is neither a ClientError nor a BotoCoreError.
+  On ``converse`` half the declared Content-Length is sent: botocore raises nothing and returns a
+  response without ``output``, ``stopReason`` or ``usage`` (its JSON parser swallows the torn body).
 - ``cut(..., clean=True)``: iterating just ends, without ``messageStop`` or ``metadata``; nothing is
   raised — the adapter must notice the missing ``messageStop`` itself.
 """
