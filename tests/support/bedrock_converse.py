@@ -5,8 +5,9 @@
 ``POST /model/{modelId}/converse-stream``.
 
 A request is checked as Bedrock checks it first (:mod:`tests.support.bedrock_converse_checks`): a bad one
-is answered 400 ``ValidationException`` and consumes no turn. Every request, good or bad, is recorded in
-``bedrock_server.converse_requests`` (its body with ``modelId`` and ``stream`` added).
+is answered 400 ``ValidationException`` and consumes no turn. Every request, good, bad, unsigned or
+answered by a server-level ``bedrock_server.fail(...)``, is recorded in ``bedrock_server.converse_requests``
+(its body with the percent-decoded ``modelId`` and ``stream`` added).
 
 What botocore (1.44, urllib3 2.8) raises for each scripted failure, for the adapter to map:
 

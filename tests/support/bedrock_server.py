@@ -284,6 +284,13 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = raw
         bedrock._record(RecordedRequest(operation, self.path, headers, body))
+        if invoke and operation != "InvokeModel":  # every Converse request, refused or not
+            recorded = body if isinstance(body, dict) else {"body": body}
+            stream = operation == "ConverseStream"
+            with bedrock._lock:
+                bedrock.converse_requests.append(
+                    {**recorded, "modelId": unquote(invoke["model"]), "stream": stream}
+                )
         with bedrock._counting():
             try:
                 self._refuse_unsigned(headers)
@@ -292,7 +299,7 @@ class _Handler(BaseHTTPRequestHandler):
                     self._error(fault.status, fault.code, f"scripted {fault.code}", via=fault.via)
                 elif operation in ("Converse", "ConverseStream"):
                     assert invoke is not None
-                    self._converse(unquote(invoke["model"]), body, stream=operation == "ConverseStream")
+                    self._converse(body, stream=operation == "ConverseStream")
                 elif invoke:
                     self._invoke(unquote(invoke["model"]), headers, body)
                 elif operation == "Rerank":
@@ -326,11 +333,8 @@ class _Handler(BaseHTTPRequestHandler):
         answer = {"embedding": [float(x) for x in vector], "inputTextTokenCount": tokens}
         self._json(200, answer, {"x-amzn-bedrock-input-token-count": str(tokens)})
 
-    def _converse(self, model: str, body: Any, *, stream: bool) -> None:
+    def _converse(self, body: Any, *, stream: bool) -> None:
         bedrock = self.server.bedrock
-        with bedrock._lock:
-            recorded = dict(body) if isinstance(body, dict) else {"body": body}
-            bedrock.converse_requests.append({**recorded, "modelId": model, "stream": stream})
         check_request(body)
         answer = reply(bedrock._next_turn(), body, stream=stream)
         if not stream:

@@ -297,6 +297,7 @@ def test_unsigned_requests_are_refused(bedrock_server: BedrockServer) -> None:
     with pytest.raises(ClientError, match="AccessDeniedException"):
         unsigned.converse_stream(modelId=MODEL, messages=HELLO)
     assert len(bedrock_server.converse_remaining) == 1
+    assert bedrock_server.converse_requests == [{"messages": HELLO, "modelId": MODEL, "stream": True}]
 
 
 def _tools_free(request: dict[str, Any]) -> dict[str, Any]:
