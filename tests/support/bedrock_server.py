@@ -21,6 +21,9 @@ Operations (both services share one endpoint; botocore signs both with signing n
   ``numberOfResults`` 1..number of sources). ``relevanceScore`` is ``(1 + cosine) / 2`` of the MiniLM
   vectors of query and document, results best first. ``rerank_page_size`` splits them into pages
   joined by ``nextToken``.
+- ``POST /model/{modelId}/converse`` and ``/converse-stream`` (bedrock-runtime ``Converse`` /
+  ``ConverseStream``, any model or inference-profile id): answered from scripted turns, see
+  :mod:`tests.support.bedrock_converse` (:meth:`BedrockServer.script_converse`).
 
 Every request must carry a SigV4 ``Authorization`` header (``AWS4-HMAC-SHA256 Credential=…/bedrock/
 aws4_request, SignedHeaders=…, Signature=…``) and ``X-Amz-Date``; otherwise the answer is 403
@@ -31,13 +34,13 @@ code only in the body's ``__type``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
+import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -52,39 +55,24 @@ if TYPE_CHECKING:
 
     from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
 
+from tests.support.bedrock_converse import ConverseTurn, Reply, reply
+from tests.support.bedrock_converse_checks import check_request
+from tests.support.bedrock_requests import RERANK_MODELS, rerank, titan_request
+from tests.support.bedrock_wire import ERROR_STATUS, ServiceError
+
+__all__ = ["ERROR_STATUS", "RERANK_MODELS", "BedrockServer", "ServiceError", "minilm", "titan_vector"]
+
 REGION = "us-east-1"
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
-RERANK_MODELS = ("amazon.rerank-v1:0", "cohere.rerank-v3-5:0")
 MINILM_DIMENSION = 384
-
-ERROR_STATUS = {
-    "AccessDeniedException": 403,
-    "ResourceNotFoundException": 404,
-    "ThrottlingException": 429,
-    "ModelNotReadyException": 429,
-    "ModelTimeoutException": 408,
-    "ModelErrorException": 424,
-    "DependencyFailedException": 424,
-    "ServiceQuotaExceededException": 400,
-    "ValidationException": 400,
-    "ConflictException": 409,
-    "InternalServerException": 500,
-    "BadGatewayException": 502,
-    "ServiceUnavailableException": 503,
-}
-"""The HTTP status each error shape declares in the botocore service models."""
 
 _AUTHORIZATION = re.compile(
     r"^AWS4-HMAC-SHA256 Credential=[^/\s]+/\d{8}/[a-z0-9-]+/(?P<service>[a-z0-9-]+)/aws4_request,\s*"
     r"SignedHeaders=(?P<signed>[a-z0-9;-]+),\s*Signature=[0-9a-f]{64}$"
 )
-_MODEL_ARN = re.compile(
-    r"^(arn:aws(-[^:]+)?:(bedrock|sagemaker):[a-z0-9-]{1,20}:([0-9]{12})?:([a-z-]+/)?)?"
-    r"([a-z0-9.-]{1,63}){0,2}(([:][a-z0-9-]{1,63}){0,2})?(/[a-z0-9]{1,12})?$"
-)  # BedrockModelArn's pattern in the bedrock-agent-runtime service model
-_TITAN_KEYS = {"inputText", "dimensions", "normalize", "embeddingTypes"}
 
-Operation = Literal["InvokeModel", "Rerank"]
+Operation = Literal["InvokeModel", "Rerank", "Converse", "ConverseStream"]
+_OPERATIONS = {"invoke": "InvokeModel", "converse": "Converse", "converse-stream": "ConverseStream"}
 
 
 @dataclass(frozen=True)
@@ -104,12 +92,6 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any
-
-
-class ServiceError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code, self.message = code, message
 
 
 _MINILM: dict[str, LocalOnnxEmbedder] = {}
@@ -147,6 +129,11 @@ class BedrockServer:
         self.embed_delays: dict[str, float] = {}
         """Seconds to wait before answering InvokeModel for a given ``inputText``."""
         self.rerank_page_size: int | None = None
+        self._converse_script: list[list[Any]] = []
+        self.converse_requests: list[dict[str, Any]] = []
+        """Converse/ConverseStream request bodies in order, with ``modelId`` and ``stream`` added."""
+        self.converse_default: ConverseTurn | None = None
+        """The answer when no scripted turn is left (None: a 500 ``InternalServerException``)."""
         self._in_flight = 0
         self.max_in_flight = 0
         self._http = _Server(("127.0.0.1", 0), _Handler)
@@ -179,7 +166,19 @@ class BedrockServer:
             self._idle.wait_for(lambda: self._in_flight == 0, timeout=10)
             self._faults, self.requests = [], []
             self.embed_delays, self.rerank_page_size = {}, None
+            self._converse_script, self.converse_requests, self.converse_default = [], [], None
             self.max_in_flight = 0
+
+    def script_converse(self, turns: Iterable[ConverseTurn]) -> None:
+        """Queue answers for the next Converse/ConverseStream requests, one per request (a ``fail``
+        turn answers ``times`` requests; ``times=None``: every later one)."""
+        with self._lock:
+            self._converse_script += [[turn, turn.times if turn.kind == "fail" else 1] for turn in turns]
+
+    @property
+    def converse_remaining(self) -> list[ConverseTurn]:
+        with self._lock:
+            return [turn for turn, _ in self._converse_script]
 
     def recorded(self, operation: Operation) -> list[RecordedRequest]:
         with self._lock:
@@ -231,6 +230,19 @@ class BedrockServer:
                 return fault  # type: ignore[no-any-return]
             return None
 
+    def _next_turn(self) -> ConverseTurn:
+        with self._lock:
+            if not self._converse_script:
+                if self.converse_default is None:
+                    raise ServiceError("InternalServerException", "no scripted converse turn")
+                return self.converse_default
+            entry = self._converse_script[0]
+            if entry[1] is not None:
+                entry[1] -= 1
+                if entry[1] <= 0:
+                    self._converse_script.pop(0)
+            return entry[0]  # type: ignore[no-any-return]
+
     @contextmanager
     def _counting(self) -> Iterator[None]:
         with self._lock:
@@ -263,8 +275,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         path = self.path.split("?", 1)[0]
-        invoke = re.fullmatch(r"/model/(?P<model>[^/]+)/invoke", path)
-        operation = "InvokeModel" if invoke else "Rerank" if path == "/rerank" else "Unknown"
+        invoke = re.fullmatch(r"/model/(?P<model>[^/]+)/(?P<op>invoke|converse|converse-stream)", path)
+        operation = _OPERATIONS[invoke["op"]] if invoke else "Rerank" if path == "/rerank" else "Unknown"
         headers = {k.lower(): v for k, v in self.headers.items()}
         bedrock = self.server.bedrock
         try:
@@ -272,16 +284,26 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = raw
         bedrock._record(RecordedRequest(operation, self.path, headers, body))
+        if invoke and operation != "InvokeModel":  # every Converse request, refused or not
+            recorded = body if isinstance(body, dict) else {"body": body}
+            stream = operation == "ConverseStream"
+            with bedrock._lock:
+                bedrock.converse_requests.append(
+                    {**recorded, "modelId": unquote(invoke["model"]), "stream": stream}
+                )
         with bedrock._counting():
             try:
                 self._refuse_unsigned(headers)
                 fault = bedrock._next_fault(operation)
                 if fault is not None:
                     self._error(fault.status, fault.code, f"scripted {fault.code}", via=fault.via)
+                elif operation in ("Converse", "ConverseStream"):
+                    assert invoke is not None
+                    self._converse(body, stream=operation == "ConverseStream")
                 elif invoke:
                     self._invoke(unquote(invoke["model"]), headers, body)
                 elif operation == "Rerank":
-                    self._json(200, _rerank(body, bedrock))
+                    self._json(200, rerank(body, bedrock))
                 else:
                     self._error(404, "UnknownOperationException", f"no operation at {self.path}")
             except ServiceError as exc:
@@ -302,7 +324,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise ServiceError("ValidationException", "The provided model identifier is invalid.")
         if headers.get("content-type") != "application/json":
             raise ServiceError("ValidationException", "Content-Type must be application/json")
-        text, dimensions, normalize = _titan_request(body)
+        text, dimensions, normalize = titan_request(body)
         delay = self.server.bedrock.embed_delays.get(text, 0.0)
         if delay:
             time.sleep(delay)
@@ -311,7 +333,39 @@ class _Handler(BaseHTTPRequestHandler):
         answer = {"embedding": [float(x) for x in vector], "inputTextTokenCount": tokens}
         self._json(200, answer, {"x-amzn-bedrock-input-token-count": str(tokens)})
 
-    def _json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
+    def _converse(self, body: Any, *, stream: bool) -> None:
+        bedrock = self.server.bedrock
+        check_request(body)
+        answer = reply(bedrock._next_turn(), body, stream=stream)
+        if not stream:
+            assert answer.payload is not None
+            self._json(200, answer.payload, cut=answer.ending == "drop")
+            return
+        self._event_stream(answer)
+
+    def _event_stream(self, answer: Reply) -> None:
+        """Frames as HTTP chunks; ``drop`` ends the connection without the last chunk."""
+        self.send_response(200)
+        self.send_header("content-type", "application/vnd.amazon.eventstream")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("x-amzn-requestid", str(uuid.uuid4()))
+        self.end_headers()
+        for data in answer.frames:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+        if answer.ending == "drop":
+            self._drop()
+        else:
+            self.wfile.write(b"0\r\n\r\n")
+
+    def _drop(self) -> None:
+        self.wfile.flush()
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _json(
+        self, status: int, payload: Any, headers: Mapping[str, str] | None = None, *, cut: bool = False
+    ) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -320,6 +374,10 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
+        if cut:
+            self.wfile.write(data[: len(data) // 2])
+            self._drop()
+            return
         self.wfile.write(data)
 
     def _error(self, status: int, code: str, message: str, *, via: str = "header") -> None:
@@ -329,97 +387,6 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             payload, headers = {"__type": f"com.amazon.bedrock#{code}", "message": message}, {}
         self._json(status, payload, headers)
-
-
-def _titan_request(body: Any) -> tuple[str, int, bool]:
-    """``(inputText, dimensions, normalize)`` of a Titan V2 body, checked as Titan V2 checks it."""
-    if not isinstance(body, dict):
-        raise ServiceError("ValidationException", "Malformed input request, please reformat your input")
-    extra = sorted(set(body) - _TITAN_KEYS)
-    if extra:
-        raise ServiceError("ValidationException", f"extraneous key [{extra[0]}] is not permitted")
-    text = body.get("inputText")
-    if not isinstance(text, str) or not 1 <= len(text) <= 50_000:
-        raise ServiceError("ValidationException", "inputText must be a string of 1 to 50000 characters")
-    dimensions = body.get("dimensions", 1024)
-    if dimensions not in (256, 512, 1024):
-        raise ServiceError("ValidationException", f"{dimensions} is not a valid enum value")
-    normalize = body.get("normalize", True)
-    if not isinstance(normalize, bool):
-        raise ServiceError("ValidationException", "normalize must be a boolean")
-    return text, int(dimensions), normalize
-
-
-def _rerank(body: Any, bedrock: BedrockServer) -> dict[str, Any]:
-    query, texts, arn, wanted = _rerank_request(body)
-    if arn.rsplit("/", 1)[-1] not in RERANK_MODELS:
-        raise ServiceError("ValidationException", f"The model {arn} does not support reranking")
-    model = minilm()
-    vectors = model.embed_documents([query, *texts])
-    scores = (1.0 + vectors[1:] @ vectors[0]) / 2.0
-    order = sorted(range(len(texts)), key=lambda i: (-float(scores[i]), i))[:wanted]
-    results = [{"index": i, "relevanceScore": float(scores[i])} for i in order]
-    size = bedrock.rerank_page_size
-    if size is None:
-        return {"results": results}
-    fingerprint = hashlib.sha256(
-        json.dumps({k: v for k, v in body.items() if k != "nextToken"}, sort_keys=True).encode()
-    ).hexdigest()[:16]
-    start = 0
-    if "nextToken" in body:
-        token_fingerprint, _, offset = str(body["nextToken"]).partition(".")
-        if token_fingerprint != fingerprint or not offset.isdigit():
-            raise ServiceError("ValidationException", "nextToken does not belong to this request")
-        start = int(offset)
-    page: dict[str, Any] = {"results": results[start : start + size]}
-    if start + size < len(results):
-        page["nextToken"] = f"{fingerprint}.{start + size}"
-    return page
-
-
-def _rerank_request(body: Any) -> tuple[str, list[str], str, int]:
-    """``(query, texts, modelArn, numberOfResults)``, checked against the service model's shapes."""
-
-    def invalid(what: str) -> ServiceError:
-        return ServiceError("ValidationException", f"1 validation error detected: {what}")
-
-    if not isinstance(body, dict):
-        raise invalid("the body is not a JSON object")
-    queries = body.get("queries")
-    if not isinstance(queries, list) or len(queries) != 1:
-        raise invalid("queries must hold exactly one query")
-    query = queries[0]
-    if query.get("type") != "TEXT" or not _text_ok(query.get("textQuery")):
-        raise invalid("queries[0] must be a TEXT query of 1 to 32000 characters")
-    sources = body.get("sources")
-    if not isinstance(sources, list) or not 1 <= len(sources) <= 1000:
-        raise invalid("sources must hold 1 to 1000 sources")
-    texts: list[str] = []
-    for n, source in enumerate(sources):
-        if not isinstance(source, dict) or source.get("type") != "INLINE":
-            raise invalid(f"sources[{n}] must be an INLINE source")
-        document = source.get("inlineDocumentSource")
-        if not isinstance(document, dict) or document.get("type") != "TEXT":
-            raise invalid(f"sources[{n}] must be an INLINE TEXT document")
-        if not _text_ok(document.get("textDocument")):
-            raise invalid(f"sources[{n}].textDocument.text must be 1 to 32000 characters")
-        texts.append(document["textDocument"]["text"])
-    config = body.get("rerankingConfiguration") or {}
-    bedrock_config = config.get("bedrockRerankingConfiguration") or {}
-    arn = (bedrock_config.get("modelConfiguration") or {}).get("modelArn")
-    if config.get("type") != "BEDROCK_RERANKING_MODEL" or not isinstance(arn, str):
-        raise invalid("rerankingConfiguration must be a BEDROCK_RERANKING_MODEL with a modelArn")
-    if not _MODEL_ARN.match(arn):
-        raise invalid(f"modelArn {arn!r} does not match the model ARN pattern")
-    wanted = bedrock_config.get("numberOfResults", len(texts))
-    if not isinstance(wanted, int) or not 1 <= wanted <= len(texts):
-        raise invalid("numberOfResults must be between 1 and the number of sources")
-    return query["textQuery"]["text"], texts, arn, wanted
-
-
-def _text_ok(document: Any) -> bool:
-    text = document.get("text") if isinstance(document, dict) else None
-    return isinstance(text, str) and 1 <= len(text) <= 32_000
 
 
 @pytest.fixture(scope="session")
