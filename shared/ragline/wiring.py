@@ -241,7 +241,7 @@ class Container:
                 model=s.bedrock_chat_model,
                 region=s.aws_region,
                 cache_points=s.bedrock_cache_points,
-                max_attempts=s.llm_max_retries + 1,
+                retries=s.llm_max_retries,
                 read_timeout_s=s.llm_timeout_s or 60.0,
             )
         if s.chat_backend == "openai":

@@ -100,10 +100,12 @@ def play(model: ChatModel, messages: Sequence[ChatMessage], tools: Sequence[Tool
     return Turn(text=text, calls=calls, usage=usage, end=end)
 
 
-def events_until_failure(model: ChatModel) -> tuple[list[ModelEvent], RaglineError]:
+def events_until_failure(
+    model: ChatModel, messages: Sequence[ChatMessage] = QUESTION
+) -> tuple[list[ModelEvent], RaglineError]:
     """Stream a turn that must fail; the events yielded before the error, and the error."""
     seen: list[ModelEvent] = []
-    stream: Iterator[ModelEvent] = model.stream(QUESTION, TOOLS, OPTIONS)
+    stream: Iterator[ModelEvent] = model.stream(messages, TOOLS, OPTIONS)
     with pytest.raises(RaglineError) as failure:
         for event in stream:
             seen.append(event)

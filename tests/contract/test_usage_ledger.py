@@ -80,7 +80,9 @@ def test_sqlite_files_with_run_id_keyed_charges_are_migrated(tmp_path: Path, per
     assert ledger.commit("globex", "run-1", RunUsage(retrievals=9)) == RunUsage(retrievals=9)
 
 
-def test_sqlite_files_without_the_cached_tokens_counter_keep_their_counts(tmp_path: Path, period: str) -> None:
+def test_sqlite_files_without_the_cached_tokens_counter_keep_their_counts(
+    tmp_path: Path, period: str
+) -> None:
     """Given a file written before ``llm_cached_input_tokens``, its charges and counters still read,
     and new runs count the new field."""
     path = tmp_path / "old.sqlite"

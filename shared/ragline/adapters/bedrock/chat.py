@@ -31,7 +31,7 @@ from typing import Any, Literal
 from ragline import errors
 from ragline.adapters.bedrock.client import THROTTLING_CODES, UNAVAILABLE_CODES, bedrock_client
 from ragline.adapters.bedrock.converse import build_request, caches, finish_reason, streams_tool_use
-from ragline.adapters.boto import LazyClient, error_code, http_status
+from ragline.adapters.boto import error_code, http_status
 from ragline.domain.chat import (
     ChatMessage,
     ChatOptions,
@@ -58,7 +58,8 @@ STREAM_ATTEMPTS = 3
 
 
 class BedrockChatModel:
-    """``client``: a ``bedrock-runtime`` client (tests inject one); ``None`` builds one on first use."""
+    """``client``: a ``bedrock-runtime`` client (tests inject one); ``None`` builds one on first use
+    with ``retries`` retries of a throttled or failed HTTP answer and ``read_timeout_s`` of silence."""
 
     def __init__(
         self,
@@ -67,7 +68,7 @@ class BedrockChatModel:
         client: Any = None,
         region: str | None = None,
         cache_points: Literal["auto", "on", "off"] = "auto",
-        max_attempts: int = 4,
+        retries: int = 3,
         read_timeout_s: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -77,15 +78,11 @@ class BedrockChatModel:
             "bedrock-runtime",
             client=client,
             region=region,
-            max_attempts=max_attempts,
+            max_attempts=retries,  # botocore's max_attempts counts retries after the first try
             read_timeout_s=read_timeout_s,
         )
         self._cache_system, self._cache_tools = caches(model, cache_points)
         self._sleep = sleep
-
-    @property
-    def client(self) -> LazyClient:
-        return self._client
 
     def request(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: ChatOptions
@@ -164,7 +161,11 @@ class BedrockChatModel:
 
     def _whole(self, request: dict[str, Any]) -> Iterator[ModelEvent]:
         response = self._client().converse(**request)
-        content = response.get("output", {}).get("message", {}).get("content", [])
+        if "output" not in response or "stopReason" not in response:  # a torn body parses as {}
+            raise errors.DependencyUnavailable(
+                "the Bedrock answer ended before the turn finished", service="Bedrock", model=self.name
+            )
+        content = response["output"].get("message", {}).get("content", [])
         text = "".join(b["text"] for b in content if b.get("text"))
         if text:
             yield TextDelta(text=text)
