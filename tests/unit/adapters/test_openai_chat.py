@@ -258,11 +258,23 @@ def test_429_forever_is_throttled_after_the_configured_retries(
 ) -> None:
     openai_replay.script([error(429, times=None)])
 
-    with pytest.raises(errors.Throttled) as caught:
+    with pytest.raises(errors.ModelThrottled) as caught:
         run(model(openai_replay, llm_max_retries=retries))
 
     assert len(openai_replay.chat_requests) == retries + 1
-    assert caught.value.details == {"status": 429}
+    assert caught.value.details == {"status": 429} and caught.value.code == "model_throttled"
+
+
+def test_a_context_length_error_is_context_too_long_and_other_400s_are_not(
+    openai_replay: OpenAIReplay,
+) -> None:
+    openai_replay.script([error(400, code="context_length_exceeded"), error(400, code="invalid_value")])
+
+    with pytest.raises(errors.ContextTooLong):
+        run(model(openai_replay))
+    with pytest.raises(errors.DependencyFailed) as caught:
+        run(model(openai_replay))
+    assert not isinstance(caught.value, errors.ContextTooLong)
 
 
 def test_a_500_that_persists_is_unavailable(openai_replay: OpenAIReplay) -> None:

@@ -53,3 +53,32 @@ def test_building_the_aws_parts_loads_no_offline_model_library(tmp_path: Path) -
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("settings", "backend"),
+    [
+        ({}, "ExtractiveChatModel"),
+        ({"openai_base_url": "http://127.0.0.1:9/v1", "chat_model": "m"}, "OpenAIChatModel"),
+        ({"chat_provider": "bedrock"}, "BedrockChatModel"),
+        # Bedrock wins over a configured key: the deployment chose it (the template's default)
+        ({"chat_provider": "bedrock", "openai_api_key": "sk-x"}, "BedrockChatModel"),
+        ({"chat_provider": "offline", "openai_api_key": "sk-x"}, "ExtractiveChatModel"),
+    ],
+)
+def test_the_chat_model_follows_the_chat_provider(
+    tmp_path: Path, settings: dict[str, str], backend: str
+) -> None:
+    from ragline.agents.fitting import ContextFitting
+
+    c = Container(Settings(home=tmp_path, **settings))  # type: ignore[arg-type]
+    assert isinstance(c.chat_model, ContextFitting)  # every backend's turns are fitted to its window
+    assert type(c.chat_model.inner).__name__ == backend
+    assert c.settings.llm_configured is (backend != "ExtractiveChatModel")
+
+
+def test_bedrock_chat_reads_no_llm_key_secret(tmp_path: Path) -> None:
+    """With Bedrock as the model the stack has no key secret; one named anyway is never read."""
+    c = Container(Settings(home=tmp_path, chat_provider="bedrock", llm_api_key_secret="arn:aws:secret:none"))
+    assert c.chat_model.name == "amazon.nova-pro-v1:0"
+    assert "llm_settings" not in c.__dict__

@@ -5,7 +5,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragline.domain.chat import ChatMessage, ToolCall
-from ragline.domain.pruning import is_continuation, prune_messages, strip_reasoning
+from ragline.domain.pruning import (
+    ELIDED,
+    is_continuation,
+    prune_messages,
+    shrink_for_context,
+    strip_reasoning,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -169,3 +175,47 @@ def test_property_pruning_is_idempotent(history: list[ChatMessage]) -> None:
     once = prune_messages(history)
 
     assert prune_messages(once) == once
+
+
+# -- shrink_for_context: a history that overflowed the model's window ---------------------------------
+def _call(i: int) -> ToolCall:
+    return ToolCall(id=f"c{i}", name="search", arguments="{}")
+
+
+def test_shrinking_elides_older_results_halves_the_latest_and_keeps_every_pair() -> None:
+    history = [
+        ChatMessage(role="system", content="rules"),
+        ChatMessage(role="user", content="old question"),
+        ChatMessage(role="assistant", content="old answer", tool_calls=(_call(0),)),
+        ChatMessage(role="tool", content="old result", tool_call_id="c0"),
+        ChatMessage(role="user", content="q" * 30_000),
+        ChatMessage(role="assistant", tool_calls=(_call(1),)),
+        ChatMessage(role="tool", content="a" * 100, tool_call_id="c1"),
+        ChatMessage(role="assistant", tool_calls=(_call(2), _call(3))),
+        ChatMessage(role="tool", content="b" * 100, tool_call_id="c2"),
+        ChatMessage(role="tool", content="c" * 10, tool_call_id="c3"),
+    ]
+    shrunk = shrink_for_context(history)
+
+    assert [m.role for m in shrunk] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "tool",
+    ]
+    assert shrunk[2].content == "old answer" and not shrunk[2].tool_calls  # earlier traffic dropped
+    assert len(shrunk[3].content) == 20_000
+    assert [m.content for m in shrunk if m.role == "tool"] == [ELIDED, "b" * 50, "c" * 5]
+    calls = {c.id for m in shrunk for c in m.tool_calls}
+    assert calls == {m.tool_call_id for m in shrunk if m.role == "tool"}
+    assert history[6].content == "a" * 100  # the input is not modified
+
+
+def test_shrinking_what_cannot_shrink_returns_it_unchanged() -> None:
+    history = [ChatMessage(role="system", content="rules"), ChatMessage(role="user", content="short")]
+    assert shrink_for_context(history) == history
