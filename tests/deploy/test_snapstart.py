@@ -65,6 +65,8 @@ def test_snapstart_and_a_live_alias_on_every_python_function_but_chat_and_the_au
         assert alias["Name"] == "live" and alias["FunctionName"] == {"Ref": fn}, fn
         version = alias["FunctionVersion"]["Fn::GetAtt"][0]
         assert versions[version]["Properties"]["FunctionName"] == {"Ref": fn}, fn
+        # A replaced version goes with the update: no snapshot cached (and billed) for old code.
+        assert versions[version]["DeletionPolicy"] == "Delete", fn
         # What SnapStart cannot be combined with.
         assert int(props.get("EphemeralStorage", {}).get("Size", 512)) <= 512, fn
         assert "FileSystemConfigs" not in props, fn
