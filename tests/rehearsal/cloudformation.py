@@ -16,6 +16,9 @@ REGION = "us-east-1"
 ACCOUNT = "123456789012"
 PARTITION = "aws"
 
+Context = tuple[tuple[str, str], ...]
+"""A call's request context: (condition key, value) pairs, e.g. ``bedrock:InferenceProfileArn``."""
+
 
 class Unresolvable(Exception):
     pass
@@ -148,18 +151,35 @@ class FunctionSpec:
     memory: int
     tracing: str
 
-    def allows(self, action: str, resource: str) -> bool:
-        """Whether an ``Allow`` statement of the role covers ``action`` on ``resource`` (no Deny is used)."""
+    def allows(self, action: str, resource: str, context: Context = ()) -> bool:
+        """Whether an ``Allow`` statement of the role covers ``action`` on ``resource`` (no Deny is used).
+        ``*`` and ``?`` match across ``:`` as in IAM (``bedrock:*::foundation-model/…`` is any Region).
+        A statement with a ``Condition`` grants only a call whose request ``context`` satisfies it."""
         for st in self.statements:
             if st.get("Effect") != "Allow":
                 continue
             actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
             resources = st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]]
-            if any(fnmatch.fnmatchcase(action.lower(), a.lower()) for a in actions) and any(
-                fnmatch.fnmatchcase(resource, r) for r in resources
+            if (
+                any(fnmatch.fnmatchcase(action.lower(), a.lower()) for a in actions)
+                and any(fnmatch.fnmatchcase(resource, r) for r in resources)
+                and _satisfied(st.get("Condition", {}), dict(context))
             ):
                 return True
         return False
+
+
+def _satisfied(condition: dict[str, Any], context: dict[str, str]) -> bool:
+    """IAM's condition block, for the operators the template uses (``StringEquals``); a key the request
+    does not carry fails the test, as in IAM. Any other operator raises, so it cannot pass unchecked."""
+    for operator, tests in condition.items():
+        if operator != "StringEquals":
+            raise Unresolvable(f"condition operator {operator} is not supported by the rehearsal")
+        for key, wanted in tests.items():
+            allowed = wanted if isinstance(wanted, list) else [wanted]
+            if context.get(key) not in allowed:
+                return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -169,3 +189,4 @@ class AwsCall:
     function: str
     action: str
     resource: str
+    context: Context = ()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,31 @@ _TRANSACT = {
     "Delete": "DeleteItem",
     "ConditionCheck": "ConditionCheckItem",
 }
+
+
+_RUNTIME_ACTION = {"Converse": "InvokeModel", "ConverseStream": "InvokeModelWithResponseStream"}
+"""Bedrock Runtime operations authorised by another operation's IAM action."""
+_PROFILE_ID = re.compile(r"^(?:[a-z]{2}|apac|global|us-gov)\.(?P<model>.+)$")
+"""A cross-Region inference-profile id: a geography prefix (``us.``, ``eu.``, ``apac.``, ``global.``…)
+before the model id. Provider prefixes (``amazon.``, ``ai21.``…) are never two letters alone."""
+
+
+def bedrock_model_calls(function: str, action: str, model_id: str) -> list[AwsCall]:
+    """What IAM checks for one model invocation. A model id: the foundation model. An inference-profile
+    id: the profile in this Region, and the foundation model it routes to with the profile's ARN in the
+    request context (``bedrock:InferenceProfileArn``), which only a statement conditioned on it grants."""
+    bedrock = f"bedrock:{action}"
+    if model_id.startswith("arn:"):
+        return [AwsCall(function, bedrock, model_id)]
+    profile = _PROFILE_ID.match(model_id)
+    if not profile:
+        return [AwsCall(function, bedrock, f"arn:{PARTITION}:bedrock:{REGION}::foundation-model/{model_id}")]
+    profile_arn = f"arn:{PARTITION}:bedrock:{REGION}:{ACCOUNT}:inference-profile/{model_id}"
+    routed = f"arn:{PARTITION}:bedrock:{REGION}::foundation-model/{profile.group('model')}"
+    return [
+        AwsCall(function, bedrock, profile_arn),
+        AwsCall(function, bedrock, routed, (("bedrock:InferenceProfileArn", profile_arn),)),
+    ]
 
 
 def table_arn(name: str) -> str:
@@ -55,8 +81,7 @@ def _iam_calls(
         secret = params["SecretId"]
         return [AwsCall(function, f"secretsmanager:{operation}", secret_arns.get(secret, secret))]
     if service == "bedrock-runtime":
-        model = f"arn:{PARTITION}:bedrock:{REGION}::foundation-model/{params['modelId']}"
-        return [AwsCall(function, f"bedrock:{operation}", model)]
+        return bedrock_model_calls(function, _RUNTIME_ACTION.get(operation, operation), params["modelId"])
     if service == "bedrock-agent-runtime" and operation == "Rerank":
         model = params["rerankingConfiguration"]["bedrockRerankingConfiguration"]["modelConfiguration"]
         # Rerank is authorised on "*" and, in addition, InvokeModel on the reranking model.

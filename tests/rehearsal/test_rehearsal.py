@@ -137,6 +137,7 @@ class World:
         params = {
             "OpenSearchEndpoint": proxy_url,
             "ExistingOpenSearchDomainArn": DOMAIN_ARN,
+            "ChatProvider": "openai",  # the replay server; the template's default is Bedrock
             "LlmBaseUrl": llm.base_url,
         }
         self.stack = Stack(art.translated, params, refs, attrs)
@@ -466,7 +467,7 @@ def check_iam(w: World, proxy: SignedProxy) -> None:
         {
             (c.function, c.action, c.resource)
             for c in calls
-            if not w.stack.function(c.function).allows(c.action, c.resource)
+            if not w.stack.function(c.function).allows(c.action, c.resource, c.context)
         }
     )
     assert not denied, "actions outside the functions' roles:\n" + "\n".join(map(str, denied))
