@@ -25,6 +25,7 @@ from typing import Any
 from unittest.mock import ANY
 
 import boto3
+import httpx
 import pytest
 
 from tests.rehearsal.cloudformation import ACCOUNT, REGION, AwsCall, Stack
@@ -112,7 +113,7 @@ class World:
         self.s3, self.sqs = session.client("s3", endpoint_url=moto), session.client("sqs", endpoint_url=moto)
         ddb = session.client("dynamodb", endpoint_url=moto)
         secrets = session.client("secretsmanager", endpoint_url=moto)
-        suffix = uuid.uuid4().hex[:8]
+        self.suffix = suffix = uuid.uuid4().hex[:8]
         tables = {t: f"rh-{t.lower()}-{suffix}" for t in ("TenantsTable", "UsageTable", "DocumentsTable")}
         for logical, name in tables.items():
             create_table_from_template(ddb, logical, name)
@@ -174,6 +175,9 @@ class World:
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory),
             "AWS_XRAY_DAEMON_ADDRESS": self.xray.address,  # Lambda's own variable, for active tracing
             "REHEARSAL_CALL_LOG": f"{SANDBOX_LOGS}/{fn}.jsonl",
+            # The one setting not from the template: this run's own indexes on the shared local node,
+            # so another test's documents never rank in its searches (nor its in theirs).
+            "RAGLINE_OPENSEARCH_INDEX_PREFIX": f"rh-{self.suffix}",
         }
         tap = self.taps[fn] = TracingTap(free_port())  # the runtime's way to the RIE's Runtime API
         if spec.handler == "run.sh":
@@ -228,6 +232,7 @@ def world(
     finally:
         w.stop()
         proxy.stop()
+        httpx.delete(f"{opensearch_url}/rh-{w.suffix}*", params={"expand_wildcards": "all"}, timeout=30)
 
 
 def rest_event(
