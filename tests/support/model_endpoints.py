@@ -39,7 +39,6 @@ from tests.support.bedrock_server import REGION, BedrockServer
 from tests.support.openai_replay import OpenAIReplay, Turn
 
 if TYPE_CHECKING:
-    from ragline.config import Settings
     from ragline.ports import ChatModel
 
 BEDROCK_MODEL = "amazon.nova-pro-v1:0"
@@ -172,12 +171,6 @@ class BedrockEndpoint:
         return BedrockChatModel(
             model=BEDROCK_MODEL, region=REGION, retries=max_retries, read_timeout_s=LLM_TIMEOUT_S
         )
-
-
-def settings(endpoint: ChatEndpoint, **overrides: Any) -> Settings:
-    from ragline.config import Settings
-
-    return Settings(**{**endpoint.values(), **overrides})
 
 
 def converse_turn(turn: Turn) -> list[ConverseTurn]:
