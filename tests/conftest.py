@@ -11,6 +11,7 @@ pytest_plugins = [
     "tests.support.moto_server",
     "tests.support.openai_replay",
     "tests.support.bedrock_server",
+    "tests.support.model_endpoints",
 ]
 
 

@@ -146,6 +146,25 @@ def test_the_request_is_converse_shaped_with_tools_and_the_whole_conversation(
     assert sent["inferenceConfig"]["maxTokens"] == 200
 
 
+def test_tool_traffic_without_tools_offered_is_sent_as_text(bedrock_server: BedrockServer) -> None:
+    # Given a history with a search call and its result, and no tools offered (the routers, hosting
+    # search and the planned agents' answer step ask this way)
+    model = bedrock_model(bedrock_server, say("Bees fan nectar."))
+
+    # When the turn is asked (Bedrock refuses toolUse/toolResult blocks without a toolConfig)
+    turn = play(model, WITH_EVIDENCE)
+
+    # Then it answers, and the call and its evidence reached the model as text in alternating turns
+    assert turn.text == "Bees fan nectar."
+    (sent,) = bedrock_server.converse_requests
+    assert "toolConfig" not in sent
+    assert [m["role"] for m in sent["messages"]] == ["user", "assistant", "user"]
+    blocks = [b for m in sent["messages"] for b in m["content"]]
+    assert all(set(b) == {"text"} for b in blocks)
+    assert blocks[1]["text"] == '[called search with {"query": "honey bees honey"}]'
+    assert blocks[2]["text"].startswith("[tool result]\n") and "bees#0" in blocks[2]["text"]
+
+
 @pytest.mark.parametrize(
     ("model", "system_cached", "tools_cached"),
     [

@@ -1,5 +1,6 @@
 """The chat agents end to end: ``deep_search``, ``chain_of_rag`` and the routers, through the real
-OpenAI adapter against the scripted OpenAI-compatible server, the real retrieval path and ledger, on
+model adapters against the scripted servers (the OpenAI adapter on the OpenAI-compatible replay, the
+Bedrock adapter on the local Converse server, one script for both), the real retrieval path and ledger, on
 the SQLite store and the OpenSearch node alike; and each agent offline (no model endpoint)."""
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from ragline.services.authentication import Principal
 from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
-from tests.support.openai_replay import OpenAIReplay, error, text, tool_call
+from tests.support.model_endpoints import ChatEndpoint
+from tests.support.openai_replay import error, text, tool_call
 from tests.support.tool_results import tool_results
 
 pytestmark = pytest.mark.integration
@@ -56,12 +58,10 @@ def build(home: Path, stores: VectorStoreProvider, settings: dict[str, Any]) -> 
 
 @pytest.fixture
 def world(
-    both_stores: tuple[str, VectorStoreProvider], openai_replay: OpenAIReplay, tmp_path: Path
+    both_stores: tuple[str, VectorStoreProvider], chat_endpoint: ChatEndpoint, tmp_path: Path
 ) -> Iterator[Container]:
-    s = openai_replay.settings()
-    keys = ("openai_base_url", "openai_api_key", "llm_max_retries", "llm_timeout_s")
     # no reranker: the LLM listwise one would take scripted turns (rerank has its own tests)
-    yield build(tmp_path / "home", both_stores[1], {"reranker": "none", **{k: getattr(s, k) for k in keys}})
+    yield build(tmp_path / "home", both_stores[1], {"reranker": "none", **chat_endpoint.values()})
 
 
 @pytest.fixture
@@ -105,9 +105,9 @@ def tool_message(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 # -- deep_search --------------------------------------------------------------------------------------
 def test_deep_search_decomposes_searches_filters_reflects_and_answers_with_citations(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
-    openai_replay.script(
+    chat_endpoint.script(
         [
             js(subQueries=["frame warranty length", "returning a bike"]),
             js(relevant=["warranty.txt#0", "returns.txt#0", "invented#9"]),
@@ -125,7 +125,7 @@ def test_deep_search_decomposes_searches_filters_reflects_and_answers_with_citat
     assert body.exit_reason == "answered" and body.error is None and body.warnings == []
     assert [s.id for s in body.sources] == ["warranty.txt#0", "returns.txt#0"]
     assert body.answer == ANSWER  # both citations verified and kept
-    requests = openai_replay.chat_requests
+    requests = chat_endpoint.chat_requests
     assert len(requests) == 4 and all(not r.get("tools") for r in requests)
     shown = tool_message(requests[-1])
     assert {p["id"] for p in shown} == {"warranty.txt#0", "returns.txt#0"}  # the filter dropped the tyres
@@ -136,9 +136,9 @@ def test_deep_search_decomposes_searches_filters_reflects_and_answers_with_citat
 
 
 def test_deep_search_runs_gap_queries_in_a_second_round(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
-    openai_replay.script(
+    chat_endpoint.script(
         [
             js(subQueries=["frame warranty length"]),
             js(relevant=["warranty.txt#0", "returns.txt#0"]),
@@ -153,17 +153,17 @@ def test_deep_search_runs_gap_queries_in_a_second_round(
     # the repeated query (normalised) is not searched again
     assert labels == ["frame warranty length", "returning a bike for a refund", "how old is the shop"]
     assert body.exit_reason == "answered" and len(body.sources) == 2
-    assert len(openai_replay.chat_requests) == 5
-    reflect = json.dumps(openai_replay.chat_requests[2]["messages"])
+    assert len(chat_endpoint.chat_requests) == 5
+    reflect = json.dumps(chat_endpoint.chat_requests[2]["messages"])
     assert "frame warranty length" in reflect and "warranty lasts ten years" in reflect
-    second_reflect = json.dumps(openai_replay.chat_requests[3]["messages"])
+    second_reflect = json.dumps(chat_endpoint.chat_requests[3]["messages"])
     assert "returning a bike for a refund" in second_reflect  # the searches as run, not normalised
 
 
 def test_deep_search_tolerates_prose_and_think_around_the_json(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
-    openai_replay.script(
+    chat_endpoint.script(
         [
             text('<think>two parts</think>Here: {"subQueries": ["frame warranty", "bike returns"]} done'),
             text("no json at all"),  # relevance unreadable: every passage is kept, with a warning
@@ -174,13 +174,13 @@ def test_deep_search_tolerates_prose_and_think_around_the_json(
     _, body = ask(world, agent="deep_search", namespaces=["docs"])
     assert body.exit_reason == "answered"
     assert [w.code for w in body.warnings] == ["planner_reply_invalid"]
-    assert len(tool_message(openai_replay.chat_requests[-1])) >= 2
+    assert len(tool_message(chat_endpoint.chat_requests[-1])) >= 2
 
 
 def test_deep_search_upstream_error_ends_in_an_error_event_and_one_charge(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
-    openai_replay.script([js(subQueries=["frame warranty"]), error(500, times=None)])
+    chat_endpoint.script([js(subQueries=["frame warranty"]), error(500, times=None)])
     events, body = ask(world, agent="deep_search", namespaces=["docs"])
     assert kinds(events)[-3:] == ["error", "sources", "final"]
     assert body.exit_reason == "error" and body.error is not None and body.error.code.startswith("dependency")
@@ -189,9 +189,9 @@ def test_deep_search_upstream_error_ends_in_an_error_event_and_one_charge(
 
 # -- chain_of_rag ---------------------------------------------------------------------------------------
 def test_chain_of_rag_hops_until_the_question_is_answered(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
-    openai_replay.script(
+    chat_endpoint.script(
         [
             js(query="how long is the frame warranty"),
             js(answer="Ten years.", supportingIds=["warranty.txt#0"], questionAnswered=False),
@@ -205,7 +205,7 @@ def test_chain_of_rag_hops_until_the_question_is_answered(
     assert kinds(events) == ["tool_start", "tool_end", "tool_start", "tool_end", "text", "sources", "final"]
     assert body.exit_reason == "answered" and body.warnings == []
     assert [s.id for s in body.sources] == ["warranty.txt#0", "returns.txt#0"]
-    requests = openai_replay.chat_requests
+    requests = chat_endpoint.chat_requests
     assert len(requests) == 5
     second_follow_up = json.dumps(requests[2]["messages"])
     assert "how long is the frame warranty" in second_follow_up and "Ten years." in second_follow_up
@@ -216,21 +216,21 @@ def test_chain_of_rag_hops_until_the_question_is_answered(
     assert charged(world) == 1
 
 
-def test_chain_of_rag_stops_at_four_hops(world: Container, openai_replay: OpenAIReplay) -> None:
+def test_chain_of_rag_stops_at_four_hops(world: Container, chat_endpoint: ChatEndpoint) -> None:
     turns = []
     for q in ("warranty", "refund", "tyres", "holidays"):
         turns += [js(query=f"about {q}"), js(answer="partly", supportingIds=[], questionAnswered=False)]
-    openai_replay.script([*turns, text("Not fully answered.")])
+    chat_endpoint.script([*turns, text("Not fully answered.")])
     _, body = ask(world, agent="chain_of_rag", namespaces=["docs"])
     assert len([e for e in body.steps if e.type == "tool_start"]) == 4
-    assert body.exit_reason == "answered" and len(openai_replay.chat_requests) == 9
+    assert body.exit_reason == "answered" and len(chat_endpoint.chat_requests) == 9
     # no hop named supporting passages: the answer step sees what was retrieved
-    assert tool_message(openai_replay.chat_requests[-1])
+    assert tool_message(chat_endpoint.chat_requests[-1])
     assert [w.code for w in body.warnings] == ["ungrounded_answer"]
 
 
-def test_chain_of_rag_upstream_error(world: Container, openai_replay: OpenAIReplay) -> None:
-    openai_replay.script([error(503, times=None)])
+def test_chain_of_rag_upstream_error(world: Container, chat_endpoint: ChatEndpoint) -> None:
+    chat_endpoint.script([error(503, times=None)])
     events, body = ask(world, agent="chain_of_rag", namespaces=["docs"])
     assert kinds(events) == ["error", "sources", "final"]
     # the model failed before its first reply and nothing was retrieved: no work, no charge (issue 24 #8)
@@ -239,9 +239,9 @@ def test_chain_of_rag_upstream_error(world: Container, openai_replay: OpenAIRepl
 
 # -- routing ----------------------------------------------------------------------------------------------
 def test_auto_routes_collections_then_agent_and_streams_both_choices(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
-    openai_replay.script(
+    chat_endpoint.script(
         [
             text("<think>several parts</think>2"),
             js(subQueries=["frame warranty"]),
@@ -256,13 +256,13 @@ def test_auto_routes_collections_then_agent_and_streams_both_choices(
     assert body.collections is not None and body.collections.namespaces == ["docs", "hr"]
     assert body.route is not None and (body.route.agent, body.route.fallback) == ("deep_search", False)
     assert body.exit_reason == "answered" and [s.id for s in body.sources] == ["warranty.txt#0"]
-    assert len(openai_replay.chat_requests) == 5 and charged(world) == 1
+    assert len(chat_endpoint.chat_requests) == 5 and charged(world) == 1
 
 
 def test_auto_router_fallback_runs_the_default_agent_with_a_warning(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
-    openai_replay.script(
+    chat_endpoint.script(
         [
             text("10"),
             tool_call("search", {"query": "frame warranty"}),
@@ -277,7 +277,7 @@ def test_auto_router_fallback_runs_the_default_agent_with_a_warning(
 
 
 def test_collections_picked_by_the_model_over_descriptions(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
     for ns, description in (
         ("docs", "Bicycle manuals and shop policies"),
@@ -286,7 +286,7 @@ def test_collections_picked_by_the_model_over_descriptions(
         space = world.registry.get_namespace("acme", ns)
         world.registry.update_namespace(space.model_copy(update={"description": description}))
     world.registry.create_namespace(new_namespace("acme", "legal"))  # no description: always searched
-    openai_replay.script(
+    chat_endpoint.script(
         [
             js(namespaces=["hr", "ghost", "hr"]),
             tool_call("search", {"query": "paid leave days"}),
@@ -298,7 +298,7 @@ def test_collections_picked_by_the_model_over_descriptions(
     # the default first, then the model's valid pick, then the undescribed namespace
     assert body.collections is not None and body.collections.namespaces == ["docs", "hr", "legal"]
     assert [w.code for w in body.warnings] == ["collection_router_unknown"]
-    offered = openai_replay.chat_requests[0]["messages"][0]["content"]
+    offered = chat_endpoint.chat_requests[0]["messages"][0]["content"]
     assert "- hr: Staff handbook" in offered and "legal" not in offered and "- docs" not in offered
     assert [s.id for s in body.sources] == ["holidays.txt#0"] and charged(world) == 1
 

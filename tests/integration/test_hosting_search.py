@@ -1,5 +1,6 @@
-"""Hosting search end to end: the real OpenAI adapter against the scripted OpenAI-compatible server, the
-real retrieval path and ledger, on the SQLite store and on the OpenSearch node alike."""
+"""Hosting search end to end: the real model adapters against the scripted servers (OpenAI-compatible
+replay, local Bedrock Converse; one script for both), the real retrieval path and ledger, on the SQLite
+store and on the OpenSearch node alike."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from ragline.services.authentication import Principal
 from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
-from tests.support.openai_replay import OpenAIReplay, Turn, error, text
+from tests.support.model_endpoints import ChatEndpoint
+from tests.support.openai_replay import Turn, error, text
 from tests.unit.services.test_chat_service import RecordingReranker
 
 pytestmark = pytest.mark.integration
@@ -65,17 +67,9 @@ def build(home: Path, stores: VectorStoreProvider, **settings: Any) -> Container
 
 @pytest.fixture
 def world(
-    both_stores: tuple[str, VectorStoreProvider], openai_replay: OpenAIReplay, tmp_path: Path
+    both_stores: tuple[str, VectorStoreProvider], chat_endpoint: ChatEndpoint, tmp_path: Path
 ) -> Iterator[Container]:
-    replay_settings = openai_replay.settings()
-    yield build(
-        tmp_path / "home",
-        both_stores[1],
-        openai_base_url=replay_settings.openai_base_url,
-        openai_api_key=replay_settings.openai_api_key,
-        llm_max_retries=replay_settings.llm_max_retries,
-        llm_timeout_s=replay_settings.llm_timeout_s,
-    )
+    yield build(tmp_path / "home", both_stores[1], **chat_endpoint.values())
 
 
 def run(c: Container, run_id: str | None = None, **body: Any) -> HostingSearchResponse:
@@ -93,9 +87,9 @@ def texts(response: HostingSearchResponse) -> list[str]:
 
 # -- the loop ---------------------------------------------------------------------------------------
 def test_two_rounds_generate_search_and_evaluate_then_stop_when_the_model_can_answer(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
-    openai_replay.script(
+    chat_endpoint.script(
         [
             generate(("keyword", "frame warranty years")),
             verdict(False),
@@ -120,34 +114,34 @@ def test_two_rounds_generate_search_and_evaluate_then_stop_when_the_model_can_an
     assert out.usage.retrievals == 3
     assert charged_runs(world) == 1
     # The second round's prompt lists what was tried and asks for something else
-    second = json.dumps(openai_replay.chat_requests[2]["messages"])
+    second = json.dumps(chat_endpoint.chat_requests[2]["messages"])
     assert "frame warranty years" in second and "already tried" in second
-    assert openai_replay.chat_requests[0].get("tools") in (None, [])  # planning calls offer no tools
+    assert chat_endpoint.chat_requests[0].get("tools") in (None, [])  # planning calls offer no tools
 
 
 def test_a_first_round_that_can_answer_stops_after_one_evaluation(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
-    openai_replay.script([generate(("keyword", "warranty")), verdict(True)])
+    chat_endpoint.script([generate(("keyword", "warranty")), verdict(True)])
     out = run(world)
-    assert out.exit_reason == "can_answer" and len(out.rounds) == 1 and len(openai_replay.chat_requests) == 2
+    assert out.exit_reason == "can_answer" and len(out.rounds) == 1 and len(chat_endpoint.chat_requests) == 2
 
 
 def test_a_model_that_never_can_answer_stops_at_max_evals(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
-    openai_replay.script(
+    chat_endpoint.script(
         [generate(("keyword", "warranty")), verdict(False), generate(("keyword", "refund")), verdict(False)]
     )
     out = run(world, maxEvals=2)
     assert out.exit_reason == "max_evals" and [r.can_answer for r in out.rounds] == [False, False]
-    assert openai_replay.remaining == []
+    assert chat_endpoint.remaining == []
 
 
 def test_only_queries_already_tried_end_the_loop_as_no_new_queries(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
-    openai_replay.script(
+    chat_endpoint.script(
         [
             generate(("keyword", "frame warranty")),
             verdict(False),
@@ -156,7 +150,7 @@ def test_only_queries_already_tried_end_the_loop_as_no_new_queries(
     )
     out = run(world)
     assert out.exit_reason == "no_new_queries" and len(out.rounds) == 1 and out.total_queries == 2
-    assert openai_replay.remaining == [] and out.chunks
+    assert chat_endpoint.remaining == [] and out.chunks
 
 
 @pytest.mark.parametrize(
@@ -184,15 +178,15 @@ def test_only_queries_already_tried_end_the_loop_as_no_new_queries(
     ids=["prose", "think", "fenced-with-a-bad-entry", "at-most-five"],
 )
 def test_generated_queries_are_parsed_from_prose_think_blocks_and_fences(
-    world: Container, openai_replay: OpenAIReplay, reply: str, queries: list[str]
+    world: Container, chat_endpoint: ChatEndpoint, reply: str, queries: list[str]
 ) -> None:
-    openai_replay.script([text(reply), verdict(True)])
+    chat_endpoint.script([text(reply), verdict(True)])
     out = run(world)
     assert [q.query for q in out.queries[1:]] == queries and not out.warnings
 
 
-def test_malformed_replies_are_warnings_not_failures(world: Container, openai_replay: OpenAIReplay) -> None:
-    openai_replay.script([text('{"queries": [{"type": '), text("I think so, yes."), text("no json")])
+def test_malformed_replies_are_warnings_not_failures(world: Container, chat_endpoint: ChatEndpoint) -> None:
+    chat_endpoint.script([text('{"queries": [{"type": '), text("I think so, yes."), text("no json")])
     out = run(world, maxEvals=3)
     assert {w.code for w in out.warnings} == {"planner_reply_invalid"}
     assert out.rounds[0].can_answer is False  # an unreadable verdict is "not yet"
@@ -200,37 +194,37 @@ def test_malformed_replies_are_warnings_not_failures(world: Container, openai_re
 
 
 def test_the_token_budget_stops_the_loop_between_model_calls(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
-    openai_replay.script([generate(("keyword", "warranty")), verdict(False), generate(("keyword", "refund"))])
+    chat_endpoint.script([generate(("keyword", "warranty")), verdict(False), generate(("keyword", "refund"))])
     out = run(world, tokenBudget=150)  # 110 after the generation, 220 after the evaluation
     assert out.exit_reason == "token_budget" and len(out.rounds) == 1
-    assert len(openai_replay.chat_requests) == 2 and out.chunks
+    assert len(chat_endpoint.chat_requests) == 2 and out.chunks
     assert out.usage.llm_input_tokens + out.usage.llm_output_tokens == 220
 
 
 @pytest.mark.parametrize("status", [500, 429])
 def test_a_model_failure_mid_run_ends_cleanly_with_the_pool_and_one_charge(
-    world: Container, openai_replay: OpenAIReplay, status: int
+    world: Container, chat_endpoint: ChatEndpoint, status: int
 ) -> None:
-    openai_replay.script([generate(("keyword", "warranty")), verdict(False), error(status, times=None)])
+    chat_endpoint.script([generate(("keyword", "warranty")), verdict(False), error(status, times=None)])
     out = run(world)
     assert out.exit_reason == "error" and out.chunks
     assert [w.code for w in out.warnings] == [
-        errors.DependencyUnavailable.code if status == 500 else "throttled"
+        errors.DependencyUnavailable.code if status == 500 else errors.ModelThrottled.code
     ]
     assert charged_runs(world) == 1 and out.usage.llm_input_tokens == 200
 
 
 def test_a_replayed_idempotency_key_does_no_work_and_is_charged_once(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
-    openai_replay.script([generate(("keyword", "warranty")), verdict(True)])
+    chat_endpoint.script([generate(("keyword", "warranty")), verdict(True)])
     first = run(world, run_id="key-1")
     again = run(world, run_id="key-1")
     assert again.replayed and not first.replayed
     assert again.chunks == first.chunks and again.queries == first.queries
-    assert len(openai_replay.chat_requests) == 2 and charged_runs(world) == 1
+    assert len(chat_endpoint.chat_requests) == 2 and charged_runs(world) == 1
     with pytest.raises(errors.IdempotencyKeyReused):
         run(world, run_id="key-1", topK=3)
 
@@ -250,9 +244,9 @@ def test_refused_requests_are_not_charged(world: Container) -> None:
 
 
 def test_generated_queries_cannot_reach_outside_the_callers_scope(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
-    openai_replay.script(
+    chat_endpoint.script(
         [
             generate(
                 ("keyword", "globex platinum zebra"),
@@ -269,7 +263,7 @@ def test_generated_queries_cannot_reach_outside_the_callers_scope(
     assert not any("zebra" in t or "holidays" in t.lower() for t in texts(out))
 
 
-def test_a_rounds_searches_run_concurrently(world: Container, openai_replay: OpenAIReplay) -> None:
+def test_a_rounds_searches_run_concurrently(world: Container, chat_endpoint: ChatEndpoint) -> None:
     """Every (query, namespace) search of round 1 waits at one barrier: run one after another, the
     first would wait alone and break it."""
     parties = 3 * 2  # the user's words + 2 generated queries, in 2 namespaces
@@ -296,7 +290,7 @@ def test_a_rounds_searches_run_concurrently(world: Container, openai_replay: Ope
             return getattr(inner, name)
 
     world.retrieval._stores = WaitingProvider()  # type: ignore[assignment]
-    openai_replay.script([generate(("keyword", "warranty"), ("semantic", "holidays")), verdict(True)])
+    chat_endpoint.script([generate(("keyword", "warranty"), ("semantic", "holidays")), verdict(True)])
     out = run(world, namespaces=["docs", "hr"])
     assert out.exit_reason == "can_answer" and out.usage.retrievals == parties
     assert {ch.namespace for ch in out.chunks} == {"docs", "hr"}
@@ -346,22 +340,22 @@ def test_bad_requests_are_refused(body: dict[str, Any]) -> None:
 
 # -- the defaults a request that names no bounds gets ---------------------------------------------------
 def test_by_default_the_loop_evaluates_at_most_three_rounds(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
     # Given a model that never can answer and always has a new query (tokens well inside any budget)
     never = [turn for i in range(6) for turn in (generate(("keyword", f"warranty {i}"), usage=(5, 1)),
                                                  verdict(False, usage=(5, 1)))]  # fmt: skip
-    openai_replay.script(never)
+    chat_endpoint.script(never)
     # When a request names no maxEvals
     out = run(world)
     # Then three rounds are generated and evaluated, and the loop stops there
     assert out.exit_reason == "max_evals" and [r.round for r in out.rounds] == [1, 2, 3]
-    assert len(openai_replay.chat_requests) == 6
+    assert len(chat_endpoint.chat_requests) == 6
 
 
-def test_by_default_the_planner_may_spend_4096_tokens(world: Container, openai_replay: OpenAIReplay) -> None:
+def test_by_default_the_planner_may_spend_4096_tokens(world: Container, chat_endpoint: ChatEndpoint) -> None:
     # Given a generation that spends 4,095 tokens, an evaluation that spends 1, and more to come
-    openai_replay.script(
+    chat_endpoint.script(
         [
             generate(("keyword", "warranty"), usage=(4000, 95)),
             verdict(False, usage=(0, 1)),
@@ -373,14 +367,14 @@ def test_by_default_the_planner_may_spend_4096_tokens(world: Container, openai_r
     out = run(world)
     # Then the evaluation is made (4,095 < 4,096) and nothing after it (4,096 spent): one token more
     # or less of budget would change the number of model calls
-    assert out.exit_reason == "token_budget" and len(openai_replay.chat_requests) == 2
+    assert out.exit_reason == "token_budget" and len(chat_endpoint.chat_requests) == 2
     assert out.usage.llm_input_tokens + out.usage.llm_output_tokens == 4096
     assert [r.can_answer for r in out.rounds] == [False]
 
 
 @pytest.mark.parametrize("mode", ["fast", "accurate"])
 def test_by_default_the_pool_is_cut_or_reranked_to_15_chunks(
-    world: Container, openai_replay: OpenAIReplay, mode: str
+    world: Container, chat_endpoint: ChatEndpoint, mode: str
 ) -> None:
     # Given forty warranty documents, and in accurate mode a reranker that records what it is asked for
     scope = TenantScope(tenant_id="acme", namespace_id="docs")
@@ -390,7 +384,7 @@ def test_by_default_the_pool_is_cut_or_reranked_to_15_chunks(
         )
     reranker = RecordingReranker()
     world.retrieval._reranker = reranker
-    openai_replay.script([generate(("keyword", "frame warranty")), verdict(True)])
+    chat_endpoint.script([generate(("keyword", "frame warranty")), verdict(True)])
     # When a request names no topK
     out = run(world, mode=mode)
     # Then fifteen chunks come back (reranked to fifteen in accurate mode; the pool's best in fast mode)
@@ -399,7 +393,7 @@ def test_by_default_the_pool_is_cut_or_reranked_to_15_chunks(
 
 
 def test_each_query_fetches_20_per_namespace_and_the_reranker_sees_the_best_60(
-    world: Container, openai_replay: OpenAIReplay
+    world: Container, chat_endpoint: ChatEndpoint
 ) -> None:
     # Given four topics of 25 documents each, and a round that searches each topic by its own word
     scope = TenantScope(tenant_id="acme", namespace_id="docs")
@@ -427,7 +421,7 @@ def test_each_query_fetches_20_per_namespace_and_the_reranker_sees_the_best_60(
     world.retrieval._stores = Recording()  # type: ignore[assignment]
     reranker = RecordingReranker()
     world.retrieval._reranker = reranker
-    openai_replay.script([generate(*[("keyword", f"topic{t}") for t in "abcd"]), verdict(True)])
+    chat_endpoint.script([generate(*[("keyword", f"topic{t}") for t in "abcd"]), verdict(True)])
 
     # When an accurate run pools them (the user's words and four topics: 5 queries)
     out = run(world, mode="accurate")

@@ -80,8 +80,8 @@ class ConverseTurn:
     times: int | None = 1
     clean: bool = False
     usage: bool = True
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
     cache_read: int = 0
     cache_write: int = 0
 
@@ -89,14 +89,15 @@ class ConverseTurn:
 def say(
     *pieces: str,
     stop: str = "end_turn",
-    input_tokens: int = 0,
-    output_tokens: int = 0,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
     cache_read: int = 0,
     cache_write: int = 0,
     usage: bool = True,
 ) -> ConverseTurn:
-    """A text answer; streamed, each piece is one ``contentBlockDelta``. Token counts of 0 are estimated
-    from the request and the pieces; ``usage=False`` sends no ``metadata`` event (no ``usage`` field)."""
+    """A text answer; streamed, each piece is one ``contentBlockDelta``. Token counts left out (None) are
+    estimated from the request and the pieces (0 is sent as 0); ``usage=False`` sends no ``metadata``
+    event (no ``usage`` field)."""
     if stop not in STOP_REASONS:
         raise ValueError(f"unknown stop reason {stop!r}")
     return ConverseTurn(
@@ -118,8 +119,8 @@ def use_tool(
     tool_use_id: str = "tooluse_1",
     text_before: tuple[str, ...] = (),
     more: tuple[tuple[str, dict[str, Any], str], ...] = (),
-    input_tokens: int = 0,
-    output_tokens: int = 0,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
     cache_read: int = 0,
     cache_write: int = 0,
     usage: bool = True,
@@ -233,8 +234,8 @@ def _usage(turn: ConverseTurn, body: dict[str, Any]) -> dict[str, int]:
     """The scripted counts, or estimates (4 characters a token) of the request and the answer."""
     prompt = json.dumps([body.get("system"), body.get("messages"), body.get("toolConfig")])
     answer = "".join(turn.pieces) + "".join(json.dumps(c.input) for c in turn.calls)
-    inputs = turn.input_tokens or max(1, len(prompt) // 4)
-    outputs = turn.output_tokens or max(1, len(answer) // 4)
+    inputs = turn.input_tokens if turn.input_tokens is not None else max(1, len(prompt) // 4)
+    outputs = turn.output_tokens if turn.output_tokens is not None else max(1, len(answer) // 4)
     usage = {"inputTokens": inputs, "outputTokens": outputs}
     usage["totalTokens"] = inputs + outputs + turn.cache_read + turn.cache_write
     if turn.cache_read:
