@@ -4,8 +4,10 @@ Lambda runs them, configured exactly as the translated template says, driven lik
 Every zip function runs under the real Runtime Interface Emulator with awslambdaric on python3.12 in a
 read-only task directory with the layer on /opt; chat runs under the real Lambda Web Adapter started
 through ``run.sh``. AWS calls go to moto, Bedrock calls to the local Bedrock server, OpenSearch calls —
-only if SigV4-signed — through a recording proxy to the local node, the chat model is the replay
-server. Then every AWS action each function performed is checked against its role in the template.
+only if SigV4-signed — through a recording proxy to the local node. The whole scenario runs once per
+chat provider: Bedrock (Converse, the template's default; a cross-Region inference profile) and an
+OpenAI-compatible endpoint (the replay server, its key in Secrets Manager). Then every AWS action
+each function performed is checked against its role in the template.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ from tests.rehearsal.xray import XRayDaemon
 from tests.support.bedrock_server import BedrockServer
 from tests.support.cfn_tables import create_table_from_template
 from tests.support.lambda_harness import path_parameters
-from tests.support.openai_replay import OpenAIReplay, text, tool_call
+from tests.support.model_endpoints import converse_turn
+from tests.support.openai_replay import OpenAIReplay, Turn, text, tool_call
 
 pytestmark = [pytest.mark.rehearsal, pytest.mark.opensearch]
 ARCH = {"x86_64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}[platform.machine()]
@@ -62,6 +65,7 @@ FUNCTIONS = (
 )
 TRACED = tuple(fn for fn in FUNCTIONS if fn != "AuthorizerFunction")
 """The functions with Powertools Tracer; the authorizer has the platform's segments alone (cold start)."""
+BEDROCK_CHAT_MODEL = "us.amazon.nova-pro-v1:0"
 HOSTING_EXITS = {"can_answer", "token_budget", "max_evals", "no_new_queries", "error"}
 
 
@@ -102,13 +106,40 @@ def artifacts() -> Artifacts:
     return Artifacts(build, json.loads(translated_path.read_text()), runtime, logs)
 
 
+class ChatScript:
+    """The chat model's scripted turns, written once in the replay's terms and played by the model the
+    stack is deployed with: the Bedrock server (Converse, the template's default) or the replay server."""
+
+    def __init__(self, provider: str, bedrock: BedrockServer, llm: OpenAIReplay) -> None:
+        self.provider, self.bedrock, self.llm = provider, bedrock, llm
+
+    def script(self, turns: list[Turn]) -> None:
+        if self.provider == "bedrock":
+            self.bedrock.script_converse([c for t in turns for c in converse_turn(t)])
+        else:
+            self.llm.script(turns)
+
+    @property
+    def remaining(self) -> list[Any]:
+        return self.bedrock.converse_remaining if self.provider == "bedrock" else self.llm.remaining
+
+
 class World:
     """The stand-ins for the stack's AWS resources, and the functions running against them."""
 
     def __init__(
-        self, art: Artifacts, moto: str, proxy_url: str, bedrock: BedrockServer, llm: OpenAIReplay
+        self,
+        art: Artifacts,
+        moto: str,
+        proxy_url: str,
+        bedrock: BedrockServer,
+        llm: OpenAIReplay,
+        provider: str,
     ) -> None:
-        self.art, self.moto, self.proxy_url = art, moto, proxy_url
+        self.art, self.moto, self.proxy_url, self.provider = art, moto, proxy_url, provider
+        for log in art.logs.iterdir():  # another world's calls and logs are not this stack's
+            log.unlink()
+        self.model = ChatScript(provider, bedrock, llm)
         session = boto3.session.Session(region_name=REGION, aws_access_key_id="x", aws_secret_access_key="x")
         self.s3, self.sqs = session.client("s3", endpoint_url=moto), session.client("sqs", endpoint_url=moto)
         ddb = session.client("dynamodb", endpoint_url=moto)
@@ -138,8 +169,10 @@ class World:
         params = {
             "OpenSearchEndpoint": proxy_url,
             "ExistingOpenSearchDomainArn": DOMAIN_ARN,
-            "ChatProvider": "openai",  # the replay server; the template's default is Bedrock
             "LlmBaseUrl": llm.base_url,
+            "ChatProvider": provider,
+            # a cross-Region profile: the roles must allow it and the models it routes to
+            "BedrockChatModel": BEDROCK_CHAT_MODEL,
         }
         self.stack = Stack(art.translated, params, refs, attrs)
         self.layer_logical = layer
@@ -217,16 +250,21 @@ class World:
         self.xray.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["bedrock", "openai"])
 def world(
+    request: pytest.FixtureRequest,
     artifacts: Artifacts,
     moto_endpoint: str,
     opensearch_url: str,
     bedrock_server_session: BedrockServer,
     openai_replay_server: OpenAIReplay,
 ) -> Iterator[tuple[World, SignedProxy]]:
+    """The stack as deployed with each chat provider: Bedrock (the template's default) and an
+    OpenAI-compatible endpoint with its key in Secrets Manager."""
     proxy = SignedProxy(opensearch_url)
-    w = World(artifacts, moto_endpoint, proxy.start(), bedrock_server_session, openai_replay_server)
+    w = World(
+        artifacts, moto_endpoint, proxy.start(), bedrock_server_session, openai_replay_server, request.param
+    )
     try:
         yield w, proxy
     finally:
@@ -357,7 +395,7 @@ def ingest_from_s3(w: World, ctx: dict[str, Any]) -> None:
 
 def chat_streams(w: World, ctx: dict[str, Any]) -> None:
     """Chat through the real Web Adapter: the answer leaves the app while the run goes on."""
-    w.llm.script(
+    w.model.script(
         [
             tool_call("search", {"query": "return a used bike"}),
             text("Used bikes ", "can be returned ", '<citation ids="faq.txt#0"/>', delay_s=0.4),
@@ -385,10 +423,10 @@ def chat_streams(w: World, ctx: dict[str, Any]) -> None:
 
 def chat_agents(w: World, ctx: dict[str, Any]) -> None:
     """``agent: auto`` with no namespaces, as JSON: the collection router takes the tenant's only
-    namespace without a model call, the RAG router (the replay server) picks ``deep_search``, which
+    namespace without a model call, the RAG router (the chat model) picks ``deep_search``, which
     decomposes, searches, filters, reflects and answers with a verified citation; charged once."""
     before = runs_charged(w, ctx)
-    w.llm.script(
+    w.model.script(
         [
             text("<think>two parts</think>2"),
             text(json.dumps({"subQueries": ["return a used bike"]})),
@@ -408,7 +446,7 @@ def chat_agents(w: World, ctx: dict[str, Any]) -> None:
     assert body["route"] == {"type": "route", "agent": "deep_search", "reason": ANY, "fallback": False}, body
     assert body["exitReason"] == "answered" and [s["id"] for s in body["sources"]] == ["faq.txt#0"], body
     assert [s["label"] for s in body["steps"] if s["type"] == "tool_start"] == ["return a used bike"], body
-    assert not w.llm.remaining, "the router and deep_search did not make their five model calls"
+    assert not w.model.remaining, "the router and deep_search did not make their five model calls"
     assert runs_charged(w, ctx) == before + 1
 
 
@@ -419,12 +457,12 @@ def runs_charged(w: World, ctx: dict[str, Any]) -> int:
 
 
 def hosting_search(w: World, admin: dict[str, Any]) -> None:
-    """Hosting search with a search-only key: the planner (the replay server) proposes a query and judges
+    """Hosting search with a search-only key: the planner (the chat model) proposes a query and judges
     the pool, Bedrock reranks it; charged once, also when retried with its Idempotency-Key; a body
     with an unknown field is a 400 in the one error shape, before any work."""
     ctx = key_context(w, "search", "POST/v1/hosting-search")
     before = runs_charged(w, admin)
-    w.llm.script(
+    w.model.script(
         [
             text(json.dumps({"queries": [{"type": "keyword", "query": "return used bike refund"}]})),
             text(json.dumps({"canAnswer": True})),
@@ -448,7 +486,7 @@ def hosting_search(w: World, admin: dict[str, Any]) -> None:
     assert found["totalQueries"] == 2 and found["rounds"][0]["canAnswer"] is True, found
     assert found["rerank"] == {"reranker": "bedrock:amazon.rerank-v1:0", "fellBack": False}, found
     assert found["usage"]["llmInputTokens"] == 200 and found["usage"]["llmOutputTokens"] == 20, found
-    assert not w.llm.remaining, "the planner did not ask for its query generation and its verdict"
+    assert not w.model.remaining, "the planner did not ask for its query generation and its verdict"
 
     status, again = call(w, "HostingSearchFunction", "POST", route, route, ctx, body, retry)
     assert status == 200 and again["replayed"] is True and again["runId"] == found["runId"], again
@@ -477,12 +515,14 @@ def check_iam(w: World, proxy: SignedProxy) -> None:
     )
     assert not denied, "actions outside the functions' roles:\n" + "\n".join(map(str, denied))
     performed = {c.action for c in calls}
-    assert {
-        "dynamodb:PutItem",
-        "bedrock:InvokeModel",
-        "bedrock:Rerank",
-        "secretsmanager:GetSecretValue",
-    } <= performed
+    assert {"dynamodb:PutItem", "bedrock:InvokeModel", "bedrock:Rerank"} <= performed
+    if w.provider == "bedrock":  # chat streamed through ConverseStream; no key to read
+        assert "bedrock:InvokeModelWithResponseStream" in performed
+        assert "secretsmanager:GetSecretValue" not in performed
+        models = {c.resource for c in calls if c.action == "bedrock:InvokeModelWithResponseStream"}
+        assert f"arn:aws:bedrock:{REGION}:{ACCOUNT}:inference-profile/{BEDROCK_CHAT_MODEL}" in models, models
+    else:
+        assert "secretsmanager:GetSecretValue" in performed
 
 
 def check_traces(w: World) -> None:
@@ -490,11 +530,12 @@ def check_traces(w: World) -> None:
     handler's own subsegment (zip functions), its AWS calls, and its OpenSearch and model requests as
     remote calls, each to the endpoint the template gives it; and no document text in any of it."""
     assert not w.xray.malformed, w.xray.malformed[:3]
+    model = [w.llm.base_url] if w.provider == "openai" else []  # Bedrock's calls are AWS calls
     talks_to = {
         "SearchFunction": [w.proxy_url],
-        "HostingSearchFunction": [w.proxy_url, w.llm.base_url],
+        "HostingSearchFunction": [w.proxy_url, *model],
         "IngestionFunction": [w.proxy_url],
-        "ChatFunction": [w.proxy_url, w.llm.base_url],
+        "ChatFunction": [w.proxy_url, *model],
     }
     for fn in TRACED:
         assert w.stack.function(fn).tracing == "Active", f"{fn}: X-Ray tracing is not Active in the template"

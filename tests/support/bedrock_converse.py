@@ -84,6 +84,8 @@ class ConverseTurn:
     output_tokens: int | None = None
     cache_read: int = 0
     cache_write: int = 0
+    delay_s: float = 0.0
+    """Streamed: the pause before each frame after ``messageStart`` (a slow model)."""
 
 
 def say(
@@ -94,10 +96,11 @@ def say(
     cache_read: int = 0,
     cache_write: int = 0,
     usage: bool = True,
+    delay_s: float = 0.0,
 ) -> ConverseTurn:
-    """A text answer; streamed, each piece is one ``contentBlockDelta``. Token counts left out (None) are
-    estimated from the request and the pieces (0 is sent as 0); ``usage=False`` sends no ``metadata``
-    event (no ``usage`` field)."""
+    """A text answer; streamed, each piece is one ``contentBlockDelta`` (``delay_s`` before each frame
+    after the first). Token counts left out (None) are estimated from the request and the pieces (0 is
+    sent as 0); ``usage=False`` sends no ``metadata`` event (no ``usage`` field)."""
     if stop not in STOP_REASONS:
         raise ValueError(f"unknown stop reason {stop!r}")
     return ConverseTurn(
@@ -109,6 +112,7 @@ def say(
         output_tokens=output_tokens,
         cache_read=cache_read,
         cache_write=cache_write,
+        delay_s=delay_s,
     )
 
 
@@ -171,6 +175,7 @@ class Reply:
     payload: dict[str, Any] | None = None
     frames: tuple[bytes, ...] = ()
     ending: Ending = "end"
+    delay_s: float = 0.0
 
 
 def reply(turn: ConverseTurn, body: dict[str, Any], *, stream: bool) -> Reply:
@@ -193,7 +198,7 @@ def reply(turn: ConverseTurn, body: dict[str, Any], *, stream: bool) -> Reply:
     frames.append(wire.event("messageStop", {"stopReason": turn.stop}))
     if turn.usage:
         frames.append(wire.event("metadata", {"usage": _usage(turn, body), "metrics": _metrics(turn)}))
-    return Reply(frames=tuple(frames))
+    return Reply(frames=tuple(frames), delay_s=turn.delay_s)
 
 
 def _text_frames(pieces: tuple[str, ...]) -> list[bytes]:

@@ -350,7 +350,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("transfer-encoding", "chunked")
         self.send_header("x-amzn-requestid", str(uuid.uuid4()))
         self.end_headers()
-        for data in answer.frames:
+        for i, data in enumerate(answer.frames):
+            if i and answer.delay_s:
+                time.sleep(answer.delay_s)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
         if answer.ending == "drop":

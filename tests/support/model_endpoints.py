@@ -175,8 +175,8 @@ class BedrockEndpoint:
 
 def converse_turn(turn: Turn) -> list[ConverseTurn]:
     """The Converse answers equivalent to one replay turn (``times`` copies of it)."""
-    if turn.delay_s or turn.silent_s:
-        raise NotOnBedrock("pauses are not scripted on the Bedrock server")
+    if turn.silent_s or (turn.delay_s and (turn.calls or turn.status != 200)):
+        raise NotOnBedrock("only a text answer's pauses are scripted on the Bedrock server")
     if turn.status != 200:
         if turn.status not in STATUS_ERRORS:
             raise NotOnBedrock(f"no Bedrock error answers HTTP {turn.status}")
@@ -195,7 +195,7 @@ def _answer(turn: Turn) -> ConverseTurn:
     if turn.usage is not None:
         counts = {"input_tokens": turn.usage[0], "output_tokens": turn.usage[1]}
     if not turn.calls:
-        return say(*turn.deltas, stop=STOPS[turn.finish or "stop"], **counts)
+        return say(*turn.deltas, stop=STOPS[turn.finish or "stop"], delay_s=turn.delay_s, **counts)
     if turn.finish not in (None, "tool_calls"):
         raise NotOnBedrock(f"a Converse turn with tool use always stops as tool_use, not {turn.finish}")
     calls = [

@@ -55,11 +55,22 @@ def test_broken_streams_break_the_same_way() -> None:
 
 
 @pytest.mark.parametrize(
-    "turn", [tool_calls(call("search", '{"query": "bees"')), tool_call("search", "[1]"), Turn(delay_s=0.1)]
+    "turn",
+    [
+        tool_calls(call("search", '{"query": "bees"')),
+        tool_call("search", "[1]"),
+        tool_call("search", {"query": "bees"}, delay_s=0.1),
+        Turn(silent_s=0.1),
+    ],
 )
 def test_what_converse_cannot_say_is_refused_not_bent(turn: Turn) -> None:
     with pytest.raises(NotOnBedrock):
         converse_turn(turn)
+
+
+def test_a_slow_text_answer_stays_slow() -> None:
+    (turn,) = converse_turn(text("a", "b", delay_s=0.2))
+    assert turn.delay_s == 0.2 and turn.pieces == ("a", "b")
 
 
 def test_a_converse_request_reads_back_in_openai_shape() -> None:
