@@ -59,11 +59,12 @@ def invoke(handler: Any, event: dict[str, Any]) -> dict[str, Any]:
             "get_remaining_time_in_millis": staticmethod(lambda: 60_000),
         },
     )()
-    trace = f"Root=1-{uuid.uuid4().hex[:8]}-{uuid.uuid4().hex[:24]};Parent={uuid.uuid4().hex[:16]};Sampled=1"
-    os.environ["_X_AMZN_TRACE_ID"] = trace  # what the runtime sets per invocation
+    trace_id = f"1-{uuid.uuid4().hex[:8]}-{uuid.uuid4().hex[:24]}"
+    os.environ["_X_AMZN_TRACE_ID"] = f"Root={trace_id};Parent={uuid.uuid4().hex[:16]};Sampled=1"
     result = handler(event, context)
     status = int(result.get("statusCode", 200)) if isinstance(result, dict) else 200
-    return {"status": status, "body": result.get("body", "")[:300], "request_id": request_id}
+    body = result.get("body", "")[:300]
+    return {"status": status, "body": body, "request_id": request_id, "trace_id": trace_id}
 
 
 def restore(

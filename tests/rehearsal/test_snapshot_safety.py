@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -142,6 +143,18 @@ def test_two_restores_of_one_snapshot_share_nothing(
         assert {"AKIARESTORE0", "AKIARESTORE1"} <= set(keys), keys
         first_restore_call = min(keys.index("AKIARESTORE0"), keys.index("AKIARESTORE1"))
         assert INIT_KEY not in keys[first_restore_call:], f"a restore signed with the snapshot's key: {keys}"
+    # Each restore's traces reached the X-Ray daemon (its emitter's socket is its own, not the closed one).
+    for child in found["restores"]:
+        assert traced(w, {s["trace_id"] for s in child["served"]}), "a restore's traces were lost"
+
+
+def traced(w: World, trace_ids: set[str]) -> bool:
+    """Whether the X-Ray daemon received documents of these traces (UDP: given a moment to arrive)."""
+    for _ in range(50):
+        if w.xray.of_trace(trace_ids):
+            return True
+        time.sleep(0.1)
+    return False
 
 
 def restore(n: int) -> list[dict[str, Any]]:
