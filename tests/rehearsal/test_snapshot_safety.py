@@ -183,10 +183,3 @@ def test_the_check_fails_when_a_hook_is_removed(
     )
     assert [p for p in report["problems"] if p.startswith(reason)], report["problems"]
     assert not [p for p in report["problems"] if "failed requests" in p], report["problems"]
-
-
-def test_the_layer_leaves_the_hooks_library_to_the_runtime(artifacts: Artifacts) -> None:  # noqa: F811
-    """snapshot-restore-py is the managed runtime's own: a copy in the layer would shadow it."""
-    layer = artifacts.build / "RaglineLayer" / "python"
-    assert (layer / "ragline" / "snapstart.py").is_file()
-    assert not list(layer.glob("snapshot_restore_py*")), "the layer ships snapshot-restore-py"
