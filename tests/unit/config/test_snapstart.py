@@ -39,9 +39,7 @@ def access_key(client: Any) -> str:
     return str(client._request_signer._credentials.access_key)
 
 
-def test_prepare_is_a_no_op_outside_a_snapstart_init(
-    registry: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_prepare_is_a_no_op_outside_a_snapstart_init(registry: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_LAMBDA_INITIALIZATION_TYPE", "on-demand")
     snapstart.prepare(container=False)
     assert snapshot_restore_py.get_before_snapshot() == snapshot_restore_py.get_after_restore() == []
