@@ -59,4 +59,4 @@ def create_app(container: Container | None = None) -> Starlette:
 app = create_app()
 
 
-snapstart.prepare()  # a SnapStart init's warm-up and hooks; nothing otherwise
+snapstart.prepare("chat")  # a SnapStart init's warm-up and hooks; nothing otherwise

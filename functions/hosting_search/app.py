@@ -41,4 +41,4 @@ def lambda_handler(
     return resolve(app, event, context, container)
 
 
-snapstart.prepare()  # a SnapStart init's warm-up and hooks; nothing otherwise
+snapstart.prepare("hosting_search")  # a SnapStart init's warm-up and hooks; nothing otherwise

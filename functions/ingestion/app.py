@@ -50,4 +50,4 @@ def lambda_handler(
     return {"batchItemFailures": failures}
 
 
-snapstart.prepare()  # a SnapStart init's warm-up and hooks; nothing otherwise
+snapstart.prepare("ingest")  # a SnapStart init's warm-up and hooks; nothing otherwise

@@ -39,4 +39,4 @@ def lambda_handler(
     return resolve(app, event, context, container)
 
 
-snapstart.prepare()  # a SnapStart init's warm-up and hooks; nothing otherwise
+snapstart.prepare("search")  # a SnapStart init's warm-up and hooks; nothing otherwise

@@ -91,20 +91,22 @@ def register() -> bool:
     return True
 
 
-def prepare(*, container: bool = True) -> None:
+def prepare(*parts: str, container: bool = True) -> None:
     """The init of a SnapStart version; each handler calls it at import, and it does nothing unless
     Lambda is initialising for a snapshot (``AWS_LAMBDA_INITIALIZATION_TYPE=snap-start``, read through
     :func:`ragline.environment.snapstart_init` — the one environment read at import, documented so: a
     snapshot's init is the place for expensive work, an on-demand init is not).
 
-    It registers the hooks, then warms: the settings and the container's modules and AWS service
-    models (``container=False``: only the key lookup's model — the authorizer never loads pydantic).
-    No request is sent, no client built, no credential resolved.
+    It registers the hooks, then warms: the settings, the modules of the container's ``parts`` (the
+    services the handler uses, e.g. ``prepare("search")``; every service when none is named) and of
+    the configured adapters, and their AWS service models. ``container=False`` (the authorizer, which
+    never loads pydantic): only the key lookup's model. No request is sent, no client built, no
+    credential resolved.
     """
     if not snapstart_init() or not register():
         return
     if container:
-        wiring.container().warm()
+        wiring.container().warm(parts)
     else:
         wiring.warm_key_lookup()
 

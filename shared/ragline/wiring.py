@@ -453,16 +453,15 @@ class Container:
             services.append("secretsmanager")
         return tuple(services)
 
-    def warm(self) -> None:
-        """SnapStart's init (:func:`ragline.snapstart.prepare`): import every module the configured
-        parts use and parse their AWS service models, building no part: no client, no credential, no
-        connection (the LLM key would be read from Secrets Manager; sigv4 would resolve credentials)."""
+    def warm(self, parts: tuple[str, ...] = ()) -> None:
+        """SnapStart's init (:func:`ragline.snapstart.prepare`): import the modules of ``parts`` (the
+        services a handler uses; all when none is named) and of the configured adapters, and parse
+        their AWS service models — building no part: no client, no credential, no connection (the LLM
+        key would be read from Secrets Manager; SigV4 would resolve credentials)."""
         from ragline.adapters.boto import warm_models
 
         s = self.settings
-        modules = [
-            f"ragline.services.{m}" for m in ("search", "hosting_search", "chat", "documents", "ingest")
-        ]
+        modules = [m for part in parts or tuple(SERVICE_MODULES) for m in SERVICE_MODULES[part]]
         if s.backend == "aws":
             modules += [f"ragline.adapters.aws.{m}" for m in ("tenants", "documents", "ledger", "objects")]
         if s.resolved_store == "opensearch":
@@ -470,10 +469,23 @@ class Container:
         if "bedrock" in (s.embedding_provider, s.reranker):
             modules += ["ragline.adapters.bedrock.embedder", "ragline.adapters.bedrock.reranker"]
         if s.llm_configured:
-            modules += ["ragline.adapters.openai.chat", "ragline.adapters.rerank", "ragline.agents.planners"]
-        for module in modules:
+            modules += ["ragline.adapters.openai.chat", "ragline.adapters.rerank"]
+        for module in ["ragline.services.tenant_gate", *modules]:
             importlib.import_module(module)
         warm_models(self.aws_services())
+
+
+SERVICE_MODULES: dict[str, tuple[str, ...]] = {
+    "search": ("ragline.services.search",),
+    "hosting_search": ("ragline.services.hosting_search", "ragline.agents.planners"),
+    "chat": ("ragline.services.chat", "ragline.agents.planners"),
+    "document_service": ("ragline.services.documents", "ragline.services.ingest"),
+    "ingest": ("ragline.services.ingest",),
+    "namespaces": ("ragline.services.namespaces",),
+    "tenancy": ("ragline.services.tenancy",),
+    "metering": ("ragline.services.metering",),
+}
+"""The modules a container service's construction and first use import (SnapStart's init warms them)."""
 
 
 def release_connections() -> None:

@@ -5,6 +5,7 @@ The whole-process proof (two forked restores of a built function): tests/rehears
 from __future__ import annotations
 
 import random
+from functools import cached_property
 from typing import Any
 
 import boto3
@@ -14,7 +15,7 @@ import snapshot_restore_py
 from ragline import snapstart, wiring
 from ragline.adapters.boto import LazyClient
 from ragline.config import Settings
-from ragline.wiring import Container
+from ragline.wiring import SERVICE_MODULES, Container
 from tests.support.fakes import BowEmbedder
 
 pytestmark = pytest.mark.unit
@@ -104,3 +105,11 @@ def test_reseed_random_makes_two_copies_of_one_state_draw_differently() -> None:
     random.setstate(state)
     snapstart.reseed_random()
     assert [random.random() for _ in range(4)] != one
+
+
+def test_warming_imports_every_service_module_and_builds_no_part(tmp_path: Any) -> None:
+    container = Container(Settings(home=tmp_path))
+    assert all(isinstance(getattr(Container, part), cached_property) for part in SERVICE_MODULES)
+    container.warm()
+    built = [name for name in vars(container) if isinstance(getattr(Container, name, None), cached_property)]
+    assert built == []
