@@ -3,16 +3,16 @@ layer and function code on its path (tests/rehearsal/test_snapshot_safety.py sta
 
     python3.12 restore_driver.py PLAN.json REPORT.json [--skip HOOK ...]
 
-PLAN names the handler module's folder and holds the priming events and, per restore, the events to
-serve. The driver imports the handler (the SnapStart init: ``AWS_LAMBDA_INITIALIZATION_TYPE`` is
-``snap-start``), serves the priming events (priming, as SnapStart guides recommend: it opens the
-connections a real snapshot would be tempted to keep), runs the before-snapshot hooks as the runtime
-does, records the sockets still open, then forks twice with the C library's ``fork`` — a restore
-copies memory and runs no at-fork handler, so Python's own reseed of ``random`` after ``os.fork``
-must not run either. Each child takes fresh credentials (as Lambda gives a restored environment),
-runs the after-restore hooks and serves its events; the parent writes one JSON report (stdout is the
-function's: its logs and metrics) with the problems :func:`problems` finds (none: the snapshot was
-safe).
+PLAN holds the priming events and, per restore, the events to serve. The driver imports the handler
+(the SnapStart init: ``AWS_LAMBDA_INITIALIZATION_TYPE`` is ``snap-start``), serves the priming events
+(priming, as SnapStart guides recommend: it opens the connections a real snapshot would be tempted to
+keep), runs the before-snapshot hooks with the runtime's own runner (awslambdaric's; with a hook
+skipped by name, ``snapstart.run_before_snapshot``, which runs them in the same order), records the
+sockets still open, then forks twice with the C library's ``fork`` — a restore copies memory and runs
+no at-fork handler, so Python's own reseed of ``random`` after ``os.fork`` must not run either. Each
+child takes fresh credentials (as Lambda gives a restored environment), runs the after-restore hooks
+and serves its events; the parent writes one JSON report (stdout is the function's: its logs and
+metrics) with the problems :func:`problems` finds (none: the snapshot was safe).
 """
 
 from __future__ import annotations
@@ -71,7 +71,10 @@ def restore(
     snapstart: Any, handler: Any, events: list[dict[str, Any]], skip: tuple[str, ...], n: int
 ) -> dict[str, Any]:
     os.environ["AWS_ACCESS_KEY_ID"] = f"AKIARESTORE{n}"  # Lambda's fresh credentials for this copy
-    snapstart.run_after_restore(skip)
+    if skip:
+        snapstart.run_after_restore(skip)
+    else:
+        runtime_hooks().run_after_restore()
     served = [invoke(handler, e) for e in events]
     return {
         "served": served,
@@ -81,6 +84,13 @@ def restore(
         "sockets": socket_inodes(),
         "pid": os.getpid(),
     }
+
+
+def runtime_hooks() -> Any:
+    """The runtime's own hook runner (awslambdaric's, as the managed runtime runs the hooks)."""
+    from awslambdaric import lambda_runtime_hooks_runner
+
+    return lambda_runtime_hooks_runner
 
 
 def problems(report: dict[str, Any]) -> list[str]:
@@ -116,7 +126,10 @@ def main() -> None:
 
     handler = app.lambda_handler
     primed = [invoke(handler, e) for e in plan["prime"]]
-    snapstart.run_before_snapshot(skip)
+    if skip:  # the same order, minus the skipped hook
+        snapstart.run_before_snapshot(skip)
+    else:
+        runtime_hooks().run_before_snapshot()
     open_after_hooks = socket_inodes()
     at_fork = socket_inodes()
 

@@ -15,6 +15,8 @@ import json
 import os
 import subprocess
 import time
+import urllib.request
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,7 +39,9 @@ from tests.support.openai_replay import OpenAIReplay
 pytestmark = [pytest.mark.rehearsal, pytest.mark.opensearch]
 DRIVER = Path(__file__).with_name("restore_driver.py")
 INIT_KEY = "AKIASNAPSHOTINIT"
-CTX = {"tenantId": "acme", "scopes": "admin,chat,ingest,search", "namespaces": "", "keyId": "k-snap"}
+TENANT = f"snap{uuid.uuid4().hex[:8]}"
+"""A tenant of its own: the OpenSearch node's indexes are shared with the other rehearsal's ``acme``."""
+CTX = {"tenantId": TENANT, "scopes": "admin,chat,ingest,search", "namespaces": "", "keyId": "k-snap"}
 """The authorizer's context for the tenant's admin key (the authorizer itself has its own rehearsal)."""
 SEARCH = "/v1/namespaces/{namespace}/search"
 DOCS = "/v1/namespaces/{namespace}/documents"
@@ -54,11 +58,21 @@ def world(
     proxy = SignedProxy(opensearch_url)
     w = World(artifacts, moto_endpoint, proxy.start(), bedrock_server_session, openai_replay_server)
     try:
-        cli(w, "tenants", "create", "acme", "--quota", "100")
+        cli(w, "tenants", "create", TENANT, "--quota", "100")
         yield w, proxy
     finally:
         w.stop()
         proxy.stop()
+        forget_chunks(opensearch_url)
+
+
+def forget_chunks(opensearch_url: str) -> None:
+    """Delete this tenant's chunks from the shared node's indexes."""
+    query = json.dumps({"query": {"term": {"tenant_id": TENANT}}}).encode()
+    url = f"{opensearch_url}/ragline-chunks-*/_delete_by_query?refresh=true&ignore_unavailable=true"
+    request = urllib.request.Request(url, query, {"content-type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=30) as done:
+        assert done.status == 200
 
 
 def restore_twice(

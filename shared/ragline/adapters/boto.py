@@ -3,6 +3,7 @@ and reading a ``ClientError``'s code and HTTP status. botocore is never imported
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from typing import Any
@@ -64,15 +65,15 @@ def release_clients() -> None:
     Its data loader (the parsed service models: the cost of building a client) is kept."""
     for lazy in list(_BUILT):
         lazy.release()
-    import boto3
-
-    old = boto3.DEFAULT_SESSION
-    if old is not None:
+    boto3: Any = sys.modules.get("boto3")  # not loaded: no session to renew
+    if boto3 is not None and boto3.DEFAULT_SESSION is not None:
         import botocore.session
 
+        loader = boto3.DEFAULT_SESSION._session.get_component("data_loader")
         fresh = botocore.session.get_session()
-        fresh.register_component("data_loader", old._session.get_component("data_loader"))
+        fresh.register_component("data_loader", loader)
         boto3.setup_default_session(botocore_session=fresh)
+        loader.search_paths[:] = list(dict.fromkeys(loader.search_paths))  # boto3 appended its own again
 
 
 def warm_models(services: tuple[str, ...]) -> None:
