@@ -433,9 +433,11 @@ class Container:
         from ragline.adapters.boto import release_clients
 
         for name in ("stores", "chat_model", "embedder", "reranker"):
-            close = getattr(self.__dict__.get(name), "close", None)
-            if callable(close):
-                close()
+            part = self.__dict__.get(name)
+            for holder in (part, getattr(part, "inner", None)):  # a wrapper's model (ContextFitting)
+                close = getattr(holder, "close", None)
+                if callable(close):
+                    close()
         for name in [n for n in self.__dict__ if isinstance(getattr(type(self), n, None), cached_property)]:
             if name not in self._overrides:
                 del self.__dict__[name]
@@ -445,7 +447,7 @@ class Container:
         """The AWS services this configuration calls (their models are worth parsing at init)."""
         s = self.settings
         services = ["dynamodb", "s3"] if s.backend == "aws" else []
-        if s.embedding_provider == "bedrock":
+        if "bedrock" in (s.embedding_provider, s.chat_backend):
             services.append("bedrock-runtime")
         if s.reranker == "bedrock":
             services.append("bedrock-agent-runtime")
@@ -468,8 +470,10 @@ class Container:
             modules.append("ragline.adapters.opensearch.store")
         if "bedrock" in (s.embedding_provider, s.reranker):
             modules += ["ragline.adapters.bedrock.embedder", "ragline.adapters.bedrock.reranker"]
+        if s.chat_backend in ("bedrock", "openai"):
+            modules += [f"ragline.adapters.{s.chat_backend}.chat", "ragline.agents.fitting"]
         if s.llm_configured:
-            modules += ["ragline.adapters.openai.chat", "ragline.adapters.rerank"]
+            modules.append("ragline.adapters.rerank")
         for module in ["ragline.services.tenant_gate", *modules]:
             importlib.import_module(module)
         warm_models(self.aws_services())

@@ -5,6 +5,7 @@ The whole-process proof (two forked restores of a built function): tests/rehears
 from __future__ import annotations
 
 import random
+import sys
 from functools import cached_property
 from typing import Any
 
@@ -108,8 +109,22 @@ def test_reseed_random_makes_two_copies_of_one_state_draw_differently() -> None:
 
 
 def test_warming_imports_every_service_module_and_builds_no_part(tmp_path: Any) -> None:
-    container = Container(Settings(home=tmp_path))
+    container = Container(Settings(home=tmp_path, chat_provider="bedrock"))
     assert all(isinstance(getattr(Container, part), cached_property) for part in SERVICE_MODULES)
     container.warm()
     built = [name for name in vars(container) if isinstance(getattr(Container, name, None), cached_property)]
     assert built == []
+    assert "ragline.adapters.bedrock.chat" in sys.modules
+    assert "bedrock-runtime" in container.aws_services()
+
+
+def test_releasing_closes_the_chat_models_http_pool(tmp_path: Any) -> None:
+    settings = Settings(
+        home=tmp_path, chat_provider="openai", openai_api_key="sk-x", chat_model="m", reranker="none"
+    )
+    container = Container(settings)
+    model = container.chat_model
+    client = model.inner._client  # type: ignore[attr-defined]
+    container.release_connections()
+    assert client.is_closed()
+    assert container.chat_model is not model
