@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from ragline import errors, wiring
+from ragline import errors, snapstart, wiring
 from ragline.services.authentication import authenticate
 
 if TYPE_CHECKING:
@@ -54,3 +54,6 @@ def lambda_handler(event: dict[str, Any], context: Any, container: Container | N
         },
         "context": principal.to_context(),
     }
+
+
+snapstart.prepare(container=False)  # a SnapStart init's warm-up and hooks; nothing otherwise

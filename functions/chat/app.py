@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ragline import telemetry, wiring
+from ragline import snapstart, telemetry, wiring
 from ragline.domain.api import ChatRequest
 from ragline.http import checked_idempotency_key, json_text, require_json
 from ragline.streaming import ERROR_HANDLERS, error_response, gateway_context, json_reply, stream_events
@@ -57,3 +57,6 @@ def create_app(container: Container | None = None) -> Starlette:
 
 
 app = create_app()
+
+
+snapstart.prepare("chat")  # a SnapStart init's warm-up and hooks; nothing otherwise

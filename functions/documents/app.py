@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import Response
 
-from ragline import telemetry
+from ragline import snapstart, telemetry
 from ragline.domain.api import AddText, DocumentDeletion, DocumentList, DocumentView
 from ragline.http import caller, resolve, rest_app, services
 
@@ -63,3 +63,6 @@ def lambda_handler(
     event: dict[str, Any], context: LambdaContext, *, container: Container | None = None
 ) -> Any:
     return resolve(app, event, context, container)
+
+
+snapstart.prepare("document_service")  # a SnapStart init's warm-up and hooks; nothing otherwise

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ragline import errors, telemetry, wiring
+from ragline import errors, snapstart, telemetry, wiring
 from ragline.services.embedding_run import WorkerDeadline
 
 if TYPE_CHECKING:
@@ -48,3 +48,6 @@ def lambda_handler(
             failures.append({"itemIdentifier": message_id})
     telemetry.record_ingest(done, failures=len(failures))
     return {"batchItemFailures": failures}
+
+
+snapstart.prepare("ingest")  # a SnapStart init's warm-up and hooks; nothing otherwise

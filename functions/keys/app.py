@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from ragline import telemetry
+from ragline import snapstart, telemetry
 from ragline.domain import api
 from ragline.http import caller, resolve, rest_app, services
 
@@ -52,3 +52,6 @@ def lambda_handler(
     event: dict[str, Any], context: LambdaContext, *, container: Container | None = None
 ) -> Any:
     return resolve(app, event, context, container)
+
+
+snapstart.prepare("tenancy", "metering")  # a SnapStart init's warm-up and hooks; nothing otherwise

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ragline import telemetry
+from ragline import snapstart, telemetry
 from ragline.domain.api import SearchRequest, SearchResponse
 from ragline.http import caller, resolve, rest_app, run_id, services
 
@@ -37,3 +37,6 @@ def lambda_handler(
     event: dict[str, Any], context: LambdaContext, *, container: Container | None = None
 ) -> Any:
     return resolve(app, event, context, container)
+
+
+snapstart.prepare("search")  # a SnapStart init's warm-up and hooks; nothing otherwise

@@ -30,3 +30,10 @@ def env_values(names: Iterable[str], environ: Mapping[str, str] | None = None) -
                 values[name] = env[key]
                 break
     return values
+
+
+def snapstart_init(environ: Mapping[str, str] | None = None) -> bool:
+    """True while Lambda initialises a function for a SnapStart snapshot: it sets
+    ``AWS_LAMBDA_INITIALIZATION_TYPE=snap-start`` then (``on-demand`` otherwise)."""
+    env = os.environ if environ is None else environ
+    return env.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "snap-start"

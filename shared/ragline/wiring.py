@@ -8,6 +8,7 @@ either. Tests and benchmarks swap any part with ``Container(settings, embedder=.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
 from functools import cache, cached_property
@@ -146,6 +147,7 @@ class Container:
 
     def __init__(self, settings: Settings, **overrides: Any) -> None:
         self.settings = settings
+        self._overrides = frozenset(overrides)
         for name, value in overrides.items():
             if not isinstance(getattr(type(self), name, None), cached_property):
                 raise TypeError(f"Container has no part named {name!r}")
@@ -423,6 +425,90 @@ class Container:
     def close(self) -> None:
         if "stores" in self.__dict__:
             self.stores.close()
+
+    def release_connections(self) -> None:
+        """Close every connection pool this container's parts hold and forget the parts (overrides
+        excepted): each is rebuilt on its next use, so no socket, client or credential outlives a
+        SnapStart snapshot. The modules, models and parsed service models they used stay loaded."""
+        from ragline.adapters.boto import release_clients
+
+        for name in ("stores", "chat_model", "embedder", "reranker"):
+            part = self.__dict__.get(name)
+            for holder in (part, getattr(part, "inner", None)):  # a wrapper's model (ContextFitting)
+                close = getattr(holder, "close", None)
+                if callable(close):
+                    close()
+        for name in [n for n in self.__dict__ if isinstance(getattr(type(self), n, None), cached_property)]:
+            if name not in self._overrides:
+                del self.__dict__[name]
+        release_clients()
+
+    def aws_services(self) -> tuple[str, ...]:
+        """The AWS services this configuration calls (their models are worth parsing at init)."""
+        s = self.settings
+        services = ["dynamodb", "s3"] if s.backend == "aws" else []
+        if "bedrock" in (s.embedding_provider, s.chat_backend):
+            services.append("bedrock-runtime")
+        if s.reranker == "bedrock":
+            services.append("bedrock-agent-runtime")
+        if s.llm_api_key_secret:
+            services.append("secretsmanager")
+        return tuple(services)
+
+    def warm(self, parts: tuple[str, ...] = ()) -> None:
+        """SnapStart's init (:func:`ragline.snapstart.prepare`): import the modules of ``parts`` (the
+        services a handler uses; all when none is named) and of the configured adapters, and parse
+        their AWS service models — building no part: no client, no credential, no connection (the LLM
+        key would be read from Secrets Manager; SigV4 would resolve credentials)."""
+        from ragline.adapters.boto import warm_models
+
+        s = self.settings
+        modules = [m for part in parts or tuple(SERVICE_MODULES) for m in SERVICE_MODULES[part]]
+        if s.backend == "aws":
+            modules += [f"ragline.adapters.aws.{m}" for m in ("tenants", "documents", "ledger", "objects")]
+        if s.resolved_store == "opensearch":
+            modules.append("ragline.adapters.opensearch.store")
+        if "bedrock" in (s.embedding_provider, s.reranker):
+            modules += ["ragline.adapters.bedrock.embedder", "ragline.adapters.bedrock.reranker"]
+        if s.chat_backend in ("bedrock", "openai"):
+            modules += [f"ragline.adapters.{s.chat_backend}.chat", "ragline.agents.fitting"]
+        if s.llm_configured:
+            modules.append("ragline.adapters.rerank")
+        for module in ["ragline.services.tenant_gate", *modules]:
+            importlib.import_module(module)
+        warm_models(self.aws_services())
+
+
+SERVICE_MODULES: dict[str, tuple[str, ...]] = {
+    "search": ("ragline.services.search",),
+    "hosting_search": ("ragline.services.hosting_search", "ragline.agents.planners"),
+    "chat": ("ragline.services.chat", "ragline.agents.planners"),
+    "document_service": ("ragline.services.documents", "ragline.services.ingest"),
+    "ingest": ("ragline.services.ingest",),
+    "namespaces": ("ragline.services.namespaces",),
+    "tenancy": ("ragline.services.tenancy",),
+    "metering": ("ragline.services.metering",),
+}
+"""The modules a container service's construction and first use import (SnapStart's init warms them)."""
+
+
+def release_connections() -> None:
+    """Close and forget every connection pool and AWS client of the process: the container's parts
+    (when it was built) and any other boto3 client (the authorizer's key lookup). Idempotent."""
+    from ragline.adapters.boto import release_clients
+
+    if container.cache_info().currsize:
+        container().release_connections()  # its parts, then every client
+    else:
+        release_clients()
+
+
+def warm_key_lookup() -> None:
+    """The authorizer's SnapStart init: the key lookup's AWS model, without the settings model."""
+    if env_values(("backend",)).get("backend") == "aws":
+        from ragline.adapters.boto import warm_models
+
+        warm_models(("dynamodb",))
 
 
 @cache

@@ -65,6 +65,9 @@ def test_the_layer_is_for_python312_on_arm64_with_bytecode_and_no_offline_models
     assert list((python / "pydantic_core").glob("_pydantic_core.cpython-312-aarch64-linux-gnu.so"))
     present = {p.name for p in python.iterdir()}
     assert not present & set(NEVER_IN_THE_LAYER), present & set(NEVER_IN_THE_LAYER)
+    # SnapStart's hooks library is the managed runtime's own: a copy here would shadow it.
+    assert (python / "ragline" / "snapstart.py").is_file()
+    assert not [n for n in present if n.startswith("snapshot_restore_py")], "a copy of snapshot-restore-py"
     # unchecked-hash pycs: flags word (bytes 4-8) has bit 0 (hash-based) set and bit 1 (check) clear
     flags = int.from_bytes(
         (next((python / "ragline" / "__pycache__").glob("wiring.*.pyc"))).read_bytes()[4:8], "little"

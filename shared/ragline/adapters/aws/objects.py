@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragline import errors
+from ragline.adapters.boto import LazyClient
 
 S3Client = Any  # boto3's client is untyped here; the adapter is the only place it appears
 
@@ -46,15 +47,12 @@ def _folder(prefix: str) -> str:
 class S3ObjectStore:
     def __init__(self, bucket: str, *, client: S3Client | None = None) -> None:
         self.bucket = bucket
-        self._client = client
+        self._client = LazyClient("s3", client=client)
 
     @property
     def client(self) -> S3Client:
-        if self._client is None:
-            import boto3
-
-            self._client = boto3.client("s3")
-        return self._client
+        client: S3Client = self._client()
+        return client
 
     def get(self, key: str, *, version_id: str = "", limit: int | None = None) -> bytes:
         """One ``GetObject`` (of ``version_id`` when given): its Content-Length is checked against

@@ -129,6 +129,11 @@ class OpenAIChatModel:
         model = settings.chat_model or (served_model(client) if settings.openai_base_url else OPENAI_DEFAULT)
         return cls(model=model, client=client)
 
+    def close(self) -> None:
+        """Close the client's connection pool (SnapStart's before-snapshot hook; the container then
+        forgets this model and builds another on next use)."""
+        self._client.close()
+
     def stream(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: ChatOptions
     ) -> Iterator[ModelEvent]:
