@@ -1,4 +1,5 @@
-"""The composition root: the only module that imports adapters. Everything is built lazily.
+"""The composition root: the only module (with :mod:`ragline.backends`) that imports adapters.
+Everything is built lazily.
 
 ``embedded`` (default) wires SQLite files under ``settings.home`` and offline models; ``aws`` wires
 DynamoDB and S3 (and OpenSearch as the store). The backend is chosen once, in :func:`backend_for`; a
@@ -9,19 +10,18 @@ either. Tests and benchmarks swap any part with ``Container(settings, embedder=.
 from __future__ import annotations
 
 import importlib
-import os
-from collections.abc import Mapping
 from functools import cache, cached_property
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from ragline.environment import DEFAULT_HOME, env_values
-from ragline.errors import ConfigurationError
+from ragline.backends import Backend, api_key_lookup, backend_for
+from ragline.environment import env_values
+
+__all__ = ["Container", "api_key_lookup", "container", "release_connections", "warm_key_lookup"]
 
 if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer imports only this module)
     from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
     from ragline.config import Settings
     from ragline.ports import (
-        ApiKeyLookup,
         ChatModel,
         DocumentRegistry,
         Embedder,
@@ -44,101 +44,6 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
     from ragline.services.tenancy import TenancyService
     from ragline.services.tenant_deletion import TenantDeletion
     from ragline.services.tenant_gate import TenantGate
-
-
-class Backend(Protocol):
-    """Where records, usage and objects live."""
-
-    def registry(self) -> TenantRegistry: ...
-    def documents(self) -> DocumentRegistry: ...
-    def ledger(self) -> UsageLedger: ...
-    def objects(self) -> ObjectStore: ...
-
-
-class EmbeddedBackend:
-    """SQLite files and a local folder under ``settings.home``: no servers."""
-
-    def __init__(self, settings: Settings) -> None:
-        self._home = settings.home
-
-    def registry(self) -> TenantRegistry:
-        from ragline.adapters.embedded.tenants import SqliteTenantRegistry
-
-        return SqliteTenantRegistry(self._home / TENANTS_FILE)
-
-    def documents(self) -> DocumentRegistry:
-        from ragline.adapters.embedded.documents import SqliteDocumentRegistry
-
-        return SqliteDocumentRegistry(self._home / "documents.sqlite")
-
-    def ledger(self) -> UsageLedger:
-        from ragline.adapters.embedded.ledger import SqliteUsageLedger
-
-        return SqliteUsageLedger(self._home / "usage.sqlite")
-
-    def objects(self) -> ObjectStore:
-        from ragline.adapters.embedded.objects import LocalObjectStore
-
-        return LocalObjectStore(self._home / "objects")
-
-
-class AwsBackend:
-    """DynamoDB tables and the S3 documents bucket named by the settings."""
-
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
-
-    def registry(self) -> TenantRegistry:
-        from ragline.adapters.aws.tenants import DynamoDbTenantRegistry
-
-        return DynamoDbTenantRegistry(required("tenants_table", self._settings.tenants_table))
-
-    def documents(self) -> DocumentRegistry:
-        from ragline.adapters.aws.documents import DynamoDbDocumentRegistry
-
-        return DynamoDbDocumentRegistry(required("documents_table", self._settings.documents_table))
-
-    def ledger(self) -> UsageLedger:
-        from ragline.adapters.aws.ledger import DynamoDbUsageLedger
-
-        return DynamoDbUsageLedger(required("usage_table", self._settings.usage_table))
-
-    def objects(self) -> ObjectStore:
-        from ragline.adapters.aws.objects import S3ObjectStore
-
-        return S3ObjectStore(required("documents_bucket", self._settings.documents_bucket))
-
-
-TENANTS_FILE = "tenants.sqlite"
-"""The embedded tenant registry's file under ``settings.home``."""
-
-
-def required(name: str, value: str) -> str:
-    """An aws backend setting that has no default (a table, the bucket)."""
-    if not value:
-        raise ConfigurationError(f"RAGLINE_{name.upper()} must be set for the aws backend")
-    return value
-
-
-def backend_for(settings: Settings) -> Backend:
-    return AwsBackend(settings) if settings.backend == "aws" else EmbeddedBackend(settings)
-
-
-def api_key_lookup(environ: Mapping[str, str] | None = None) -> ApiKeyLookup:
-    """The authorizer's key reads on the configured backend's tenant store, built from the three
-    values it needs: not from :class:`~ragline.config.Settings`, whose pydantic import would be
-    most of the authorizer's cold start. Reads what :meth:`Container.registry` writes."""
-    env = env_values(("backend", "tenants_table", "home"), environ)
-    backend = env.get("backend", "embedded")
-    if backend == "aws":
-        from ragline.adapters.aws.api_keys import DynamoDbApiKeyLookup
-
-        return DynamoDbApiKeyLookup(required("tenants_table", env.get("tenants_table", "")))
-    if backend != "embedded":
-        raise ConfigurationError(f"RAGLINE_BACKEND must be embedded or aws, not {backend!r}")
-    from ragline.adapters.embedded.api_keys import SqliteApiKeyLookup
-
-    return SqliteApiKeyLookup(os.path.join(env.get("home", DEFAULT_HOME), TENANTS_FILE))
 
 
 class Container:
@@ -451,7 +356,7 @@ class Container:
             services.append("bedrock-runtime")
         if s.reranker == "bedrock":
             services.append("bedrock-agent-runtime")
-        if s.llm_api_key_secret:
+        if s.chat_backend == "openai" and s.llm_api_key_secret:
             services.append("secretsmanager")
         return tuple(services)
 

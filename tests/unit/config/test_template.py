@@ -189,9 +189,15 @@ def test_the_chat_route_streams_and_run_sh_finds_the_layer() -> None:
 
 
 def statements(function_id: str) -> list[dict[str, Any]]:
+    """Every statement the role may have, on either side of a condition (``ChatProvider``)."""
     out: list[dict[str, Any]] = []
-    for policy in RESOURCES[function_id]["Properties"]["Policies"]:
-        out.extend(policy.get("Statement", []))
+    policies = list(RESOURCES[function_id]["Properties"]["Policies"])
+    while policies:
+        policy = policies.pop()
+        if isinstance(policy, dict) and "Fn::If" in policy:
+            policies.extend(p for p in policy["Fn::If"][1:] if isinstance(p, dict))
+        elif isinstance(policy, dict):
+            out.extend(policy.get("Statement", []))
     return out
 
 
@@ -207,7 +213,8 @@ def actions(function_id: str) -> set[str]:
 def test_metered_functions_can_charge_and_read_models(function_id: str) -> None:
     assert {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"} <= actions(function_id)
     assert {"es:ESHttpGet", "es:ESHttpPost", "bedrock:InvokeModel", "bedrock:Rerank"} <= actions(function_id)
-    assert "secretsmanager:GetSecretValue" in actions(function_id)
+    # the chat model: Bedrock (Converse and ConverseStream) or an OpenAI-compatible endpoint's key
+    assert {"bedrock:InvokeModelWithResponseStream", "secretsmanager:GetSecretValue"} <= actions(function_id)
     assert "es:ESHttpDelete" not in actions(function_id)  # readers never delete
 
 

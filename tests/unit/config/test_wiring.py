@@ -10,9 +10,10 @@ import pytest
 
 from ragline.adapters.bedrock.reranker import BedrockReranker
 from ragline.adapters.embedded.embedding_cache import EmbeddingCache
+from ragline.backends import AwsBackend, EmbeddedBackend
 from ragline.config import Settings
 from ragline.documents.chunker import EmbedderTokenCounter, WordCachedCounter
-from ragline.wiring import AwsBackend, Container, EmbeddedBackend
+from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
 
 pytestmark = pytest.mark.unit

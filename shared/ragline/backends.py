@@ -1,0 +1,113 @@
+"""Where records, usage and objects live: the embedded backend (SQLite files and a folder under
+``settings.home``) or the aws one (DynamoDB and S3), chosen once by :func:`backend_for`; and the
+authorizer's key lookup on the same backend. Adapters are imported lazily, on first use; only the
+composition root (:mod:`ragline.wiring`) uses this module.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
+
+from ragline.environment import DEFAULT_HOME, env_values
+from ragline.errors import ConfigurationError
+
+if TYPE_CHECKING:  # importing this costs no pydantic (the authorizer's cold start)
+    from ragline.config import Settings
+    from ragline.ports import ApiKeyLookup, DocumentRegistry, ObjectStore, TenantRegistry, UsageLedger
+
+
+class Backend(Protocol):
+    """Where records, usage and objects live."""
+
+    def registry(self) -> TenantRegistry: ...
+    def documents(self) -> DocumentRegistry: ...
+    def ledger(self) -> UsageLedger: ...
+    def objects(self) -> ObjectStore: ...
+
+
+class EmbeddedBackend:
+    """SQLite files and a local folder under ``settings.home``: no servers."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._home = settings.home
+
+    def registry(self) -> TenantRegistry:
+        from ragline.adapters.embedded.tenants import SqliteTenantRegistry
+
+        return SqliteTenantRegistry(self._home / TENANTS_FILE)
+
+    def documents(self) -> DocumentRegistry:
+        from ragline.adapters.embedded.documents import SqliteDocumentRegistry
+
+        return SqliteDocumentRegistry(self._home / "documents.sqlite")
+
+    def ledger(self) -> UsageLedger:
+        from ragline.adapters.embedded.ledger import SqliteUsageLedger
+
+        return SqliteUsageLedger(self._home / "usage.sqlite")
+
+    def objects(self) -> ObjectStore:
+        from ragline.adapters.embedded.objects import LocalObjectStore
+
+        return LocalObjectStore(self._home / "objects")
+
+
+class AwsBackend:
+    """DynamoDB tables and the S3 documents bucket named by the settings."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+
+    def registry(self) -> TenantRegistry:
+        from ragline.adapters.aws.tenants import DynamoDbTenantRegistry
+
+        return DynamoDbTenantRegistry(required("tenants_table", self._settings.tenants_table))
+
+    def documents(self) -> DocumentRegistry:
+        from ragline.adapters.aws.documents import DynamoDbDocumentRegistry
+
+        return DynamoDbDocumentRegistry(required("documents_table", self._settings.documents_table))
+
+    def ledger(self) -> UsageLedger:
+        from ragline.adapters.aws.ledger import DynamoDbUsageLedger
+
+        return DynamoDbUsageLedger(required("usage_table", self._settings.usage_table))
+
+    def objects(self) -> ObjectStore:
+        from ragline.adapters.aws.objects import S3ObjectStore
+
+        return S3ObjectStore(required("documents_bucket", self._settings.documents_bucket))
+
+
+TENANTS_FILE = "tenants.sqlite"
+"""The embedded tenant registry's file under ``settings.home``."""
+
+
+def required(name: str, value: str) -> str:
+    """An aws backend setting that has no default (a table, the bucket)."""
+    if not value:
+        raise ConfigurationError(f"RAGLINE_{name.upper()} must be set for the aws backend")
+    return value
+
+
+def backend_for(settings: Settings) -> Backend:
+    return AwsBackend(settings) if settings.backend == "aws" else EmbeddedBackend(settings)
+
+
+def api_key_lookup(environ: Mapping[str, str] | None = None) -> ApiKeyLookup:
+    """The authorizer's key reads on the configured backend's tenant store, built from the three
+    values it needs: not from :class:`~ragline.config.Settings`, whose pydantic import would be
+    most of the authorizer's cold start. Reads what :meth:`Container.registry` writes."""
+    env = env_values(("backend", "tenants_table", "home"), environ)
+    backend = env.get("backend", "embedded")
+    if backend == "aws":
+        from ragline.adapters.aws.api_keys import DynamoDbApiKeyLookup
+
+        return DynamoDbApiKeyLookup(required("tenants_table", env.get("tenants_table", "")))
+    if backend != "embedded":
+        raise ConfigurationError(f"RAGLINE_BACKEND must be embedded or aws, not {backend!r}")
+    from ragline.adapters.embedded.api_keys import SqliteApiKeyLookup
+
+    return SqliteApiKeyLookup(os.path.join(env.get("home", DEFAULT_HOME), TENANTS_FILE))
