@@ -14,6 +14,16 @@ fresh process, and the rounds are interleaved so machine noise hits every handle
   its adapters, SQLite connections). The embedded backend on a seeded copy of a home folder, with a
   hashed bag-of-words embedder injected through the container as the tests do (the layer has no
   offline models); the authorizer builds its own dependencies, as in AWS.
+- **SnapStart** (the functions the template gives it): in another fresh process, Lambda's snapshot
+  init as the runtime runs it — ``AWS_LAMBDA_INITIALIZATION_TYPE=snap-start``, the handler imported
+  (its :func:`ragline.snapstart.prepare` warm-up), the before-snapshot hooks — is **init** (paid once
+  per published version; over a bare interpreter). The process then forks (a child's CPU counters start
+  at zero, as a restored environment's do) and the child runs the after-restore hooks, builds the
+  container and serves the first request: **after restore + first request**, over the same request
+  again, is what a SnapStart cold start costs in CPU. Not in it: the restore itself (Lambda maps the
+  snapshot's memory; page faults then) and the AWS clients, which the embedded backend never builds;
+  **AWS clients** is what building the function's boto3 clients costs in that child afterwards (the
+  service models parsed at init, nothing sent).
 - ``--compare``: another build (say, of the tree before a change) measured in the same rounds, its
   figures in parentheses.
 
@@ -54,17 +64,22 @@ class Handler:
     name: str
     function: str
     target_ms: int | None
+    services: tuple[str, ...] = ()
+    """The AWS services its deployed container calls; empty: no SnapStart (on-demand)."""
 
 
+SNAPSTART_TARGET_MS = 150
+"""After restore + first request, CPU, for every REST function and ingestion (issue 26)."""
+BEDROCK = ("dynamodb", "bedrock-runtime", "bedrock-agent-runtime")
 HANDLERS = (
     Handler("authorizer", "AuthorizerFunction", 100),
-    Handler("search", "SearchFunction", 250),
-    Handler("hosting_search", "HostingSearchFunction", 250),
-    Handler("documents", "DocumentsFunction", 250),
+    Handler("search", "SearchFunction", 250, BEDROCK),
+    Handler("hosting_search", "HostingSearchFunction", 250, BEDROCK),
+    Handler("documents", "DocumentsFunction", 250, ("dynamodb", "s3", "bedrock-runtime")),
     Handler("chat", "ChatFunction", 250),
-    Handler("ingestion", "IngestionFunction", 300),
-    Handler("namespaces", "NamespacesFunction", None),
-    Handler("keys", "KeysFunction", None),
+    Handler("ingestion", "IngestionFunction", 300, ("dynamodb", "s3", "bedrock-runtime")),
+    Handler("namespaces", "NamespacesFunction", None, ("dynamodb",)),
+    Handler("keys", "KeysFunction", None, ("dynamodb",)),
 )
 
 # Run by python3.12 from the layer: a real (if tiny) embedder, since the layer has no offline models.
@@ -179,6 +194,46 @@ print("BENCH " + json.dumps(times))
 )
 
 
+# A SnapStart version's init, then a restore: the runtime's order, one fork standing in for the restore.
+SNAPSHOT = (
+    REQUEST.split("times, container = [], None")[0].replace("import app\n", "")
+    + """
+import os, resource
+
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return (usage.ru_utime + usage.ru_stime) * 1000
+
+import app  # the init: the handler's snapstart.prepare() warms, registers the hooks
+from ragline import snapstart
+snapstart.run_before_snapshot()
+init = cpu()
+read, write = os.pipe()
+if os.fork() == 0:  # the restored environment: its CPU counters start at zero
+    os.close(read)
+    times = []
+    for n, event in enumerate(events):
+        start = cpu()
+        if n == 0:
+            snapstart.run_after_restore()
+            container = None if kind == "authorizer" else stub_container()
+        outcome = call(event, container)
+        times.append((cpu() - start, outcome))
+    start = cpu()
+    import boto3
+    for service in json.loads(sys.argv[3]):
+        boto3.client(service, region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    times.append((cpu() - start, None))
+    os.write(write, json.dumps(times).encode())
+    os._exit(0)
+os.close(write)
+child = b"".join(iter(lambda: os.read(read, 65536), b""))
+os.wait()
+print("BENCH " + json.dumps({"init": init, "child": json.loads(child)}))
+"""
+)
+
+
 def python312() -> str:
     """The Lambda runtime's Python, found as the Makefile finds it."""
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
@@ -209,6 +264,17 @@ def child_env(layer: Path, home: Path, task_root: Path | None = None) -> dict[st
         "AWS_REGION": "us-east-1",
         "AWS_LAMBDA_FUNCTION_NAME": "bench",
     }
+
+
+def runtime_library(scratch: Path) -> Path:
+    """A folder holding ``snapshot_restore_py`` as the managed python3.12 runtime carries it (the
+    layer does not ship it: it would shadow the runtime's); copied from this project's environment."""
+    import snapshot_restore_py
+
+    folder = scratch / "runtime"
+    folder.mkdir(exist_ok=True)
+    shutil.copy(snapshot_restore_py.__file__, folder / "snapshot_restore_py.py")
+    return folder
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, str]:
@@ -328,6 +394,8 @@ class Measured:
     key: str = ""
     imports: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     extra: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    snap: dict[str, list[tuple[float, float, float]]] = field(default_factory=dict)
+    """SnapStart: (init CPU, after restore + first request extra CPU, AWS clients CPU) per run."""
 
 
 def median(rows: list[tuple[float, float]], i: int) -> float:
@@ -340,10 +408,16 @@ def measure(
     py = python312()
     bare: list[tuple[float, float]] = []
     measured = [
-        Measured(b, imports={h.name: [] for h in handlers}, extra={h.name: [] for h in handlers})
+        Measured(
+            b,
+            imports={h.name: [] for h in handlers},
+            extra={h.name: [] for h in handlers},
+            snap={h.name: [] for h in handlers},
+        )
         for b in builds
     ]
     with tempfile.TemporaryDirectory(prefix="cold-start-") as scratch:
+        library = runtime_library(Path(scratch))
         for i, m in enumerate(measured):
             seeded = Path(scratch) / f"seeded-{i}"
             run([py, "-S", "-c", SEED, TEXT], m.build, child_env(m.build / "RaglineLayer/python", seeded))
@@ -372,7 +446,26 @@ def measure(
                     if not (succeeded(got) and succeeded(again)):
                         raise RuntimeError(f"{h.name}: the requests answered {got!r}, {again!r}")
                     m.extra[h.name].append((first_cpu - again_cpu, first_wall - again_wall))
+                    if h.services:
+                        m.snap[h.name].append(
+                            snapshot(py, h, events, task_root, layer, library, home_copy(i))
+                        )
     return bare, measured
+
+
+def snapshot(
+    py: str, h: Handler, events: str, task_root: Path, layer: Path, library: Path, home: Path
+) -> tuple[float, float, float]:
+    """One SnapStart init and restore: (init CPU, after restore + first request extra, AWS clients)."""
+    env = child_env(layer, home, task_root)
+    env["PYTHONPATH"] = f"{layer}:{library}"
+    env["AWS_LAMBDA_INITIALIZATION_TYPE"] = "snap-start"
+    *_, out = run([py, "-S", "-c", SNAPSHOT, h.name, events, json.dumps(h.services)], task_root, env)
+    got = json.loads(next(line for line in out.splitlines() if line.startswith("BENCH "))[6:])
+    (first, first_outcome), (again, again_outcome), (clients, _) = got["child"]
+    if not (succeeded(first_outcome) and succeeded(again_outcome)):
+        raise RuntimeError(f"{h.name} after a restore answered {first_outcome!r}, {again_outcome!r}")
+    return got["init"], first - again, clients
 
 
 def main() -> None:
@@ -411,6 +504,39 @@ def main() -> None:
         cells = [cell(v, before[i] if before else None) for i, v in enumerate(now)]
         target = f"≤ {h.target_ms} {'✔' if now[0] <= h.target_ms else '✘'}" if h.target_ms else ""
         print(f"| {h.name} | {cells[0]} | {cells[1]} | {target} | {cells[2]} | {cells[3]} |")
+
+    print()
+    print(
+        "| handler | on demand: import + first request ms CPU | SnapStart init ms CPU (once per version) "
+        f"| SnapStart: after restore + first request ms CPU | target ≤ {SNAPSTART_TARGET_MS} "
+        "| AWS clients after restore ms CPU |"
+    )
+    print("|---|---:|---:|---:|---|---:|")
+    for h in handlers:
+        rows = []
+        for m in measured:
+            on_demand = median(m.imports[h.name], 0) - base_cpu + median(m.extra[h.name], 0)
+            snap = m.snap[h.name]
+            if not snap:
+                rows.append((on_demand, None, None, None))
+                continue
+            init = statistics.median(r[0] for r in snap) - base_cpu
+            rows.append(
+                (
+                    on_demand,
+                    init,
+                    statistics.median(r[1] for r in snap),
+                    statistics.median(r[2] for r in snap),
+                )
+            )
+        now, before = rows[0], (rows[1] if len(rows) > 1 else None)
+        if now[1] is None:
+            demand = cell(now[0], before[0] if before else None)
+            print(f"| {h.name} | {demand} | on demand (no SnapStart) | | | |")
+            continue
+        cells = [cell(v, before[i] if before and before[i] is not None else None) for i, v in enumerate(now)]
+        met = "✔" if now[2] <= SNAPSTART_TARGET_MS else "✘"
+        print(f"| {h.name} | {cells[0]} | {cells[1]} | {cells[2]} | {met} | {cells[3]} |")
 
 
 if __name__ == "__main__":
