@@ -18,12 +18,13 @@ fresh process, and the rounds are interleaved so machine noise hits every handle
   init as the runtime runs it — ``AWS_LAMBDA_INITIALIZATION_TYPE=snap-start``, the handler imported
   (its :func:`ragline.snapstart.prepare` warm-up), the before-snapshot hooks — is **init** (paid once
   per published version; over a bare interpreter). The process then forks (a child's CPU counters start
-  at zero, as a restored environment's do) and the child runs the after-restore hooks, builds the
-  container and serves the first request: **after restore + first request**, over the same request
-  again, is what a SnapStart cold start costs in CPU. Not in it: the restore itself (Lambda maps the
+  at zero, as a restored environment's do) and the child runs the after-restore hooks and serves the
+  first request with the process's container (built at init, its parts released by the hooks):
+  **after restore + first request**, over the same request again, is what a SnapStart cold start
+  costs in CPU. Not in it: the restore itself (Lambda maps the
   snapshot's memory; page faults then) and the AWS clients, which the embedded backend never builds;
-  **AWS clients** is what building the function's boto3 clients costs in that child afterwards (the
-  service models parsed at init, nothing sent).
+  **AWS clients** is what building the function's boto3 clients costs in that child afterwards (their
+  service models parsed at init, as ``prepare()`` does with the aws backend; nothing sent).
 - ``--compare``: another build (say, of the tree before a change) measured in the same rounds, its
   figures in parentheses.
 
@@ -204,8 +205,14 @@ def cpu():
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return (usage.ru_utime + usage.ru_stime) * 1000
 
-import app  # the init: the handler's snapstart.prepare() warms, registers the hooks
-from ragline import snapstart
+import functools
+from ragline import snapstart, wiring
+
+process_container = None if kind == "authorizer" else stub_container()
+wiring.container = functools.cache(lambda: process_container)  # the process's one, as resolve() uses
+import app  # the init: the handler's snapstart.prepare() warms that container, registers the hooks
+from ragline.adapters.boto import warm_models
+warm_models(tuple(json.loads(sys.argv[3])))  # what prepare() warms with the aws backend
 snapstart.run_before_snapshot()
 init = cpu()
 read, write = os.pipe()
@@ -216,8 +223,7 @@ if os.fork() == 0:  # the restored environment: its CPU counters start at zero
         start = cpu()
         if n == 0:
             snapstart.run_after_restore()
-            container = None if kind == "authorizer" else stub_container()
-        outcome = call(event, container)
+        outcome = call(event, process_container)
         times.append((cpu() - start, outcome))
     start = cpu()
     import boto3

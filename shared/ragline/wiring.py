@@ -369,10 +369,12 @@ class Container:
 
         s = self.settings
         modules = [m for part in parts or tuple(SERVICE_MODULES) for m in SERVICE_MODULES[part]]
-        if s.backend == "aws":
-            modules += [f"ragline.adapters.aws.{m}" for m in ("tenants", "documents", "ledger", "objects")]
+        backend = "aws" if s.backend == "aws" else "embedded"
+        modules += [f"ragline.adapters.{backend}.{m}" for m in ("tenants", "documents", "ledger", "objects")]
         if s.resolved_store == "opensearch":
             modules.append("ragline.adapters.opensearch.store")
+        else:  # with the stemmer its keyword index loads on first use
+            modules += ["ragline.adapters.embedded.store", "snowballstemmer"]
         if "bedrock" in (s.embedding_provider, s.reranker):
             modules += ["ragline.adapters.bedrock.embedder", "ragline.adapters.bedrock.reranker"]
         if s.chat_backend in ("bedrock", "openai"):
