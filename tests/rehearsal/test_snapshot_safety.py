@@ -15,12 +15,12 @@ import json
 import os
 import subprocess
 import time
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.rehearsal.cloudformation import REGION
@@ -40,7 +40,7 @@ pytestmark = [pytest.mark.rehearsal, pytest.mark.opensearch]
 DRIVER = Path(__file__).with_name("restore_driver.py")
 INIT_KEY = "AKIASNAPSHOTINIT"
 TENANT = f"snap{uuid.uuid4().hex[:8]}"
-"""A tenant of its own: the OpenSearch node's indexes are shared with the other rehearsal's ``acme``."""
+"""A tenant of its own (its indexes are its own too: the run's index prefix)."""
 CTX = {"tenantId": TENANT, "scopes": "admin,chat,ingest,search", "namespaces": "", "keyId": "k-snap"}
 """The authorizer's context for the tenant's admin key (the authorizer itself has its own rehearsal)."""
 SEARCH = "/v1/namespaces/{namespace}/search"
@@ -56,23 +56,16 @@ def world(
     openai_replay_server: OpenAIReplay,
 ) -> Iterator[tuple[World, SignedProxy]]:
     proxy = SignedProxy(opensearch_url)
-    w = World(artifacts, moto_endpoint, proxy.start(), bedrock_server_session, openai_replay_server)
+    w = World(
+        artifacts, moto_endpoint, proxy.start(), bedrock_server_session, openai_replay_server, "bedrock"
+    )
     try:
         cli(w, "tenants", "create", TENANT, "--quota", "100")
         yield w, proxy
     finally:
         w.stop()
         proxy.stop()
-        forget_chunks(opensearch_url)
-
-
-def forget_chunks(opensearch_url: str) -> None:
-    """Delete this tenant's chunks from the shared node's indexes."""
-    query = json.dumps({"query": {"term": {"tenant_id": TENANT}}}).encode()
-    url = f"{opensearch_url}/ragline-chunks-*/_delete_by_query?refresh=true&ignore_unavailable=true"
-    request = urllib.request.Request(url, query, {"content-type": "application/json"}, method="POST")
-    with urllib.request.urlopen(request, timeout=30) as done:
-        assert done.status == 200
+        httpx.delete(f"{opensearch_url}/rh-{w.suffix}*", params={"expand_wildcards": "all"}, timeout=30)
 
 
 def restore_twice(
@@ -94,6 +87,7 @@ def restore_twice(
         "LAMBDA_TASK_ROOT": str(task),
         "AWS_LAMBDA_FUNCTION_NAME": fn,
         "AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start",
+        "RAGLINE_OPENSEARCH_INDEX_PREFIX": f"rh-{w.suffix}",  # this run's own indexes (as the rehearsal's)
         "AWS_REGION": REGION,
         "AWS_DEFAULT_REGION": REGION,
         "AWS_ACCESS_KEY_ID": INIT_KEY,
