@@ -16,9 +16,10 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from tests.rehearsal.xray import new_trace_header
 
@@ -92,6 +93,8 @@ class LambdaFunction:
         port: int | None = None,
     ) -> None:
         self.name = name
+        self.last_invoked = 0.0
+        """When it was last invoked (``time.monotonic``): whose log a failed assertion shows."""
         self.trace_ids: set[str] = set()
         self.tap = tap
         self.port, self.api_port = port or free_port(), tap.upstream
@@ -99,7 +102,7 @@ class LambdaFunction:
         # The RIE and the log folder are reached through binds under /var: the sandbox's fresh /tmp
         # would hide them when the repository itself is under /tmp.
         cmd = [str(REHEARSAL / "lambda-sandbox"), "--task", str(task), "--runtime", str(runtime)]
-        cmd += ["--bind", f"{TOOLS / 'bin'}:{SANDBOX_BIN}", "--bind", f"{log.parent}:{SANDBOX_LOGS}"]
+        cmd += ["--bind", f"{TOOLS / 'bin'}:{SANDBOX_BIN}", "--rw-bind", f"{log.parent}:{SANDBOX_LOGS}"]
         for layer in layers:
             cmd += ["--layer", str(layer)]
         for k, v in {"AWS_LAMBDA_FUNCTION_NAME": name, **env}.items():
@@ -116,7 +119,11 @@ class LambdaFunction:
         ]
         self._logf = log.open("wb")
         self.proc = subprocess.Popen(cmd, stdout=self._logf, stderr=subprocess.STDOUT, start_new_session=True)
-        PROVE.wait_port(self.port, self.proc)
+        try:
+            PROVE.wait_port(self.port, self.proc)
+        except BaseException:
+            self.stop()  # a function that never came up leaves nothing running either
+            raise
 
     def invoke(self, event: dict[str, Any], timeout: float = 120) -> tuple[int, bytes]:
         """One invocation, in a new sampled X-Ray trace (its id kept in ``trace_ids``), as API Gateway
@@ -125,6 +132,7 @@ class LambdaFunction:
         url = f"http://127.0.0.1:{self.port}/2015-03-31/functions/function/invocations"
         header, trace_id = new_trace_header()
         self.trace_ids.add(trace_id)
+        self.last_invoked = time.monotonic()
         self.tap.trace_header = header
         request = urllib.request.Request(url, data=data, method="POST", headers={"X-Amzn-Trace-Id": header})
         try:
@@ -146,15 +154,74 @@ class LambdaFunction:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(timeout=5)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=5)
+        """Stops the whole process group (the RIE, the runtime, the Web Adapter and its app), also
+        members that outlive the RIE or ignore SIGTERM; idempotent."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        deadline = time.monotonic() + 5
+        while group_members(self.proc.pid) and time.monotonic() < deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            time.sleep(0.05)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
         self._logf.close()
+
+
+def group_members(pgid: int) -> list[int]:
+    """The live (not zombie) processes of process group ``pgid``."""
+    return [pid for pid, (_, group) in live_processes().items() if group == pgid]
+
+
+def descendants(pid: int) -> set[int]:
+    """The live processes below ``pid``: children, grandchildren…"""
+    table = live_processes()
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {p for p, (parent, _) in table.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def live_processes() -> dict[int, tuple[int, int]]:
+    """pid → (parent pid, process group) of every process but zombies, from /proc/<pid>/stat."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        state, parent, group = stat[stat.rindex(")") + 2 :].split()[:3]  # after "pid (comm) "
+        if state != "Z":
+            out[int(entry.name)] = (int(parent), int(group))
+    return out
+
+
+class Logged(Protocol):
+    name: str
+    last_invoked: float
+
+    def log_tail(self, lines: int = 40) -> str: ...
+
+
+@contextlib.contextmanager
+def blame_last(functions: Iterable[Logged]) -> Iterator[None]:
+    """A failed assertion inside carries the log tail of the function invoked last (the one whose
+    answer it checks): a ``run.sh`` or handler failure shows its cause, not only ``502 == 200``.
+    ``functions`` is read when an assertion fails (a live view such as ``World.running.values()``)."""
+    try:
+        yield
+    except AssertionError as exc:
+        invoked = [f for f in functions if f.last_invoked]
+        if not invoked:
+            raise
+        last = max(invoked, key=lambda f: f.last_invoked)
+        raise AssertionError(f"{exc}\n--- {last.name}'s log, last lines ---\n{last.log_tail()}") from exc
 
 
 def wait_until(predicate: Any, timeout: float = 20.0) -> Any:

@@ -9,7 +9,6 @@ from typing import Any
 
 from tests.rehearsal.cloudformation import ACCOUNT, PARTITION, REGION, AwsCall
 
-_PREFIX = {"bedrock-runtime": "bedrock", "bedrock-agent-runtime": "bedrock"}
 _TRANSACT = {
     "Put": "PutItem",
     "Update": "UpdateItem",
@@ -18,8 +17,13 @@ _TRANSACT = {
 }
 
 
-_RUNTIME_ACTION = {"Converse": "InvokeModel", "ConverseStream": "InvokeModelWithResponseStream"}
-"""Bedrock Runtime operations authorised by another operation's IAM action."""
+_RUNTIME_ACTION = {
+    "InvokeModel": "InvokeModel",
+    "InvokeModelWithResponseStream": "InvokeModelWithResponseStream",
+    "Converse": "InvokeModel",
+    "ConverseStream": "InvokeModelWithResponseStream",
+}
+"""Bedrock Runtime operations → their IAM action (Converse's are another operation's)."""
 _PROFILE_ID = re.compile(r"^(?:[a-z]{2}|apac|global|us-gov)\.(?P<model>.+)$")
 """A cross-Region inference-profile id: a geography prefix (``us.``, ``eu.``, ``apac.``, ``global.``…)
 before the model id. Provider prefixes (``amazon.``, ``ai21.``…) are never two letters alone."""
@@ -43,45 +47,68 @@ def bedrock_model_calls(function: str, action: str, model_id: str) -> list[AwsCa
     ]
 
 
-def table_arn(name: str) -> str:
-    return f"arn:{PARTITION}:dynamodb:{REGION}:{ACCOUNT}:table/{name}"
+def table_arn(name: str, index: str = "") -> str:
+    arn = f"arn:{PARTITION}:dynamodb:{REGION}:{ACCOUNT}:table/{name}"
+    return f"{arn}/index/{index}" if index else arn
+
+
+class UnmappedCalls(Exception):
+    """Calls whose IAM action and resource the mapper does not know: a new operation (or a new shape
+    of a known one) must be mapped before the rehearsal can vouch for the role that allows it."""
 
 
 def calls_from_log(function: str, path: Path, secret_arns: dict[str, str]) -> list[AwsCall]:
-    """The IAM view of the botocore calls recorded by ``recorder/sitecustomize.py``."""
+    """The IAM view of the botocore calls recorded by ``recorder/sitecustomize.py``; raises
+    ``UnmappedCalls`` listing every operation it cannot map (never a silent ``*``)."""
     if not path.exists():
         return []
     out: list[AwsCall] = []
+    unknown: set[str] = set()
     for line in path.read_text().splitlines():
         entry = json.loads(line)
-        out.extend(_iam_calls(function, entry["service"], entry["operation"], entry["params"], secret_arns))
+        try:
+            out.extend(
+                iam_calls(function, entry["service"], entry["operation"], entry["params"], secret_arns)
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            unknown.add(f"{entry['service']}:{entry['operation']} ({type(exc).__name__}: {exc})")
+    if unknown:
+        raise UnmappedCalls(f"{function}: the IAM mapper cannot map: " + ", ".join(sorted(unknown)))
     return out
 
 
-def _iam_calls(
+_DYNAMODB_ONE_TABLE = {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "DescribeTable"}
+_DYNAMODB_BATCH = {"BatchGetItem", "BatchWriteItem"}
+"""Batch calls have IAM actions of their own, on each table named in ``RequestItems``."""
+_TRANSACT_GET = {"Get": "GetItem"}
+_S3_ON_BUCKET = {
+    "ListObjectsV2": "ListBucket",
+    "ListObjects": "ListBucket",
+    "ListObjectVersions": "ListBucketVersions",
+}
+_S3_ON_OBJECT = {
+    "GetObject": "GetObject",
+    "HeadObject": "GetObject",
+    "PutObject": "PutObject",
+    "DeleteObject": "DeleteObject",
+}
+"""S3 operations → the IAM action on the object (``…Version`` when the call names a ``VersionId``)."""
+
+
+def iam_calls(
     function: str, service: str, operation: str, params: dict[str, Any], secret_arns: dict[str, str]
 ) -> list[AwsCall]:
-    prefix = _PREFIX.get(service, service)
-    if service == "dynamodb" and operation == "TransactWriteItems":
-        # No IAM action of its own: each item needs the permission of its operation.
-        return [
-            AwsCall(function, f"dynamodb:{_TRANSACT[kind]}", table_arn(body["TableName"]))
-            for item in params["TransactItems"]
-            for kind, body in item.items()
-        ]
+    """The IAM action(s) and resource(s) one API call needs; ``KeyError`` for an operation (or a
+    shape) the mapper does not know."""
     if service == "dynamodb":
-        return [AwsCall(function, f"dynamodb:{operation}", table_arn(params["TableName"]))]
+        return _dynamodb(function, operation, params)
     if service == "s3":
-        action = {"ListObjectsV2": "ListBucket"}.get(operation, operation)
-        resource = f"arn:{PARTITION}:s3:::{params['Bucket']}"
-        if "Key" in params:
-            resource += f"/{params['Key']}"
-        return [AwsCall(function, f"s3:{action}", resource)]
-    if service == "secretsmanager":
+        return _s3(function, operation, params)
+    if service == "secretsmanager" and operation == "GetSecretValue":
         secret = params["SecretId"]
         return [AwsCall(function, f"secretsmanager:{operation}", secret_arns.get(secret, secret))]
     if service == "bedrock-runtime":
-        return bedrock_model_calls(function, _RUNTIME_ACTION.get(operation, operation), params["modelId"])
+        return bedrock_model_calls(function, _RUNTIME_ACTION[operation], params["modelId"])
     if service == "bedrock-agent-runtime" and operation == "Rerank":
         model = params["rerankingConfiguration"]["bedrockRerankingConfiguration"]["modelConfiguration"]
         # Rerank is authorised on "*" and, in addition, InvokeModel on the reranking model.
@@ -89,7 +116,36 @@ def _iam_calls(
             AwsCall(function, "bedrock:Rerank", "*"),
             AwsCall(function, "bedrock:InvokeModel", model["modelArn"]),
         ]
-    return [AwsCall(function, f"{prefix}:{operation}", "*")]
+    raise KeyError(f"{service}:{operation}")
+
+
+def _dynamodb(function: str, operation: str, params: dict[str, Any]) -> list[AwsCall]:
+    if operation in _DYNAMODB_ONE_TABLE:
+        resource = table_arn(params["TableName"], params.get("IndexName", ""))
+        return [AwsCall(function, f"dynamodb:{operation}", resource)]
+    if operation in _DYNAMODB_BATCH:
+        return [AwsCall(function, f"dynamodb:{operation}", table_arn(t)) for t in params["RequestItems"]]
+    # Transactions have no IAM action of their own: each item needs the permission of its operation.
+    kinds = {"TransactWriteItems": _TRANSACT, "TransactGetItems": _TRANSACT_GET}[operation]
+    return [
+        AwsCall(function, f"dynamodb:{kinds[kind]}", table_arn(body["TableName"]))
+        for item in params["TransactItems"]
+        for kind, body in item.items()
+    ]
+
+
+def _s3(function: str, operation: str, params: dict[str, Any]) -> list[AwsCall]:
+    bucket = f"arn:{PARTITION}:s3:::{params['Bucket']}"
+    if operation in _S3_ON_BUCKET:
+        return [AwsCall(function, f"s3:{_S3_ON_BUCKET[operation]}", bucket)]
+    if operation == "DeleteObjects":  # DeleteObject (or …Version) on each key
+        objects = params["Delete"]["Objects"]
+        return [_on_object(function, "DeleteObject", bucket, o["Key"], o.get("VersionId")) for o in objects]
+    return [_on_object(function, _S3_ON_OBJECT[operation], bucket, params["Key"], params.get("VersionId"))]
+
+
+def _on_object(function: str, action: str, bucket: str, key: str, version: str | None) -> AwsCall:
+    return AwsCall(function, f"s3:{action}{'Version' if version else ''}", f"{bucket}/{key}")
 
 
 def opensearch_call(function: str, method: str, path: str, domain_arn: str) -> AwsCall:

@@ -21,7 +21,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from unittest.mock import ANY
@@ -37,12 +37,16 @@ from tests.rehearsal.host import (
     TOOLS,
     LambdaFunction,
     TracingTap,
+    blame_last,
+    descendants,
     free_port,
     runtime_with_recorder,
     split_stream,
+    wait_until,
 )
 from tests.rehearsal.iam import calls_from_log, opensearch_call
 from tests.rehearsal.signed_proxy import SignedProxy
+from tests.rehearsal.stack_checks import api_routes, created_domain_stack, event_sources, uncovered
 from tests.rehearsal.xray import XRayDaemon
 from tests.support.bedrock_server import BedrockServer
 from tests.support.cfn_tables import create_table_from_template
@@ -67,6 +71,32 @@ TRACED = tuple(fn for fn in FUNCTIONS if fn != "AuthorizerFunction")
 """The functions with Powertools Tracer; the authorizer has the platform's segments alone (cold start)."""
 BEDROCK_CHAT_MODEL = "us.amazon.nova-pro-v1:0"
 HOSTING_EXITS = {"can_answer", "token_budget", "max_evals", "no_new_queries", "error"}
+NS = "/v1/namespaces/{namespace}"
+DOCS = f"{NS}/documents"
+DOC = f"{DOCS}/{{document_id}}"
+ROUTES = {
+    ("POST", "/v1/namespaces"): "the scenario's start",
+    ("GET", "/v1/namespaces"): "namespace_lifecycle",
+    ("GET", NS): "namespace_lifecycle",
+    ("PATCH", NS): "namespace_lifecycle",
+    ("DELETE", NS): "namespace_lifecycle",
+    ("GET", "/v1/keys"): "key_lifecycle",
+    ("POST", "/v1/keys"): "key_lifecycle",
+    ("DELETE", "/v1/keys/{key_id}"): "key_lifecycle",
+    ("GET", "/v1/usage"): "runs_charged",
+    ("POST", "/v1/namespaces/{namespace}/search"): "the scenario's search",
+    ("POST", "/v1/hosting-search"): "hosting_search",
+    ("GET", DOCS): "ingest_from_s3",
+    ("POST", DOCS): "document_writes",
+    ("GET", DOC): "document_writes",
+    ("DELETE", DOC): "document_writes",
+    ("POST", "/v1/chat"): "chat_streams, chat_agents",
+}
+"""Every API route → the scenario step that calls it through the built stack; checked against the
+translated template both ways (a new route without a step fails), and every route is called in
+each provider's run."""
+EVENT_SOURCES = {"sqs:IngestQueue": "ingest_from_s3"}
+"""Every event source mapping → the step that delivers its events."""
 
 
 @dataclass
@@ -178,6 +208,12 @@ class World:
         self.layer_logical = layer
         self.tables, self.bedrock, self.llm = tables, bedrock, llm
         self.running: dict[str, LambdaFunction] = {}
+        self.routes = api_routes(art.translated)
+        self.sources = event_sources(art.translated)
+        self.called: set[tuple[str, str]] = set()
+        """The API routes (METHOD, resource) invoked through the stack."""
+        self.delivered: set[str] = set()
+        """The event sources whose events the stack's functions were given."""
         self.keys = {fn: f"AKIARH{i:02d}{suffix.upper()}" for i, fn in enumerate(FUNCTIONS)}
         self.taps: dict[str, TracingTap] = {}
         self.xray = XRayDaemon()
@@ -194,6 +230,9 @@ class World:
         return out
 
     def start(self, fn: str) -> LambdaFunction:
+        """The function's running instance (a warm one, as Lambda reuses it), started if need be."""
+        if fn in self.running:
+            return self.running[fn]
         spec = self.stack.function(fn)
         env = {
             **spec.environment,
@@ -242,12 +281,32 @@ class World:
         out += [opensearch_call(by_key[key], m, p, DOMAIN_ARN) for key, m, p in proxy.calls if key in by_key]
         return out
 
+    def api(self, fn: str, event: dict[str, Any]) -> tuple[int, bytes]:
+        """API Gateway's invocation of ``fn`` for the REST ``event``: the route must be the template's
+        and reach ``fn`` there (the rehearsal cannot call a route through a function it is not wired to)."""
+        route = (event["httpMethod"], event["resource"])
+        assert route in self.routes, f"{route}: no such route in the translated template"
+        assert self.routes[route].function == fn, f"{route} reaches {self.routes[route].function}, not {fn}"
+        self.called.add(route)
+        return self.start(fn).invoke(event)
+
+    def deliver(self, source: str, event: dict[str, Any]) -> Any:
+        """The event source mapping's invocation of its function (the template's) with ``event``."""
+        assert source in self.sources, f"{source}: no such event source in the translated template"
+        self.delivered.add(source)
+        return self.start(self.sources[source]).invoke_json(event)
+
     def stop(self) -> None:
-        for fn in self.running.values():
-            fn.stop()
-        for tap in self.taps.values():
-            tap.close()
+        """Stops every function, tap and the daemon, also when one of them fails to stop."""
+        failures = []
+        for closable in [*(f.stop for f in self.running.values()), *(t.close for t in self.taps.values())]:
+            try:
+                closable()
+            except Exception as exc:  # the others must still stop; the first failure is raised below
+                failures.append(exc)
         self.xray.close()
+        if failures:
+            raise failures[0]
 
 
 @pytest.fixture(scope="module", params=["bedrock", "openai"])
@@ -261,6 +320,7 @@ def world(
 ) -> Iterator[tuple[World, SignedProxy]]:
     """The stack as deployed with each chat provider: Bedrock (the template's default) and an
     OpenAI-compatible endpoint with its key in Secrets Manager."""
+    before = descendants(os.getpid())
     proxy = SignedProxy(opensearch_url)
     w = World(
         artifacts, moto_endpoint, proxy.start(), bedrock_server_session, openai_replay_server, request.param
@@ -268,9 +328,16 @@ def world(
     try:
         yield w, proxy
     finally:
-        w.stop()
-        proxy.stop()
-        httpx.delete(f"{opensearch_url}/rh-{w.suffix}*", params={"expand_wildcards": "all"}, timeout=30)
+        try:
+            w.stop()
+        finally:
+            proxy.stop()
+            httpx.delete(f"{opensearch_url}/rh-{w.suffix}*", params={"expand_wildcards": "all"}, timeout=30)
+        # Processes stopped on every path: nothing the world started outlives it.
+        gone = wait_until(lambda: not (descendants(os.getpid()) - before), timeout=5)
+        assert gone, (
+            f"processes left running after the world stopped: {commands(descendants(os.getpid()) - before)}"
+        )
 
 
 def rest_event(
@@ -332,6 +399,16 @@ def cli(world: World, *args: str) -> str:
     return done.stdout
 
 
+def commands(pids: set[int]) -> list[str]:
+    out = []
+    for pid in sorted(pids):
+        try:
+            out.append(f"{pid}: " + Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            out.append(f"{pid}: (gone)")
+    return out
+
+
 def call(
     w: World,
     fn: str,
@@ -342,9 +419,11 @@ def call(
     body: Any = None,
     headers: dict[str, str] | None = None,
 ) -> Any:
-    """One API request through the function that serves it: (status, JSON body)."""
-    function = w.running.get(fn) or w.start(fn)
-    result = function.invoke_json(rest_event(method, path, resource, ctx, body, headers))
+    """One API request through the function the template routes it to: (status, JSON body)."""
+    status, raw = w.api(fn, rest_event(method, path, resource, ctx, body, headers))
+    result = json.loads(raw or b"null")
+    if status != 200 or (isinstance(result, dict) and "errorType" in result):
+        raise AssertionError(f"{fn} failed: HTTP {status} {raw[:500]!r}")
     return result["statusCode"], json.loads(result.get("body") or "null")
 
 
@@ -361,8 +440,7 @@ def key_context(w: World, scopes: str, route: str) -> dict[str, Any]:
     assert key, created
     arn = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:api/dev/{route}"
     event = {"type": "REQUEST", "methodArn": arn, "headers": {"Authorization": f"Bearer {key.group(0)}"}}
-    authorizer = w.running.get("AuthorizerFunction") or w.start("AuthorizerFunction")
-    policy = authorizer.invoke_json(event)
+    policy = w.start("AuthorizerFunction").invoke_json(event)
     assert policy["context"]["tenantId"] == "acme"
     assert policy["policyDocument"]["Statement"][0]["Effect"] == "Allow"
     return dict(policy["context"])
@@ -385,8 +463,7 @@ def ingest_from_s3(w: World, ctx: dict[str, Any]) -> None:
          "attributes": {}, "messageAttributes": {}, "md5OfBody": m["MD5OfBody"], **source}
         for m in messages
     ]  # fmt: skip
-    ingestion = w.start("IngestionFunction")
-    assert ingestion.invoke_json({"Records": records}) == {"batchItemFailures": []}, ingestion.log_tail()
+    assert w.deliver("sqs:IngestQueue", {"Records": records}) == {"batchItemFailures": []}
     docs = "/v1/namespaces/{namespace}/documents"
     status, listing = call(w, "DocumentsFunction", "GET", "/v1/namespaces/docs/documents", docs, ctx)
     assert status == 200
@@ -405,10 +482,9 @@ def chat_streams(w: World, ctx: dict[str, Any]) -> None:
         "messages": [{"role": "user", "content": "Can I return a used bike?"}],
         "namespaces": ["docs"],
     }
-    chat = w.start("ChatFunction")
-    status_code, raw = chat.invoke(rest_event("POST", "/v1/chat", "/v1/chat", ctx, question))
+    status_code, raw = w.api("ChatFunction", rest_event("POST", "/v1/chat", "/v1/chat", ctx, question))
     prelude, payload = split_stream(raw)
-    assert status_code == 200 and prelude and prelude.get("statusCode") == 200, (raw[:300], chat.log_tail())
+    assert status_code == 200 and prelude and prelude.get("statusCode") == 200, raw[:300]
     events = [block for block in payload.decode().split("\n\n") if block.strip()]
     kinds = [block.split("\n", 1)[0].removeprefix("event: ") for block in events]
     assert kinds[-1] == "final" and "text" in kinds and "sources" in kinds, kinds
@@ -437,10 +513,9 @@ def chat_agents(w: World, ctx: dict[str, Any]) -> None:
     )
     question = {"messages": [{"role": "user", "content": "Can I return a used bike?"}], "agent": "auto",
                 "stream": False}  # fmt: skip
-    chat = w.start("ChatFunction")
-    status_code, raw = chat.invoke(rest_event("POST", "/v1/chat", "/v1/chat", ctx, question))
+    status_code, raw = w.api("ChatFunction", rest_event("POST", "/v1/chat", "/v1/chat", ctx, question))
     prelude, payload = split_stream(raw)
-    assert status_code == 200 and prelude and prelude.get("statusCode") == 200, (raw[:300], chat.log_tail())
+    assert status_code == 200 and prelude and prelude.get("statusCode") == 200, raw[:300]
     body = json.loads(payload)
     assert body["collections"]["namespaces"] == ["docs"], body
     assert body["route"] == {"type": "route", "agent": "deep_search", "reason": ANY, "fallback": False}, body
@@ -476,8 +551,7 @@ def hosting_search(w: World, admin: dict[str, Any]) -> None:
     }
     retry = {"Idempotency-Key": f"rehearsal-{uuid.uuid4().hex}"}
     status, found = call(w, "HostingSearchFunction", "POST", route, route, ctx, body, retry)
-    log = w.running["HostingSearchFunction"].log_tail()
-    assert status == 200, (found, log)
+    assert status == 200, found
     assert found["exitReason"] in HOSTING_EXITS, found
     assert found["exitReason"] == "can_answer", found  # the scripted verdict of round 1
     assert found["chunks"] and {c["namespace"] for c in found["chunks"]} == {"docs"}, found
@@ -498,7 +572,98 @@ def hosting_search(w: World, admin: dict[str, Any]) -> None:
     assert runs_charged(w, admin) == before + 1
 
 
-def check_iam(w: World, proxy: SignedProxy) -> None:
+def namespace_lifecycle(w: World, ctx: dict[str, Any]) -> None:
+    """An admin key creates, lists, reads, changes and deletes a namespace; a namespace that still
+    holds documents cannot be deleted."""
+    fn = "NamespacesFunction"
+    status, made = call(w, fn, "POST", "/v1/namespaces", "/v1/namespaces", ctx,
+                        {"namespaceId": "scratch", "description": "for a while"})  # fmt: skip
+    assert status == 201 and made["namespaceId"] == "scratch" and made["default"] is False, made
+    status, listed = call(w, fn, "GET", "/v1/namespaces", "/v1/namespaces", ctx)
+    assert status == 200 and {n["namespaceId"] for n in listed["namespaces"]} == {"docs", "scratch"}, listed
+    status, changed = call(w, fn, "PATCH", "/v1/namespaces/scratch", NS, ctx, {"description": "renamed"})
+    assert status == 200 and changed["description"] == "renamed", changed
+    status, gone = call(w, fn, "DELETE", "/v1/namespaces/scratch", NS, ctx)
+    assert status == 200 and gone == {"namespaceId": "scratch", "deleted": True}, gone
+    status, missing = call(w, fn, "GET", "/v1/namespaces/scratch", NS, ctx)
+    assert status == 404 and missing["error"]["code"] == "namespace_not_found", missing
+    status, held = call(w, fn, "DELETE", "/v1/namespaces/docs", NS, ctx)
+    assert status == 409 and held["error"]["code"] == "conflict", held
+
+
+def key_lifecycle(w: World, ctx: dict[str, Any]) -> None:
+    """An admin key issues a search key (its plaintext once), lists it, revokes it."""
+    fn = "KeysFunction"
+    status, made = call(w, fn, "POST", "/v1/keys", "/v1/keys", ctx, {"name": "ci", "scopes": ["search"]})
+    assert status == 201 and made["apiKey"].startswith("rl_") and made["scopes"] == ["search"], made
+    status, listed = call(w, fn, "GET", "/v1/keys", "/v1/keys", ctx)
+    mine = [k for k in listed["keys"] if k["keyId"] == made["keyId"]]
+    assert status == 200 and len(mine) == 1 and "apiKey" not in mine[0] and not mine[0]["revoked"], listed
+    route = "/v1/keys/{key_id}"
+    status, revoked = call(w, fn, "DELETE", f"/v1/keys/{made['keyId']}", route, ctx)
+    assert status == 200 and revoked["keyId"] == made["keyId"] and revoked["revoked"] is True, revoked
+
+
+def document_writes(w: World, ctx: dict[str, Any]) -> None:
+    """Text added through the API is indexed at once (embedded, metered) and deleted with its chunks
+    (200); deleting the S3-sourced document deletes its object, and the chunks follow its event (202)."""
+    fn = "DocumentsFunction"
+    added_text = {"filename": "notes.md", "text": "Helmets are sold at the front desk of every store."}
+    status, added = call(w, fn, "POST", "/v1/namespaces/docs/documents", DOCS, ctx, added_text)
+    assert status == 201 and (added["documentId"], added["status"]) == ("notes.md", "ready"), added
+    status, got = call(w, fn, "GET", "/v1/namespaces/docs/documents/notes.md", DOC, ctx)
+    assert status == 200 and got["documentId"] == "notes.md" and got["status"] == "ready", got
+    status, deleted = call(w, fn, "DELETE", "/v1/namespaces/docs/documents/notes.md", DOC, ctx)
+    assert status == 200 and (deleted["documentId"], deleted["status"]) == ("notes.md", "deleted"), deleted
+    status, deleting = call(w, fn, "DELETE", "/v1/namespaces/docs/documents/faq.txt", DOC, ctx)
+    assert status == 202 and (deleting["documentId"], deleting["status"]) == ("faq.txt", "deleting"), deleting
+    remaining = w.s3.list_objects_v2(Bucket=w.bucket, Prefix="acme/docs/").get("Contents", [])
+    assert not remaining, remaining
+
+
+def check_routes(w: World) -> None:
+    """Every route of the API and every event source is in the rehearsal's table (and nothing else
+    is), and this run called each one through the function the template wires it to."""
+    lines = uncovered(ROUTES, w.routes) + uncovered(EVENT_SOURCES, w.sources)
+    assert not lines, "the rehearsal's tables and the template differ:\n" + "\n".join(lines)
+    assert not set(w.routes) - w.called, f"routes never called: {sorted(set(w.routes) - w.called)}"
+    assert not set(w.sources) - w.delivered, f"event sources never invoked: {set(w.sources) - w.delivered}"
+
+
+def check_streaming(w: World) -> None:
+    """Exactly the chat route streams (API Gateway is not emulated: its integration is read), and it
+    streams from the chat function."""
+    streaming = {key: route.function for key, route in w.routes.items() if route.streams}
+    assert streaming == {("POST", "/v1/chat"): "ChatFunction"}, f"streaming routes: {streaming}"
+
+
+def check_created_domain(w: World, calls: list[AwsCall]) -> None:
+    """The template's other branch, resolved without running anything again: no ``OpenSearchEndpoint``
+    (the template creates the domain): every function's environment and role resolve, the functions
+    that use OpenSearch are pointed at the created domain, and the calls this run made would be
+    allowed against the created domain's ARN."""
+    stack, domain_arn = created_domain_stack(w.stack)
+    specs = {fn: stack.function(fn) for fn in FUNCTIONS}
+    endpoint = f"https://{stack.attributes['OpenSearchDomain.DomainEndpoint']}"
+    urls = {
+        fn: s.environment["RAGLINE_OPENSEARCH_URL"]
+        for fn, s in specs.items()
+        if "RAGLINE_OPENSEARCH_URL" in s.environment
+    }
+    assert urls and set(urls.values()) == {endpoint}, urls
+    moved = [replace(c, resource=c.resource.replace(DOMAIN_ARN, domain_arn)) for c in calls]
+    assert any(c.action.startswith("es:") and c.resource.startswith(domain_arn) for c in moved)
+    denied = sorted(
+        {
+            (c.function, c.action, c.resource)
+            for c in moved
+            if not specs[c.function].allows(c.action, c.resource, c.context)
+        }
+    )
+    assert not denied, "with a created domain, actions outside the roles:\n" + "\n".join(map(str, denied))
+
+
+def check_iam(w: World, proxy: SignedProxy) -> list[AwsCall]:
     """Every AWS action each function performed is allowed by its role in the translated template."""
     calls = w.aws_calls(proxy)
     assert not proxy.refused, f"unsigned OpenSearch requests: {proxy.refused}"
@@ -523,6 +688,7 @@ def check_iam(w: World, proxy: SignedProxy) -> None:
         assert f"arn:aws:bedrock:{REGION}:{ACCOUNT}:inference-profile/{BEDROCK_CHAT_MODEL}" in models, models
     else:
         assert "secretsmanager:GetSecretValue" in performed
+    return calls
 
 
 def check_traces(w: World) -> None:
@@ -554,10 +720,12 @@ def check_traces(w: World) -> None:
 
 def test_the_built_stack_serves_a_tenant_end_to_end(world: tuple[World, SignedProxy]) -> None:
     w, proxy = world
-    # The chat route is a streaming integration in the translated template (API Gateway is not emulated).
-    api_body = json.dumps(w.art.translated["Resources"]["RaglineApi"]["Properties"]["Body"])
-    assert "response-streaming-invocations" in api_body, "the chat route does not stream"
+    with blame_last(w.running.values()):  # a failed check shows the log of the function it checks
+        scenario(w, proxy)
 
+
+def scenario(w: World, proxy: SignedProxy) -> None:
+    check_streaming(w)
     ctx = bootstrap_tenant(w)
     status, body = call(w, "NamespacesFunction", "POST", "/v1/namespaces", "/v1/namespaces", ctx,
                         {"namespaceId": "docs", "default": True})  # fmt: skip
@@ -578,7 +746,12 @@ def test_the_built_stack_serves_a_tenant_end_to_end(world: tuple[World, SignedPr
     assert status == 200 and usage["runs"] == 2, usage
     chat_agents(w, ctx)
     hosting_search(w, ctx)
-    check_iam(w, proxy)
+    namespace_lifecycle(w, ctx)
+    key_lifecycle(w, ctx)
+    document_writes(w, ctx)
+    check_routes(w)
+    calls = check_iam(w, proxy)
+    check_created_domain(w, calls)
     check_traces(w)
     # Metrics left in each function's log as CloudWatch EMF lines.
     for fn, metric in (("SearchFunction", "LatencyMs"), ("ChatFunction", "Exit_answered"),

@@ -15,14 +15,44 @@ if os.environ.get("REHEARSAL_RUNTIME_API"):
     os.environ["AWS_LAMBDA_RUNTIME_API"] = os.environ["REHEARSAL_RUNTIME_API"]
 
 _LOG = os.environ.get("REHEARSAL_CALL_LOG")
-_KEYS = ("TableName", "Bucket", "Key", "SecretId", "modelId", "TransactItems", "rerankingConfiguration")
+_KEYS = (
+    "TableName",
+    "IndexName",
+    "Bucket",
+    "Key",
+    "VersionId",
+    "SecretId",
+    "modelId",
+    "rerankingConfiguration",
+)
+
+
+def _tables_of(params):
+    """What IAM keys on in the calls that name their tables inside: batch calls (``RequestItems``, table
+    name → requests: the names only) and transactions (``TransactItems``: each item's kind and table),
+    and ``DeleteObjects``' keys; never the items themselves."""
+    out = {}
+    if "RequestItems" in params:
+        out["RequestItems"] = sorted(params["RequestItems"])
+    if "TransactItems" in params:
+        out["TransactItems"] = [
+            {kind: {"TableName": body.get("TableName")} for kind, body in item.items()}
+            for item in params["TransactItems"]
+        ]
+    if "Delete" in params and isinstance(params["Delete"], dict):
+        out["Delete"] = {
+            "Objects": [
+                {k: o[k] for k in ("Key", "VersionId") if k in o} for o in params["Delete"]["Objects"]
+            ]
+        }
+    return out
 
 
 def _record(model, params, **_):
     entry = {
         "service": model.service_model.service_name,
         "operation": model.name,
-        "params": {k: params[k] for k in _KEYS if k in params},
+        "params": {**{k: params[k] for k in _KEYS if k in params}, **_tables_of(params)},
     }
     with open(_LOG, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(entry, default=str) + "\n")
