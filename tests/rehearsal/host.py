@@ -154,25 +154,26 @@ class LambdaFunction:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
     def stop(self) -> None:
-        """Stops the whole process group (the RIE, the runtime, the Web Adapter and its app), also
-        members that outlive the RIE or ignore SIGTERM; idempotent."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
+        """Stops the RIE and every process below it (the runtime, the Web Adapter and its app, what
+        a handler spawned: the RIE starts the runtime in a process group of its own), also those that
+        ignore SIGTERM; idempotent."""
+        tree = {self.proc.pid} | descendants(self.proc.pid)
+        _signal(tree, signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
         deadline = time.monotonic() + 5
-        while group_members(self.proc.pid) and time.monotonic() < deadline:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
+        while (alive := tree & set(live_processes())) and time.monotonic() < deadline:
+            _signal(alive, signal.SIGKILL)
             time.sleep(0.05)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
         self._logf.close()
 
 
-def group_members(pgid: int) -> list[int]:
-    """The live (not zombie) processes of process group ``pgid``."""
-    return [pid for pid, (_, group) in live_processes().items() if group == pgid]
+def _signal(pids: set[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
 
 
 def descendants(pid: int) -> set[int]:
@@ -181,13 +182,13 @@ def descendants(pid: int) -> set[int]:
     found: set[int] = set()
     frontier = {pid}
     while frontier:
-        frontier = {p for p, (parent, _) in table.items() if parent in frontier} - found
+        frontier = {p for p, parent in table.items() if parent in frontier} - found
         found |= frontier
     return found
 
 
-def live_processes() -> dict[int, tuple[int, int]]:
-    """pid → (parent pid, process group) of every process but zombies, from /proc/<pid>/stat."""
+def live_processes() -> dict[int, int]:
+    """pid → parent pid of every process but zombies, from /proc/<pid>/stat."""
     out = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -196,9 +197,9 @@ def live_processes() -> dict[int, tuple[int, int]]:
             stat = (entry / "stat").read_text()
         except OSError:  # gone meanwhile
             continue
-        state, parent, group = stat[stat.rindex(")") + 2 :].split()[:3]  # after "pid (comm) "
+        state, parent = stat[stat.rindex(")") + 2 :].split()[:2]  # after "pid (comm) "
         if state != "Z":
-            out[int(entry.name)] = (int(parent), int(group))
+            out[int(entry.name)] = int(parent)
     return out
 
 
