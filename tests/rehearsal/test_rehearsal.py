@@ -45,6 +45,7 @@ from tests.rehearsal.host import (
     wait_until,
 )
 from tests.rehearsal.iam import calls_from_log, opensearch_call
+from tests.rehearsal.s3_gate import S3Gate
 from tests.rehearsal.signed_proxy import SignedProxy
 from tests.rehearsal.stack_checks import api_routes, created_domain_stack, event_sources, uncovered
 from tests.rehearsal.xray import XRayDaemon
@@ -186,7 +187,10 @@ class World:
             Bucket=self.bucket,
             NotificationConfiguration={
                 "QueueConfigurations": [
-                    {"QueueArn": queue_arn["Attributes"]["QueueArn"], "Events": ["s3:ObjectCreated:*"]}
+                    {
+                        "QueueArn": queue_arn["Attributes"]["QueueArn"],
+                        "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"],  # as the template's
+                    }
                 ]
             },
         )
@@ -217,6 +221,12 @@ class World:
         self.keys = {fn: f"AKIARH{i:02d}{suffix.upper()}" for i, fn in enumerate(FUNCTIONS)}
         self.taps: dict[str, TracingTap] = {}
         self.xray = XRayDaemon()
+        self.s3_gate = S3Gate(moto, self.may_list)  # S3's 403 for a missing key, which moto never gives
+        self.s3_url = self.s3_gate.start()
+
+    def may_list(self, access_key: str, bucket: str) -> bool:
+        fn = next((f for f, key in self.keys.items() if key == access_key), None)
+        return fn is None or self.stack.function(fn).allows("s3:ListBucket", f"arn:aws:s3:::{bucket}")
 
     def layers(self, spec_layers: list[str]) -> list[Path]:
         out = []
@@ -241,6 +251,7 @@ class World:
             "AWS_ACCESS_KEY_ID": self.keys[fn],
             "AWS_SECRET_ACCESS_KEY": "rehearsal",
             "AWS_ENDPOINT_URL": self.moto,
+            "AWS_ENDPOINT_URL_S3": self.s3_url,
             "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": self.bedrock.url,
             "AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME": self.bedrock.url,
             "AWS_LAMBDA_FUNCTION_TIMEOUT": str(spec.timeout),
@@ -305,6 +316,7 @@ class World:
             except Exception as exc:  # the others must still stop; the first failure is raised below
                 failures.append(exc)
         self.xray.close()
+        self.s3_gate.stop()
         if failures:
             raise failures[0]
 
@@ -446,10 +458,8 @@ def key_context(w: World, scopes: str, route: str) -> dict[str, Any]:
     return dict(policy["context"])
 
 
-def ingest_from_s3(w: World, ctx: dict[str, Any]) -> None:
-    """A file lands in S3; S3's message on the queue is the ingestion function's SQS event."""
-    faq = (ROOT / "samples/northwind/faq.txt").read_bytes()
-    w.s3.put_object(Bucket=w.bucket, Key="acme/docs/faq.txt", Body=faq)
+def deliver_s3_events(w: World) -> None:
+    """S3's messages on the queue, as the ingestion function's SQS event: none may fail."""
     messages: list[dict[str, Any]] = []
     for _ in range(20):
         got = w.sqs.receive_message(QueueUrl=w.queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
@@ -464,10 +474,33 @@ def ingest_from_s3(w: World, ctx: dict[str, Any]) -> None:
         for m in messages
     ]  # fmt: skip
     assert w.deliver("sqs:IngestQueue", {"Records": records}) == {"batchItemFailures": []}
+
+
+def ingest_from_s3(w: World, ctx: dict[str, Any]) -> None:
+    """A file lands in S3; S3's message on the queue is the ingestion function's SQS event."""
+    faq = (ROOT / "samples/northwind/faq.txt").read_bytes()
+    w.s3.put_object(Bucket=w.bucket, Key="acme/docs/faq.txt", Body=faq)
+    deliver_s3_events(w)
     docs = "/v1/namespaces/{namespace}/documents"
     status, listing = call(w, "DocumentsFunction", "GET", "/v1/namespaces/docs/documents", docs, ctx)
     assert status == 200
     assert [(d["documentId"], d["status"]) for d in listing["documents"]] == [("faq.txt", "ready")]
+
+
+def delete_from_s3(w: World, ctx: dict[str, Any]) -> None:
+    """A file deleted through the API: its object goes, and S3's ObjectRemoved event finds the key gone
+    (S3 says 404 only to a role that may list the bucket; 403 would fail the message to the DLQ)."""
+    w.s3.put_object(Bucket=w.bucket, Key="acme/docs/gone.txt", Body=b"Gift cards never expire.")
+    deliver_s3_events(w)
+    route, path = (
+        "/v1/namespaces/{namespace}/documents/{document_id}",
+        "/v1/namespaces/docs/documents/gone.txt",
+    )
+    status, body = call(w, "DocumentsFunction", "DELETE", path, route, ctx)
+    assert (status, body["status"]) == (202, "deleting"), body
+    deliver_s3_events(w)
+    status, body = call(w, "DocumentsFunction", "GET", path, route, ctx)
+    assert status == 200 and body["status"] == "deleted", body
 
 
 def chat_streams(w: World, ctx: dict[str, Any]) -> None:
@@ -746,6 +779,7 @@ def scenario(w: World, proxy: SignedProxy) -> None:
     assert status == 200 and usage["runs"] == 2, usage
     chat_agents(w, ctx)
     hosting_search(w, ctx)
+    delete_from_s3(w, ctx)
     namespace_lifecycle(w, ctx)
     key_lifecycle(w, ctx)
     document_writes(w, ctx)

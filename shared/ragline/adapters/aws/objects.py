@@ -11,10 +11,24 @@ S3Client = Any  # boto3's client is untyped here; the adapter is the only place 
 
 _THROTTLED = {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded"}
 _MISSING = {"NoSuchKey", "404", "NotFound", "NoSuchVersion"}
+_PERMISSIONS = {
+    "get": "s3:GetObject and s3:GetObjectVersion on the bucket's objects, and s3:ListBucket on the bucket"
+    " (without it S3 answers a missing key with 403, not 404)",
+    "put": "s3:PutObject on the bucket's objects",
+    "delete": "s3:DeleteObject on the bucket's objects",
+    "list": "s3:ListBucket on the bucket",
+    "purge": "s3:ListBucketVersions on the bucket and s3:DeleteObjectVersion on its objects",
+}
+"""What the caller's role needs for each action: what a 403 tells the operator to check."""
 
 
-def translate(exc: Exception, action: str, key: str) -> errors.RaglineError:
-    """botocore errors → Ragline errors, by error code only."""
+def translate(exc: Exception, action: str, key: str, bucket: str = "") -> errors.RaglineError:
+    """botocore errors → Ragline errors, by error code only.
+
+    A refusal (403) is the deployment's fault, never the object's: a :class:`ConfigurationError`
+    naming the permissions the action needs — a missing key is one of its causes, so a 403 is never
+    taken for "not found" (the message fails and is retried, visibly, rather than deleting a
+    document S3 may still hold)."""
     from botocore.exceptions import ClientError, ConnectionError, EndpointConnectionError
 
     if isinstance(exc, ClientError):
@@ -22,6 +36,13 @@ def translate(exc: Exception, action: str, key: str) -> errors.RaglineError:
         status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
         if code in _MISSING:
             return errors.NotFound(f"no object {key!r}", key=key)
+        if status == 403 or code in ("AccessDenied", "403", "Forbidden"):
+            where = f"s3://{bucket}/{key}" if bucket else repr(key)
+            needs = _PERMISSIONS.get(action, "access to the bucket")
+            return errors.ConfigurationError(
+                f"S3 denied {action} of {where} ({code or status}): the role needs {needs}",
+                key=key, code=code, action=action,
+            )  # fmt: skip
         if code in _THROTTLED or status == 503:
             return errors.Throttled(f"S3 throttled {action}", key=key)
         if status >= 500:
@@ -73,20 +94,20 @@ class S3ObjectStore:
         except errors.RaglineError:
             raise
         except Exception as exc:
-            raise translate(exc, "get", key) from exc
+            raise translate(exc, "get", key, self.bucket) from exc
         return data
 
     def put(self, key: str, data: bytes) -> None:
         try:
             self.client.put_object(Bucket=self.bucket, Key=key, Body=data)
         except Exception as exc:
-            raise translate(exc, "put", key) from exc
+            raise translate(exc, "put", key, self.bucket) from exc
 
     def delete(self, key: str) -> None:
         try:
             self.client.delete_object(Bucket=self.bucket, Key=key)
         except Exception as exc:
-            raise translate(exc, "delete", key) from exc
+            raise translate(exc, "delete", key, self.bucket) from exc
 
     def purge(self, prefix: str) -> int:
         """Every version and delete marker under the folder, so a versioned bucket keeps nothing."""
@@ -114,7 +135,7 @@ class S3ObjectStore:
         except errors.RaglineError:
             raise
         except Exception as exc:
-            raise translate(exc, "purge", prefix) from exc
+            raise translate(exc, "purge", prefix, self.bucket) from exc
         return removed
 
     def list(self, prefix: str) -> list[str]:
@@ -126,5 +147,5 @@ class S3ObjectStore:
             ):
                 keys.extend(o["Key"] for o in page.get("Contents", []))
         except Exception as exc:
-            raise translate(exc, "list", prefix) from exc
+            raise translate(exc, "list", prefix, self.bucket) from exc
         return sorted(keys)
