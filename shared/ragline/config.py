@@ -111,9 +111,9 @@ class Settings(BaseModel):
     chunk_overlap_tokens: int = 32
     max_document_bytes: int = 50 * 1024 * 1024
     embed_batch_size: int = 8
-    embedding_cache_mib: int = Field(default=256, ge=0)
-    """Bound of the on-disk embedding cache (its SQLite file, MiB; least recently used entries go
-    first); 0 turns the cache off. Lambda's ``/tmp`` defaults to 512 MB and is shared with scratch files."""
+    embedding_cache_mib: int = Field(default=256, ge=1)
+    """Bound of the on-disk embedding cache (its SQLite file, MiB; least recently used vectors go
+    first). Lambda's ``/tmp`` is 512 MB by default and also holds every document's scratch files."""
     """Measured fastest and lightest for the int8 MiniLM on 2 cores (see docs/benchmarks.md)."""
     rrf_k: int = 60
     hybrid_fusion: Literal["rrf", "convex"] = "convex"
