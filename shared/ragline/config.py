@@ -40,6 +40,9 @@ class Settings(BaseModel):
     opensearch_service: Literal["es", "aoss"] = "es"
     opensearch_index_prefix: str = "ragline-chunks"
     opensearch_refresh: Literal["on_read", "true", "wait_for", "false"] = "on_read"
+    opensearch_replicas: int = Field(default=0, ge=0)
+    """Replicas of each index Ragline creates: 0 on one node (a replica could not be placed), 1 from
+    two nodes (the template sets it from ``OpenSearchInstanceCount``). Read when an index is created."""
     """on_read: writes do not refresh; the next read from the same process refreshes first
     (read-your-writes) and a published version is searchable from every process. true refreshes on
     every write request (several times slower ingestion); wait_for waits for the scheduled refresh;
@@ -108,6 +111,9 @@ class Settings(BaseModel):
     chunk_overlap_tokens: int = 32
     max_document_bytes: int = 50 * 1024 * 1024
     embed_batch_size: int = 8
+    embedding_cache_mib: int = Field(default=256, ge=1)
+    """Bound of the on-disk embedding cache (its SQLite file, MiB; least recently used vectors go
+    first). Lambda's ``/tmp`` is 512 MB by default and also holds every document's scratch files."""
     """Measured fastest and lightest for the int8 MiniLM on 2 cores (see docs/benchmarks.md)."""
     rrf_k: int = 60
     hybrid_fusion: Literal["rrf", "convex"] = "convex"

@@ -60,6 +60,14 @@ def error_body(exc: BaseException, **ids: str) -> tuple[int, dict[str, Any]]:
     return 500, errors.RaglineError("internal error", **ids).to_dict()
 
 
+def count_refusal(exc: BaseException) -> None:
+    """A quota refusal is counted (the ``QuotaExceeded`` metric the operators' alarm watches)."""
+    if isinstance(exc, errors.QuotaExceeded):
+        from ragline import telemetry
+
+        telemetry.record_quota_exceeded()
+
+
 def route_not_found(method: str, path: str) -> errors.NotFound:
     """No route has this path (the same error from every edge: handlers, chat, ``ragline serve``)."""
     return errors.NotFound("no such route", method=method, path=path)
@@ -142,6 +150,7 @@ def install_error_handlers(app: APIGatewayRestResolver, logger: Logger) -> None:
     from pydantic import ValidationError
 
     def respond(exc: BaseException, headers: dict[str, str] | None = None) -> Response[str]:
+        count_refusal(exc)
         status, body = error_body(exc)
         return Response(status, "application/json", json.dumps(body), headers=headers)
 

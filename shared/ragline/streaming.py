@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, Response
 
 from ragline import errors
 from ragline.agents.events import ChatResponse, RunError, RunEvent
-from ragline.http import error_body, json_text, method_not_allowed, route_not_found
+from ragline.http import count_refusal, error_body, json_text, method_not_allowed, route_not_found
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +41,7 @@ def error_response(
     """``exc`` in the one shape; a failure on our side (5xx) is logged first (see :func:`log_failure`).
     An unexpected one names the request by ``ids`` (``request_id``, ``run_id``), never by its text."""
     ids = {name: value for name, value in (ids or {}).items() if value}
+    count_refusal(exc)
     status, body = error_body(exc, **ids)
     log_failure(exc, status, ids)
     return JSONResponse(body, status_code=status, headers=headers)
@@ -90,6 +91,7 @@ def sse(event: RunEvent) -> bytes:
 def error_event(exc: BaseException) -> RunError:
     """An error after the response started, as the stream's ``error`` event (code and message as
     :func:`~ragline.http.error_body` gives them: an unexpected error never shows its text)."""
+    count_refusal(exc)
     status, body = error_body(exc)
     log_failure(exc, status)
     return RunError(code=body["error"]["code"], message=body["error"]["message"])

@@ -236,3 +236,11 @@ def record_ingest(outcomes: Iterable[tuple[str, int]], failures: int) -> None:
     batch.add_metric(name="IngestFailures", unit=MetricUnit.Count, value=failures)
     batch.flush_metrics()
     sys.stdout.flush()
+
+
+def record_quota_exceeded() -> None:
+    """A request refused because its tenant's quota is used up (``QuotaExceeded`` metric, alarmed)."""
+    refused = EphemeralMetrics(namespace=NAMESPACE)
+    refused.add_metric(name="QuotaExceeded", unit=MetricUnit.Count, value=1)
+    refused.flush_metrics()
+    sys.stdout.flush()

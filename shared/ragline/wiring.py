@@ -98,7 +98,8 @@ class Container:
             )
         else:
             inner = self.local_model
-        return EmbeddingCache(inner, self.settings.home / "cache" / "embeddings.sqlite")
+        path = s.home / "cache" / "embeddings.sqlite"
+        return EmbeddingCache(inner, path, max_bytes=s.embedding_cache_mib * 1024 * 1024)
 
     @cached_property
     def tokenizer(self) -> Tokenizer:

@@ -114,7 +114,7 @@ class IngestSettings:
     claim_lease_seconds: float = 330.0
     """How long an S3 event's claim keeps copies of that event away: the ingestion function's 300 s
     timeout and a margin (a worker still alive past it has been killed by Lambda). The SQS
-    visibility timeout (1,800 s) is longer, so a backed-off copy comes back after the lease."""
+    visibility timeout (1,802 s) is longer, so a backed-off copy comes back after the lease."""
 
 
 @dataclass(frozen=True)

@@ -124,3 +124,40 @@ def test_chunk_ids_are_per_generation_bounded_and_plain_at_generation_zero() -> 
     versioned = rq.doc_id(scope, f"{long_doc}#99999", 2**40)
     assert len(versioned.encode()) <= rq.MAX_ID_BYTES and versioned.endswith(f"@{2**40}")
     assert versioned != rq.doc_id(scope, f"{long_doc}#99998", 2**40)
+
+
+class RecordingIndices:
+    """The ``indices`` API of a cluster with no index yet, keeping each create request."""
+
+    def __init__(self) -> None:
+        self.created: dict[str, dict[str, object]] = {}
+
+    def exists(self, *, index: str) -> bool:
+        return False
+
+    def create(self, *, index: str, body: dict[str, object]) -> None:
+        self.created[index] = body
+
+
+@pytest.mark.parametrize("replicas", [0, 1])
+def test_indexes_are_created_with_the_configured_replicas(replicas: int) -> None:
+    """Given RAGLINE_OPENSEARCH_REPLICAS (the template's: 1 from two nodes), when the provider creates
+    its indexes, then the chunks and the fences both get that many replicas."""
+    from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
+    from ragline.config import Settings
+
+    environ = {"RAGLINE_OPENSEARCH_REPLICAS": str(replicas), "RAGLINE_OPENSEARCH_URL": "http://127.0.0.1:9"}
+    settings = Settings.from_env(environ)
+    provider = OpenSearchVectorStoreProvider.from_settings(settings, dimension=8, model_id="m")
+    indices = RecordingIndices()
+    provider.client = type("Client", (), {"indices": indices})()  # type: ignore[assignment]
+
+    provider.ensure_index()
+
+    created = {
+        name: body["settings"]["index"]["number_of_replicas"] for name, body in indices.created.items()
+    }  # type: ignore[index]
+    assert created == {
+        provider.index: replicas,
+        rq.fences_index(provider.index): replicas,
+    }

@@ -151,3 +151,30 @@ def test_the_idempotency_key_names_the_run(container: Container) -> None:
     status, body = call(container, {"query": "rockets"}, headers={"Idempotency-Key": "client-7"})
     assert status == 200 and body["runId"] == "client-7"
     assert "tenant" not in json.dumps(body).lower()
+
+
+def test_a_quota_refusal_is_counted_for_the_operators_alarm(
+    container: Container, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Given a tenant at its quota, when it searches, then the 429 leaves one ``QuotaExceeded`` EMF
+    line (the metric and dimensions template.yaml's QuotaExceededAlarm watches, under the service
+    name the template gives every function); an answered search leaves none."""
+    from tests.support.cfn_tables import load_template
+
+    template = load_template()
+    service = template["Globals"]["Function"]["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"]
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", service)
+    alarm = template["Resources"]["QuotaExceededAlarm"]["Properties"]
+    container.registry.create_tenant(Tenant(tenant_id="acme", max_runs_per_period=1))
+    assert call(container, {"query": "rockets"}, request_id="q-1")[0] == 200
+    assert "QuotaExceeded" not in capsys.readouterr().out
+    assert call(container, {"query": "rockets"}, request_id="q-2")[0] == 429
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if '"QuotaExceeded"' in x]
+    assert len(lines) == 1 and lines[0]["QuotaExceeded"] == [1.0]
+    (declared,) = lines[0]["_aws"]["CloudWatchMetrics"]
+    assert (declared["Namespace"], declared["Metrics"][0]["Name"]) == (
+        alarm["Namespace"],
+        alarm["MetricName"],
+    )
+    assert {d["Name"]: d["Value"] for d in alarm["Dimensions"]} == {"service": service}
+    assert declared["Dimensions"] == [["service"]] and lines[0]["service"] == service

@@ -106,17 +106,20 @@ def fences_index(index: str) -> str:
     return f"{index}-fences"
 
 
-FENCES_BODY: dict[str, Any] = {
-    "settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0}},
-    "mappings": {
-        "dynamic": "strict",
-        "properties": {
-            "tenant_id": {"type": "keyword"},
-            "namespace_id": {"type": "keyword"},
-            "document_id": {"type": "keyword"},
+def fences_body(*, replicas: int = 0) -> dict[str, Any]:
+    """The fences index: one small shard, replicated as the chunks are (a lost fence would serve
+    an unpublished generation)."""
+    return {
+        "settings": {"index": {"number_of_shards": 1, "number_of_replicas": replicas}},
+        "mappings": {
+            "dynamic": "strict",
+            "properties": {
+                "tenant_id": {"type": "keyword"},
+                "namespace_id": {"type": "keyword"},
+                "document_id": {"type": "keyword"},
+            },
         },
-    },
-}
+    }
 
 
 def fence_id(scope: TenantScope, document_id: str) -> str:

@@ -66,8 +66,10 @@ class OpenSearchVectorStoreProvider:
         hybrid: HybridStrategy = "msearch",
         hnsw: tuple[int, int] = rq.HNSW,
         knn_candidates: int = rq.KNN_CANDIDATES,
+        replicas: int = 0,
     ) -> None:
         self.client = client
+        self.replicas = replicas
         self.hnsw = hnsw
         self.knn_candidates = knn_candidates
         self.index = index
@@ -87,6 +89,7 @@ class OpenSearchVectorStoreProvider:
             index=rq.index_name(settings.opensearch_index_prefix, model_id, dimension),
             dimension=dimension,
             refresh=settings.opensearch_refresh,
+            replicas=settings.opensearch_replicas,
         )
 
     def ensure_index(self) -> None:
@@ -97,8 +100,8 @@ class OpenSearchVectorStoreProvider:
 
         with self._lock, translate("index creation"):
             for name, body in (
-                (self.index, rq.index_body(self.dimension, hnsw=self.hnsw)),
-                (rq.fences_index(self.index), rq.FENCES_BODY),
+                (self.index, rq.index_body(self.dimension, hnsw=self.hnsw, replicas=self.replicas)),
+                (rq.fences_index(self.index), rq.fences_body(replicas=self.replicas)),
             ):
                 if not self.client.indices.exists(index=name):
                     try:
