@@ -49,7 +49,8 @@ def embedder(
 
 
 def reranker(server: BedrockServer, **client: Any) -> BedrockReranker:
-    return BedrockReranker(client=server.client("bedrock-agent-runtime", **client))
+    """Amazon Rerank 1.0 (the reranker's default model) from a region that offers it."""
+    return BedrockReranker(client=server.client("bedrock-agent-runtime", region="us-west-2", **client))
 
 
 # -- request builders (pure) ----------------------------------------------------------------------
@@ -351,9 +352,10 @@ def test_calls_carry_a_sigv4_authorization_for_bedrock(bedrock_server: BedrockSe
     embedder(bedrock_server).embed_query("bees")
     reranker(bedrock_server).rerank(QUERY, HITS, 2)
 
+    signed_for = {"InvokeModel": "us-east-1", "Rerank": "us-west-2"}  # each client's own region
     for request in bedrock_server.requests:
         assert request.headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=test/")
-        assert "/us-east-1/bedrock/aws4_request" in request.headers["authorization"]
+        assert f"/{signed_for[request.operation]}/bedrock/aws4_request" in request.headers["authorization"]
         assert request.headers["x-amz-date"]
 
 
@@ -373,7 +375,7 @@ def test_an_unsigned_request_is_refused_and_translated(bedrock_server: BedrockSe
 
 def test_rerank_asks_for_at_most_top_n_of_at_most_max_candidates(bedrock_server: BedrockServer) -> None:
     hits = make_hits([f"passage {i} about bees" for i in range(8)])
-    subject = BedrockReranker(client=bedrock_server.client("bedrock-agent-runtime"), max_candidates=5)
+    subject = BedrockReranker(client=bedrock_server.client("bedrock-agent-runtime", region="us-west-2"), max_candidates=5)
 
     out = subject.rerank(QUERY, hits, 50)
 
@@ -477,3 +479,28 @@ def test_an_empty_passage_is_refused_by_botocore_before_sending_as_rerank_failed
     with pytest.raises(errors.RerankFailed):
         reranker(bedrock_server).rerank(QUERY, hits, 2)
     assert bedrock_server.recorded("Rerank") == []
+
+
+@pytest.mark.parametrize(
+    ("model", "region", "offered"),
+    [
+        (AMAZON_RERANK_V1, "us-east-1", False),
+        (AMAZON_RERANK_V1, "us-west-2", True),
+        (COHERE_RERANK_V3_5, "us-east-1", True),
+        (COHERE_RERANK_V3_5, "eu-west-1", False),
+    ],
+)
+def test_the_local_bedrock_refuses_a_rerank_model_not_offered_in_the_callers_region(
+    bedrock_server: BedrockServer, model: str, region: str, offered: bool
+) -> None:
+    # Given a reranker whose client signs for a region (the region Bedrock answers from)
+    client = bedrock_server.client("bedrock-agent-runtime", region=region, max_attempts=1)
+    subject = BedrockReranker(model=model, client=client)
+
+    # When it reranks, Then Bedrock answers only where it offers the model (else ValidationException)
+    if offered:
+        assert subject.rerank(QUERY, HITS, 2).hits
+    else:
+        with pytest.raises(errors.RerankFailed) as refused:
+            subject.rerank(QUERY, HITS, 2)
+        assert refused.value.details["aws_code"] == "ValidationException"
