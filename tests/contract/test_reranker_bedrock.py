@@ -20,7 +20,9 @@ AMAZON_RERANK_REGION = "us-west-2"
 class TestBedrockAmazonReranker(RerankerContract):
     @pytest.fixture
     def reranker(self, bedrock_server: BedrockServer) -> Reranker:
-        return BedrockReranker(client=bedrock_server.client("bedrock-agent-runtime", region=AMAZON_RERANK_REGION))
+        return BedrockReranker(
+            client=bedrock_server.client("bedrock-agent-runtime", region=AMAZON_RERANK_REGION)
+        )
 
 
 class TestBedrockCohereReranker(RerankerContract):

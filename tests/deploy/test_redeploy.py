@@ -13,8 +13,12 @@ from tests.deploy.translated import StandInStack
 
 pytestmark = pytest.mark.deploy
 
-STACK_A = "arn:aws:cloudformation:us-east-1:123456789012:stack/ragline-dev/6f1c2a30-1111-11ef-9a7b-0a1b2c3d4e5f"
-STACK_B = "arn:aws:cloudformation:us-east-1:123456789012:stack/ragline-dev/b83e9d40-2222-11ef-8c6d-0f9e8d7c6b5a"
+STACK_A = (
+    "arn:aws:cloudformation:us-east-1:123456789012:stack/ragline-dev/6f1c2a30-1111-11ef-9a7b-0a1b2c3d4e5f"
+)
+STACK_B = (
+    "arn:aws:cloudformation:us-east-1:123456789012:stack/ragline-dev/b83e9d40-2222-11ef-8c6d-0f9e8d7c6b5a"
+)
 NAME_PROPERTIES = ("BucketName", "DomainName", "Name", "TableName", "RoleName", "QueueName", "TopicName")
 LONGEST = {"Stage": "x" * 16, "AWS::Region": "ap-southeast-5"}
 """The longest stage the template allows, in a Region with one of the longest codes."""
@@ -42,7 +46,9 @@ def names(translated: dict[str, Any], stack_id: str, **parameters: str) -> dict[
     }
 
 
-def test_what_sam_delete_leaves_behind_is_named_apart_from_the_next_deployment(translated: dict[str, Any]) -> None:
+def test_what_sam_delete_leaves_behind_is_named_apart_from_the_next_deployment(
+    translated: dict[str, Any],
+) -> None:
     # Given the same stage deployed, deleted (bucket and domain retained, the secret recoverable) and
     # deployed again: a new stack id
     first, second = names(translated, STACK_A), names(translated, STACK_B)
@@ -75,7 +81,13 @@ def test_the_queue_policy_and_every_role_name_the_bucket_and_domain_actually_cre
     domain_arn = f"arn:aws:es:us-east-1:123456789012:domain/{domain}"
     access = stack.resolve(translated["Resources"]["OpenSearchDomain"]["Properties"]["AccessPolicies"])
     assert access["Statement"][0]["Resource"] == f"{domain_arn}/*"
-    for fn in ("SearchFunction", "HostingSearchFunction", "ChatFunction", "DocumentsFunction", "IngestionFunction"):
+    for fn in (
+        "SearchFunction",
+        "HostingSearchFunction",
+        "ChatFunction",
+        "DocumentsFunction",
+        "IngestionFunction",
+    ):
         assert stack.function(fn).allows("es:ESHttpPost", f"{domain_arn}/idx/_search"), fn
 
 
@@ -94,7 +106,9 @@ def test_by_default_the_stack_sets_api_gateways_logs_role_before_creating_the_st
     role = stack.resolve(translated["Resources"]["ApiGatewayCloudWatchRole"]["Properties"])
     assert role["ManagedPolicyArns"] == [PUSH_TO_LOGS]
     (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
-    assert trust["Principal"] == {"Service": "apigateway.amazonaws.com"} and trust["Action"] == "sts:AssumeRole"
+    assert (
+        trust["Principal"] == {"Service": "apigateway.amazonaws.com"} and trust["Action"] == "sts:AssumeRole"
+    )
     # The stage (which turns access logging on) is created after the account setting names the role
     (stage,) = [r for r, res in translated["Resources"].items() if res["Type"] == "AWS::ApiGateway::Stage"]
     assert "AccessLogSetting" in translated["Resources"][stage]["Properties"]

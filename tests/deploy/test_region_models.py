@@ -18,7 +18,9 @@ RERANK_OFFERED = sorted(set().union(*RERANK_REGIONS.values()))
 
 
 def rerank_model_granted(stack: StandInStack, fn: str, model: str, region: str) -> bool:
-    return stack.function(fn).allows("bedrock:InvokeModel", f"arn:aws:bedrock:{region}::foundation-model/{model}")
+    return stack.function(fn).allows(
+        "bedrock:InvokeModel", f"arn:aws:bedrock:{region}::foundation-model/{model}"
+    )
 
 
 @pytest.mark.parametrize("region", [REGION, *RERANK_OFFERED])
@@ -58,7 +60,9 @@ def test_a_rerank_model_not_offered_in_the_region_is_refused_before_anything_is_
 def test_a_region_without_bedrock_rerank_refuses_it_and_deploys_another_reranker(
     translated: dict[str, Any], region: str
 ) -> None:
-    assert StandInStack(translated, {"AWS::Region": region}).violated_rules() == ["BedrockRerankIsOfferedHere"]
+    assert StandInStack(translated, {"AWS::Region": region}).violated_rules() == [
+        "BedrockRerankIsOfferedHere"
+    ]
     # The LLM reranker needs no Rerank model: the Region's table is not consulted, nothing fails
     stack = StandInStack(translated, {"AWS::Region": region, "Reranker": "llm"})
     assert not stack.violated_rules()

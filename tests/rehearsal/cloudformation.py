@@ -2,7 +2,8 @@
 own resources, each function's settings, and an IAM evaluator for its role's policies.
 
 Only what Ragline's template uses is implemented (Ref, Fn::GetAtt, Fn::Sub, Fn::If, Fn::Join,
-Fn::Select, Fn::Split, Fn::FindInMap, the condition functions); anything else raises, so a template change cannot silently evade the check.
+Fn::Select, Fn::Split, Fn::FindInMap, the condition functions); anything else raises, so a template
+change cannot silently evade the check.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import Any
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 PARTITION = "aws"
-STACK_ID = f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/ragline-rehearsal/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+STACK_ID = (
+    f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/ragline-rehearsal/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+)
 
 Context = tuple[tuple[str, str], ...]
 """A call's request context: (condition key, value) pairs, e.g. ``bedrock:InferenceProfileArn``."""

@@ -67,7 +67,8 @@ TITAN_V2 = "amazon.titan-embed-text-v2:0"
 MINILM_DIMENSION = 384
 
 _AUTHORIZATION = re.compile(
-    r"^AWS4-HMAC-SHA256 Credential=[^/\s]+/\d{8}/(?P<region>[a-z0-9-]+)/(?P<service>[a-z0-9-]+)/aws4_request,\s*"
+    r"^AWS4-HMAC-SHA256 Credential=[^/\s]+/\d{8}/(?P<region>[a-z0-9-]+)/(?P<service>[a-z0-9-]+)"
+    r"/aws4_request,\s*"
     r"SignedHeaders=(?P<signed>[a-z0-9;-]+),\s*Signature=[0-9a-f]{64}$"
 )
 
