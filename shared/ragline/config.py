@@ -103,7 +103,9 @@ class Settings(BaseModel):
     reranker: Literal["auto", "none", "llm", "cross-encoder", "bedrock"] = "auto"
     """``auto``: the LLM listwise reranker when a model endpoint is configured, else none;
     ``bedrock``: the Bedrock Rerank API with ``bedrock_rerank_model``."""
-    bedrock_rerank_model: str = "amazon.rerank-v1:0"
+    bedrock_rerank_model: str = ""
+    """Empty: the Region's default (``amazon.rerank-v1:0`` where Bedrock offers it, else
+    ``cohere.rerank-v3-5:0``; ragline.adapters.bedrock.regions)."""
     cross_encoder_model: str = ""
     cross_encoder_tokenizer: str = ""
 

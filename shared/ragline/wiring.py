@@ -182,9 +182,12 @@ class Container:
         if choice == "none":
             return None
         if choice == "bedrock":
+            from ragline.adapters.bedrock.regions import default_rerank_model
             from ragline.adapters.bedrock.reranker import BedrockReranker
 
-            return BedrockReranker(model=self.settings.bedrock_rerank_model, region=self.settings.aws_region)
+            region = self.settings.aws_region
+            model = self.settings.bedrock_rerank_model or default_rerank_model(region)
+            return BedrockReranker(model=model, region=region)
         if choice == "cross-encoder":
             from ragline.adapters.local_models.cross_encoder import OnnxCrossEncoderReranker
 

@@ -13,10 +13,16 @@ from tests.support.bedrock_server import BedrockServer
 pytestmark = pytest.mark.contract
 
 
+AMAZON_RERANK_REGION = "us-west-2"
+"""Amazon Rerank 1.0 is not offered in us-east-1 (the local server refuses it there, as Bedrock does)."""
+
+
 class TestBedrockAmazonReranker(RerankerContract):
     @pytest.fixture
     def reranker(self, bedrock_server: BedrockServer) -> Reranker:
-        return BedrockReranker(client=bedrock_server.client("bedrock-agent-runtime"))
+        return BedrockReranker(
+            client=bedrock_server.client("bedrock-agent-runtime", region=AMAZON_RERANK_REGION)
+        )
 
 
 class TestBedrockCohereReranker(RerankerContract):
@@ -29,7 +35,8 @@ class TestBedrockCohereReranker(RerankerContract):
 
 def test_the_bee_passages_outrank_the_others(bedrock_server: BedrockServer) -> None:
     # Given the contract's hits, two of five about something else
-    reranker = BedrockReranker(model=AMAZON_RERANK_V1, client=bedrock_server.client("bedrock-agent-runtime"))
+    client = bedrock_server.client("bedrock-agent-runtime", region=AMAZON_RERANK_REGION)
+    reranker = BedrockReranker(model=AMAZON_RERANK_V1, client=client)
 
     # When reranked for a question about bees
     out = reranker.rerank(QUERY, HITS, len(HITS))

@@ -1,8 +1,9 @@
 """The translated template as a deployed stack would see it: intrinsics resolved against the rehearsal's
 own resources, each function's settings, and an IAM evaluator for its role's policies.
 
-Only what Ragline's template uses is implemented (Ref, Fn::GetAtt, Fn::Sub, Fn::If, Fn::Join, the
-condition functions); anything else raises, so a template change cannot silently evade the check.
+Only what Ragline's template uses is implemented (Ref, Fn::GetAtt, Fn::Sub, Fn::If, Fn::Join,
+Fn::Select, Fn::Split, Fn::FindInMap, the condition functions); anything else raises, so a template
+change cannot silently evade the check.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from typing import Any
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 PARTITION = "aws"
+STACK_ID = (
+    f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/ragline-rehearsal/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+)
 
 Context = tuple[tuple[str, str], ...]
 """A call's request context: (condition key, value) pairs, e.g. ``bedrock:InferenceProfileArn``."""
@@ -36,9 +40,10 @@ class Stack:
     def __post_init__(self) -> None:
         declared = self.template.get("Parameters", {})
         self.values = {name: str(spec.get("Default", "")) for name, spec in declared.items()}
-        self.values.update(self.parameters)
         self.values.update({"AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::Partition": PARTITION})
         self.values["AWS::URLSuffix"] = "amazonaws.com"
+        self.values["AWS::StackId"] = STACK_ID
+        self.values.update(self.parameters)  # a test may stand in another region: {"AWS::Region": ...}
 
     # -- intrinsics ------------------------------------------------------------------------------
     def resolve(self, value: Any) -> Any:
@@ -61,6 +66,18 @@ class Stack:
             if key == "Fn::Join":
                 sep, parts = arg
                 return sep.join(str(p) for p in self.resolve(parts))
+            if key == "Fn::Select":
+                index, items = arg
+                return self.resolve(items)[int(self.resolve(index))]
+            if key == "Fn::Split":
+                sep, text = arg
+                return str(self.resolve(text)).split(sep)
+            if key == "Fn::FindInMap":
+                mapping, top, second = (self.resolve(x) for x in arg)
+                try:
+                    return self.template["Mappings"][mapping][top][second]
+                except KeyError as exc:
+                    raise Unresolvable(f"FindInMap {mapping}/{top}/{second}: no such key") from exc
             if key.startswith("Fn::") or key == "Condition":
                 raise Unresolvable(f"{key} is not supported by the rehearsal")
         return {k: v for k, v in ((k, self.resolve(v)) for k, v in value.items()) if v is not NO_VALUE}
@@ -80,6 +97,9 @@ class Stack:
                 return all(self._evaluate(x) for x in arg)
             if key == "Fn::Or":
                 return any(self._evaluate(x) for x in arg)
+            if key == "Fn::Contains":
+                items, item = arg
+                return str(self._evaluate(item)) in [str(self._evaluate(x)) for x in items]
             if key == "Condition":
                 return self.condition(arg)
         return self.resolve(expr)

@@ -591,7 +591,7 @@ def hosting_search(w: World, admin: dict[str, Any]) -> None:
     assert found["chunks"][0]["documentId"] == "faq.txt" and len(found["chunks"]) <= 3, found
     assert [(q["round"], q["type"]) for q in found["queries"]] == [(1, "hybrid"), (1, "keyword")], found
     assert found["totalQueries"] == 2 and found["rounds"][0]["canAnswer"] is True, found
-    assert found["rerank"] == {"reranker": "bedrock:amazon.rerank-v1:0", "fellBack": False}, found
+    assert found["rerank"] == {"reranker": "bedrock:cohere.rerank-v3-5:0", "fellBack": False}, found
     assert found["usage"]["llmInputTokens"] == 200 and found["usage"]["llmOutputTokens"] == 20, found
     assert not w.model.remaining, "the planner did not ask for its query generation and its verdict"
 
@@ -770,7 +770,7 @@ def scenario(w: World, proxy: SignedProxy) -> None:
                          "/v1/namespaces/{namespace}/search", ctx,
                          {"query": "Can I return a used bike?", "k": 3, "rerank": True})  # fmt: skip
     assert status == 200 and found["hits"] and found["hits"][0]["documentId"] == "faq.txt", found
-    assert found["rerank"] == {"reranker": "bedrock:amazon.rerank-v1:0", "fellBack": False}
+    assert found["rerank"] == {"reranker": "bedrock:cohere.rerank-v3-5:0", "fellBack": False}
 
     chat_streams(w, ctx)
 

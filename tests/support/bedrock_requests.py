@@ -14,6 +14,12 @@ if TYPE_CHECKING:
     from tests.support.bedrock_server import BedrockServer
 
 RERANK_MODELS = ("amazon.rerank-v1:0", "cohere.rerank-v3-5:0")
+RERANK_REGIONS = {
+    "amazon.rerank-v1:0": ("ap-northeast-1", "ca-central-1", "eu-central-1", "us-west-2"),
+    "cohere.rerank-v3-5:0": ("ap-northeast-1", "ca-central-1", "eu-central-1", "us-east-1", "us-west-2"),
+}
+"""Where Bedrock offers each reranking model (docs: "Supported Regions and models for reranking"), kept apart
+from the application's own table so the server stays an independent oracle."""
 _TITAN_KEYS = {"inputText", "dimensions", "normalize", "embeddingTypes"}
 
 _MODEL_ARN = re.compile(
@@ -22,10 +28,15 @@ _MODEL_ARN = re.compile(
 )  # BedrockModelArn's pattern in the bedrock-agent-runtime service model
 
 
-def rerank(body: Any, bedrock: BedrockServer) -> dict[str, Any]:
+def rerank(body: Any, bedrock: BedrockServer, region: str) -> dict[str, Any]:
+    """``region`` is the request's SigV4 credential scope: a model not offered there is refused, as
+    Bedrock refuses an unknown model identifier (amazon.rerank-v1:0 called in us-east-1)."""
     query, texts, arn, wanted = _rerank_request(body)
-    if arn.rsplit("/", 1)[-1] not in RERANK_MODELS:
+    model_id = arn.rsplit("/", 1)[-1]
+    if model_id not in RERANK_MODELS:
         raise ServiceError("ValidationException", f"The model {arn} does not support reranking")
+    if region not in RERANK_REGIONS[model_id] or arn.split(":")[3:4] not in ([region], [""], []):
+        raise ServiceError("ValidationException", "The provided model identifier is invalid.")
     from tests.support.bedrock_server import minilm
 
     model = minilm()

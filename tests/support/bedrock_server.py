@@ -67,7 +67,8 @@ TITAN_V2 = "amazon.titan-embed-text-v2:0"
 MINILM_DIMENSION = 384
 
 _AUTHORIZATION = re.compile(
-    r"^AWS4-HMAC-SHA256 Credential=[^/\s]+/\d{8}/[a-z0-9-]+/(?P<service>[a-z0-9-]+)/aws4_request,\s*"
+    r"^AWS4-HMAC-SHA256 Credential=[^/\s]+/\d{8}/(?P<region>[a-z0-9-]+)/(?P<service>[a-z0-9-]+)"
+    r"/aws4_request,\s*"
     r"SignedHeaders=(?P<signed>[a-z0-9;-]+),\s*Signature=[0-9a-f]{64}$"
 )
 
@@ -184,8 +185,11 @@ class BedrockServer:
         with self._lock:
             return [r for r in self.requests if r.operation == operation]
 
-    def client(self, service: str, *, signed: bool = True, max_attempts: int = 2, **config: Any) -> Any:
-        """A real boto3 client (``bedrock-runtime`` or ``bedrock-agent-runtime``) pointed here."""
+    def client(
+        self, service: str, *, signed: bool = True, max_attempts: int = 2, region: str = REGION, **config: Any
+    ) -> Any:
+        """A real boto3 client (``bedrock-runtime`` or ``bedrock-agent-runtime``) pointed here, signing for
+        ``region`` (Rerank refuses a model Bedrock does not offer there)."""
         import boto3
         from botocore import UNSIGNED
         from botocore.config import Config
@@ -201,7 +205,7 @@ class BedrockServer:
         return boto3.client(
             service,
             endpoint_url=self.url,
-            region_name=REGION,
+            region_name=region,
             aws_access_key_id="test",
             aws_secret_access_key="test",
             config=Config(**options),
@@ -303,7 +307,8 @@ class _Handler(BaseHTTPRequestHandler):
                 elif invoke:
                     self._invoke(unquote(invoke["model"]), headers, body)
                 elif operation == "Rerank":
-                    self._json(200, rerank(body, bedrock))
+                    region = _AUTHORIZATION.match(headers["authorization"])["region"]  # type: ignore[index]
+                    self._json(200, rerank(body, bedrock, region))
                 else:
                     self._error(404, "UnknownOperationException", f"no operation at {self.path}")
             except ServiceError as exc:

@@ -49,7 +49,8 @@ def embedder(
 
 
 def reranker(server: BedrockServer, **client: Any) -> BedrockReranker:
-    return BedrockReranker(client=server.client("bedrock-agent-runtime", **client))
+    """Amazon Rerank 1.0 (the reranker's default model) from a region that offers it."""
+    return BedrockReranker(client=server.client("bedrock-agent-runtime", region="us-west-2", **client))
 
 
 # -- request builders (pure) ----------------------------------------------------------------------
@@ -351,9 +352,10 @@ def test_calls_carry_a_sigv4_authorization_for_bedrock(bedrock_server: BedrockSe
     embedder(bedrock_server).embed_query("bees")
     reranker(bedrock_server).rerank(QUERY, HITS, 2)
 
+    signed_for = {"InvokeModel": "us-east-1", "Rerank": "us-west-2"}  # each client's own region
     for request in bedrock_server.requests:
         assert request.headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=test/")
-        assert "/us-east-1/bedrock/aws4_request" in request.headers["authorization"]
+        assert f"/{signed_for[request.operation]}/bedrock/aws4_request" in request.headers["authorization"]
         assert request.headers["x-amz-date"]
 
 
@@ -373,7 +375,9 @@ def test_an_unsigned_request_is_refused_and_translated(bedrock_server: BedrockSe
 
 def test_rerank_asks_for_at_most_top_n_of_at_most_max_candidates(bedrock_server: BedrockServer) -> None:
     hits = make_hits([f"passage {i} about bees" for i in range(8)])
-    subject = BedrockReranker(client=bedrock_server.client("bedrock-agent-runtime"), max_candidates=5)
+    subject = BedrockReranker(
+        client=bedrock_server.client("bedrock-agent-runtime", region="us-west-2"), max_candidates=5
+    )
 
     out = subject.rerank(QUERY, hits, 50)
 
@@ -477,3 +481,55 @@ def test_an_empty_passage_is_refused_by_botocore_before_sending_as_rerank_failed
     with pytest.raises(errors.RerankFailed):
         reranker(bedrock_server).rerank(QUERY, hits, 2)
     assert bedrock_server.recorded("Rerank") == []
+
+
+@pytest.mark.parametrize(
+    ("model", "region", "offered"),
+    [
+        (AMAZON_RERANK_V1, "us-east-1", False),
+        (AMAZON_RERANK_V1, "us-west-2", True),
+        (COHERE_RERANK_V3_5, "us-east-1", True),
+        (COHERE_RERANK_V3_5, "eu-west-1", False),
+    ],
+)
+def test_the_local_bedrock_refuses_a_rerank_model_not_offered_in_the_callers_region(
+    bedrock_server: BedrockServer, model: str, region: str, offered: bool
+) -> None:
+    # Given a bedrock-agent-runtime client signing for a region (the region Bedrock answers from)
+    client = bedrock_server.client("bedrock-agent-runtime", region=region, max_attempts=1)
+    request = rerank_request(
+        QUERY, [h.chunk.text for h in HITS], model_arn=model_arn(model, region), number_of_results=2
+    )
+
+    # When it reranks, Then Bedrock answers only where it offers the model (else ValidationException)
+    if offered:
+        assert client.rerank(**request)["results"]
+    else:
+        with pytest.raises(ClientError) as refused:
+            client.rerank(**request)
+        assert refused.value.response["Error"]["Code"] == "ValidationException"
+
+
+@pytest.mark.parametrize(
+    ("model", "region", "offered_here"),
+    [(AMAZON_RERANK_V1, "us-east-1", [COHERE_RERANK_V3_5]), (COHERE_RERANK_V3_5, "eu-west-1", [])],
+)
+def test_a_rerank_model_not_offered_in_its_region_is_a_configuration_error_before_any_call(
+    bedrock_server: BedrockServer, model: str, region: str, offered_here: list[str]
+) -> None:
+    # Given the model configured for a Region whose Bedrock does not offer it
+    client = bedrock_server.client("bedrock-agent-runtime", region=region)
+
+    # When the reranker is built with that Region, or first reranks with a client in it
+    with pytest.raises(errors.ConfigurationError) as at_startup:
+        BedrockReranker(model=model, region=region)
+    with pytest.raises(errors.ConfigurationError) as at_first_use:
+        BedrockReranker(model=model, client=client).rerank(QUERY, HITS, 2)
+
+    # Then the error names the model, the Region, where it is offered and what is offered here
+    for refused in (at_startup.value, at_first_use.value):
+        assert refused.code == "configuration_error"
+        assert model in refused.message and region in refused.message
+        assert refused.details["offered_here"] == offered_here
+        assert region not in refused.details["offered_in"]
+    assert not bedrock_server.recorded("Rerank")  # no wasted call

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ragline import errors
 from ragline.adapters.bedrock.reranker import BedrockReranker
 from ragline.adapters.embedded.embedding_cache import EmbeddingCache
 from ragline.backends import AwsBackend, EmbeddedBackend
@@ -27,6 +28,39 @@ def test_the_aws_deployment_wires_bedrock_and_no_local_model(tmp_path: Path) -> 
     assert isinstance(c.tokenizer, EmbedderTokenCounter)
     assert isinstance(c.reranker, BedrockReranker)
     assert "local_model" not in c.__dict__  # the MiniLM was never built
+
+
+@pytest.mark.parametrize(
+    ("region", "model"),
+    [
+        ("us-east-1", "cohere.rerank-v3-5:0"),
+        ("us-west-2", "amazon.rerank-v1:0"),
+        ("eu-central-1", "amazon.rerank-v1:0"),
+    ],
+)
+def test_bedrock_reranks_with_a_model_its_region_offers_unless_one_is_configured(
+    tmp_path: Path, region: str, model: str
+) -> None:
+    settings = Settings(home=tmp_path, backend="aws", reranker="bedrock", aws_region=region)
+    reranker = Container(settings).reranker
+    assert isinstance(reranker, BedrockReranker) and reranker.model == model
+    chosen = settings.model_copy(update={"bedrock_rerank_model": "cohere.rerank-v3-5:0"})
+    assert Container(chosen).reranker.name == "bedrock:cohere.rerank-v3-5:0"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("region", "model", "named"),
+    [("eu-west-1", "", "eu-west-1"), ("us-east-1", "amazon.rerank-v1:0", "amazon.rerank-v1:0")],
+)
+def test_a_region_without_the_rerank_model_is_a_configuration_error_when_the_reranker_is_built(
+    tmp_path: Path, region: str, model: str, named: str
+) -> None:
+    settings = Settings(
+        home=tmp_path, backend="aws", reranker="bedrock", aws_region=region, bedrock_rerank_model=model
+    )
+    with pytest.raises(errors.ConfigurationError, match=named) as refused:
+        Container(settings).reranker  # noqa: B018
+    assert refused.value.code == "configuration_error" and refused.value.details["region"] == region
 
 
 def test_the_embedded_default_counts_chunks_in_the_local_models_tokens(tmp_path: Path) -> None:

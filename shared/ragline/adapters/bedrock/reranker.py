@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from ragline import errors
 from ragline.adapters.bedrock.client import bedrock_client, translate
+from ragline.adapters.bedrock.regions import require_rerank_model_offered
 from ragline.domain.models import RunUsage, SearchHit
 from ragline.domain.retrieval import Reranked, with_rerank_scores
 from ragline.errors import RerankFailed
@@ -119,6 +120,8 @@ class BedrockReranker:
             raise errors.ConfigurationError(
                 f"max_candidates must be within 1..{MAX_SOURCES}", max_candidates=max_candidates
             )
+        if region:
+            require_rerank_model_offered(model, region)
         self.model = model
         self.name = f"bedrock:{model}"
         self.region = region
@@ -134,6 +137,7 @@ class BedrockReranker:
         region = self.region or client.meta.region_name
         if not region:
             raise RerankFailed("no AWS region for the Bedrock rerank model", model=self.model)
+        require_rerank_model_offered(self.model, region)
         arn = model_arn(self.model, region)
         texts = [hit.chunk.text for hit in candidates]
         results = self._send(client, query, texts, arn, wanted)
