@@ -100,3 +100,43 @@ def test_a_message_that_would_start_with_too_little_time_left_is_left_for_redeli
 
     assert result == {"batchItemFailures": [{"itemIdentifier": late["messageId"]}]}
     assert container.documents.get("acme", "docs", "pump.md") is None  # never claimed: not a failed document
+
+
+class FortySecondsLeft(LambdaContext):
+    def get_remaining_time_in_millis(self) -> int:
+        return 40_000
+
+
+def test_a_batch_stops_starting_messages_once_its_time_runs_short(
+    container: Container, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Given three messages, 40 s left and each message taking 12 s (its object read), the third would
+    start with 16 s left, under the 20 s a message needs: it is never started and is left for
+    redelivery; the first two are indexed."""
+    from ragline.services.embedding_run import WorkerDeadline
+
+    now = [0.0]
+    monkeypatch.setitem(WorkerDeadline.of_lambda.__func__.__kwdefaults__, "clock", lambda: now[0])  # type: ignore[attr-defined]
+    read = container.objects.get
+
+    def slow_read(*args: Any, **kwargs: Any) -> bytes:
+        now[0] += 12.0
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(container.objects, "get", slow_read)
+    for name in ("a.md", "b.md", "c.md"):
+        container.objects.put(f"acme/docs/{name}", f"# {name}\n\nA short note called {name}.".encode())
+    batch = [message(created(f"acme/docs/{n}", f"1{i}")) for i, n in enumerate(("a.md", "b.md", "c.md"))]
+
+    result = load_handler("ingestion").lambda_handler(
+        {"Records": batch}, FortySecondsLeft(), container=container
+    )
+
+    assert result == {"batchItemFailures": [{"itemIdentifier": batch[2]["messageId"]}]}
+    assert [
+        getattr(container.documents.get("acme", "docs", n), "status", None) for n in ("a.md", "b.md", "c.md")
+    ] == [
+        "ready",
+        "ready",
+        None,  # never claimed: not a failed document
+    ]
