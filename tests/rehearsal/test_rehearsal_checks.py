@@ -252,12 +252,15 @@ def test_a_failed_check_carries_the_log_of_the_function_invoked_last() -> None:
 
 
 # -- the sandbox itself: root, the tools of infra/rehearsal/build-tools ----------------------------
-needs_sandbox = pytest.mark.skipif(
-    os.geteuid() != 0
-    or not (TOOLS / "py312" / "bin" / "python3.12").exists()
-    or not (TOOLS / "bin" / "aws-lambda-rie").exists(),
-    reason="the Lambda sandbox needs root and infra/rehearsal/build-tools' tools",
-)
+@pytest.fixture(scope="module")
+def sandbox_tools() -> None:
+    """The rehearsal's tools, built once (cached) as the rehearsal builds them: these checks never skip."""
+    assert os.geteuid() == 0, "the Lambda sandbox needs root (private mount namespaces)"
+    subprocess.run([str(REHEARSAL / "build-tools")], check=True, capture_output=True)
+    assert (TOOLS / "py312" / "bin" / "python3.12").exists() and (TOOLS / "bin" / "aws-lambda-rie").exists()
+
+
+needs_sandbox = pytest.mark.usefixtures("sandbox_tools")
 WRITES = """
 import pathlib, sys
 for path in sys.argv[1:]:
