@@ -26,13 +26,7 @@ import pytest
 from tests.rehearsal.cloudformation import REGION
 from tests.rehearsal.host import ROOT, TOOLS
 from tests.rehearsal.signed_proxy import SignedProxy
-from tests.rehearsal.test_rehearsal import (  # the rehearsal's build and stand-ins, reused
-    Artifacts,
-    World,
-    artifacts,  # noqa: F401 (a fixture)
-    cli,
-    rest_event,
-)
+from tests.rehearsal.world import Artifacts, World, cli, rest_event  # the rehearsal's, reused
 from tests.support.bedrock_server import BedrockServer
 from tests.support.openai_replay import OpenAIReplay
 
@@ -49,7 +43,7 @@ DOCS = "/v1/namespaces/{namespace}/documents"
 
 @pytest.fixture(scope="module")
 def world(
-    artifacts: Artifacts,  # noqa: F811
+    artifacts: Artifacts,
     moto_endpoint: str,
     opensearch_url: str,
     bedrock_server_session: BedrockServer,

@@ -1,0 +1,109 @@
+"""The rehearsal's checks after the scenario: every route called, streaming only on chat, IAM for every
+recorded call (also against a created domain), and traces joined to their invocations."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tests.rehearsal.cloudformation import ACCOUNT, REGION, AwsCall
+from tests.rehearsal.signed_proxy import SignedProxy
+from tests.rehearsal.stack_checks import created_domain_stack, uncovered
+from tests.rehearsal.steps import EVENT_SOURCES, ROUTES
+from tests.rehearsal.world import BEDROCK_CHAT_MODEL, DOMAIN_ARN, FUNCTIONS, TRACED, World
+
+
+def check_routes(w: World) -> None:
+    """Every route of the API and every event source is in the rehearsal's table (and nothing else
+    is), and this run called each one through the function the template wires it to."""
+    lines = uncovered(ROUTES, w.routes) + uncovered(EVENT_SOURCES, w.sources)
+    assert not lines, "the rehearsal's tables and the template differ:\n" + "\n".join(lines)
+    assert not set(w.routes) - w.called, f"routes never called: {sorted(set(w.routes) - w.called)}"
+    assert not set(w.sources) - w.delivered, f"event sources never invoked: {set(w.sources) - w.delivered}"
+
+
+def check_streaming(w: World) -> None:
+    """Exactly the chat route streams (API Gateway is not emulated: its integration is read), and it
+    streams from the chat function."""
+    streaming = {key: route.function for key, route in w.routes.items() if route.streams}
+    assert streaming == {("POST", "/v1/chat"): "ChatFunction"}, f"streaming routes: {streaming}"
+
+
+def check_created_domain(w: World, calls: list[AwsCall]) -> None:
+    """The template's other branch, resolved without running anything again: no ``OpenSearchEndpoint``
+    (the template creates the domain): every function's environment and role resolve, the functions
+    that use OpenSearch are pointed at the created domain, and the calls this run made would be
+    allowed against the created domain's ARN."""
+    stack, domain_arn = created_domain_stack(w.stack)
+    specs = {fn: stack.function(fn) for fn in FUNCTIONS}
+    endpoint = f"https://{stack.attributes['OpenSearchDomain.DomainEndpoint']}"
+    urls = {
+        fn: s.environment["RAGLINE_OPENSEARCH_URL"]
+        for fn, s in specs.items()
+        if "RAGLINE_OPENSEARCH_URL" in s.environment
+    }
+    assert urls and set(urls.values()) == {endpoint}, urls
+    moved = [replace(c, resource=c.resource.replace(DOMAIN_ARN, domain_arn)) for c in calls]
+    assert any(c.action.startswith("es:") and c.resource.startswith(domain_arn) for c in moved)
+    denied = sorted(
+        {
+            (c.function, c.action, c.resource)
+            for c in moved
+            if not specs[c.function].allows(c.action, c.resource, c.context)
+        }
+    )
+    assert not denied, "with a created domain, actions outside the roles:\n" + "\n".join(map(str, denied))
+
+
+def check_iam(w: World, proxy: SignedProxy) -> list[AwsCall]:
+    """Every AWS action each function performed is allowed by its role in the translated template."""
+    calls = w.aws_calls(proxy)
+    assert not proxy.refused, f"unsigned OpenSearch requests: {proxy.refused}"
+    signed_os = {c.function for c in calls if c.action.startswith("es:")}
+    assert signed_os >= {"SearchFunction", "HostingSearchFunction", "IngestionFunction", "ChatFunction"}, (
+        signed_os
+    )
+    denied = sorted(
+        {
+            (c.function, c.action, c.resource)
+            for c in calls
+            if not w.stack.function(c.function).allows(c.action, c.resource, c.context)
+        }
+    )
+    assert not denied, "actions outside the functions' roles:\n" + "\n".join(map(str, denied))
+    performed = {c.action for c in calls}
+    assert {"dynamodb:PutItem", "bedrock:InvokeModel", "bedrock:Rerank"} <= performed
+    if w.provider == "bedrock":  # chat streamed through ConverseStream; no key to read
+        assert "bedrock:InvokeModelWithResponseStream" in performed
+        assert "secretsmanager:GetSecretValue" not in performed
+        models = {c.resource for c in calls if c.action == "bedrock:InvokeModelWithResponseStream"}
+        assert f"arn:aws:bedrock:{REGION}:{ACCOUNT}:inference-profile/{BEDROCK_CHAT_MODEL}" in models, models
+    else:
+        assert "secretsmanager:GetSecretValue" in performed
+    return calls
+
+
+def check_traces(w: World) -> None:
+    """Each traced function's calls joined the X-Ray trace of the invocation that made them: the
+    handler's own subsegment (zip functions), its AWS calls, and its OpenSearch and model requests as
+    remote calls, each to the endpoint the template gives it; and no document text in any of it."""
+    assert not w.xray.malformed, w.xray.malformed[:3]
+    model = [w.llm.base_url] if w.provider == "openai" else []  # Bedrock's calls are AWS calls
+    talks_to = {
+        "SearchFunction": [w.proxy_url],
+        "HostingSearchFunction": [w.proxy_url, *model],
+        "IngestionFunction": [w.proxy_url],
+        "ChatFunction": [w.proxy_url, *model],
+    }
+    for fn in TRACED:
+        assert w.stack.function(fn).tracing == "Active", f"{fn}: X-Ray tracing is not Active in the template"
+        assert w.taps[fn].injected, f"{fn}: no event carried a trace header (Runtime API proxy bypassed?)"
+        docs = w.xray.of_trace(w.running[fn].trace_ids)
+        assert docs, f"{fn} sent nothing to the X-Ray daemon (no tracer?)\n{w.running[fn].log_tail()}"
+        if fn != "ChatFunction":  # chat is a web app: its calls join the trace without a handler subsegment
+            assert "## lambda_handler" in {d.get("name") for d in docs}, (fn, docs)
+        assert any(d.get("namespace") == "aws" and d.get("name") == "dynamodb" for d in docs), (fn, docs)
+        remote = [d for d in docs if d.get("namespace") == "remote"]
+        urls = [d.get("http", {}).get("request", {}).get("url", "") for d in remote]
+        for endpoint in talks_to.get(fn, []):
+            assert any(u.startswith(endpoint) for u in urls), f"{fn}: no traced call to {endpoint}: {urls}"
+    assert "Northwind Cycles frequently asked questions" not in w.xray.raw(), "document text in a trace"

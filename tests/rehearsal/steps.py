@@ -1,0 +1,261 @@
+"""The rehearsal's scenario steps: what a user does through the built stack, one route at a time,
+with the route table every step is checked against (:data:`ROUTES`)."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from typing import Any
+from unittest.mock import ANY
+
+from tests.rehearsal.cloudformation import ACCOUNT, REGION
+from tests.rehearsal.host import (
+    ROOT,
+    split_stream,
+)
+from tests.rehearsal.world import World, call, cli, rest_event
+from tests.support.openai_replay import text, tool_call
+
+HOSTING_EXITS = {"can_answer", "token_budget", "max_evals", "no_new_queries", "error"}
+NS = "/v1/namespaces/{namespace}"
+DOCS = f"{NS}/documents"
+DOC = f"{DOCS}/{{document_id}}"
+ROUTES = {
+    ("POST", "/v1/namespaces"): "the scenario's start",
+    ("GET", "/v1/namespaces"): "namespace_lifecycle",
+    ("GET", NS): "namespace_lifecycle",
+    ("PATCH", NS): "namespace_lifecycle",
+    ("DELETE", NS): "namespace_lifecycle",
+    ("GET", "/v1/keys"): "key_lifecycle",
+    ("POST", "/v1/keys"): "key_lifecycle",
+    ("DELETE", "/v1/keys/{key_id}"): "key_lifecycle",
+    ("GET", "/v1/usage"): "runs_charged",
+    ("POST", "/v1/namespaces/{namespace}/search"): "the scenario's search",
+    ("POST", "/v1/hosting-search"): "hosting_search",
+    ("GET", DOCS): "ingest_from_s3",
+    ("POST", DOCS): "document_writes",
+    ("GET", DOC): "document_writes",
+    ("DELETE", DOC): "document_writes",
+    ("POST", "/v1/chat"): "chat_streams, chat_agents",
+}
+"""Every API route → the scenario step that calls it through the built stack; checked against the
+translated template both ways (a new route without a step fails), and every route is called in
+each provider's run."""
+EVENT_SOURCES = {"sqs:IngestQueue": "ingest_from_s3"}
+"""Every event source mapping → the step that delivers its events."""
+
+
+def bootstrap_tenant(w: World) -> dict[str, Any]:
+    """The operator's CLI makes a tenant and its admin key; the authorizer turns the key into a context."""
+    cli(w, "tenants", "create", "acme", "--quota", "50")
+    return key_context(w, "chat,search,ingest,admin", "POST/v1/namespaces")
+
+
+def key_context(w: World, scopes: str, route: str) -> dict[str, Any]:
+    """A new key of the tenant with these scopes, as the authorizer's context for ``route``."""
+    created = cli(w, "keys", "create", "--tenant", "acme", "--scopes", scopes)
+    key = re.search(r"rl_[A-Za-z0-9_-]{40,}", created)
+    assert key, created
+    arn = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:api/dev/{route}"
+    event = {"type": "REQUEST", "methodArn": arn, "headers": {"Authorization": f"Bearer {key.group(0)}"}}
+    policy = w.start("AuthorizerFunction").invoke_json(event)
+    assert policy["context"]["tenantId"] == "acme"
+    assert policy["policyDocument"]["Statement"][0]["Effect"] == "Allow"
+    return dict(policy["context"])
+
+
+def deliver_s3_events(w: World) -> None:
+    """S3's messages on the queue, as the ingestion function's SQS event: none may fail."""
+    messages: list[dict[str, Any]] = []
+    for _ in range(20):
+        got = w.sqs.receive_message(QueueUrl=w.queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
+        messages += [m for m in got.get("Messages", []) if "Records" in json.loads(m["Body"])]
+        if messages:
+            break
+    assert messages, "S3 sent no notification to the queue"
+    source = {"eventSource": "aws:sqs", "eventSourceARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:ingest"}
+    records = [
+        {"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
+         "attributes": {}, "messageAttributes": {}, "md5OfBody": m["MD5OfBody"], **source}
+        for m in messages
+    ]  # fmt: skip
+    assert w.deliver("sqs:IngestQueue", {"Records": records}) == {"batchItemFailures": []}
+
+
+def ingest_from_s3(w: World, ctx: dict[str, Any]) -> None:
+    """A file lands in S3; S3's message on the queue is the ingestion function's SQS event."""
+    faq = (ROOT / "samples/northwind/faq.txt").read_bytes()
+    w.s3.put_object(Bucket=w.bucket, Key="acme/docs/faq.txt", Body=faq)
+    deliver_s3_events(w)
+    docs = "/v1/namespaces/{namespace}/documents"
+    status, listing = call(w, "DocumentsFunction", "GET", "/v1/namespaces/docs/documents", docs, ctx)
+    assert status == 200
+    assert [(d["documentId"], d["status"]) for d in listing["documents"]] == [("faq.txt", "ready")]
+
+
+def delete_from_s3(w: World, ctx: dict[str, Any]) -> None:
+    """A file deleted through the API: its object goes, and S3's ObjectRemoved event finds the key gone
+    (S3 says 404 only to a role that may list the bucket; 403 would fail the message to the DLQ)."""
+    w.s3.put_object(Bucket=w.bucket, Key="acme/docs/gone.txt", Body=b"Gift cards never expire.")
+    deliver_s3_events(w)
+    route, path = (
+        "/v1/namespaces/{namespace}/documents/{document_id}",
+        "/v1/namespaces/docs/documents/gone.txt",
+    )
+    status, body = call(w, "DocumentsFunction", "DELETE", path, route, ctx)
+    assert (status, body["status"]) == (202, "deleting"), body
+    deliver_s3_events(w)
+    status, body = call(w, "DocumentsFunction", "GET", path, route, ctx)
+    assert status == 200 and body["status"] == "deleted", body
+
+
+def chat_streams(w: World, ctx: dict[str, Any]) -> None:
+    """Chat through the real Web Adapter: the answer leaves the app while the run goes on."""
+    w.model.script(
+        [
+            tool_call("search", {"query": "return a used bike"}),
+            text("Used bikes ", "can be returned ", '<citation ids="faq.txt#0"/>', delay_s=0.4),
+        ]
+    )
+    question = {
+        "messages": [{"role": "user", "content": "Can I return a used bike?"}],
+        "namespaces": ["docs"],
+    }
+    status_code, raw = w.api("ChatFunction", rest_event("POST", "/v1/chat", "/v1/chat", ctx, question))
+    prelude, payload = split_stream(raw)
+    assert status_code == 200 and prelude and prelude.get("statusCode") == 200, raw[:300]
+    events = [block for block in payload.decode().split("\n\n") if block.strip()]
+    kinds = [block.split("\n", 1)[0].removeprefix("event: ") for block in events]
+    assert kinds[-1] == "final" and "text" in kinds and "sources" in kinds, kinds
+    final = json.loads(events[-1].split("data: ", 1)[1])
+    assert final["exitReason"] == "answered" and "faq.txt#0" in final["answer"]
+    posts = w.taps["ChatFunction"].response_posts()
+    assert posts, "the adapter never posted a response"
+    first_text = next(t for t, data in posts[-1] if b"event: text" in data)
+    final_at = next(t for t, data in posts[-1] if b"event: final" in data)
+    assert final_at - first_text >= 0.3, "the first text event did not leave before the run ended"
+
+
+def chat_agents(w: World, ctx: dict[str, Any]) -> None:
+    """``agent: auto`` with no namespaces, as JSON: the collection router takes the tenant's only
+    namespace without a model call, the RAG router (the chat model) picks ``deep_search``, which
+    decomposes, searches, filters, reflects and answers with a verified citation; charged once."""
+    before = runs_charged(w, ctx)
+    w.model.script(
+        [
+            text("<think>two parts</think>2"),
+            text(json.dumps({"subQueries": ["return a used bike"]})),
+            text(json.dumps({"relevant": ["faq.txt#0"]})),
+            text(json.dumps({"gapQueries": []})),
+            text('Used bikes can be returned <citation ids="faq.txt#0"/>.'),
+        ]
+    )
+    question = {"messages": [{"role": "user", "content": "Can I return a used bike?"}], "agent": "auto",
+                "stream": False}  # fmt: skip
+    status_code, raw = w.api("ChatFunction", rest_event("POST", "/v1/chat", "/v1/chat", ctx, question))
+    prelude, payload = split_stream(raw)
+    assert status_code == 200 and prelude and prelude.get("statusCode") == 200, raw[:300]
+    body = json.loads(payload)
+    assert body["collections"]["namespaces"] == ["docs"], body
+    assert body["route"] == {"type": "route", "agent": "deep_search", "reason": ANY, "fallback": False}, body
+    assert body["exitReason"] == "answered" and [s["id"] for s in body["sources"]] == ["faq.txt#0"], body
+    assert [s["label"] for s in body["steps"] if s["type"] == "tool_start"] == ["return a used bike"], body
+    assert not w.model.remaining, "the router and deep_search did not make their five model calls"
+    assert runs_charged(w, ctx) == before + 1
+
+
+def runs_charged(w: World, ctx: dict[str, Any]) -> int:
+    status, usage = call(w, "KeysFunction", "GET", "/v1/usage", "/v1/usage", ctx)
+    assert status == 200, usage
+    return int(usage["runs"])
+
+
+def hosting_search(w: World, admin: dict[str, Any]) -> None:
+    """Hosting search with a search-only key: the planner (the chat model) proposes a query and judges
+    the pool, Bedrock reranks it; charged once, also when retried with its Idempotency-Key; a body
+    with an unknown field is a 400 in the one error shape, before any work."""
+    ctx = key_context(w, "search", "POST/v1/hosting-search")
+    before = runs_charged(w, admin)
+    w.model.script(
+        [
+            text(json.dumps({"queries": [{"type": "keyword", "query": "return used bike refund"}]})),
+            text(json.dumps({"canAnswer": True})),
+        ]
+    )
+    route = "/v1/hosting-search"
+    body = {
+        "messages": [{"role": "user", "content": "Can I return a used bike?"}],
+        "namespaces": ["docs"],
+        "topK": 3,
+    }
+    retry = {"Idempotency-Key": f"rehearsal-{uuid.uuid4().hex}"}
+    status, found = call(w, "HostingSearchFunction", "POST", route, route, ctx, body, retry)
+    assert status == 200, found
+    assert found["exitReason"] in HOSTING_EXITS, found
+    assert found["exitReason"] == "can_answer", found  # the scripted verdict of round 1
+    assert found["chunks"] and {c["namespace"] for c in found["chunks"]} == {"docs"}, found
+    assert found["chunks"][0]["documentId"] == "faq.txt" and len(found["chunks"]) <= 3, found
+    assert [(q["round"], q["type"]) for q in found["queries"]] == [(1, "hybrid"), (1, "keyword")], found
+    assert found["totalQueries"] == 2 and found["rounds"][0]["canAnswer"] is True, found
+    assert found["rerank"] == {"reranker": "bedrock:cohere.rerank-v3-5:0", "fellBack": False}, found
+    assert found["usage"]["llmInputTokens"] == 200 and found["usage"]["llmOutputTokens"] == 20, found
+    assert not w.model.remaining, "the planner did not ask for its query generation and its verdict"
+
+    status, again = call(w, "HostingSearchFunction", "POST", route, route, ctx, body, retry)
+    assert status == 200 and again["replayed"] is True and again["runId"] == found["runId"], again
+
+    status, refused = call(w, "HostingSearchFunction", "POST", route, route, ctx, {**body, "colour": "red"})
+    assert status == 400, refused
+    assert set(refused) == {"error"} and refused["error"]["code"] == "invalid_request", refused
+    assert set(refused["error"]) == {"code", "message", "details"}, refused
+    assert runs_charged(w, admin) == before + 1
+
+
+def namespace_lifecycle(w: World, ctx: dict[str, Any]) -> None:
+    """An admin key creates, lists, reads, changes and deletes a namespace; a namespace that still
+    holds documents cannot be deleted."""
+    fn = "NamespacesFunction"
+    status, made = call(w, fn, "POST", "/v1/namespaces", "/v1/namespaces", ctx,
+                        {"namespaceId": "scratch", "description": "for a while"})  # fmt: skip
+    assert status == 201 and made["namespaceId"] == "scratch" and made["default"] is False, made
+    status, listed = call(w, fn, "GET", "/v1/namespaces", "/v1/namespaces", ctx)
+    assert status == 200 and {n["namespaceId"] for n in listed["namespaces"]} == {"docs", "scratch"}, listed
+    status, changed = call(w, fn, "PATCH", "/v1/namespaces/scratch", NS, ctx, {"description": "renamed"})
+    assert status == 200 and changed["description"] == "renamed", changed
+    status, gone = call(w, fn, "DELETE", "/v1/namespaces/scratch", NS, ctx)
+    assert status == 200 and gone == {"namespaceId": "scratch", "deleted": True}, gone
+    status, missing = call(w, fn, "GET", "/v1/namespaces/scratch", NS, ctx)
+    assert status == 404 and missing["error"]["code"] == "namespace_not_found", missing
+    status, held = call(w, fn, "DELETE", "/v1/namespaces/docs", NS, ctx)
+    assert status == 409 and held["error"]["code"] == "conflict", held
+
+
+def key_lifecycle(w: World, ctx: dict[str, Any]) -> None:
+    """An admin key issues a search key (its plaintext once), lists it, revokes it."""
+    fn = "KeysFunction"
+    status, made = call(w, fn, "POST", "/v1/keys", "/v1/keys", ctx, {"name": "ci", "scopes": ["search"]})
+    assert status == 201 and made["apiKey"].startswith("rl_") and made["scopes"] == ["search"], made
+    status, listed = call(w, fn, "GET", "/v1/keys", "/v1/keys", ctx)
+    mine = [k for k in listed["keys"] if k["keyId"] == made["keyId"]]
+    assert status == 200 and len(mine) == 1 and "apiKey" not in mine[0] and not mine[0]["revoked"], listed
+    route = "/v1/keys/{key_id}"
+    status, revoked = call(w, fn, "DELETE", f"/v1/keys/{made['keyId']}", route, ctx)
+    assert status == 200 and revoked["keyId"] == made["keyId"] and revoked["revoked"] is True, revoked
+
+
+def document_writes(w: World, ctx: dict[str, Any]) -> None:
+    """Text added through the API is indexed at once (embedded, metered) and deleted with its chunks
+    (200); deleting the S3-sourced document deletes its object, and the chunks follow its event (202)."""
+    fn = "DocumentsFunction"
+    added_text = {"filename": "notes.md", "text": "Helmets are sold at the front desk of every store."}
+    status, added = call(w, fn, "POST", "/v1/namespaces/docs/documents", DOCS, ctx, added_text)
+    assert status == 201 and (added["documentId"], added["status"]) == ("notes.md", "ready"), added
+    status, got = call(w, fn, "GET", "/v1/namespaces/docs/documents/notes.md", DOC, ctx)
+    assert status == 200 and got["documentId"] == "notes.md" and got["status"] == "ready", got
+    status, deleted = call(w, fn, "DELETE", "/v1/namespaces/docs/documents/notes.md", DOC, ctx)
+    assert status == 200 and (deleted["documentId"], deleted["status"]) == ("notes.md", "deleted"), deleted
+    status, deleting = call(w, fn, "DELETE", "/v1/namespaces/docs/documents/faq.txt", DOC, ctx)
+    assert status == 202 and (deleting["documentId"], deleting["status"]) == ("faq.txt", "deleting"), deleting
+    remaining = w.s3.list_objects_v2(Bucket=w.bucket, Prefix="acme/docs/").get("Contents", [])
+    assert not remaining, remaining

@@ -1,0 +1,401 @@
+"""The deploy rehearsal's world: the built artifacts, the stand-ins for the stack's AWS resources
+(moto, the local Bedrock server, the OpenSearch node behind a SigV4-checking proxy, the S3 gate, an
+X-Ray daemon), the functions running against them as the translated template configures them, and the
+calls a scenario makes through the template's own routes and event sources."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import httpx
+import pytest
+
+from tests.rehearsal.cloudformation import ACCOUNT, REGION, AwsCall, Stack
+from tests.rehearsal.host import (
+    ROOT,
+    SANDBOX_LOGS,
+    TOOLS,
+    LambdaFunction,
+    TracingTap,
+    descendants,
+    free_port,
+    runtime_with_recorder,
+    wait_until,
+)
+from tests.rehearsal.iam import calls_from_log, opensearch_call
+from tests.rehearsal.s3_gate import S3Gate
+from tests.rehearsal.signed_proxy import SignedProxy
+from tests.rehearsal.stack_checks import api_routes, event_sources
+from tests.rehearsal.xray import XRayDaemon
+from tests.support.bedrock_server import BedrockServer
+from tests.support.cfn_tables import create_table_from_template
+from tests.support.lambda_harness import path_parameters
+from tests.support.model_endpoints import converse_turn
+from tests.support.openai_replay import OpenAIReplay, Turn
+
+ARCH = {"x86_64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}[platform.machine()]
+DOMAIN_ARN = f"arn:aws:es:{REGION}:{ACCOUNT}:domain/rehearsal"
+FUNCTIONS = (
+    "AuthorizerFunction",
+    "NamespacesFunction",
+    "KeysFunction",
+    "SearchFunction",
+    "HostingSearchFunction",
+    "DocumentsFunction",
+    "IngestionFunction",
+    "ChatFunction",
+)
+TRACED = tuple(fn for fn in FUNCTIONS if fn != "AuthorizerFunction")
+"""The functions with Powertools Tracer; the authorizer has the platform's segments alone (cold start)."""
+BEDROCK_CHAT_MODEL = "us.amazon.nova-pro-v1:0"
+
+
+@dataclass
+class Artifacts:
+    build: Path
+    translated: dict[str, Any]
+    runtime: Path
+    logs: Path
+
+
+@pytest.fixture(scope="module")
+def artifacts() -> Artifacts:
+    subprocess.run([str(ROOT / "infra" / "rehearsal" / "build-tools")], check=True, capture_output=True)
+    out = subprocess.run(
+        ["infra/sam/build", ARCH], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    build = ROOT / out
+    translated_path = build / "translated.json"
+    env = {**os.environ, "AWS_DEFAULT_REGION": REGION, "HOME": str(ROOT / "infra/sam/.venv/sam-home")}
+    subprocess.run(
+        [
+            str(ROOT / "infra/sam/.venv/bin/python"),
+            str(ROOT / "infra/sam/translate_check.py"),
+            str(build / "template.yaml"),
+            "--emit",
+            str(translated_path),
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    logs = ROOT / ".aws-sam" / "rehearsal-logs"  # on the host's disk: /tmp is private to each function
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
+    runtime = runtime_with_recorder(ROOT / ".aws-sam" / "rehearsal-runtime")
+    return Artifacts(build, json.loads(translated_path.read_text()), runtime, logs)
+
+
+class ChatScript:
+    """The chat model's scripted turns, written once in the replay's terms and played by the model the
+    stack is deployed with: the Bedrock server (Converse, the template's default) or the replay server."""
+
+    def __init__(self, provider: str, bedrock: BedrockServer, llm: OpenAIReplay) -> None:
+        self.provider, self.bedrock, self.llm = provider, bedrock, llm
+
+    def script(self, turns: list[Turn]) -> None:
+        if self.provider == "bedrock":
+            self.bedrock.script_converse([c for t in turns for c in converse_turn(t)])
+        else:
+            self.llm.script(turns)
+
+    @property
+    def remaining(self) -> list[Any]:
+        return self.bedrock.converse_remaining if self.provider == "bedrock" else self.llm.remaining
+
+
+class World:
+    """The stand-ins for the stack's AWS resources, and the functions running against them."""
+
+    def __init__(
+        self,
+        art: Artifacts,
+        moto: str,
+        proxy_url: str,
+        bedrock: BedrockServer,
+        llm: OpenAIReplay,
+        provider: str,
+    ) -> None:
+        self.art, self.moto, self.proxy_url, self.provider = art, moto, proxy_url, provider
+        for log in art.logs.iterdir():  # another world's calls and logs are not this stack's
+            log.unlink()
+        self.model = ChatScript(provider, bedrock, llm)
+        session = boto3.session.Session(region_name=REGION, aws_access_key_id="x", aws_secret_access_key="x")
+        self.s3, self.sqs = session.client("s3", endpoint_url=moto), session.client("sqs", endpoint_url=moto)
+        ddb = session.client("dynamodb", endpoint_url=moto)
+        secrets = session.client("secretsmanager", endpoint_url=moto)
+        self.suffix = suffix = uuid.uuid4().hex[:8]
+        tables = {t: f"rh-{t.lower()}-{suffix}" for t in ("TenantsTable", "UsageTable", "DocumentsTable")}
+        for logical, name in tables.items():
+            create_table_from_template(ddb, logical, name)
+        self.bucket = f"rh-docs-{suffix}"
+        self.s3.create_bucket(Bucket=self.bucket)
+        self.queue_url = self.sqs.create_queue(QueueName=f"rh-ingest-{suffix}")["QueueUrl"]
+        queue_arn = self.sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])
+        self.s3.put_bucket_notification_configuration(
+            Bucket=self.bucket,
+            NotificationConfiguration={
+                "QueueConfigurations": [
+                    {
+                        "QueueArn": queue_arn["Attributes"]["QueueArn"],
+                        "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"],  # as the template's
+                    }
+                ]
+            },
+        )
+        self.secret_arn = secrets.create_secret(Name=f"ragline/rh-{suffix}", SecretString="sk-rehearsal")[
+            "ARN"
+        ]
+        layer = next(k for k in art.translated["Resources"] if k.startswith("RaglineLayer"))
+        refs = {**tables, "DocumentsBucket": self.bucket, "LlmApiKeySecret": self.secret_arn, layer: layer}
+        attrs = {f"{t}.Arn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{n}" for t, n in tables.items()}
+        params = {
+            "OpenSearchEndpoint": proxy_url,
+            "ExistingOpenSearchDomainArn": DOMAIN_ARN,
+            "LlmBaseUrl": llm.base_url,
+            "ChatProvider": provider,
+            # a cross-Region profile: the roles must allow it and the models it routes to
+            "BedrockChatModel": BEDROCK_CHAT_MODEL,
+        }
+        self.stack = Stack(art.translated, params, refs, attrs)
+        self.layer_logical = layer
+        self.tables, self.bedrock, self.llm = tables, bedrock, llm
+        self.running: dict[str, LambdaFunction] = {}
+        self.routes = api_routes(art.translated)
+        self.sources = event_sources(art.translated)
+        self.called: set[tuple[str, str]] = set()
+        """The API routes (METHOD, resource) invoked through the stack."""
+        self.delivered: set[str] = set()
+        """The event sources whose events the stack's functions were given."""
+        self.keys = {fn: f"AKIARH{i:02d}{suffix.upper()}" for i, fn in enumerate(FUNCTIONS)}
+        self.taps: dict[str, TracingTap] = {}
+        self.xray = XRayDaemon()
+        self.s3_gate = S3Gate(moto, self.may_list)  # S3's 403 for a missing key, which moto never gives
+        self.s3_url = self.s3_gate.start()
+
+    def may_list(self, access_key: str, bucket: str) -> bool:
+        fn = next((f for f, key in self.keys.items() if key == access_key), None)
+        return fn is None or self.stack.function(fn).allows("s3:ListBucket", f"arn:aws:s3:::{bucket}")
+
+    def layers(self, spec_layers: list[str]) -> list[Path]:
+        out = []
+        for ref in spec_layers:
+            if ref == self.layer_logical:
+                out.append(self.art.build / "RaglineLayer")
+            elif re.search(r":layer:LambdaAdapterLayer(Arm64|X86)?:\d+$", ref) and f":{REGION}:" in ref:
+                out.append(TOOLS / "lwa-layer")  # the crate built by build-tools, laid out as AWS's layer
+            else:
+                raise AssertionError(f"the rehearsal has no stand-in for layer {ref}")
+        return out
+
+    def start(self, fn: str) -> LambdaFunction:
+        """The function's running instance (a warm one, as Lambda reuses it), started if need be."""
+        if fn in self.running:
+            return self.running[fn]
+        spec = self.stack.function(fn)
+        env = {
+            **spec.environment,
+            "AWS_REGION": REGION,
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_ACCESS_KEY_ID": self.keys[fn],
+            "AWS_SECRET_ACCESS_KEY": "rehearsal",
+            "AWS_ENDPOINT_URL": self.moto,
+            "AWS_ENDPOINT_URL_S3": self.s3_url,
+            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": self.bedrock.url,
+            "AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME": self.bedrock.url,
+            "AWS_LAMBDA_FUNCTION_TIMEOUT": str(spec.timeout),
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory),
+            "AWS_XRAY_DAEMON_ADDRESS": self.xray.address,  # Lambda's own variable, for active tracing
+            "REHEARSAL_CALL_LOG": f"{SANDBOX_LOGS}/{fn}.jsonl",
+            # The one setting not from the template: this run's own indexes on the shared local node,
+            # so another test's documents never rank in its searches (nor its in theirs).
+            "RAGLINE_OPENSEARCH_INDEX_PREFIX": f"rh-{self.suffix}",
+        }
+        tap = self.taps[fn] = TracingTap(free_port())  # the runtime's way to the RIE's Runtime API
+        if spec.handler == "run.sh":
+            port = str(free_port())  # the template's 8080, but rehearsals may run side by side
+            env.update(PORT=port, AWS_LWA_PORT=port)
+            env["AWS_LWA_LAMBDA_RUNTIME_API_PROXY"] = f"127.0.0.1:{tap.port}"
+        else:
+            env["REHEARSAL_RUNTIME_API"] = f"127.0.0.1:{tap.port}"  # read by the recorder's sitecustomize
+        task = self.art.build / fn
+        self.running[fn] = LambdaFunction(
+            fn,
+            task=task,
+            layers=self.layers(spec.layers),
+            handler=spec.handler,
+            env=env,
+            runtime=self.art.runtime,
+            log=self.art.logs / f"{fn}.log",
+            tap=tap,
+        )
+        return self.running[fn]
+
+    def aws_calls(self, proxy: SignedProxy) -> list[AwsCall]:
+        by_key = {key: fn for fn, key in self.keys.items()}
+        out = [
+            c
+            for fn in self.running
+            for c in calls_from_log(fn, self.art.logs / f"{fn}.jsonl", {self.secret_arn: self.secret_arn})
+        ]
+        out += [opensearch_call(by_key[key], m, p, DOMAIN_ARN) for key, m, p in proxy.calls if key in by_key]
+        return out
+
+    def api(self, fn: str, event: dict[str, Any]) -> tuple[int, bytes]:
+        """API Gateway's invocation of ``fn`` for the REST ``event``: the route must be the template's
+        and reach ``fn`` there (the rehearsal cannot call a route through a function it is not wired to)."""
+        route = (event["httpMethod"], event["resource"])
+        assert route in self.routes, f"{route}: no such route in the translated template"
+        assert self.routes[route].function == fn, f"{route} reaches {self.routes[route].function}, not {fn}"
+        self.called.add(route)
+        return self.start(fn).invoke(event)
+
+    def deliver(self, source: str, event: dict[str, Any]) -> Any:
+        """The event source mapping's invocation of its function (the template's) with ``event``."""
+        assert source in self.sources, f"{source}: no such event source in the translated template"
+        self.delivered.add(source)
+        return self.start(self.sources[source]).invoke_json(event)
+
+    def stop(self) -> None:
+        """Stops every function, tap and the daemon, also when one of them fails to stop."""
+        failures = []
+        for closable in [*(f.stop for f in self.running.values()), *(t.close for t in self.taps.values())]:
+            try:
+                closable()
+            except Exception as exc:  # the others must still stop; the first failure is raised below
+                failures.append(exc)
+        self.xray.close()
+        self.s3_gate.stop()
+        if failures:
+            raise failures[0]
+
+
+@pytest.fixture(scope="module", params=["bedrock", "openai"])
+def world(
+    request: pytest.FixtureRequest,
+    artifacts: Artifacts,
+    moto_endpoint: str,
+    opensearch_url: str,
+    bedrock_server_session: BedrockServer,
+    openai_replay_server: OpenAIReplay,
+) -> Iterator[tuple[World, SignedProxy]]:
+    """The stack as deployed with each chat provider: Bedrock (the template's default) and an
+    OpenAI-compatible endpoint with its key in Secrets Manager."""
+    before = descendants(os.getpid())
+    proxy = SignedProxy(opensearch_url)
+    w = World(
+        artifacts, moto_endpoint, proxy.start(), bedrock_server_session, openai_replay_server, request.param
+    )
+    try:
+        yield w, proxy
+    finally:
+        try:
+            w.stop()
+        finally:
+            proxy.stop()
+            httpx.delete(f"{opensearch_url}/rh-{w.suffix}*", params={"expand_wildcards": "all"}, timeout=30)
+        # Processes stopped on every path: nothing the world started outlives it.
+        gone = wait_until(lambda: not (descendants(os.getpid()) - before), timeout=5)
+        assert gone, (
+            f"processes left running after the world stopped: {commands(descendants(os.getpid()) - before)}"
+        )
+
+
+def rest_event(
+    method: str,
+    path: str,
+    resource: str,
+    context: dict[str, Any],
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    params = path_parameters(resource, path)
+    sent = {"Content-Type": "application/json", "Host": "api.rehearsal.test", **(headers or {})}
+    return {
+        "resource": resource,
+        "path": path,
+        "httpMethod": method,
+        "headers": sent,
+        "multiValueHeaders": {k: [v] for k, v in sent.items()},
+        "queryStringParameters": None,
+        "pathParameters": params or None,
+        "requestContext": {
+            "resourcePath": resource,
+            "httpMethod": method,
+            "path": f"/dev{path}",
+            "stage": "dev",
+            "requestId": uuid.uuid4().hex,
+            "accountId": ACCOUNT,
+            "authorizer": context,
+            "identity": {"sourceIp": "127.0.0.1"},
+            "requestTimeEpoch": int(time.time() * 1000),
+        },
+        "body": None if body is None else json.dumps(body),
+        "isBase64Encoded": False,
+    }
+
+
+def answer(result: dict[str, Any]) -> tuple[int, Any]:
+    return result["statusCode"], json.loads(result.get("body") or "null")
+
+
+def cli(world: World, *args: str) -> str:
+    env = {
+        **os.environ,
+        "RAGLINE_BACKEND": "aws",
+        "AWS_ENDPOINT_URL": world.moto,
+        "AWS_REGION": REGION,
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_ACCESS_KEY_ID": "operator",
+        "AWS_SECRET_ACCESS_KEY": "operator",
+        "RAGLINE_TENANTS_TABLE": world.tables["TenantsTable"],
+        "RAGLINE_USAGE_TABLE": world.tables["UsageTable"],
+        "RAGLINE_DOCUMENTS_TABLE": world.tables["DocumentsTable"],
+        "RAGLINE_DOCUMENTS_BUCKET": world.bucket,
+    }
+    done = subprocess.run(
+        [str(ROOT / ".venv/bin/ragline"), *args], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def commands(pids: set[int]) -> list[str]:
+    out = []
+    for pid in sorted(pids):
+        try:
+            out.append(f"{pid}: " + Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            out.append(f"{pid}: (gone)")
+    return out
+
+
+def call(
+    w: World,
+    fn: str,
+    method: str,
+    path: str,
+    resource: str,
+    ctx: dict[str, Any],
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+) -> Any:
+    """One API request through the function the template routes it to: (status, JSON body)."""
+    status, raw = w.api(fn, rest_event(method, path, resource, ctx, body, headers))
+    result = json.loads(raw or b"null")
+    if status != 200 or (isinstance(result, dict) and "errorType" in result):
+        raise AssertionError(f"{fn} failed: HTTP {status} {raw[:500]!r}")
+    return result["statusCode"], json.loads(result.get("body") or "null")
