@@ -10,17 +10,15 @@ grants the listing. Everything else passes through unchanged.
 
 from __future__ import annotations
 
-import http.client
 import re
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlsplit
 
+from tests.rehearsal.loopback import Answer, LoopbackProxy, Request
+
 _CREDENTIAL = re.compile(r"Credential=([^/]+)/")
-_HOP = ("transfer-encoding", "content-length", "connection")
 
 
 def access_denied() -> bytes:
@@ -34,75 +32,29 @@ def access_denied() -> bytes:
 
 
 @dataclass
-class S3Gate:
+class S3Gate(LoopbackProxy):
     upstream: str
     may_list: Callable[[str, str], bool]
     """(access key id, bucket) → whether that caller's role allows ``s3:ListBucket`` on the bucket."""
     denied: list[tuple[str, str, str]] = field(default_factory=list)
     """(access key id, method, path) of every missing-key answer turned into 403."""
 
-    def start(self) -> str:
-        target = urlsplit(self.upstream)
-        gate = self
+    def answer(self, request: Request) -> Answer:
+        answer = self.forward(request)
+        if not self._hides_missing_key(request, answer):
+            return answer
+        return Answer(403, [("Content-Type", "application/xml")], access_denied())
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _body(self) -> bytes | None:
-                if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-                    data = b""
-                    while size := int(self.rfile.readline().split(b";")[0], 16):
-                        data += self.rfile.read(size)
-                        self.rfile.readline()
-                    self.rfile.readline()
-                    return data
-                length = int(self.headers.get("Content-Length") or 0)
-                return self.rfile.read(length) if length else None
-
-            def _forward(self) -> None:
-                body = self._body()
-                conn = http.client.HTTPConnection(target.hostname, target.port, timeout=60)
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", *_HOP)}
-                conn.request(self.command, self.path, body=body, headers=headers)
-                resp = conn.getresponse()
-                status, data, sent = resp.status, resp.read(), resp.getheaders()
-                conn.close()
-                if self._hides_missing_key(status, data):
-                    status, sent = 403, [("Content-Type", "application/xml")]
-                    data = access_denied() if self.command != "HEAD" else b""
-                self.send_response(status)
-                for k, v in sent:
-                    if k.lower() not in _HOP:
-                        self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
-
-            def _hides_missing_key(self, status: int, data: bytes) -> bool:
-                """A 404 for a missing key (HEAD has no body to say so) to a caller who may not list."""
-                bucket, _, key = unquote(urlsplit(self.path).path).lstrip("/").partition("/")
-                if status != 404 or self.command not in ("GET", "HEAD") or not key:
-                    return False
-                if self.command == "GET" and b"<Code>NoSuchKey</Code>" not in data:
-                    return False
-                match = _CREDENTIAL.search(self.headers.get("Authorization", ""))
-                caller = match.group(1) if match else ""
-                if gate.may_list(caller, bucket):
-                    return False
-                gate.denied.append((caller, self.command, self.path))
-                return True
-
-            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _forward
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    def _hides_missing_key(self, request: Request, answer: Answer) -> bool:
+        """A 404 for a missing key (HEAD has no body to say so) to a caller who may not list."""
+        bucket, _, key = unquote(urlsplit(request.path).path).lstrip("/").partition("/")
+        if answer.status != 404 or request.method not in ("GET", "HEAD") or not key:
+            return False
+        if request.method == "GET" and b"<Code>NoSuchKey</Code>" not in answer.body:
+            return False
+        match = _CREDENTIAL.search(request.headers.get("authorization", ""))
+        caller = match.group(1) if match else ""
+        if self.may_list(caller, bucket):
+            return False
+        self.denied.append((caller, request.method, request.path))
+        return True
