@@ -102,10 +102,24 @@ class RaglineStore:
             self.provider.client.indices.refresh(index=self.provider.index)
 
     def maintain(self) -> None:
-        if self.opensearch:  # as bench/retrieval.py does before querying
+        """Nothing by default: ingestion never force-merges, so neither does the bench (the index is
+        measured with the segments its merge policy left). ``RAGLINE_BENCH_FORCE_MERGE=1`` merges
+        OpenSearch's index into one segment first, as the runs before issue 28 did."""
+        if self.opensearch and os.environ.get("RAGLINE_BENCH_FORCE_MERGE") == "1":
             self.provider.client.indices.forcemerge(
-                index=self.provider.index, max_num_segments=1, request_timeout=600
+                index=self.provider.index, max_num_segments=1, request_timeout=3600
             )
+
+    def stats(self) -> dict[str, Any]:
+        """OpenSearch's index as it is queried: its segments and its size on the node's disk."""
+        if not self.opensearch:
+            return {}
+        got = self.provider.client.indices.stats(index=self.provider.index, metric="store,segments")
+        primaries = got["_all"]["primaries"]
+        return {
+            "segments": primaries["segments"]["count"],
+            "index_bytes": primaries["store"]["size_in_bytes"],
+        }
 
     def search(self, mode: str, text: str, vector: NDArray[np.float32], k: int) -> list[str]:
         from ragline.domain.models import HybridQuery, KeywordQuery, SemanticQuery

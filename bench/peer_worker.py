@@ -110,6 +110,7 @@ def main() -> int:
                     "server_mib": proc_kib("VmRSS", pid) / 1024 if pid else 0.0,
                 }
                 if store is not None:
+                    answer.update(getattr(store, "stats", dict)())  # OpenSearch: segments, index size
                     store.close()
             print("@@ " + json.dumps(answer), flush=True)
             if cmd["op"] == "close":

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pickle
 import statistics
 import subprocess
@@ -159,9 +160,14 @@ def table(results: list[dict[str, Any]], header: str) -> str:
         if r["server_mib"]:
             delta += f" (+ OpenSearch JVM {r['server_mib']:,.0f})"
         cells = [f"{r['chunks']:,}", f"{r['write_rate']:,.0f}", f"{r['rate']:,.0f}", f"{r['maintain_s']:.1f}"]
-        disk = "n/a" if r["server_mib"] else f"{r['disk_mib']:,.0f}"  # OpenSearch's is the node's
+        disk = f"{r.get('index_bytes', r['disk_mib'] * 2**20) / 2**20:,.0f}"  # OpenSearch: the index's
         cells += [disk, f"{r['peak_mib']:,.0f}", delta]
         lines.append(row([r["store"], *cells]))
+    for r in results:
+        if "segments" in r:
+            per_chunk = r["index_bytes"] / r["chunks"]
+            note = f"{r['segments']} segments when queried, {per_chunk:,.0f} bytes per chunk on disk"
+            lines += ["", f"{r['store']}: {note}"]
     lines += ["", "Versions: " + "; ".join(f"{r['store']}: {r['versions']}" for r in results)]
     return "\n".join(lines)
 
@@ -177,6 +183,9 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=0, help="only the first N queries (a smoke run)")
     ap.add_argument("--stores", default="", help=f"comma-separated subset of {','.join(STORES)}")
     ap.add_argument("--block", type=int, default=100, help="queries per interleaved block")
+    ap.add_argument(
+        "--force-merge", action="store_true", help="merge OpenSearch's index into one segment before queries"
+    )
     args = ap.parse_args()
 
     names = args.stores.split(",") if args.stores else [s for s in STORES if s != "ragline-opensearch"]
@@ -184,6 +193,8 @@ def main() -> int:
         names.insert(1, "ragline-opensearch")
     if "ragline-opensearch" in names and not args.opensearch_pid and NODE_PID.exists():
         args.opensearch_pid = int(NODE_PID.read_text())
+    if args.force_merge:
+        os.environ["RAGLINE_BENCH_FORCE_MERGE"] = "1"  # read by the OpenSearch worker
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data.pkl"
         n_queries = prepare(args, data)
