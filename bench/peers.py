@@ -9,7 +9,8 @@ and k = 100, indexing throughput (chunks/s until written, and until every mode h
 so lazily built indexes count) and memory.
 
 Each store lives in its own worker process (``bench/peer_worker.py``): peak RSS is that process's
-``VmHWM`` and the delta is over its RSS once the data was loaded, before the store's SDK was imported.
+``VmHWM``, reset once the data was loaded (loading it and generating filler peaked higher than some
+stores), and the delta is over its RSS at that point, before the store's SDK was imported.
 OpenSearch keeps its index in the JVM, whose RSS is reported beside it. Stores are indexed one at a
 time; queries then run in blocks interleaved across the stores, so other load on the machine falls on
 all of them alike.
