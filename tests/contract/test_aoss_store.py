@@ -159,3 +159,50 @@ def test_the_proxy_refuses_what_a_collection_refuses(
 ) -> None:
     got, out = aoss.request(method, path.format(i="test-aoss-refusals"), body)
     assert got == status and b'"error"' in out
+
+
+def test_a_retried_write_is_served_once_as_its_newest_copy(
+    aoss: AossProxy, dynamodb_client: Any, fences_table: str
+) -> None:
+    """A write sent twice (a retry after a lost answer) leaves two documents with collection-chosen
+    ids until the writer's sweep; a reader in another process meanwhile serves the chunk once, the
+    newest copy (highest stamp)."""
+    writer = _provider(aoss, dynamodb_client, fences_table)
+    try:
+        store = writer.scoped(SCOPE)
+        store.upsert(make_chunks("m", ["bees first copy", "bees unchanged"]))
+        store.upsert(make_chunks("m", ["bees second copy"]))
+        aoss.refresh_now()  # both copies searchable; the writer has not read, so not swept yet
+        reader = _provider(aoss, dynamodb_client, fences_table, index=writer.index).scoped(SCOPE)
+        assert writer.count(srq.chunk_query(SCOPE, "m")) == 3  # really two copies of m#0 stored
+        hits = reader.search(KeywordQuery(text="bees"))
+        assert sorted(h.chunk.text for h in hits) == ["bees second copy", "bees unchanged"]
+        assert [c.text for c in reader.neighbors("m", 0)] == ["bees second copy", "bees unchanged"]
+        assert reader.count("m") == 2
+        # and the writer's next read sweeps the older copy away
+        assert store.count() == 2
+    finally:
+        writer.drop()
+
+
+def test_requests_are_signed_for_aoss_when_the_settings_say_so(
+    opensearch_url: str, dynamodb_client: Any, fences_table: str, moto_aws_env: dict[str, str]
+) -> None:
+    """With ``RAGLINE_OPENSEARCH_AUTH=sigv4`` and ``RAGLINE_OPENSEARCH_SERVICE=aoss`` every request is
+    signed for the ``aoss`` service; the stand-in refuses an unsigned one (403) as a collection does."""
+    proxy = AossProxy(opensearch_url, refresh_ms=200, require_sigv4=True).start()
+    index = f"test-aoss-{uuid.uuid4().hex[:12]}"
+    try:
+        signed = Settings(opensearch_url=proxy.url, opensearch_auth="sigv4", opensearch_service="aoss")
+        p = ServerlessVectorStoreProvider(
+            build_client(signed), DynamoFences(fences_table, index, client=dynamodb_client),
+            index=index, dimension=DIM, pending=PendingWrites(),
+        )  # fmt: skip
+        p.scoped(SCOPE).upsert(make_chunks("m", ["signed"]))
+        assert p.scoped(SCOPE).count("m") == 1
+        unsigned = _provider(proxy, dynamodb_client, fences_table, index=index)
+        with pytest.raises(errors.DependencyFailed):
+            unsigned.scoped(SCOPE).count("m")
+        p.drop()
+    finally:
+        proxy.stop()
