@@ -18,7 +18,7 @@ from ragline.adapters.opensearch.serverless import ServerlessVectorStoreProvider
 from ragline.adapters.opensearch.serverless_visibility import PendingWrites
 from ragline.config import Settings
 from ragline.domain.models import KeywordQuery, TenantScope
-from tests.contract.vector_store_contract import VectorStoreContract, make_chunks
+from tests.contract.vector_store_contract import VectorStoreContract, hybrid, make_chunks
 from tests.support.aoss_proxy import AossProxy
 from tests.support.cfn_tables import create_table_from_template
 from tests.support.vectors import DIM
@@ -177,6 +177,8 @@ def test_a_retried_write_is_served_once_as_its_newest_copy(
         assert writer.count(srq.chunk_query(SCOPE, "m")) == 3  # really two copies of m#0 stored
         hits = reader.search(KeywordQuery(text="bees"))
         assert sorted(h.chunk.text for h in hits) == ["bees second copy", "bees unchanged"]
+        assert reader.search(KeywordQuery(text="first")) == []  # only the replaced copy matches
+        assert [h.chunk.text for h in reader.search(hybrid("bees first copy"))].count("bees first copy") == 0
         assert [c.text for c in reader.neighbors("m", 0)] == ["bees second copy", "bees unchanged"]
         assert reader.count("m") == 2
         # and the writer's next read sweeps the older copy away

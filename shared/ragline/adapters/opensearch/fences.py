@@ -11,9 +11,12 @@ per (index, tenant, namespace, document), every change a conditional or atomic w
   (``attribute_not_exists(published) OR published <= :g``), never lowered;
 - ``stamp`` (N): a counter ``ADD``-ed by every upsert of the document, whose chunks carry the value
   (the newest copy of a chunk wins when a retried write left two);
+- ``rewritten`` (N): the highest generation at which an upsert wrote a sequence number already
+  written at it (readers of that generation then check they hold each chunk's newest copy);
 - ``w<generation>`` (NS): the sequence numbers written at that generation (set union: a retried
-  upsert adds nothing), so ``publish`` knows how many chunks must be searchable before it raises
-  the fence; removed when that generation is published past, or discarded;
+  upsert adds nothing), so ``publish`` knows which chunks must be searchable before it raises the
+  fence, and an upsert knows it rewrites one; removed when a later generation is published, or
+  when that generation is discarded;
 - ``tenant_id``, ``namespace_id``, ``document_id`` (S), for people reading the table.
 """
 
@@ -55,6 +58,10 @@ def _translate(action: str) -> Iterator[None]:
         raise errors.DependencyUnavailable(f"DynamoDB unreachable during {action}") from exc
 
 
+def _number(item: dict[str, Any], name: str, absent: int = 0) -> int:
+    return int(item.get(name, {}).get("N", absent))
+
+
 class DynamoFences:
     """The fences of one chunk index, in ``table`` (the documents table)."""
 
@@ -75,8 +82,13 @@ class DynamoFences:
 
     def published(self, scope: TenantScope, document_ids: Iterable[str]) -> dict[str, int]:
         """Each document's fence (0 before any publish), read strongly consistent."""
+        return {d: fence for d, (fence, _) in self.read(scope, document_ids).items()}
+
+    def read(self, scope: TenantScope, document_ids: Iterable[str]) -> dict[str, tuple[int, int]]:
+        """Each document's fence and the last generation at which a chunk was written twice (-1:
+        never), read strongly consistent."""
         ids = sorted(set(document_ids))
-        out = dict.fromkeys(ids, 0)
+        out = dict.fromkeys(ids, (0, -1))
         for i in range(0, len(ids), _BATCH_GET):
             keys = [self.key(scope, d) for d in ids[i : i + _BATCH_GET]]
             while keys:
@@ -86,13 +98,13 @@ class DynamoFences:
                             self.table: {
                                 "Keys": keys,
                                 "ConsistentRead": True,
-                                "ProjectionExpression": "sk, published",
+                                "ProjectionExpression": "sk, published, rewritten",
                             }
                         }
                     )
                 for item in resp.get("Responses", {}).get(self.table, []):
                     doc = item["sk"]["S"].split("#", 1)[1]
-                    out[doc] = int(item.get("published", {}).get("N", "0"))
+                    out[doc] = (_number(item, "published"), _number(item, "rewritten", -1))
                 keys = resp.get("UnprocessedKeys", {}).get(self.table, {}).get("Keys", [])
         return out
 
@@ -109,6 +121,7 @@ class DynamoFences:
         atomically refused (:class:`~ragline.errors.Superseded`) when the fence is above it."""
         from botocore.exceptions import ClientError
 
+        written = sorted({str(s) for s in seqs})
         request = {
             "TableName": self.table,
             "Key": self.key(scope, document_id),
@@ -117,13 +130,13 @@ class DynamoFences:
             "ExpressionAttributeNames": {"#w": written_attr(generation)},
             "ExpressionAttributeValues": {
                 ":one": {"N": "1"},
-                ":seqs": {"NS": sorted({str(s) for s in seqs})},
+                ":seqs": {"NS": written},
                 ":g": {"N": str(generation)},
                 ":t": {"S": scope.tenant_id},
                 ":n": {"S": scope.namespace_id},
                 ":d": {"S": document_id},
             },
-            "ReturnValues": "UPDATED_NEW",
+            "ReturnValues": "ALL_OLD",  # UPDATED_OLD would do; moto omits a set in it
         }
         with _translate("fence write"):
             try:
@@ -138,7 +151,28 @@ class DynamoFences:
                     generation=generation,
                     published=published,
                 ) from exc
-        return int(resp["Attributes"]["stamp"]["N"])
+        old = resp.get("Attributes", {})
+        if set(old.get(written_attr(generation), {}).get("NS", [])) & set(written):
+            self._mark_rewritten(scope, document_id, generation)
+        return _number(old, "stamp") + 1
+
+    def _mark_rewritten(self, scope: TenantScope, document_id: str, generation: int) -> None:
+        """``rewritten``: the highest generation at which a chunk was written again (readers then
+        check that the copy they hold is the newest)."""
+        from botocore.exceptions import ClientError
+
+        with _translate("fence write"):
+            try:
+                self._client().update_item(
+                    TableName=self.table,
+                    Key=self.key(scope, document_id),
+                    UpdateExpression="SET rewritten = :g",
+                    ConditionExpression="attribute_not_exists(rewritten) OR rewritten < :g",
+                    ExpressionAttributeValues={":g": {"N": str(generation)}},
+                )
+            except ClientError as exc:
+                if error_code(exc) != "ConditionalCheckFailedException":
+                    raise
 
     def publish(self, scope: TenantScope, document_id: str, generation: int, stale: Iterable[str]) -> bool:
         """Raise the fence to ``generation`` (False: it is above already), dropping the ``stale``

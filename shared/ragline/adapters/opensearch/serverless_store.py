@@ -14,11 +14,11 @@ from ragline import errors
 from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch import serverless_requests as srq
 from ragline.adapters.opensearch.fences import written_attr
+from ragline.adapters.opensearch.serverless_hits import Leg, chunk_of, cid, field, newest, ranked
 from ragline.adapters.opensearch.serverless_visibility import Expectation, wait_until
 from ragline.domain.fusion import fuse_query
 from ragline.domain.models import (
     Chunk,
-    ChunkMetadata,
     HybridQuery,
     KeywordQuery,
     ScoreBreakdown,
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 OVERFETCH = 4
 FENCE_RETRIES = 3
 _T = TypeVar("_T")
-Leg = list[dict[str, Any]]
 
 
 class ServerlessVectorStore:
@@ -101,7 +100,7 @@ class ServerlessVectorStore:
                 timeout=self._p.visibility_timeout,
                 what=f"version {generation} of {document_id!r}",
             )
-        stale = [a for a in item if a[:1] == "w" and a[1:].isdigit() and int(a[1:]) <= generation]
+        stale = [a for a in item if a[:1] == "w" and a[1:].isdigit() and int(a[1:]) < generation]
         if not self._p.fences.publish(self.scope, document_id, generation, stale):
             return False
         self._sweep(document_id, generation)
@@ -115,7 +114,7 @@ class ServerlessVectorStore:
         kept: set[int] = set()
         doomed = []
         for h in hits:
-            seq, gen = _field(h, "sequence_number"), _field(h, "generation")
+            seq, gen = field(h, "sequence_number"), field(h, "generation")
             if gen == generation and seq not in kept:
                 kept.add(seq)
             else:
@@ -156,7 +155,7 @@ class ServerlessVectorStore:
 
     def _served_seqs(self, document_id: str, generation: int) -> set[int]:
         hits = self._p.list_chunks(srq.chunk_query(self.scope, document_id, generation=generation))
-        return {_field(h, "sequence_number") for h in hits}
+        return {field(h, "sequence_number") for h in hits}
 
     def neighbors(
         self, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5
@@ -172,8 +171,8 @@ class ServerlessVectorStore:
             )
             body["size"] = min(2 * body["size"], rq.MAX_RESULT_WINDOW)  # room for a replaced copy
             body["sort"] = [{"sequence_number": "asc"}, {"stamp": "desc"}]
-            hits = _newest({}, self._p.search(body))
-            return [_chunk(h["_source"]) for h in hits]
+            hits = newest({}, self._p.search(body))
+            return [chunk_of(h["_source"]) for h in hits]
 
         return self._at_served(document_id, read)
 
@@ -196,10 +195,10 @@ class ServerlessVectorStore:
             size = query.candidates
             bodies = [self._knn(query, size), rq.bm25_search(self.scope, query.text, size, query.filters)]
             sem, kw = self._visible(self._p.msearch(bodies))
-            fused = fuse_query(query, _ranked(sem, "semantic"), _ranked(kw, "keyword"))
-            sources = {_cid(h): h["_source"] for h in sem + kw}
+            fused = fuse_query(query, ranked(sem, "semantic"), ranked(kw, "keyword"))
+            sources = {cid(h): h["_source"] for h in sem + kw}
             return [
-                SearchHit(chunk=_chunk(sources[c]), score=bd.fused_score or 0.0, breakdown=bd)
+                SearchHit(chunk=chunk_of(sources[c]), score=bd.fused_score or 0.0, breakdown=bd)
                 for c, bd in fused
             ]
         leg: Literal["semantic", "keyword"] = "semantic" if isinstance(query, SemanticQuery) else "keyword"
@@ -212,17 +211,34 @@ class ServerlessVectorStore:
                 break
             size = query.k * OVERFETCH  # unpublished or replaced chunks crowded the first answer
         out = []
-        for rank, (_, score) in enumerate(_ranked(hits[: query.k], leg), start=1):
+        for rank, (_, score) in enumerate(ranked(hits[: query.k], leg), start=1):
             bd = (ScoreBreakdown(semantic_rank=rank, semantic_score=score) if leg == "semantic"
                   else ScoreBreakdown(keyword_rank=rank, keyword_score=score))  # fmt: skip
-            out.append(SearchHit(chunk=_chunk(hits[rank - 1]["_source"]), score=score, breakdown=bd))
+            out.append(SearchHit(chunk=chunk_of(hits[rank - 1]["_source"]), score=score, breakdown=bd))
         return out
 
     def _visible(self, legs: list[Leg]) -> list[Leg]:
-        fences = self._p.fences.published(
-            self.scope, {h["_source"]["document_id"] for leg in legs for h in leg}
-        )
-        return [_newest(fences, leg) for leg in legs]
+        """The legs' hits at their document's fence, each chunk once, its newest copy: where a chunk
+        was written twice at the served generation (rare: a retried write at the fence), the stamps
+        of every searchable copy are looked up, not only those of the copies the leg found."""
+        docs = {h["_source"]["document_id"] for leg in legs for h in leg}
+        read = self._p.fences.read(self.scope, docs)
+        fences = {d: fence for d, (fence, _) in read.items()}
+        legs = [newest(fences, leg) for leg in legs]
+        latest: dict[str, int] = {}
+        for d, (fence, rewritten) in read.items():
+            if fence != rewritten:
+                continue
+            seqs = {
+                h["_source"]["sequence_number"]
+                for leg in legs
+                for h in leg
+                if h["_source"]["document_id"] == d
+            }
+            for h in self._p.list_chunks(srq.chunk_query(self.scope, d, generation=fence, seqs=sorted(seqs))):
+                key = chunk_id(d, field(h, "sequence_number"))
+                latest[key] = max(latest.get(key, 0), field(h, "stamp"))
+        return [[h for h in leg if h["_source"].get("stamp", 0) >= latest.get(cid(h), 0)] for leg in legs]
 
     def _knn(self, query: SemanticQuery | HybridQuery, size: int) -> dict[str, Any]:
         if len(query.vector) != self._p.dimension:
@@ -235,44 +251,3 @@ class ServerlessVectorStore:
 
     def _bm25(self, query: KeywordQuery, size: int) -> dict[str, Any]:
         return rq.bm25_search(self.scope, query.text, size, query.filters)
-
-
-def _field(hit: dict[str, Any], name: str) -> Any:
-    return hit["fields"][name][0]
-
-
-def _cid(hit: dict[str, Any]) -> str:
-    src = hit["_source"]
-    return chunk_id(src["document_id"], src["sequence_number"])
-
-
-def _newest(fences: dict[str, int], hits: Leg) -> Leg:
-    """The hits at their document's fence (all of them when ``fences`` is empty: already filtered),
-    each chunk once, its highest-stamped copy, in the leg's order (the best-ranked copy's place)."""
-    best: dict[str, dict[str, Any]] = {}
-    order: list[str] = []
-    for h in hits:
-        src = h["_source"]
-        if fences and src.get("generation", 0) != fences[src["document_id"]]:
-            continue
-        cid = _cid(h)
-        if cid not in best:
-            order.append(cid)
-            best[cid] = h
-        elif src.get("stamp", 0) > best[cid]["_source"].get("stamp", 0):
-            best[cid] = {**h, "_score": best[cid].get("_score")}
-    return [best[c] for c in order]
-
-
-def _ranked(hits: Leg, leg: Literal["semantic", "keyword"]) -> list[tuple[str, float]]:
-    # lucene and faiss cosinesimil scores are (1 + cos) / 2; report the cosine like the embedded store.
-    return [(_cid(h), 2 * float(h["_score"]) - 1 if leg == "semantic" else float(h["_score"])) for h in hits]
-
-
-def _chunk(src: dict[str, Any]) -> Chunk:
-    return Chunk(
-        document_id=src["document_id"],
-        sequence_number=src["sequence_number"],
-        text=src["text"],
-        metadata=ChunkMetadata.model_validate(src.get("metadata") or {}),
-    )
