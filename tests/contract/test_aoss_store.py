@@ -208,3 +208,22 @@ def test_requests_are_signed_for_aoss_when_the_settings_say_so(
         p.drop()
     finally:
         proxy.stop()
+
+
+def test_documents_longer_than_a_page_are_read_swept_and_purged_whole(
+    aoss: AossProxy, dynamodb_client: Any, fences_table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A collection has no scroll: listings page with ``search_after`` (pages of 2 here, 10,000 in use)."""
+    monkeypatch.setattr(srq, "PAGE", 2)
+    p = _provider(aoss, dynamodb_client, fences_table)
+    try:
+        store = p.scoped(SCOPE)
+        store.upsert(make_chunks("long", [f"first version {i}" for i in range(5)]), generation=1)
+        assert store.publish("long", generation=1) and store.count("long") == 5
+        store.upsert(make_chunks("long", [f"second version {i}" for i in range(3)]), generation=2)
+        assert store.publish("long", generation=2)
+        assert store.count("long") == 3 and store.count() == 3  # the five of version 1 swept
+        assert sorted(store.vectors("long")) == [f"second version {i}" for i in range(3)]
+        assert p.purge_tenant("acme") == 3 and store.count() == 0
+    finally:
+        p.drop()

@@ -112,17 +112,10 @@ class ServerlessVectorStoreProvider:
         return ServerlessVectorStore(self, scope)
 
     def purge_tenant(self, tenant_id: str) -> int:
-        """The tenant's chunks in every namespace (searched and deleted a result window at a time,
-        each window waited out), then its fences."""
+        """The tenant's chunks in every namespace (searched, then deleted by ``_id``), then its fences."""
         self.ensure_index()
         self.settle()
-        deleted = 0
-        while True:
-            ids = [h["_id"] for h in self.list_chunks(srq.tenant_query(tenant_id))]
-            deleted += self.delete_ids(ids)
-            if len(ids) < rq.MAX_RESULT_WINDOW:
-                break
-            self.settle()
+        deleted = self.delete_ids([h["_id"] for h in self.list_chunks(srq.tenant_query(tenant_id))])
         self.settle()
         self.fences.purge_tenant(tenant_id)
         return deleted
@@ -176,7 +169,16 @@ class ServerlessVectorStoreProvider:
         return out
 
     def list_chunks(self, query: dict[str, Any], *, source: bool | list[str] = False) -> list[dict[str, Any]]:
-        return self.search(srq.listing(query, source=source))
+        """Every searchable chunk ``query`` matches, highest sequence number first, a page at a time
+        (``search_after``: a collection has no scroll)."""
+        body = srq.listing(query, source=source)
+        out: list[dict[str, Any]] = []
+        while True:
+            hits = self.search(body)
+            out += hits
+            if len(hits) < body["size"]:
+                return out
+            body = {**body, "search_after": hits[-1]["sort"]}
 
     def delete_ids(self, ids: list[str]) -> int:
         """Delete chunks by ``_id`` in the order given; this process's next read waits until they are

@@ -22,6 +22,10 @@ SOURCE_FIELDS = ["tenant_id", "namespace_id", "document_id", "sequence_number", 
                  "filename", "text", "metadata"]  # fmt: skip
 
 
+PAGE = rq.MAX_RESULT_WINDOW
+"""Chunks per page of a listing (``search_after`` pages: a collection has no scroll)."""
+
+
 def index_body(dimension: int, *, hnsw: tuple[int, int] = rq.HNSW) -> dict[str, Any]:
     """The domain mode's index without what a collection refuses or fixes itself (shard and replica
     counts, the required ``_routing``), on Faiss, with the ``stamp`` field."""
@@ -97,12 +101,12 @@ def ids_query(ids: Sequence[str]) -> dict[str, Any]:
 
 
 def listing(query: dict[str, Any], *, source: bool | list[str] = False) -> dict[str, Any]:
-    """Up to a result window of chunks matching ``query`` (their ``_id``, generation, stamp and
-    sequence number), highest sequence number first: the order sweeps delete in."""
+    """A page of the chunks matching ``query`` (their ``_id``, generation, stamp and sequence
+    number), highest sequence number first (the order sweeps delete in), newest copy first."""
     return {
-        "size": rq.MAX_RESULT_WINDOW,
+        "size": PAGE,
         "query": query,
         "_source": source,
         "docvalue_fields": ["sequence_number", "generation", "stamp", "document_id"],
-        "sort": [{"sequence_number": "desc"}, {"stamp": "desc"}],
+        "sort": [{"sequence_number": "desc"}, {"stamp": "desc"}, {"generation": "desc"}],
     }

@@ -107,9 +107,9 @@ class ServerlessVectorStore:
         return True
 
     def _sweep(self, document_id: str, generation: int) -> None:
-        """Chunks below ``generation`` and older copies at it, highest sequence number first. One
-        result window: a larger remainder, like a chunk not yet searchable, stays unseen (below the
-        fence, or an older copy) until the next publish."""
+        """Chunks below ``generation`` and older copies at it, highest sequence number first. A chunk
+        not yet searchable is missed: it stays unseen (below the fence, or an older copy) until the
+        next publish of the document sweeps it."""
         hits = self._p.list_chunks(srq.chunk_query(self.scope, document_id, older_than=generation + 1))
         kept: set[int] = set()
         doomed = []
@@ -131,13 +131,7 @@ class ServerlessVectorStore:
         return self._delete(srq.chunk_query(self.scope, document_id, older_than=older_than))
 
     def _delete(self, query: dict[str, Any]) -> int:
-        deleted = 0
-        while True:
-            ids = [h["_id"] for h in self._p.list_chunks(query)]
-            deleted += self._p.delete_ids(ids)
-            if len(ids) < rq.MAX_RESULT_WINDOW:
-                return deleted
-            self._p.settle()
+        return self._p.delete_ids([h["_id"] for h in self._p.list_chunks(query)])
 
     # -- reads --------------------------------------------------------------------------------
     def vectors(self, document_id: str) -> dict[str, NDArray[np.float32]]:
