@@ -227,3 +227,21 @@ def test_documents_longer_than_a_page_are_read_swept_and_purged_whole(
         assert p.purge_tenant("acme") == 3 and store.count() == 0
     finally:
         p.drop()
+
+
+def test_a_write_overtaken_by_a_newer_version_does_not_stall_its_writers_reads(
+    aoss: AossProxy, dynamodb_client: Any, fences_table: str
+) -> None:
+    """A slow writer's chunks, swept by a newer version's publish before the slow writer read again,
+    can never all become searchable: its next read does not wait for them (no reader can see them)."""
+    slow = _provider(aoss, dynamodb_client, fences_table, visibility_timeout=3)
+    try:
+        slow.scoped(SCOPE).upsert(make_chunks("doc", ["slow zero", "slow one", "slow two"]), generation=2)
+        aoss.refresh_now()
+        fast = _provider(aoss, dynamodb_client, fences_table, index=slow.index)
+        fast.scoped(SCOPE).upsert(make_chunks("doc", ["fast"]), generation=3)
+        assert fast.scoped(SCOPE).publish("doc", generation=3)
+        fast.settle()  # its sweep of the slow writer's chunks is searchable
+        assert [c.text for c in slow.scoped(SCOPE).neighbors("doc", 0)] == ["fast"]
+    finally:
+        slow.drop()

@@ -75,11 +75,13 @@ class ServerlessVectorStore:
             lines = srq.bulk_lines(self.scope, self._p.index, doc_chunks, generation, stamp)
             n = sum(self._p.bulk(lines[i : i + 500]) for i in range(0, len(lines), 500))
             mine = srq.chunk_query(self.scope, document_id, generation=generation, stamp=stamp)
-            self._p.expect(
-                Expectation(mine, n, partial(self._drop_replaced, document_id, generation, stamp, seqs))
-            )
+            then = partial(self._drop_replaced, document_id, generation, stamp, seqs)
+            self._p.expect(Expectation(mine, n, then, partial(self._superseded, document_id, generation)))
             written += n
         return written
+
+    def _superseded(self, document_id: str, generation: int) -> bool:
+        return self._p.fences.published(self.scope, [document_id])[document_id] > generation
 
     def _drop_replaced(self, document_id: str, generation: int, stamp: int, seqs: list[int]) -> None:
         """Once a write is searchable: the older copies of the chunks it rewrote at its generation."""
@@ -95,8 +97,11 @@ class ServerlessVectorStore:
             return False
         expected = {int(s) for s in item.get(written_attr(generation), {}).get("NS", [])}
         if expected:
-            wait_until(
-                lambda: expected <= self._served_seqs(document_id, generation),
+            wait_until(  # or until a newer version is published: then the raise below refuses
+                lambda: (
+                    expected <= self._served_seqs(document_id, generation)
+                    or self._superseded(document_id, generation)
+                ),
                 timeout=self._p.visibility_timeout,
                 what=f"version {generation} of {document_id!r}",
             )

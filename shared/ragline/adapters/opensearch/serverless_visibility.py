@@ -29,11 +29,14 @@ MAX_DELAY = 1.0
 @dataclass
 class Expectation:
     """``query`` (over the chunk index) counts ``count`` hits once the write is searchable; ``then``
-    runs after (a write's sweep of the copies it replaced)."""
+    runs after (a write's sweep of the copies it replaced); ``moot`` says no reader can see the
+    write any more (its document was published past its generation: waiting would be pointless, and
+    another writer's sweep may have deleted some of it)."""
 
     query: dict[str, Any]
     count: int
     then: Callable[[], None] | None = field(default=None, compare=False)
+    moot: Callable[[], bool] | None = field(default=None, compare=False)
 
 
 class PendingWrites:
