@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.deploy.translated import ROOT, StandInStack, translate
+from tests.rehearsal.aoss import DataAccessPolicy, collection_calls
 
 pytestmark = pytest.mark.deploy
 
@@ -275,3 +276,30 @@ def test_serverless_names_are_new_per_deployment_and_within_aoss_limits(translat
     for logical, name in names(STACK_A, Stage="x" * 16).items():
         # AOSS: 3-32 characters, lower case, starting with a letter (collections and policies alike)
         assert re.fullmatch(r"[a-z][a-z0-9-]{2,31}", name), (logical, name)
+
+
+def test_what_the_store_sends_passes_iam_and_the_data_access_policy_for_its_role_only(
+    translated: dict[str, Any],
+) -> None:
+    # Given the stack in serverless mode and the rehearsal's view of a collection request
+    stack = StandInStack(translated, SERVERLESS)
+    name = resolved(stack, "OpenSearchCollection")["Name"]
+    policy = DataAccessPolicy(resolved(stack, "OpenSearchDataAccessPolicy")["Policy"])
+    search = ("POST", "/rh-chunks/_search", None)
+    create = ("PUT", "/rh-chunks", None)
+    write = ("POST", "/_bulk", b'{"index":{"_index":"rh-chunks","_id":"1"}}\n{"text":"x"}\n')
+
+    def allowed(fn: str, request: tuple[str, str, bytes | None]) -> bool:
+        iam, data = collection_calls(fn, *request, name)
+        spec = stack.function(fn)
+        return all(spec.allows(c.action, "OpenSearchCollection.Arn") for c in iam) and all(
+            policy.allows(f"{fn}Role.Arn", d.permission, d.resource) for d in data
+        )
+
+    # Then each store role may search and create its index, writers may write, readers may not
+    for fn in STORE_USERS:
+        assert allowed(fn, search) and allowed(fn, create), fn
+        assert allowed(fn, write) == (fn in WRITERS), fn
+    # and the functions that never use the store reach nothing
+    for fn in set(functions(translated)) - set(STORE_USERS):
+        assert not allowed(fn, search), fn
