@@ -38,6 +38,11 @@ class Settings(BaseModel):
     opensearch_username: str = ""
     opensearch_password: SecretStr = SecretStr("")
     opensearch_service: Literal["es", "aoss"] = "es"
+    """es: a managed domain (or any OpenSearch node). aoss: a Serverless vector-search collection;
+    its fences live in ``documents_table`` (see ragline.adapters.opensearch.serverless)."""
+    opensearch_visibility_timeout: float = Field(default=120.0, gt=0)
+    """aoss: seconds a read or a publish waits for writes to become searchable before failing
+    (retryable); a collection makes writes searchable only after its own refresh."""
     opensearch_index_prefix: str = "ragline-chunks"
     opensearch_refresh: Literal["on_read", "true", "wait_for", "false"] = "on_read"
     opensearch_replicas: int = Field(default=0, ge=0)

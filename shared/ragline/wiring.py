@@ -120,6 +120,12 @@ class Container:
 
     @cached_property
     def stores(self) -> VectorStoreProvider:
+        if self.settings.resolved_store == "opensearch" and self.settings.opensearch_service == "aoss":
+            from ragline.adapters.opensearch.serverless import ServerlessVectorStoreProvider
+
+            return ServerlessVectorStoreProvider.from_settings(
+                self.settings, dimension=self.embedder.dimension, model_id=self.embedder.model_id
+            )
         if self.settings.resolved_store == "opensearch":
             from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
 
@@ -375,7 +381,12 @@ class Container:
         modules = [m for part in parts or tuple(SERVICE_MODULES) for m in SERVICE_MODULES[part]]
         backend = "aws" if s.backend == "aws" else "embedded"
         modules += [f"ragline.adapters.{backend}.{m}" for m in ("tenants", "documents", "ledger", "objects")]
-        if s.resolved_store == "opensearch":
+        if s.resolved_store == "opensearch" and s.opensearch_service == "aoss":
+            modules += [
+                "ragline.adapters.opensearch.serverless",
+                "ragline.adapters.opensearch.serverless_store",
+            ]
+        elif s.resolved_store == "opensearch":
             modules.append("ragline.adapters.opensearch.store")
         else:  # with the stemmer its keyword index loads on first use
             modules += ["ragline.adapters.embedded.store", "snowballstemmer"]

@@ -117,3 +117,23 @@ def test_bedrock_chat_reads_no_llm_key_secret(tmp_path: Path) -> None:
     c = Container(Settings(home=tmp_path, chat_provider="bedrock", llm_api_key_secret="arn:aws:secret:none"))
     assert c.chat_model.name == "amazon.nova-pro-v1:0"
     assert "llm_settings" not in c.__dict__
+
+
+@pytest.mark.parametrize(
+    ("service", "provider"),
+    [("es", "OpenSearchVectorStoreProvider"), ("aoss", "ServerlessVectorStoreProvider")],
+)
+def test_the_opensearch_service_chooses_the_store_mode(tmp_path: Path, service: str, provider: str) -> None:
+    """``RAGLINE_OPENSEARCH_SERVICE=aoss`` selects the Serverless mode, its fences in the documents table."""
+    settings = Settings(
+        home=tmp_path,
+        store="opensearch",
+        opensearch_url="http://127.0.0.1:9",
+        opensearch_service=service,  # type: ignore[arg-type]
+        documents_table="docs",
+    )
+    c = Container(settings, embedder=BowEmbedder())
+    stores = c.stores
+    assert type(stores).__name__ == provider
+    if service == "aoss":
+        assert stores.fences.table == "docs"  # type: ignore[attr-defined]

@@ -1,0 +1,278 @@
+"""One tenant namespace's :class:`~ragline.ports.VectorStore` on an OpenSearch Serverless collection
+(see :mod:`~ragline.adapters.opensearch.serverless` for how it lives within what a collection allows)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragline import errors
+from ragline.adapters.opensearch import requests as rq
+from ragline.adapters.opensearch import serverless_requests as srq
+from ragline.adapters.opensearch.fences import written_attr
+from ragline.adapters.opensearch.serverless_visibility import Expectation, wait_until
+from ragline.domain.fusion import fuse_query
+from ragline.domain.models import (
+    Chunk,
+    ChunkMetadata,
+    HybridQuery,
+    KeywordQuery,
+    ScoreBreakdown,
+    SearchHit,
+    SearchQuery,
+    SemanticQuery,
+    StoreCapabilities,
+    TenantScope,
+    chunk_id,
+    neighbor_window,
+)
+
+if TYPE_CHECKING:
+    from ragline.adapters.opensearch.serverless import ServerlessVectorStoreProvider
+
+OVERFETCH = 4
+FENCE_RETRIES = 3
+_T = TypeVar("_T")
+Leg = list[dict[str, Any]]
+
+
+class ServerlessVectorStore:
+    def __init__(self, provider: ServerlessVectorStoreProvider, scope: TenantScope) -> None:
+        self._p = provider
+        self.scope = scope
+
+    def capabilities(self) -> StoreCapabilities:
+        return StoreCapabilities()
+
+    # -- writes -------------------------------------------------------------------------------
+    def upsert(self, chunks: Sequence[Chunk], *, generation: int = 0) -> int:
+        for c in chunks:
+            if c.embedding is None or len(c.embedding) != self._p.dimension:
+                raise errors.EmbeddingMismatch(
+                    "chunk embedding does not match the index dimension",
+                    chunk_id=c.id,
+                    expected=self._p.dimension,
+                    got=None if c.embedding is None else len(c.embedding),
+                )
+        by_doc: dict[str, list[Chunk]] = {}
+        for c in chunks:
+            by_doc.setdefault(c.document_id, []).append(c)
+        for document_id, fence in self._p.fences.published(self.scope, by_doc).items():
+            if fence > generation:  # before anything is written; begin_write checks again, atomically
+                raise errors.Superseded(
+                    "a newer version of the document was published",
+                    document_id=document_id,
+                    generation=generation,
+                    published=fence,
+                )
+        written = 0
+        for document_id, doc_chunks in by_doc.items():
+            seqs = [c.sequence_number for c in doc_chunks]
+            stamp = self._p.fences.begin_write(self.scope, document_id, generation, seqs)
+            lines = srq.bulk_lines(self.scope, self._p.index, doc_chunks, generation, stamp)
+            n = sum(self._p.bulk(lines[i : i + 500]) for i in range(0, len(lines), 500))
+            mine = srq.chunk_query(self.scope, document_id, generation=generation, stamp=stamp)
+            self._p.expect(
+                Expectation(mine, n, partial(self._drop_replaced, document_id, generation, stamp, seqs))
+            )
+            written += n
+        return written
+
+    def _drop_replaced(self, document_id: str, generation: int, stamp: int, seqs: list[int]) -> None:
+        """Once a write is searchable: the older copies of the chunks it rewrote at its generation."""
+        query = srq.chunk_query(self.scope, document_id, generation=generation, stamp_below=stamp, seqs=seqs)
+        self._p.delete_ids([h["_id"] for h in self._p.list_chunks(query)])
+
+    def publish(self, document_id: str, *, generation: int) -> bool:
+        """Waits until every chunk recorded for ``generation`` (by any process) is searchable, raises
+        the fence (conditional write), then sweeps older generations and replaced copies."""
+        self._p.settle()
+        item = self._p.fences.item(self.scope, document_id)
+        if int(item.get("published", {}).get("N", "0")) > generation:
+            return False
+        expected = {int(s) for s in item.get(written_attr(generation), {}).get("NS", [])}
+        if expected:
+            wait_until(
+                lambda: expected <= self._served_seqs(document_id, generation),
+                timeout=self._p.visibility_timeout,
+                what=f"version {generation} of {document_id!r}",
+            )
+        stale = [a for a in item if a[:1] == "w" and a[1:].isdigit() and int(a[1:]) <= generation]
+        if not self._p.fences.publish(self.scope, document_id, generation, stale):
+            return False
+        self._sweep(document_id, generation)
+        return True
+
+    def _sweep(self, document_id: str, generation: int) -> None:
+        """Chunks below ``generation`` and older copies at it, highest sequence number first. One
+        result window: a larger remainder, like a chunk not yet searchable, stays unseen (below the
+        fence, or an older copy) until the next publish."""
+        hits = self._p.list_chunks(srq.chunk_query(self.scope, document_id, older_than=generation + 1))
+        kept: set[int] = set()
+        doomed = []
+        for h in hits:
+            seq, gen = _field(h, "sequence_number"), _field(h, "generation")
+            if gen == generation and seq not in kept:
+                kept.add(seq)
+            else:
+                doomed.append(h["_id"])
+        self._p.delete_ids(doomed)
+
+    def discard(self, document_id: str, *, generation: int) -> int:
+        self._p.settle()
+        self._p.fences.forget_written(self.scope, document_id, generation)
+        return self._delete(srq.chunk_query(self.scope, document_id, generation=generation))
+
+    def delete_document(self, document_id: str, *, older_than: int | None = None) -> int:
+        self._p.settle()
+        return self._delete(srq.chunk_query(self.scope, document_id, older_than=older_than))
+
+    def _delete(self, query: dict[str, Any]) -> int:
+        deleted = 0
+        while True:
+            ids = [h["_id"] for h in self._p.list_chunks(query)]
+            deleted += self._p.delete_ids(ids)
+            if len(ids) < rq.MAX_RESULT_WINDOW:
+                return deleted
+            self._p.settle()
+
+    # -- reads --------------------------------------------------------------------------------
+    def vectors(self, document_id: str) -> dict[str, NDArray[np.float32]]:
+        self._p.settle()
+        hits = self._p.list_chunks(srq.chunk_query(self.scope, document_id), source=["text", rq.VECTOR_FIELD])
+        return {
+            h["_source"]["text"]: np.asarray(h["_source"][rq.VECTOR_FIELD], dtype=np.float32) for h in hits
+        }
+
+    def count(self, document_id: str | None = None) -> int:
+        self._p.settle()
+        if document_id is None:
+            return self._p.count(srq.chunk_query(self.scope))
+        return self._at_served(document_id, lambda g: len(self._served_seqs(document_id, g)))
+
+    def _served_seqs(self, document_id: str, generation: int) -> set[int]:
+        hits = self._p.list_chunks(srq.chunk_query(self.scope, document_id, generation=generation))
+        return {_field(h, "sequence_number") for h in hits}
+
+    def neighbors(
+        self, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5
+    ) -> list[Chunk]:
+        window = neighbor_window(sequence_number, before, after)
+        if window is None:
+            return []
+        self._p.settle()
+
+        def read(generation: int) -> list[Chunk]:
+            body = rq.neighbors_search(
+                self.scope, document_id, sequence_number, *window, generation=generation
+            )
+            body["size"] = min(2 * body["size"], rq.MAX_RESULT_WINDOW)  # room for a replaced copy
+            body["sort"] = [{"sequence_number": "asc"}, {"stamp": "desc"}]
+            hits = _newest({}, self._p.search(body))
+            return [_chunk(h["_source"]) for h in hits]
+
+        return self._at_served(document_id, read)
+
+    def _at_served(self, document_id: str, read: Callable[[int], _T]) -> _T:
+        """``read`` at the published generation, the fence read before and after (a publish between
+        them makes it read again)."""
+        served = self._p.fences.published(self.scope, [document_id])[document_id]
+        for _ in range(FENCE_RETRIES):
+            result = read(served)
+            now = self._p.fences.published(self.scope, [document_id])[document_id]
+            if now == served:
+                return result
+            served = now
+        return read(served)
+
+    def search(self, query: SearchQuery) -> list[SearchHit]:
+        """Each leg keeps only hits at their document's fence, the newest copy of each chunk."""
+        self._p.settle()
+        if isinstance(query, HybridQuery):
+            size = query.candidates
+            bodies = [self._knn(query, size), rq.bm25_search(self.scope, query.text, size, query.filters)]
+            sem, kw = self._visible(self._p.msearch(bodies))
+            fused = fuse_query(query, _ranked(sem, "semantic"), _ranked(kw, "keyword"))
+            sources = {_cid(h): h["_source"] for h in sem + kw}
+            return [
+                SearchHit(chunk=_chunk(sources[c]), score=bd.fused_score or 0.0, breakdown=bd)
+                for c, bd in fused
+            ]
+        leg: Literal["semantic", "keyword"] = "semantic" if isinstance(query, SemanticQuery) else "keyword"
+        size = query.k
+        for attempt in range(2):
+            body = self._knn(query, size) if isinstance(query, SemanticQuery) else self._bm25(query, size)
+            raw = self._p.search(body)
+            (hits,) = self._visible([raw])
+            if len(hits) >= query.k or len(raw) < size or attempt:
+                break
+            size = query.k * OVERFETCH  # unpublished or replaced chunks crowded the first answer
+        out = []
+        for rank, (_, score) in enumerate(_ranked(hits[: query.k], leg), start=1):
+            bd = (ScoreBreakdown(semantic_rank=rank, semantic_score=score) if leg == "semantic"
+                  else ScoreBreakdown(keyword_rank=rank, keyword_score=score))  # fmt: skip
+            out.append(SearchHit(chunk=_chunk(hits[rank - 1]["_source"]), score=score, breakdown=bd))
+        return out
+
+    def _visible(self, legs: list[Leg]) -> list[Leg]:
+        fences = self._p.fences.published(
+            self.scope, {h["_source"]["document_id"] for leg in legs for h in leg}
+        )
+        return [_newest(fences, leg) for leg in legs]
+
+    def _knn(self, query: SemanticQuery | HybridQuery, size: int) -> dict[str, Any]:
+        if len(query.vector) != self._p.dimension:
+            raise errors.EmbeddingMismatch(
+                "query vector does not match the index dimension",
+                expected=self._p.dimension,
+                got=len(query.vector),
+            )
+        return rq.knn_search(self.scope, query.vector, size, query.filters, candidates=self._p.knn_candidates)
+
+    def _bm25(self, query: KeywordQuery, size: int) -> dict[str, Any]:
+        return rq.bm25_search(self.scope, query.text, size, query.filters)
+
+
+def _field(hit: dict[str, Any], name: str) -> Any:
+    return hit["fields"][name][0]
+
+
+def _cid(hit: dict[str, Any]) -> str:
+    src = hit["_source"]
+    return chunk_id(src["document_id"], src["sequence_number"])
+
+
+def _newest(fences: dict[str, int], hits: Leg) -> Leg:
+    """The hits at their document's fence (all of them when ``fences`` is empty: already filtered),
+    each chunk once, its highest-stamped copy, in the leg's order (the best-ranked copy's place)."""
+    best: dict[str, dict[str, Any]] = {}
+    order: list[str] = []
+    for h in hits:
+        src = h["_source"]
+        if fences and src.get("generation", 0) != fences[src["document_id"]]:
+            continue
+        cid = _cid(h)
+        if cid not in best:
+            order.append(cid)
+            best[cid] = h
+        elif src.get("stamp", 0) > best[cid]["_source"].get("stamp", 0):
+            best[cid] = {**h, "_score": best[cid].get("_score")}
+    return [best[c] for c in order]
+
+
+def _ranked(hits: Leg, leg: Literal["semantic", "keyword"]) -> list[tuple[str, float]]:
+    # lucene and faiss cosinesimil scores are (1 + cos) / 2; report the cosine like the embedded store.
+    return [(_cid(h), 2 * float(h["_score"]) - 1 if leg == "semantic" else float(h["_score"])) for h in hits]
+
+
+def _chunk(src: dict[str, Any]) -> Chunk:
+    return Chunk(
+        document_id=src["document_id"],
+        sequence_number=src["sequence_number"],
+        text=src["text"],
+        metadata=ChunkMetadata.model_validate(src.get("metadata") or {}),
+    )
