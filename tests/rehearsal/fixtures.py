@@ -74,8 +74,8 @@ def world(
     if mode == "serverless":
         from tests.support.aoss_proxy import AossProxy  # the store's stand-in for a collection
 
-        front = AossProxy(opensearch_url)
-    proxy = SignedProxy(front.start() if front else opensearch_url, "aoss" if front else "es")
+        front = AossProxy(opensearch_url).start()
+    proxy = SignedProxy(front.url if front else opensearch_url, "aoss" if front else "es")
     w = World(
         artifacts, moto_endpoint, proxy.start(), bedrock_server_session, openai_replay_server, provider, mode
     )
