@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from ragline.config import Settings
 from tests.deploy.translated import ROOT, StandInStack, translate
 from tests.rehearsal.aoss import DataAccessPolicy, collection_calls
+from tests.rehearsal.stack_checks import api_routes
 
 pytestmark = pytest.mark.deploy
 
@@ -303,3 +305,33 @@ def test_what_the_store_sends_passes_iam_and_the_data_access_policy_for_its_role
     # and the functions that never use the store reach nothing
     for fn in set(functions(translated)) - set(STORE_USERS):
         assert not allowed(fn, search), fn
+
+
+API_GATEWAY_TIMEOUT = 29
+"""Seconds API Gateway waits for a (non-streaming) REST integration before answering 504 itself."""
+
+
+def test_a_wait_for_the_collections_refresh_ends_before_the_function_or_the_gateway_gives_up(
+    translated: dict[str, Any],
+) -> None:
+    # Given serverless mode: a publish waits (bounded) until the collection has made the writes
+    # searchable, and the bound is the store's setting
+    default = Settings.model_fields["opensearch_visibility_timeout"].default
+    stack = StandInStack(translated, SERVERLESS)
+    behind_api = {route.function for route in api_routes(translated).values() if not route.streams}
+    for fn in STORE_USERS:
+        spec = stack.function(fn)
+        bound = float(spec.environment.get("RAGLINE_OPENSEARCH_VISIBILITY_TIMEOUT", default))
+        # Then the wait ends, with the store's retryable error, while the function still runs
+        assert bound < spec.timeout, (fn, bound, spec.timeout)
+        # and, behind the API, before the gateway answers 504 in Ragline's place
+        if fn in behind_api:
+            assert bound < API_GATEWAY_TIMEOUT, (fn, bound)
+    # Ingestion (SQS, 300 s) may wait for a slow refresh longer than an API caller can
+    ingestion = stack.function("IngestionFunction").environment["RAGLINE_OPENSEARCH_VISIBILITY_TIMEOUT"]
+    assert float(ingestion) > API_GATEWAY_TIMEOUT
+    # A domain's store never waits: the setting is not there
+    domain = StandInStack(translated, {})
+    assert not [
+        fn for fn in STORE_USERS if "RAGLINE_OPENSEARCH_VISIBILITY_TIMEOUT" in domain.function(fn).environment
+    ]
