@@ -13,66 +13,21 @@ from typing import Any
 import pytest
 
 from ragline.config import Settings
+from tests.deploy.modes import (
+    EXISTING,
+    MODES,
+    SERVERLESS,
+    SERVERLESS_RESOURCES,
+    STACK_A,
+    STACK_B,
+    STORE_USERS,
+    functions,
+    resolved,
+)
 from tests.deploy.translated import ROOT, StandInStack, translate
-from tests.rehearsal.aoss import DataAccessPolicy, collection_calls
 from tests.rehearsal.stack_checks import api_routes
 
 pytestmark = pytest.mark.deploy
-
-SERVERLESS = {"OpenSearchMode": "serverless"}
-EXISTING = {
-    "OpenSearchEndpoint": "https://search-x.us-east-1.es.amazonaws.com",
-    "ExistingOpenSearchDomainArn": "arn:aws:es:us-east-1:123456789012:domain/x",
-}
-MODES = {"created domain": {}, "existing domain": EXISTING, "serverless": SERVERLESS}
-READERS = ("SearchFunction", "HostingSearchFunction", "ChatFunction")
-WRITERS = ("DocumentsFunction", "IngestionFunction")
-STORE_USERS = READERS + WRITERS
-FENCES = ("GetItem", "BatchGetItem", "PutItem", "UpdateItem", "DeleteItem", "Query")
-"""What the store does to the documents table in aoss mode (its document fences live there)."""
-SERVERLESS_RESOURCES = (
-    "OpenSearchCollection",
-    "OpenSearchEncryptionPolicy",
-    "OpenSearchNetworkPolicy",
-    "OpenSearchDataAccessPolicy",
-)
-TABLE = "arn:aws:dynamodb:us-east-1:123456789012:table/DocumentsTable"
-STACK_A = (
-    "arn:aws:cloudformation:us-east-1:123456789012:stack/ragline-dev/6f1c2a30-1111-11ef-9a7b-0a1b2c3d4e5f"
-)
-STACK_B = (
-    "arn:aws:cloudformation:us-east-1:123456789012:stack/ragline-dev/b83e9d40-2222-11ef-8c6d-0f9e8d7c6b5a"
-)
-
-
-class TableArnStack(StandInStack):
-    """Stand-ins where a table's ``GetAtt Arn`` is the ARN its name gives, as SAM's policy templates
-    (``DynamoDBCrudPolicy``) build it: both ways of naming the documents table compare equal."""
-
-    def _attribute(self, logical: str, attr: str) -> str:
-        if (
-            attr == "Arn"
-            and self.template["Resources"].get(logical, {}).get("Type") == "AWS::DynamoDB::Table"
-        ):
-            return f"arn:aws:dynamodb:us-east-1:123456789012:table/{logical}"
-        return super()._attribute(logical, attr)
-
-
-def functions(translated: dict[str, Any]) -> list[str]:
-    return sorted(k for k, r in translated["Resources"].items() if r["Type"] == "AWS::Lambda::Function")
-
-
-def actions(stack: StandInStack, fn: str) -> set[str]:
-    spec = stack.function(fn)
-    found: set[str] = set()
-    for st in spec.statements:
-        found |= set(st["Action"] if isinstance(st["Action"], list) else [st["Action"]])
-    return found
-
-
-def resolved(stack: StandInStack, logical: str) -> dict[str, Any]:
-    props: dict[str, Any] = stack.resolve(stack.template["Resources"][logical]["Properties"])
-    return props
 
 
 @pytest.mark.parametrize("parameters", MODES.values(), ids=MODES.keys())
@@ -166,66 +121,6 @@ def test_serverless_creates_a_vector_collection_encrypted_and_reachable_and_no_d
     }
 
 
-def test_the_data_access_policy_lets_exactly_the_store_roles_in_with_what_they_need(
-    translated: dict[str, Any],
-) -> None:
-    stack = StandInStack(translated, SERVERLESS)
-    name = resolved(stack, "OpenSearchCollection")["Name"]
-    access = resolved(stack, "OpenSearchDataAccessPolicy")
-    assert access["Type"] == "data" and access["Name"] == name
-    granted: dict[str, set[str]] = {}
-    for entry in json.loads(access["Policy"]):
-        for rule in entry["Rules"]:
-            # Only the collection's indexes: no collection items, no other collection
-            assert rule["ResourceType"] == "index" and rule["Resource"] == [f"index/{name}/*"], rule
-            for principal in entry["Principal"]:
-                granted.setdefault(principal, set()).update(rule["Permission"])
-    # Exactly the roles of the functions that use the store
-    assert set(granted) == {f"{fn}Role.Arn" for fn in STORE_USERS}
-    for fn in READERS:  # a namespace's first search creates its index, as on a domain
-        assert granted[f"{fn}Role.Arn"] == {"aoss:CreateIndex", "aoss:DescribeIndex", "aoss:ReadDocument"}, fn
-    for fn in WRITERS:
-        assert granted[f"{fn}Role.Arn"] == {
-            "aoss:CreateIndex",
-            "aoss:DescribeIndex",
-            "aoss:ReadDocument",
-            "aoss:WriteDocument",
-        }, fn
-
-
-@pytest.mark.parametrize("parameters", MODES.values(), ids=MODES.keys())
-def test_roles_reach_a_collection_with_aoss_only_and_a_domain_with_es_only(
-    translated: dict[str, Any], parameters: dict[str, str]
-) -> None:
-    stack = StandInStack(translated, parameters)
-    serverless = parameters == SERVERLESS
-    for fn in functions(translated):
-        found = actions(stack, fn)
-        es = {a for a in found if a.startswith("es:")}
-        aoss = {a for a in found if a.startswith("aoss:")}
-        if fn not in STORE_USERS:
-            assert not es and not aoss, fn
-        elif serverless:
-            assert not es and aoss == {"aoss:APIAccessAll"}, (fn, es, aoss)  # no DashboardsAccessAll
-            assert stack.function(fn).allows("aoss:APIAccessAll", "OpenSearchCollection.Arn"), fn
-            assert not stack.function(fn).allows("aoss:APIAccessAll", "arn:aws:aoss:us-east-1:1:collection/x")
-        else:
-            assert es and not aoss, (fn, aoss)
-
-
-def test_in_serverless_mode_every_store_role_keeps_fences_in_the_documents_table(
-    translated: dict[str, Any],
-) -> None:
-    serverless, domain = TableArnStack(translated, SERVERLESS), TableArnStack(translated, {})
-    for fn in STORE_USERS:
-        for action in FENCES:
-            assert serverless.function(fn).allows(f"dynamodb:{action}", TABLE), (fn, action)
-    # A domain keeps fences in OpenSearch: the readers' table rights stay read-only there
-    for fn in READERS:
-        for action in ("PutItem", "UpdateItem", "DeleteItem"):
-            assert not domain.function(fn).allows(f"dynamodb:{action}", TABLE), (fn, action)
-
-
 def test_the_functions_are_pointed_at_the_store_of_their_mode(translated: dict[str, Any]) -> None:
     expected = {
         "created domain": ("https://OpenSearchDomain.DomainEndpoint", "es"),
@@ -278,33 +173,6 @@ def test_serverless_names_are_new_per_deployment_and_within_aoss_limits(translat
     for logical, name in names(STACK_A, Stage="x" * 16).items():
         # AOSS: 3-32 characters, lower case, starting with a letter (collections and policies alike)
         assert re.fullmatch(r"[a-z][a-z0-9-]{2,31}", name), (logical, name)
-
-
-def test_what_the_store_sends_passes_iam_and_the_data_access_policy_for_its_role_only(
-    translated: dict[str, Any],
-) -> None:
-    # Given the stack in serverless mode and the rehearsal's view of a collection request
-    stack = StandInStack(translated, SERVERLESS)
-    name = resolved(stack, "OpenSearchCollection")["Name"]
-    policy = DataAccessPolicy(resolved(stack, "OpenSearchDataAccessPolicy")["Policy"])
-    search = ("POST", "/rh-chunks/_search", None)
-    create = ("PUT", "/rh-chunks", None)
-    write = ("POST", "/_bulk", b'{"index":{"_index":"rh-chunks","_id":"1"}}\n{"text":"x"}\n')
-
-    def allowed(fn: str, request: tuple[str, str, bytes | None]) -> bool:
-        iam, data = collection_calls(fn, *request, name)
-        spec = stack.function(fn)
-        return all(spec.allows(c.action, "OpenSearchCollection.Arn") for c in iam) and all(
-            policy.allows(f"{fn}Role.Arn", d.permission, d.resource) for d in data
-        )
-
-    # Then each store role may search and create its index, writers may write, readers may not
-    for fn in STORE_USERS:
-        assert allowed(fn, search) and allowed(fn, create), fn
-        assert allowed(fn, write) == (fn in WRITERS), fn
-    # and the functions that never use the store reach nothing
-    for fn in set(functions(translated)) - set(STORE_USERS):
-        assert not allowed(fn, search), fn
 
 
 API_GATEWAY_TIMEOUT = 29
