@@ -5,11 +5,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from tests.rehearsal.aoss import DataAccessPolicy, collection_calls
 from tests.rehearsal.cloudformation import ACCOUNT, REGION, AwsCall
 from tests.rehearsal.signed_proxy import SignedProxy
 from tests.rehearsal.stack_checks import created_domain_stack, uncovered
 from tests.rehearsal.steps import EVENT_SOURCES, ROUTES
 from tests.rehearsal.world import BEDROCK_CHAT_MODEL, DOMAIN_ARN, FUNCTIONS, TRACED, World
+
+STORE_USERS = (
+    "SearchFunction",
+    "HostingSearchFunction",
+    "ChatFunction",
+    "DocumentsFunction",
+    "IngestionFunction",
+)
+"""The functions whose roles the template lets into the store."""
 
 
 def check_routes(w: World) -> None:
@@ -58,9 +68,14 @@ def check_iam(w: World, proxy: SignedProxy) -> list[AwsCall]:
     """Every AWS action each function performed is allowed by its role in the translated template."""
     calls = w.aws_calls(proxy)
     assert not proxy.refused, f"unsigned OpenSearch requests: {proxy.refused}"
-    signed_os = {c.function for c in calls if c.action.startswith("es:")}
+    # Signed for the store's service: a domain's es:ESHttp* actions, or a collection's one IAM action
+    wanted, other = ("aoss:", "es:") if w.mode == "serverless" else ("es:", "aoss:")
+    signed_os = {c.function for c in calls if c.action.startswith(wanted)}
     assert signed_os >= {"SearchFunction", "HostingSearchFunction", "IngestionFunction", "ChatFunction"}, (
         signed_os
+    )
+    assert not [c for c in calls if c.action.startswith(other)], (
+        f"{other} actions with OpenSearchMode={w.mode}"
     )
     denied = sorted(
         {
@@ -80,6 +95,36 @@ def check_iam(w: World, proxy: SignedProxy) -> list[AwsCall]:
     else:
         assert "secretsmanager:GetSecretValue" in performed
     return calls
+
+
+def check_data_access(w: World, proxy: SignedProxy) -> None:
+    """Serverless: every signed request to the collection was also allowed by the template's data access
+    policy for the calling function's role (AOSS checks both IAM and this policy), and the policy names
+    no principal besides the roles of the functions that use the store."""
+    by_key = {key: fn for fn, key in w.keys.items()}
+    resources = w.art.translated["Resources"]
+    policy = DataAccessPolicy(
+        w.stack.resolve(resources["OpenSearchDataAccessPolicy"]["Properties"]["Policy"])
+    )
+    principal = {fn: str(w.stack.resolve({"Fn::GetAtt": [role, "Arn"]})) for fn, role in w.roles.items()}
+    needed = [
+        d
+        for c in proxy.calls
+        if c.key in by_key
+        for d in collection_calls(by_key[c.key], c.method, c.path, c.body, w.collection_name)[1]
+    ]
+    assert {d.permission for d in needed} >= {"aoss:ReadDocument", "aoss:WriteDocument"}, needed
+    denied = sorted(
+        {
+            (d.function, d.permission, d.resource)
+            for d in needed
+            if not policy.allows(principal[d.function], d.permission, d.resource)
+        }
+    )
+    assert not denied, "requests the data access policy refuses:\n" + "\n".join(map(str, denied))
+    users = {d.function for d in needed}
+    assert users >= {"SearchFunction", "HostingSearchFunction", "IngestionFunction", "ChatFunction"}, users
+    assert policy.principals <= {principal[fn] for fn in STORE_USERS}, policy.principals
 
 
 def check_traces(w: World) -> None:

@@ -1,5 +1,5 @@
-"""The rehearsal's fixtures (defined with the world they build, :mod:`tests.rehearsal.world`)."""
+"""The rehearsal's fixtures (defined in :mod:`tests.rehearsal.fixtures`, with the worlds they build)."""
 
-from tests.rehearsal.world import artifacts, world
+from tests.rehearsal.fixtures import artifacts, world
 
 __all__ = ["artifacts", "world"]

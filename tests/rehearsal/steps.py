@@ -9,12 +9,13 @@ import uuid
 from typing import Any
 from unittest.mock import ANY
 
+from tests.rehearsal.api_calls import call, cli, rest_event
 from tests.rehearsal.cloudformation import ACCOUNT, REGION
 from tests.rehearsal.host import (
     ROOT,
     split_stream,
 )
-from tests.rehearsal.world import World, call, cli, rest_event
+from tests.rehearsal.world import World
 from tests.support.openai_replay import text, tool_call
 
 HOSTING_EXITS = {"can_answer", "token_budget", "max_evals", "no_new_queries", "error"}

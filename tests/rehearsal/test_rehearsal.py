@@ -4,18 +4,22 @@ Lambda runs them, configured exactly as the translated template says, driven lik
 Every zip function runs under the real Runtime Interface Emulator with awslambdaric on python3.12 in a
 read-only task directory with the layer on /opt; chat runs under the real Lambda Web Adapter started
 through ``run.sh``. AWS calls go to moto, Bedrock calls to the local Bedrock server, OpenSearch calls —
-only if SigV4-signed — through a recording proxy to the local node. The whole scenario runs once per
-chat provider: Bedrock (Converse, the template's default; a cross-Region inference profile) and an
-OpenAI-compatible endpoint (the replay server, its key in Secrets Manager). Then every AWS action
-each function performed is checked against its role in the template.
+only if SigV4-signed — through a recording proxy to the local node. The whole scenario runs twice: with
+the template's defaults, Bedrock (Converse; a cross-Region inference profile) and an OpenSearch domain
+(signed for ``es``); and with an OpenAI-compatible endpoint (the replay server, its key in Secrets
+Manager) and a serverless collection (``OpenSearchMode=serverless``: signed for ``aoss``, through the
+AOSS proxy in front of the node). Then every AWS action each function performed is checked against its
+role in the template and, for the collection, every request against its data access policy.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from tests.rehearsal.api_calls import call
 from tests.rehearsal.checks import (
     check_created_domain,
+    check_data_access,
     check_iam,
     check_routes,
     check_streaming,
@@ -36,7 +40,7 @@ from tests.rehearsal.steps import (
     key_lifecycle,
     namespace_lifecycle,
 )
-from tests.rehearsal.world import World, call
+from tests.rehearsal.world import World
 
 pytestmark = [pytest.mark.rehearsal, pytest.mark.opensearch]
 
@@ -75,7 +79,10 @@ def scenario(w: World, proxy: SignedProxy) -> None:
     document_writes(w, ctx)
     check_routes(w)
     calls = check_iam(w, proxy)
-    check_created_domain(w, calls)
+    if w.mode == "serverless":
+        check_data_access(w, proxy)
+    else:
+        check_created_domain(w, calls)
     check_traces(w)
     # Metrics left in each function's log as CloudWatch EMF lines.
     for fn, metric in (("SearchFunction", "LatencyMs"), ("ChatFunction", "Exit_answered"),

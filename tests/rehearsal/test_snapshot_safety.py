@@ -23,10 +23,11 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.rehearsal.api_calls import cli, rest_event  # the rehearsal's, reused
 from tests.rehearsal.cloudformation import REGION
 from tests.rehearsal.host import ROOT, TOOLS
 from tests.rehearsal.signed_proxy import SignedProxy
-from tests.rehearsal.world import Artifacts, World, cli, rest_event  # the rehearsal's, reused
+from tests.rehearsal.world import Artifacts, World
 from tests.support.bedrock_server import BedrockServer
 from tests.support.openai_replay import OpenAIReplay
 
@@ -141,7 +142,7 @@ def test_two_restores_of_one_snapshot_share_nothing(
     # Both restores called OpenSearch (SigV4 through the proxy) and Bedrock (embeddings, rerank), each
     # signed with its own restore's credentials, never the snapshot's.
     bedrock = [r.headers.get("authorization", "") for r in w.bedrock.requests[bedrock_before:]]
-    for keys in ([k for k, _, _ in proxy.calls[signed_before:]], [signer(a) for a in bedrock]):
+    for keys in ([c.key for c in proxy.calls[signed_before:]], [signer(a) for a in bedrock]):
         assert {"AKIARESTORE0", "AKIARESTORE1"} <= set(keys), keys
         first_restore_call = min(keys.index("AKIARESTORE0"), keys.index("AKIARESTORE1"))
         assert INIT_KEY not in keys[first_restore_call:], f"a restore signed with the snapshot's key: {keys}"

@@ -5,34 +5,23 @@ calls a scenario makes through the template's own routes and event sources."""
 
 from __future__ import annotations
 
-import json
-import os
 import platform
 import re
-import shutil
-import subprocess
-import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import boto3
-import httpx
-import pytest
 
-from tests.rehearsal.cloudformation import ACCOUNT, REGION, AwsCall, Stack
+from tests.rehearsal.aoss import COLLECTION_ARN, COLLECTION_ID, collection_calls
+from tests.rehearsal.cloudformation import ACCOUNT, PARTITION, REGION, AwsCall, Stack
 from tests.rehearsal.host import (
-    ROOT,
     SANDBOX_LOGS,
     TOOLS,
     LambdaFunction,
     TracingTap,
-    descendants,
     free_port,
-    runtime_with_recorder,
-    wait_until,
 )
 from tests.rehearsal.iam import calls_from_log, opensearch_call
 from tests.rehearsal.s3_gate import S3Gate
@@ -41,7 +30,6 @@ from tests.rehearsal.stack_checks import api_routes, event_sources
 from tests.rehearsal.xray import XRayDaemon
 from tests.support.bedrock_server import BedrockServer
 from tests.support.cfn_tables import create_table_from_template
-from tests.support.lambda_harness import path_parameters
 from tests.support.model_endpoints import converse_turn
 from tests.support.openai_replay import OpenAIReplay, Turn
 
@@ -68,35 +56,6 @@ class Artifacts:
     translated: dict[str, Any]
     runtime: Path
     logs: Path
-
-
-@pytest.fixture(scope="module")
-def artifacts() -> Artifacts:
-    subprocess.run([str(ROOT / "infra" / "rehearsal" / "build-tools")], check=True, capture_output=True)
-    out = subprocess.run(
-        ["infra/sam/build", ARCH], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout.strip()
-    build = ROOT / out
-    translated_path = build / "translated.json"
-    env = {**os.environ, "AWS_DEFAULT_REGION": REGION, "HOME": str(ROOT / "infra/sam/.venv/sam-home")}
-    subprocess.run(
-        [
-            str(ROOT / "infra/sam/.venv/bin/python"),
-            str(ROOT / "infra/sam/translate_check.py"),
-            str(build / "template.yaml"),
-            "--emit",
-            str(translated_path),
-        ],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        env=env,
-    )
-    logs = ROOT / ".aws-sam" / "rehearsal-logs"  # on the host's disk: /tmp is private to each function
-    shutil.rmtree(logs, ignore_errors=True)
-    logs.mkdir(parents=True)
-    runtime = runtime_with_recorder(ROOT / ".aws-sam" / "rehearsal-runtime")
-    return Artifacts(build, json.loads(translated_path.read_text()), runtime, logs)
 
 
 class ChatScript:
@@ -128,8 +87,11 @@ class World:
         bedrock: BedrockServer,
         llm: OpenAIReplay,
         provider: str,
+        mode: str = "domain",
     ) -> None:
         self.art, self.moto, self.proxy_url, self.provider = art, moto, proxy_url, provider
+        self.mode = mode
+        """The template's ``OpenSearchMode``: ``domain`` (an existing one: the proxy) or ``serverless``."""
         for log in art.logs.iterdir():  # another world's calls and logs are not this stack's
             log.unlink()
         self.model = ChatScript(provider, bedrock, llm)
@@ -162,14 +124,25 @@ class World:
         layer = next(k for k in art.translated["Resources"] if k.startswith("RaglineLayer"))
         refs = {**tables, "DocumentsBucket": self.bucket, "LlmApiKeySecret": self.secret_arn, layer: layer}
         attrs = {f"{t}.Arn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{n}" for t, n in tables.items()}
+        self.roles = {
+            fn: art.translated["Resources"][fn]["Properties"]["Role"]["Fn::GetAtt"][0] for fn in FUNCTIONS
+        }
+        attrs |= {
+            f"{r}.Arn": f"arn:{PARTITION}:iam::{ACCOUNT}:role/rh-{r}-{suffix}" for r in self.roles.values()
+        }
         params = {
-            "OpenSearchEndpoint": proxy_url,
-            "ExistingOpenSearchDomainArn": DOMAIN_ARN,
             "LlmBaseUrl": llm.base_url,
             "ChatProvider": provider,
             # a cross-Region profile: the roles must allow it and the models it routes to
             "BedrockChatModel": BEDROCK_CHAT_MODEL,
         }
+        if mode == "serverless":  # the collection the template creates, its endpoint the proxy
+            params["OpenSearchMode"] = "serverless"
+            refs["OpenSearchCollection"] = COLLECTION_ID
+            attrs["OpenSearchCollection.Arn"] = COLLECTION_ARN
+            attrs["OpenSearchCollection.CollectionEndpoint"] = proxy_url
+        else:
+            params |= {"OpenSearchEndpoint": proxy_url, "ExistingOpenSearchDomainArn": DOMAIN_ARN}
         self.stack = Stack(art.translated, params, refs, attrs)
         self.layer_logical = layer
         self.tables, self.bedrock, self.llm = tables, bedrock, llm
@@ -251,8 +224,21 @@ class World:
             for fn in self.running
             for c in calls_from_log(fn, self.art.logs / f"{fn}.jsonl", {self.secret_arn: self.secret_arn})
         ]
-        out += [opensearch_call(by_key[key], m, p, DOMAIN_ARN) for key, m, p in proxy.calls if key in by_key]
+        signed = [c for c in proxy.calls if c.key in by_key]
+        if self.mode == "serverless":
+            name = self.collection_name
+            out += [
+                a for c in signed for a in collection_calls(by_key[c.key], c.method, c.path, c.body, name)[0]
+            ]
+        else:
+            out += [opensearch_call(by_key[c.key], c.method, c.path, DOMAIN_ARN) for c in signed]
         return out
+
+    @property
+    def collection_name(self) -> str:
+        return str(
+            self.stack.resolve(self.art.translated["Resources"]["OpenSearchCollection"]["Properties"]["Name"])
+        )
 
     def api(self, fn: str, event: dict[str, Any]) -> tuple[int, bytes]:
         """API Gateway's invocation of ``fn`` for the REST ``event``: the route must be the template's
@@ -281,121 +267,3 @@ class World:
         self.s3_gate.stop()
         if failures:
             raise failures[0]
-
-
-@pytest.fixture(scope="module", params=["bedrock", "openai"])
-def world(
-    request: pytest.FixtureRequest,
-    artifacts: Artifacts,
-    moto_endpoint: str,
-    opensearch_url: str,
-    bedrock_server_session: BedrockServer,
-    openai_replay_server: OpenAIReplay,
-) -> Iterator[tuple[World, SignedProxy]]:
-    """The stack as deployed with each chat provider: Bedrock (the template's default) and an
-    OpenAI-compatible endpoint with its key in Secrets Manager."""
-    before = descendants(os.getpid())
-    proxy = SignedProxy(opensearch_url)
-    w = World(
-        artifacts, moto_endpoint, proxy.start(), bedrock_server_session, openai_replay_server, request.param
-    )
-    try:
-        yield w, proxy
-    finally:
-        try:
-            w.stop()
-        finally:
-            proxy.stop()
-            httpx.delete(f"{opensearch_url}/rh-{w.suffix}*", params={"expand_wildcards": "all"}, timeout=30)
-        # Processes stopped on every path: nothing the world started outlives it.
-        gone = wait_until(lambda: not (descendants(os.getpid()) - before), timeout=5)
-        assert gone, (
-            f"processes left running after the world stopped: {commands(descendants(os.getpid()) - before)}"
-        )
-
-
-def rest_event(
-    method: str,
-    path: str,
-    resource: str,
-    context: dict[str, Any],
-    body: Any = None,
-    headers: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    params = path_parameters(resource, path)
-    sent = {"Content-Type": "application/json", "Host": "api.rehearsal.test", **(headers or {})}
-    return {
-        "resource": resource,
-        "path": path,
-        "httpMethod": method,
-        "headers": sent,
-        "multiValueHeaders": {k: [v] for k, v in sent.items()},
-        "queryStringParameters": None,
-        "pathParameters": params or None,
-        "requestContext": {
-            "resourcePath": resource,
-            "httpMethod": method,
-            "path": f"/dev{path}",
-            "stage": "dev",
-            "requestId": uuid.uuid4().hex,
-            "accountId": ACCOUNT,
-            "authorizer": context,
-            "identity": {"sourceIp": "127.0.0.1"},
-            "requestTimeEpoch": int(time.time() * 1000),
-        },
-        "body": None if body is None else json.dumps(body),
-        "isBase64Encoded": False,
-    }
-
-
-def answer(result: dict[str, Any]) -> tuple[int, Any]:
-    return result["statusCode"], json.loads(result.get("body") or "null")
-
-
-def cli(world: World, *args: str) -> str:
-    env = {
-        **os.environ,
-        "RAGLINE_BACKEND": "aws",
-        "AWS_ENDPOINT_URL": world.moto,
-        "AWS_REGION": REGION,
-        "AWS_DEFAULT_REGION": REGION,
-        "AWS_ACCESS_KEY_ID": "operator",
-        "AWS_SECRET_ACCESS_KEY": "operator",
-        "RAGLINE_TENANTS_TABLE": world.tables["TenantsTable"],
-        "RAGLINE_USAGE_TABLE": world.tables["UsageTable"],
-        "RAGLINE_DOCUMENTS_TABLE": world.tables["DocumentsTable"],
-        "RAGLINE_DOCUMENTS_BUCKET": world.bucket,
-    }
-    done = subprocess.run(
-        [str(ROOT / ".venv/bin/ragline"), *args], env=env, capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
-
-
-def commands(pids: set[int]) -> list[str]:
-    out = []
-    for pid in sorted(pids):
-        try:
-            out.append(f"{pid}: " + Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
-        except OSError:
-            out.append(f"{pid}: (gone)")
-    return out
-
-
-def call(
-    w: World,
-    fn: str,
-    method: str,
-    path: str,
-    resource: str,
-    ctx: dict[str, Any],
-    body: Any = None,
-    headers: dict[str, str] | None = None,
-) -> Any:
-    """One API request through the function the template routes it to: (status, JSON body)."""
-    status, raw = w.api(fn, rest_event(method, path, resource, ctx, body, headers))
-    result = json.loads(raw or b"null")
-    if status != 200 or (isinstance(result, dict) and "errorType" in result):
-        raise AssertionError(f"{fn} failed: HTTP {status} {raw[:500]!r}")
-    return result["statusCode"], json.loads(result.get("body") or "null")

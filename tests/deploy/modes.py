@@ -1,0 +1,63 @@
+"""The OpenSearch modes the deploy tests resolve the template in, the functions that use the store, and
+helpers to read a resolved stack's roles and resources."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.deploy.translated import StandInStack
+
+SERVERLESS = {"OpenSearchMode": "serverless"}
+EXISTING = {
+    "OpenSearchEndpoint": "https://search-x.us-east-1.es.amazonaws.com",
+    "ExistingOpenSearchDomainArn": "arn:aws:es:us-east-1:123456789012:domain/x",
+}
+MODES = {"created domain": {}, "existing domain": EXISTING, "serverless": SERVERLESS}
+READERS = ("SearchFunction", "HostingSearchFunction", "ChatFunction")
+WRITERS = ("DocumentsFunction", "IngestionFunction")
+STORE_USERS = READERS + WRITERS
+FENCES = ("GetItem", "BatchGetItem", "PutItem", "UpdateItem", "DeleteItem", "Query")
+"""What the store does to the documents table in aoss mode (its document fences live there)."""
+SERVERLESS_RESOURCES = (
+    "OpenSearchCollection",
+    "OpenSearchEncryptionPolicy",
+    "OpenSearchNetworkPolicy",
+    "OpenSearchDataAccessPolicy",
+)
+TABLE = "arn:aws:dynamodb:us-east-1:123456789012:table/DocumentsTable"
+STACK_A = (
+    "arn:aws:cloudformation:us-east-1:123456789012:stack/ragline-dev/6f1c2a30-1111-11ef-9a7b-0a1b2c3d4e5f"
+)
+STACK_B = (
+    "arn:aws:cloudformation:us-east-1:123456789012:stack/ragline-dev/b83e9d40-2222-11ef-8c6d-0f9e8d7c6b5a"
+)
+
+
+class TableArnStack(StandInStack):
+    """Stand-ins where a table's ``GetAtt Arn`` is the ARN its name gives, as SAM's policy templates
+    (``DynamoDBCrudPolicy``) build it: both ways of naming the documents table compare equal."""
+
+    def _attribute(self, logical: str, attr: str) -> str:
+        if (
+            attr == "Arn"
+            and self.template["Resources"].get(logical, {}).get("Type") == "AWS::DynamoDB::Table"
+        ):
+            return f"arn:aws:dynamodb:us-east-1:123456789012:table/{logical}"
+        return super()._attribute(logical, attr)
+
+
+def functions(translated: dict[str, Any]) -> list[str]:
+    return sorted(k for k, r in translated["Resources"].items() if r["Type"] == "AWS::Lambda::Function")
+
+
+def actions(stack: StandInStack, fn: str) -> set[str]:
+    spec = stack.function(fn)
+    found: set[str] = set()
+    for st in spec.statements:
+        found |= set(st["Action"] if isinstance(st["Action"], list) else [st["Action"]])
+    return found
+
+
+def resolved(stack: StandInStack, logical: str) -> dict[str, Any]:
+    props: dict[str, Any] = stack.resolve(stack.template["Resources"][logical]["Properties"])
+    return props
