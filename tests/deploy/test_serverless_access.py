@@ -76,17 +76,19 @@ def test_roles_reach_a_collection_with_aoss_only_and_a_domain_with_es_only(
             assert es and not aoss, (fn, aoss)
 
 
-def test_in_serverless_mode_every_store_role_keeps_fences_in_the_documents_table(
+def test_in_serverless_mode_writers_raise_fences_in_the_documents_table_and_readers_only_read_them(
     translated: dict[str, Any],
 ) -> None:
     serverless, domain = TableArnStack(translated, SERVERLESS), TableArnStack(translated, {})
-    for fn in STORE_USERS:
+    for fn in WRITERS:  # upsert stamps, publish raises, purge deletes
         for action in FENCES:
             assert serverless.function(fn).allows(f"dynamodb:{action}", TABLE), (fn, action)
-    # A domain keeps fences in OpenSearch: the readers' table rights stay read-only there
-    for fn in READERS:
-        for action in ("PutItem", "UpdateItem", "DeleteItem"):
-            assert not domain.function(fn).allows(f"dynamodb:{action}", TABLE), (fn, action)
+    for fn in READERS:  # a search reads the published generations, nothing more, in either mode
+        for action in ("GetItem", "BatchGetItem", "Query"):
+            assert serverless.function(fn).allows(f"dynamodb:{action}", TABLE), (fn, action)
+        for stack in (serverless, domain):
+            for action in ("PutItem", "UpdateItem", "DeleteItem"):
+                assert not stack.function(fn).allows(f"dynamodb:{action}", TABLE), (fn, action)
 
 
 def test_what_the_store_sends_passes_iam_and_the_data_access_policy_for_its_role_only(
