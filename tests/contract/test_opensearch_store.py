@@ -24,9 +24,12 @@ def _provider(url: str, **kw: object) -> OpenSearchVectorStoreProvider:
 
 
 class TestOpenSearchVectorStore(VectorStoreContract):
-    @pytest.fixture
-    def provider(self, opensearch_url: str) -> Iterator[OpenSearchVectorStoreProvider]:
-        p = _provider(opensearch_url)
+    @pytest.fixture(params=["msearch", "query"])
+    def provider(
+        self, opensearch_url: str, request: pytest.FixtureRequest
+    ) -> Iterator[OpenSearchVectorStoreProvider]:
+        """Both hybrid strategies: the legs fused here (default) and the node's own ``hybrid`` query."""
+        p = _provider(opensearch_url, hybrid=request.param)
         yield p
         p.drop()
         p.close()
