@@ -130,13 +130,16 @@ def search(store: OpenSearchVectorStore, query: HybridQuery) -> list[SearchHit]:
     stale_retried = False
     for attempt in range(FENCE_RETRIES + 1):
         exclude = unpublished(fences, off)
-        legs_q = [excluding(knn, exclude), excluding(bm25, exclude)]
+        sem_q, kw_q = excluding(knn, exclude), excluding(bm25, exclude)
         f_resp, s_resp, k_resp = store._msearch(
-            [hybrid_search(*legs_q, query, store._p.hybrid_normalization), *legs_q]
+            [hybrid_search(sem_q, kw_q, query, store._p.hybrid_normalization), sem_q, kw_q]
         )
         fused, legs = fused_hits(f_resp), [_leg_hits(s_resp, "semantic"), _leg_hits(k_resp, "keyword")]
         fences = store._fences({h.document_id for h in fused} | {h.document_id for leg in legs for h in leg})
-        stale = any(h.generation < fences[h.document_id] for h in [*fused, *(h for leg in legs for h in leg)])
+        seen = [(h.document_id, h.generation) for h in fused] + [
+            (h.document_id, h.generation) for leg in legs for h in leg
+        ]
+        stale = any(gen < fences[doc] for doc, gen in seen)
         dropped = {h.document_id for h in fused if h.generation != fences[h.document_id]}
         if stale and not stale_retried:
             stale_retried = True
