@@ -11,7 +11,9 @@ same load), at k=100 (nDCG@10, Recall@100, latency) and k=10 (latency), for both
 - ``query-l2``: the same with 2.19's ``l2`` normalisation (convex only: RRF does not normalise);
 - ``node-only``: the bare ``hybrid`` query as Amazon OpenSearch Service users send it — no legs, no
   fences, no sources, no breakdown: the floor of what the node's fusion costs (its ranking is
-  ``query``'s, so its quality is not measured again).
+  ``query``'s, so its quality is not measured again);
+- ``node-only-stored``: the same through a stored pipeline (``?search_pipeline=name``), to price the
+  temporary pipeline in the body.
 
     .venv/bin/python bench/opensearch_hybrid.py --opensearch-url $OPENSEARCH_URL [--filler 95000]
 """
@@ -57,11 +59,27 @@ def variants(url: str, index_name: str, dim: int) -> dict[str, Search]:
         resp = client.search(index=index_name, body=body, routing=SCOPE.tenant_id)
         return [h.document_id for h in node_fusion.fused_hits(resp)]
 
+    def node_named(q: HybridQuery) -> list[str]:
+        """The bare query through a stored pipeline (one per fusion setting), not a temporary one."""
+        name = f"ragline-bench-{q.fusion}-{q.alpha}-{q.rrf_k}"
+        if name not in stored:
+            client.transport.perform_request("PUT", f"/_search/pipeline/{name}", body=node_fusion.pipeline(q))
+            stored.add(name)
+        knn = rq.knn_search(SCOPE, q.vector, q.candidates, q.filters, candidates=rq.KNN_CANDIDATES)
+        bm25 = rq.bm25_search(SCOPE, q.text, q.candidates, q.filters)
+        body = {k: v for k, v in node_fusion.hybrid_search(knn, bm25, q).items() if k != "search_pipeline"}
+        resp = client.search(
+            index=index_name, body=body, routing=SCOPE.tenant_id, params={"search_pipeline": name}
+        )
+        return [h.document_id for h in node_fusion.fused_hits(resp)]
+
+    stored: set[str] = set()
     return {
         "msearch": store(hybrid="msearch"),
         "query": store(hybrid="query"),
         "query-l2": store(hybrid="query", hybrid_normalization="l2"),
         "node-only": node_only,
+        "node-only-stored": node_named,
     }
 
 
@@ -132,6 +150,7 @@ def main() -> int:  # noqa: PLR0915 - one linear script: load, index, measure, p
                     lat[(v, f, k)].append((time.perf_counter() - t) * 1000)
     finally:
         writer.drop()
+        writer.client.transport.perform_request("DELETE", "/_search/pipeline/ragline-bench-*")
 
     def pct(xs: list[float], p: float) -> float:
         xs = sorted(xs)
