@@ -90,3 +90,15 @@ def test_fused_hits_read_the_doc_values_and_the_fused_score() -> None:
         }
     }
     assert hq.fused_hits(resp) == [hq.Fused("d1#4", "d1", 2, 0.9), hq.Fused("d2#0", "d2", 0, 0.1)]
+
+
+def test_the_strategy_is_a_setting_and_msearch_by_default() -> None:
+    from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
+    from ragline.config import Settings
+
+    def build(**kw: object) -> OpenSearchVectorStoreProvider:
+        settings = Settings(opensearch_url="http://127.0.0.1:9", **kw)  # type: ignore[arg-type]
+        return OpenSearchVectorStoreProvider.from_settings(settings, dimension=4, model_id="m")
+
+    assert build().hybrid == "msearch"
+    assert build(opensearch_hybrid="query").hybrid == "query"

@@ -96,6 +96,7 @@ class OpenSearchVectorStoreProvider:
             dimension=dimension,
             refresh=settings.opensearch_refresh,
             replicas=settings.opensearch_replicas,
+            hybrid=settings.opensearch_hybrid,
         )
 
     def ensure_index(self) -> None:
