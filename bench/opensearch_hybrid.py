@@ -117,7 +117,10 @@ def main() -> int:  # noqa: PLR0915 - one linear script: load, index, measure, p
         index=name, dimension=embedder.dimension, refresh="false",
     )  # fmt: skip
     t0 = time.perf_counter()
+    writer.ensure_index()  # no scheduled refresh while loading: fewer, larger segments to merge
+    writer.client.indices.put_settings(index=name, body={"index": {"refresh_interval": "-1"}})
     index(writer, chunks, filler)
+    writer.client.indices.put_settings(index=name, body={"index": {"refresh_interval": None}})
     writer.client.indices.refresh(index=name)
     print(f"indexed {len(chunks) + len(filler)} chunks in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     try:
