@@ -13,7 +13,9 @@ same load), at k=100 (nDCG@10, Recall@100, latency) and k=10 (latency), for both
   fences, no sources, no breakdown: the floor of what the node's fusion costs (its ranking is
   ``query``'s, so its quality is not measured again);
 - ``node-only-stored``: the same through a stored pipeline (``?search_pipeline=name``), to price the
-  temporary pipeline in the body.
+  temporary pipeline in the body;
+- ``node-only-explain``: node-only with ``explain=true`` and the ``hybrid_score_explanation`` response
+  processor (each hit's raw leg scores, no ranks), to price the explanation.
 
     .venv/bin/python bench/opensearch_hybrid.py --opensearch-url $OPENSEARCH_URL [--filler 95000]
 """
@@ -59,6 +61,18 @@ def variants(url: str, index_name: str, dim: int) -> dict[str, Search]:
         resp = client.search(index=index_name, body=body, routing=SCOPE.tenant_id)
         return [h.document_id for h in node_fusion.fused_hits(resp)]
 
+    def node_explained(q: HybridQuery) -> list[str]:
+        """The bare query with 2.19's per-hit explanation (raw leg scores; no ranks)."""
+        knn = rq.knn_search(SCOPE, q.vector, q.candidates, q.filters, candidates=rq.KNN_CANDIDATES)
+        bm25 = rq.bm25_search(SCOPE, q.text, q.candidates, q.filters)
+        body = node_fusion.hybrid_search(knn, bm25, q)
+        body["search_pipeline"] = {
+            **body["search_pipeline"],
+            "response_processors": [{"hybrid_score_explanation": {}}],
+        }
+        resp = client.search(index=index_name, body=body, routing=SCOPE.tenant_id, params={"explain": "true"})
+        return [h.document_id for h in node_fusion.fused_hits(resp)]
+
     def node_named(q: HybridQuery) -> list[str]:
         """The bare query through a stored pipeline (one per fusion setting), not a temporary one."""
         name = f"ragline-bench-{q.fusion}-{q.alpha}-{q.rrf_k}"
@@ -80,6 +94,7 @@ def variants(url: str, index_name: str, dim: int) -> dict[str, Search]:
         "query-l2": store(hybrid="query", hybrid_normalization="l2"),
         "node-only": node_only,
         "node-only-stored": node_named,
+        "node-only-explain": node_explained,
     }
 
 
