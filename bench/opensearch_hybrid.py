@@ -175,10 +175,9 @@ def main() -> int:  # noqa: PLR0915 - one linear script: load, index, measure, p
         return xs[int(p * (len(xs) - 1))]
 
     n_lat = len(next(iter(lat.values())))
-    print(
-        f"\nSciFact {args.split}: {len(chunks)} docs + {len(filler)} filler chunks; quality over {len(qids)}"
-    )
-    print(f"queries (k=100), latency over {n_lat} (interleaved, after {args.warmup} warm-up)\n")
+    quality_of = f"quality over {len(qids)} queries (k=100), " if args.quality else ""
+    print(f"\nSciFact {args.split}: {len(chunks)} docs + {len(filler)} filler chunks; {quality_of}latency")
+    print(f"over {n_lat} queries (interleaved, after {args.warmup} warm-up)\n")
     columns = ["variant", "fusion", "nDCG@10", "Recall@100"]
     columns += [f"{p} ms k={k}" for k in (10, 100) for p in ("p50", "p95")]
     print("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
