@@ -29,6 +29,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from bench.retrieval import SCOPE, filler_chunks, index
 
@@ -144,9 +145,12 @@ def main() -> int:  # noqa: PLR0915 - one linear script: load, index, measure, p
         for qid in qids[: args.warmup]:  # the JIT's first compilations, not timed
             for run in runs.values():
                 run(HybridQuery(text=data.queries[qid], vector=vecs[qid], k=10))
-        cells = [(v, f) for v in runs for f in ("convex", "rrf") if not (v == "query-l2" and f == "rrf")]
-        quality: dict[tuple[str, str], list[tuple[float, float]]] = {
-            c: [] for c in cells if c[0] != "node-only"
+        fusions: tuple[Literal["convex", "rrf"], ...] = ("convex", "rrf")
+        cells = [(v, f) for v in runs for f in fusions if not (v == "query-l2" and f == "rrf")]
+        quality: dict[tuple[str, Literal["convex", "rrf"]], list[tuple[float, float]]] = {
+            c: []
+            for c in cells
+            if not c[0].startswith("node-only")  # node-only ranks as query does
         }
         if args.quality:  # every query at k=100: nDCG@10, Recall@100 (not timed)
             for qid in qids:
