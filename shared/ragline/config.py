@@ -52,6 +52,10 @@ class Settings(BaseModel):
     (read-your-writes) and a published version is searchable from every process. true refreshes on
     every write request (several times slower ingestion); wait_for waits for the scheduled refresh;
     false refreshes only before a publish's sweep (bulk loads that refresh once at the end)."""
+    opensearch_hybrid: Literal["msearch", "concurrent", "query"] = "msearch"
+    """How OpenSearch runs a hybrid search: both legs in one ``_msearch``, fused by Ragline (default:
+    better nDCG@10 and latency, docs/benchmarks.md, issue 28), or ``query``: the node's own ``hybrid``
+    query through a search pipeline (needs the neural-search plugin)."""
     documents_bucket: str = ""
     documents_table: str = ""
     tenants_table: str = ""

@@ -12,7 +12,7 @@ import pytest
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.config import Settings
 from ragline.domain.models import TenantScope
-from tests.contract.vector_store_contract import VectorStoreContract, hybrid, make_chunks
+from tests.contract.vector_store_contract import DOCS, VectorStoreContract, hybrid, make_chunks
 from tests.support.vectors import DIM
 
 pytestmark = [pytest.mark.contract, pytest.mark.opensearch]
@@ -24,9 +24,12 @@ def _provider(url: str, **kw: object) -> OpenSearchVectorStoreProvider:
 
 
 class TestOpenSearchVectorStore(VectorStoreContract):
-    @pytest.fixture
-    def provider(self, opensearch_url: str) -> Iterator[OpenSearchVectorStoreProvider]:
-        p = _provider(opensearch_url)
+    @pytest.fixture(params=["msearch", "query"])
+    def provider(
+        self, opensearch_url: str, request: pytest.FixtureRequest
+    ) -> Iterator[OpenSearchVectorStoreProvider]:
+        """Both hybrid strategies: the legs fused here (default) and the node's own ``hybrid`` query."""
+        p = _provider(opensearch_url, hybrid=request.param)
         yield p
         p.drop()
         p.close()
@@ -117,3 +120,62 @@ def test_an_index_written_before_versions_were_kept_apart_still_serves_its_chunk
     finally:
         p.drop()
         p.close()
+
+
+def _min_max(scores: dict[str, float]) -> dict[str, float]:
+    """2.19's ``min_max`` normalisation of one leg (0 becomes 0.001; a leg's only hit 1)."""
+    lo, hi = min(scores.values()), max(scores.values())
+    return {c: 1.0 if hi == lo else ((s - lo) / (hi - lo)) or 0.001 for c, s in scores.items()}
+
+
+def test_the_hybrid_query_is_fused_by_the_pipeline_with_the_query_weights(opensearch_url: str) -> None:
+    """Given a scope small enough that every chunk is a candidate of both legs, the node's fused score
+    of each hit is α·min_max(semantic) + (1-α)·min_max(keyword) over the legs the breakdown reports:
+    the pipeline ran, with this query's α (a missing pipeline gives the hybrid query's raw delimiter
+    scores; ignored weights give 0.5/0.5)."""
+    p = _provider(opensearch_url, hybrid="query")
+    try:
+        store = p.scoped(TenantScope(tenant_id="acme", namespace_id="docs"))
+        for doc, texts in DOCS.items():
+            store.upsert(make_chunks(doc, texts))
+        hits = store.search(hybrid("bee colony queen plants", k=10, alpha=0.25))
+        assert len(hits) == sum(map(len, DOCS.values()))  # every chunk: the kNN leg returns them all
+        sem = {
+            h.chunk.id: 1 + h.breakdown.semantic_score for h in hits if h.breakdown.semantic_score is not None
+        }
+        kw = {h.chunk.id: h.breakdown.keyword_score for h in hits if h.breakdown.keyword_score is not None}
+        s_w, k_w = _min_max(sem), _min_max(kw)  # type: ignore[arg-type]
+        for h in hits:
+            expected = 0.25 * s_w.get(h.chunk.id, 0.0) + 0.75 * k_w.get(h.chunk.id, 0.0)
+            assert h.score == pytest.approx(expected, abs=1e-4) == h.breakdown.fused_score
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    finally:
+        p.drop()
+        p.close()
+
+
+@pytest.mark.parametrize("fusion", ["convex", "rrf"])
+def test_the_hybrid_query_reports_the_same_per_leg_breakdown_as_msearch(
+    opensearch_url: str, fusion: str
+) -> None:
+    """Given the same chunks, a hit of the node's hybrid query reports the ranks and scores its legs gave
+    it exactly as the ``_msearch`` strategy does (RRF: the same fused scores too)."""
+    one = _provider(opensearch_url, hybrid="msearch")
+    two = OpenSearchVectorStoreProvider(one.client, index=one.index, dimension=DIM, hybrid="query")
+    try:
+        scope = TenantScope(tenant_id="acme", namespace_id="docs")
+        for doc, texts in DOCS.items():
+            one.scoped(scope).upsert(make_chunks(doc, texts))
+        q = hybrid("queen colony sunlight", k=10, fusion=fusion)
+        a = {h.chunk.id: h.breakdown for h in one.scoped(scope).search(q)}
+        b = {h.chunk.id: h.breakdown for h in two.scoped(scope).search(q)}
+        assert a.keys() == b.keys() and len(a) == 6
+        for cid, bd in b.items():
+            assert (bd.semantic_rank, bd.keyword_rank) == (a[cid].semantic_rank, a[cid].keyword_rank)
+            assert bd.semantic_score == pytest.approx(a[cid].semantic_score)
+            assert bd.keyword_score == pytest.approx(a[cid].keyword_score)
+            if fusion == "rrf":
+                assert bd.fused_score == pytest.approx(a[cid].fused_score, rel=1e-5)
+    finally:
+        one.drop()
+        two.close()

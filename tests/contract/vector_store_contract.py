@@ -131,7 +131,7 @@ class VectorStoreContract:
         staged = [f"Bee colony queen number {i}." for i in range(8)]
         store.upsert(make_chunks("bees", staged), generation=2)
         words = "bee colony queen number plants nectar sunlight"  # four served chunks match a word
-        for query in (semantic(words, k=3), KeywordQuery(text=words, k=3)):
+        for query in (semantic(words, k=3), KeywordQuery(text=words, k=3), hybrid(words, k=3)):
             hits = store.search(query)
             assert len(hits) == 3 and not {h.chunk.text for h in hits} & set(staged)
 

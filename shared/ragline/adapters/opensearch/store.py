@@ -17,8 +17,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragline import errors
+from ragline.adapters.opensearch import hybrid as node_fusion
 from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch.client import build_client, translate
+from ragline.adapters.opensearch.hybrid import NORMALIZATION, Normalization
 from ragline.adapters.opensearch.visibility import UNREFRESHED, Refresh
 from ragline.config import Settings
 from ragline.domain.fusion import fuse_query
@@ -42,7 +44,9 @@ if TYPE_CHECKING:
 
 __all__ = ["OpenSearchVectorStore", "OpenSearchVectorStoreProvider", "Refresh", "build_client", "translate"]
 
-HybridStrategy = Literal["msearch", "concurrent"]
+HybridStrategy = Literal["msearch", "concurrent", "query"]
+"""How a hybrid search runs: both legs in one ``_msearch``, fused here (default); the legs as two
+concurrent searches; or OpenSearch's own ``hybrid`` query fused on the node (:mod:`.hybrid`)."""
 BULK_CHUNKS = 500
 """Chunks per ``_bulk`` request (a few MB: well under ``http.max_content_length``)."""
 BULK_RETRIES = 3
@@ -64,6 +68,7 @@ class OpenSearchVectorStoreProvider:
         dimension: int,
         refresh: Refresh = "on_read",
         hybrid: HybridStrategy = "msearch",
+        hybrid_normalization: Normalization = NORMALIZATION,
         hnsw: tuple[int, int] = rq.HNSW,
         knn_candidates: int = rq.KNN_CANDIDATES,
         replicas: int = 0,
@@ -76,6 +81,7 @@ class OpenSearchVectorStoreProvider:
         self.dimension = dimension
         self.refresh = refresh
         self.hybrid = hybrid
+        self.hybrid_normalization = hybrid_normalization
         self._ready = False
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
@@ -90,6 +96,7 @@ class OpenSearchVectorStoreProvider:
             dimension=dimension,
             refresh=settings.opensearch_refresh,
             replicas=settings.opensearch_replicas,
+            hybrid=settings.opensearch_hybrid,
         )
 
     def ensure_index(self) -> None:
@@ -388,6 +395,8 @@ class OpenSearchVectorStore:
         nothing. A single leg that lost hits to another version and came back full asks for
         ``OVERFETCH`` times more, so such chunks do not leave fewer than ``k``."""
         self._p.before_read()
+        if isinstance(query, HybridQuery) and self._p.hybrid == "query":
+            return node_fusion.search(self, query)
         single = not isinstance(query, HybridQuery)
         size = query.candidates if isinstance(query, HybridQuery) else query.k
         stale_retried = overfetched = False

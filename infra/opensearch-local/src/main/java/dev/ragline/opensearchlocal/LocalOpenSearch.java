@@ -32,17 +32,20 @@ public final class LocalOpenSearch {
 
     private static final List<Class<? extends Plugin>> PLUGINS = List.of(
         Netty4Plugin.class,          // real HTTP (and transport) layer
-        knnPlugin(),                 // knn_vector + knn query; only the pure-Java "lucene" engine works
+        pluginByName("org.opensearch.knn.plugin.KNNPlugin", "target/knn"),
+                                     // knn_vector + knn query; only the pure-Java "lucene" engine works
+        pluginByName("org.opensearch.neuralsearch.plugin.NeuralSearch", "target/neural"),
+                                     // hybrid query, normalization-processor, score-ranker-processor
         CommonAnalysisPlugin.class,  // english & most other analyzers/filters
         ReindexPlugin.class          // _delete_by_query, _update_by_query, _reindex
     );
 
-    /** k-NN ships as a plugin zip, not a plain Maven jar: its jars are only on the runtime classpath. */
-    private static Class<? extends Plugin> knnPlugin() {
+    /** k-NN and neural-search ship as plugin zips, not plain Maven jars: their jars are only on the runtime classpath. */
+    private static Class<? extends Plugin> pluginByName(String className, String dir) {
         try {
-            return Class.forName("org.opensearch.knn.plugin.KNNPlugin").asSubclass(Plugin.class);
+            return Class.forName(className).asSubclass(Plugin.class);
         } catch (ClassNotFoundException e) {
-            throw new IllegalStateException("k-NN jars missing from the classpath (target/knn/*)", e);
+            throw new IllegalStateException(className + " missing from the classpath (" + dir + "/*)", e);
         }
     }
 
