@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -110,6 +110,12 @@ class ServerlessVectorStore:
             return False
         self._sweep(document_id, generation)
         return True
+
+    def publish_many(self, generations: Mapping[str, int]) -> dict[str, bool]:
+        """``publish`` for each document in turn: a collection has no refresh to share, and each
+        document's wait for its own chunks ends as soon as the collection's refresh shows them, so the
+        first wait covers the others' chunks written before it."""
+        return {doc: self.publish(doc, generation=g) for doc, g in generations.items()}
 
     def _sweep(self, document_id: str, generation: int) -> None:
         """Chunks below ``generation`` and older copies at it, highest sequence number first. A chunk
