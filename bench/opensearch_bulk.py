@@ -59,8 +59,10 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "hnsw 8:64": {"hnsw": (8, 64)},
     "hnsw 16:256": {"hnsw": (16, 256)},
     "sq": {"encoder": {"name": "sq"}},
+    "no graph": {"index": {"knn": False}, "graph": False},
 }
-"""Each setting against today's ``index_body`` with ``publish_many`` per batch (``batched``)."""
+"""Each setting against today's ``index_body`` with ``publish_many`` per batch (``batched``). ``no graph``
+stores the vectors without an HNSW graph (no kNN search: what the graph costs a write, by difference)."""
 
 
 class Corpus:
@@ -101,6 +103,8 @@ class Corpus:
 def create_index(client: Any, index: str, setting: dict[str, Any]) -> None:
     body = rq.index_body(384, hnsw=setting.get("hnsw", rq.HNSW))
     body["settings"]["index"].update(setting.get("index", {}))
+    if setting.get("graph") is False:
+        del body["mappings"]["properties"][rq.VECTOR_FIELD]["method"]
     if "encoder" in setting:
         method = body["mappings"]["properties"][rq.VECTOR_FIELD]["method"]
         method["parameters"]["encoder"] = copy.deepcopy(setting["encoder"])
@@ -176,7 +180,10 @@ def main() -> int:
                 load(provider, corpus, args, setting.get("publish") == "single")
             assert provider.scoped(SCOPE).count() == args.chunks
             segments = len(client.cat.segments(index=index, format="json"))
-            recall, knn_ms, hybrid_ms = searches(provider, corpus, args.queries, args.doc_chunks)
+            if setting.get("graph") is False:
+                recall, knn_ms, hybrid_ms = float("nan"), [float("nan")], [float("nan")]
+            else:
+                recall, knn_ms, hybrid_ms = searches(provider, corpus, args.queries, args.doc_chunks)
             jvm = 1000 * m.jvm / args.chunks if m.jvm is not None else float("nan")
             latency = [pct(knn_ms, 0.5), pct(knn_ms, 0.95), pct(hybrid_ms, 0.5), pct(hybrid_ms, 0.95)]
             rows[name].append(

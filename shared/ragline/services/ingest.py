@@ -15,7 +15,10 @@ version whole; what it wrote stays unseen until the next attempt's publish sweep
 overtaken by a newer claim loses at the store (its write or its publish is refused), throws away what
 it wrote and fails its message with :class:`~ragline.errors.Superseded`; the redelivery is refused as
 stale, which sweeps anything a crashed worker left behind. A delete publishes a generation with no
-chunks, so nothing older can come back.
+chunks, so nothing older can come back. In a batch (:meth:`IngestService.batch`: the ingestion
+function's SQS batch, the CLI's folder) the publish and the completion wait for the batch's end and
+are made for all its documents at once (:mod:`ragline.services.ingest_batch`), with the same
+per-document outcome.
 
 An S3 event of any kind means "make the document match what S3 serves now": the object is read, and
 indexed if it exists, removed if it does not. So a deleted non-current version re-checks (and keeps)
@@ -109,7 +112,8 @@ class IngestSettings:
     fails as too large before anything is embedded or written."""
     reserve_seconds: float = 10.0
     """Of a worker's time (see :meth:`IngestService.within`), what is kept for writing the last
-    batch, publishing and completing the record: parsing and embedding get the rest."""
+    batch, publishing and completing the records (a batch's, together, after its last message):
+    parsing and embedding get the rest."""
     min_start_seconds: float = 20.0
     """A message is not started with less of the worker's time left (it is redelivered)."""
     claim_lease_seconds: float = 330.0

@@ -23,8 +23,10 @@ MAX_ID_BYTES = 512
 """OpenSearch's limit on ``_id``."""
 MAX_RESULT_WINDOW = 10_000
 """OpenSearch's default ``index.max_result_window``: a larger ``size`` is a 400."""
-HNSW = (16, 128)
-"""The graph's ``m`` and ``ef_construction`` (see docs/benchmarks.md, "HNSW parameters")."""
+HNSW = (16, 64)
+"""The graph's ``m`` and ``ef_construction``: ef_construction 64 halves the node's CPU per written chunk
+against 128 at 100k chunks, for the same recall@10 (≥ 0.98) with the kNN query's 100 candidates
+(docs/benchmarks.md, "OpenSearch bulk write path (issue 28)")."""
 KNN_CANDIDATES = 100
 """The fewest graph candidates a kNN query explores (its ``k``; Lucene's search beam), however few hits
 it returns (``size``): with ``k`` = 10 the HNSW search misses about one true top-10 neighbour in 20
@@ -59,6 +61,8 @@ def index_body(
 ) -> dict[str, Any]:
     return {
         "settings": {
+            # refresh_interval and the merge policy stay the node's defaults (1 s, tiered): measured no
+            # better at 100k chunks (docs/benchmarks.md, "OpenSearch bulk write path (issue 28)")
             "index": {"knn": True, "number_of_shards": shards, "number_of_replicas": replicas},
             "analysis": {
                 "analyzer": {
