@@ -24,9 +24,9 @@ MAX_ID_BYTES = 512
 MAX_RESULT_WINDOW = 10_000
 """OpenSearch's default ``index.max_result_window``: a larger ``size`` is a 400."""
 HNSW = (16, 64)
-"""The graph's ``m`` and ``ef_construction``: ef_construction 64 halves the node's CPU per written chunk
-against 128 at 100k chunks, for the same recall@10 (≥ 0.98) with the kNN query's 100 candidates
-(docs/benchmarks.md, "OpenSearch bulk write path (issue 28)")."""
+"""The graph's ``m`` and ``ef_construction``: at 100k chunks ef_construction 64 kept recall@10 ≥ 0.98
+with the kNN query's 100 candidates and cost the node up to half the CPU per written chunk of 128,
+never more (docs/benchmarks.md, "OpenSearch bulk write path (issue 28)")."""
 KNN_CANDIDATES = 100
 """The fewest graph candidates a kNN query explores (its ``k``; Lucene's search beam), however few hits
 it returns (``size``): with ``k`` = 10 the HNSW search misses about one true top-10 neighbour in 20
