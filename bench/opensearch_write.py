@@ -79,8 +79,10 @@ def documents(per_doc: int, cache: Path, dataset: Path) -> list[list[Chunk]]:
 class Meter:
     """Wall, client CPU and server CPU of one scenario."""
 
-    def __init__(self, provider: OpenSearchVectorStoreProvider, node_pid: int | None) -> None:
-        self.provider, self.node_pid = provider, node_pid
+    def __init__(
+        self, provider: OpenSearchVectorStoreProvider, node_pid: int | None, settle: float = 60
+    ) -> None:
+        self.provider, self.node_pid, self.settle = provider, node_pid, settle
 
     def __enter__(self) -> Meter:
         self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
@@ -92,7 +94,7 @@ class Meter:
         self.cpu = time.process_time() - self.cpu0
         self.jvm = None
         if self.node_pid:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + self.settle
             while time.monotonic() < deadline:  # merges the writes started belong to their cost
                 stats = self.provider.client.indices.stats(index=self.provider.index, metric="merge")
                 if stats["_all"]["total"]["merges"]["current"] == 0:

@@ -4,7 +4,9 @@ A message that fails (unreadable file, throttled dependency) is returned in ``ba
 SQS redelivers only it, and moves it to the DLQ after the queue's ``maxReceiveCount``; the rest of
 the batch is acknowledged, also when every message failed (no whole-invocation error). The document
 record keeps the readable reason. Each message's work is fitted to the invocation's time left (the
-context's): one that would start with too little is not started, and left for redelivery. The loop
+context's): one that would start with too little is not started, and left for redelivery. The batch's
+documents are written message by message and published together at the end, with one refresh (see
+:mod:`ragline.services.ingest_batch`); a message whose document was refused at publish fails alone. The loop
 is written out rather than Powertools' ``BatchProcessor``, whose import (every event source's data
 classes, asyncio) was a third of this function's cold start.
 """
@@ -28,24 +30,25 @@ tracer = telemetry.handler_tracer()
 def lambda_handler(
     event: dict[str, Any], context: Any, *, container: Container | None = None
 ) -> dict[str, list[dict[str, str]]]:
-    ingest = (container or wiring.container()).ingest
-    deadline = WorkerDeadline.of_lambda(context)
+    batch = (container or wiring.container()).ingest.batch(WorkerDeadline.of_lambda(context))
+    for record in event["Records"]:
+        logger.append_keys(message_id=record["messageId"])  # the correlation id of this message's lines
+        batch.notification(record["messageId"], record["body"])
     done: list[tuple[str, int]] = []
     failures: list[dict[str, str]] = []
-    for record in event["Records"]:
-        message_id = record["messageId"]
-        logger.append_keys(message_id=message_id)  # the correlation id of this message's lines
-        try:
-            for result in ingest.within(deadline).handle_notification(record["body"]):
+    for outcome in batch.finish():  # every message's documents published together, then reported
+        logger.append_keys(message_id=outcome.key)
+        if outcome.error is None:
+            for result in outcome.results:
                 done.append((result.outcome, result.chunks))
                 extra = {"document": result.document_id, "outcome": result.outcome, "reason": result.reason}
                 logger.info("processed", extra=extra)
-        except errors.WorkerOutOfTime as exc:  # not the message's fault: a fresh invocation takes it
-            logger.info("left for redelivery", extra={"reason": exc.message})
-            failures.append({"itemIdentifier": message_id})
-        except Exception:  # reported, so SQS redelivers this message alone
-            logger.warning("message failed", exc_info=True)
-            failures.append({"itemIdentifier": message_id})
+            continue
+        failures.append({"itemIdentifier": outcome.key})  # so SQS redelivers this message alone
+        if isinstance(outcome.error, errors.WorkerOutOfTime):  # not the message's fault
+            logger.info("left for redelivery", extra={"reason": outcome.error.message})
+        else:
+            logger.warning("message failed", exc_info=outcome.error)
     telemetry.record_ingest(done, failures=len(failures))
     return {"batchItemFailures": failures}
 

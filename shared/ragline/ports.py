@@ -6,7 +6,7 @@ suite in ``tests/contract`` that both pass.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold starts)
@@ -52,6 +52,11 @@ class VectorStore(Protocol):
       generation again changes nothing served (it only sweeps). The fence outlives the chunks, so a
       slow worker holding an older version can neither resurrect a deleted document nor be served
       beside a newer version (it loses at ``upsert``, or at ``publish`` and then ``discard``s).
+    - ``publish_many({doc: g, ...})`` is ``publish`` for several documents at once, with the same
+      per-document result (``{doc: False}`` where that document's fence is already above its ``g``;
+      the others are published all the same): one refresh and one fence write for the lot, so an
+      ingest batch pays for visibility once, not once per document. Each document's new version
+      still appears whole, at its fence's raise; documents appear together or one by one, unordered.
     - ``discard(doc, generation=g)`` deletes the document's chunks at exactly ``g``.
     - ``vectors(doc)`` maps each stored chunk text of the document — of any generation, unpublished
       ones included — to its embedding (for reuse), as float32 arrays.
@@ -71,6 +76,8 @@ class VectorStore(Protocol):
     def upsert(self, chunks: Sequence[Chunk], *, generation: int = 0) -> int: ...
 
     def publish(self, document_id: str, *, generation: int) -> bool: ...
+
+    def publish_many(self, generations: Mapping[str, int]) -> dict[str, bool]: ...
 
     def discard(self, document_id: str, *, generation: int) -> int: ...
 

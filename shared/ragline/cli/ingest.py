@@ -56,7 +56,7 @@ def run_ingest(c: Container, tenant: str, namespace: str, paths: list[Path], *, 
     table = Table(title=f"ingest → {tenant}/{namespace}")
     for col in ("file", "status", "chunks", "pages", "detail"):
         table.add_column(col)
-    failed = 0
+    batch = c.ingest.batch()  # the files are published together, not one refresh per file
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -67,19 +67,24 @@ def run_ingest(c: Container, tenant: str, namespace: str, paths: list[Path], *, 
         task = progress.add_task("ingesting", total=len(files))
         for path, name in files:
             progress.update(task, description=f"ingesting {name[:40]}")
-            try:
-                r = c.ingest.ingest(scope, filename=name, data=path.read_bytes(), source=str(path))
-                status = "unchanged" if r.skipped else "indexed"
-                table.add_row(
-                    escape(name),
-                    f"[green]{status}[/green]",
-                    str(r.chunks),
-                    str(r.pages),
-                    escape(r.document_id),
-                )
-            except errors.RaglineError as exc:
-                failed += 1
-                table.add_row(escape(name), f"[red]{exc.code}[/red]", "0", "-", escape(exc.message))
+            batch.ingest(name, scope, filename=name, data=path.read_bytes(), source=str(path))
             progress.advance(task)
+        progress.update(task, description="publishing")
+        outcomes = batch.finish()
+    failed = 0
+    for outcome in outcomes:
+        name = outcome.key
+        if outcome.error is None:
+            r = outcome.results[0]
+            status = "unchanged" if r.skipped else "indexed"
+            table.add_row(
+                escape(name), f"[green]{status}[/green]", str(r.chunks), str(r.pages), escape(r.document_id)
+            )
+        elif isinstance(outcome.error, errors.RaglineError):
+            failed += 1
+            err = outcome.error
+            table.add_row(escape(name), f"[red]{err.code}[/red]", "0", "-", escape(err.message))
+        else:
+            raise outcome.error  # not a Ragline error: a bug, shown whole as before
     Console().print(table)
     return 1 if failed else 0

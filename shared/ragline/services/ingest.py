@@ -15,7 +15,10 @@ version whole; what it wrote stays unseen until the next attempt's publish sweep
 overtaken by a newer claim loses at the store (its write or its publish is refused), throws away what
 it wrote and fails its message with :class:`~ragline.errors.Superseded`; the redelivery is refused as
 stale, which sweeps anything a crashed worker left behind. A delete publishes a generation with no
-chunks, so nothing older can come back.
+chunks, so nothing older can come back. In a batch (:meth:`IngestService.batch`: the ingestion
+function's SQS batch, the CLI's folder) the publish and the completion wait for the batch's end and
+are made for all its documents at once (:mod:`ragline.services.ingest_batch`), with the same
+per-document outcome.
 
 An S3 event of any kind means "make the document match what S3 serves now": the object is read, and
 indexed if it exists, removed if it does not. So a deleted non-current version re-checks (and keeps)
@@ -72,6 +75,7 @@ from ragline.services.embedding_run import (
     EmbeddingRun,
     WorkerDeadline,
 )
+from ragline.services.ingest_batch import IngestBatch, settle
 from ragline.services.namespaces import claim_embedding_space, require_namespace
 
 Outcome = Literal["indexed", "unchanged", "deleted", "stale", "duplicate", "ignored"]
@@ -108,7 +112,8 @@ class IngestSettings:
     fails as too large before anything is embedded or written."""
     reserve_seconds: float = 10.0
     """Of a worker's time (see :meth:`IngestService.within`), what is kept for writing the last
-    batch, publishing and completing the record: parsing and embedding get the rest."""
+    batch, publishing and completing the records (a batch's, together, after its last message):
+    parsing and embedding get the rest."""
     min_start_seconds: float = 20.0
     """A message is not started with less of the worker's time left (it is redelivered)."""
     claim_lease_seconds: float = 330.0
@@ -178,6 +183,19 @@ class IngestService:
         self._rate = EmbeddingRate()
         """The embedder's measured throughput, shared by every :meth:`within` copy (a warm worker
         knows it before its next document embeds)."""
+        self._batch: IngestBatch | None = None
+        """Where publishes are deferred to (see :meth:`batch`); ``None``: each publishes at once."""
+
+    def batch(self, deadline: WorkerDeadline | None = None) -> IngestBatch:
+        """Ingest many documents, publishing them together (see :mod:`ragline.services.ingest_batch`):
+        an SQS batch, a folder."""
+        return IngestBatch(self, self._documents, deadline)
+
+    def deferring(self, batch: IngestBatch) -> IngestService:
+        """This service with its publishes deferred to ``batch``."""
+        bound = copy.copy(self)
+        bound._batch = batch
+        return bound
 
     def within(self, deadline: WorkerDeadline) -> IngestService:
         """This service for work that must end before ``deadline`` (a Lambda invocation's): each
@@ -211,6 +229,7 @@ class IngestService:
         Without ``sequencer`` it is a local write: ordered after everything the registry holds."""
         namespace = require_namespace(self._registry, scope.tenant_id, scope.namespace_id)
         doc_id = document_id or document_id_of(filename)
+        self._before_claim(scope, doc_id)
         claim = self._documents.claim(
             scope.tenant_id,
             scope.namespace_id,
@@ -233,6 +252,7 @@ class IngestService:
             # A deleted tenant keeps nothing — not even a record of the event (its own deletion's
             # version removals arrive here too).
             return _ignored(event.key, f"tenant {scope.tenant_id!r} was deleted")
+        self._before_claim(scope, doc_id)
         stored = self._documents.get(scope.tenant_id, scope.namespace_id, doc_id)
         if already_applied(stored, seq):
             return _skipped(stored, "duplicate")  # the cheap path: one registry read
@@ -322,6 +342,7 @@ class IngestService:
 
     def remove(self, scope: TenantScope, document_id: str, sequencer: str | None = None) -> IngestResult:
         """Delete a document's chunks and mark it ``deleted`` (the API's delete of a text document)."""
+        self._before_claim(scope, document_id)
         claim = self._documents.claim(
             scope.tenant_id,
             scope.namespace_id,
@@ -332,6 +353,10 @@ class IngestService:
         if not claim.granted:
             return self._refused(claim.record, claim.reason)
         return self._delete(claim.record)
+
+    def _before_claim(self, scope: TenantScope, document_id: str) -> None:
+        if self._batch is not None:
+            self._batch.before_claim(scope, document_id)
 
     def _tenant_deleted(self, tenant_id: str) -> bool:
         """Only ``deleted`` stops the sync: a suspended tenant's bucket is still indexed (suspension
@@ -384,6 +409,7 @@ class IngestService:
             raise
         self._publish(
             store,
+            record,
             record.model_copy(
                 update={
                     "status": "ready",
@@ -470,19 +496,13 @@ class IngestService:
     def _now(self) -> float:
         return self._worker.clock() if self._worker else time.monotonic()
 
-    def _publish(self, store: VectorStore, done: DocumentRecord) -> None:
-        """Make ``done``'s generation the served version, then record it; overtaken → Superseded."""
-        if not store.publish(done.document_id, generation=done.generation):
-            store.discard(done.document_id, generation=done.generation)
-            raise errors.Superseded(
-                "a newer version of the document was published first; this one was discarded",
-                document_id=done.document_id,
-            )
-        if not self._documents.complete(done):
-            raise errors.Superseded(
-                "a newer event claimed the document while this version was published; it replaces it",
-                document_id=done.document_id,
-            )
+    def _publish(self, store: VectorStore, claimed: DocumentRecord, done: DocumentRecord) -> None:
+        """Make ``done``'s generation the served version, then record it; overtaken → Superseded.
+        In a batch, both happen with the batch's publish (see :mod:`ragline.services.ingest_batch`)."""
+        if self._batch is not None:
+            self._batch.defer(store, claimed, done)
+            return
+        settle(store, self._documents, done, store.publish(done.document_id, generation=done.generation))
 
     def _delete(self, record: DocumentRecord) -> IngestResult:
         store = self._stores.scoped(_scope(record))
@@ -495,7 +515,7 @@ class IngestService:
                 "indexed_generation": record.generation,
             }
         )
-        self._publish(store, gone)
+        self._publish(store, record, gone)
         return IngestResult(record.document_id, "deleted", 0, 0, "", RunUsage())
 
     def _reject(self, store: VectorStore, record: DocumentRecord, exc: errors.RaglineError) -> None:

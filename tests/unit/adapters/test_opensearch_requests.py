@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -161,3 +162,27 @@ def test_indexes_are_created_with_the_configured_replicas(replicas: int) -> None
         provider.index: replicas,
         rq.fences_index(provider.index): replicas,
     }
+
+
+@settings(max_examples=200)
+@given(sizes=st.lists(st.integers(min_value=1, max_value=300), max_size=40), cap=st.integers(10, 400))
+def test_bulk_requests_are_cut_by_bytes_in_order_and_an_oversized_line_goes_alone(
+    sizes: list[int], cap: int
+) -> None:
+    lines = [bytes([65 + i % 26]) * n for i, n in enumerate(sizes)]
+    requests = list(rq.bulk_requests(lines, cap))
+    assert [line for r in requests for line in r] == lines  # every line, once, in order
+    for r in requests:
+        assert sum(map(len, r)) <= cap or len(r) == 1  # under the cap, or one oversized line alone
+    for a, b in itertools.pairwise(requests):
+        assert sum(map(len, a)) + len(b[0]) > cap  # a request ends only when the next line would not fit
+
+
+def test_a_sweep_of_many_documents_takes_each_below_its_own_generation_within_the_scope() -> None:
+    scope = TenantScope(tenant_id="acme", namespace_id="docs")
+    q = rq.older_versions_query(scope, [("a", 3), ("b", 7)])["bool"]
+    assert q["filter"] == rq.scope_filter(scope) and q["minimum_should_match"] == 1
+    assert [c["bool"]["filter"] for c in q["should"]] == [
+        [{"term": {"document_id": "a"}}, {"range": {"generation": {"lt": 3}}}],
+        [{"term": {"document_id": "b"}}, {"range": {"generation": {"lt": 7}}}],
+    ]

@@ -22,7 +22,7 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -233,37 +233,49 @@ class SqliteVectorStore:
         """One transaction: the fence rises to ``generation`` and the document's served rows become
         exactly the version staged at it (none: a delete); staged rows up to it (a crashed or
         overtaken writer's orphans) go. Publishing the served generation again only sweeps."""
-        key = (self.scope.tenant_id, self.scope.namespace_id, document_id)
+        return self.publish_many({document_id: generation})[document_id]
+
+    def publish_many(self, generations: Mapping[str, int]) -> dict[str, bool]:
+        """:meth:`publish` for every document, in one transaction (one scope generation for all)."""
+        if not generations:
+            return {}
         with self._p._lock:
             conn = self._p.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                fence = self._fence(conn, document_id)
-                if fence > generation:
-                    conn.execute("ROLLBACK")
-                    return False
-                conn.execute(
-                    "INSERT INTO fences VALUES (?,?,?,?) ON CONFLICT(tenant_id, namespace_id, document_id)"
-                    " DO UPDATE SET generation=excluded.generation",
-                    (*key, generation),
-                )
-                changed = conn.execute(
-                    f"DELETE FROM chunks WHERE {_OF_DOCUMENT} AND generation < ?",
-                    (*key, generation if fence == generation else 2**62),
-                ).rowcount
-                if fence < generation:
-                    changed += conn.execute(_PUBLISH_STAGED, (self._token, *key, generation)).rowcount
-                conn.execute(
-                    f"DELETE FROM staged_chunks WHERE {_OF_DOCUMENT} AND generation <= ?", (*key, generation)
-                )
+                published = {d: self._publish_in(conn, d, g) for d, g in generations.items()}
+                changed = {d for d, moved in published.items() if moved}
                 if changed:
-                    self._bump(conn, {document_id})
+                    self._bump(conn, changed)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-        return True
+        return {d: moved is not None for d, moved in published.items()}
+
+    def _publish_in(self, conn: sqlite3.Connection, document_id: str, generation: int) -> bool | None:
+        """One document's publish inside the caller's transaction: ``None`` when refused, else whether
+        its served rows changed."""
+        key = (self.scope.tenant_id, self.scope.namespace_id, document_id)
+        fence = self._fence(conn, document_id)
+        if fence > generation:
+            return None
+        conn.execute(
+            "INSERT INTO fences VALUES (?,?,?,?) ON CONFLICT(tenant_id, namespace_id, document_id)"
+            " DO UPDATE SET generation=excluded.generation",
+            (*key, generation),
+        )
+        changed = conn.execute(
+            f"DELETE FROM chunks WHERE {_OF_DOCUMENT} AND generation < ?",
+            (*key, generation if fence == generation else 2**62),
+        ).rowcount
+        if fence < generation:
+            changed += conn.execute(_PUBLISH_STAGED, (self._token, *key, generation)).rowcount
+        conn.execute(
+            f"DELETE FROM staged_chunks WHERE {_OF_DOCUMENT} AND generation <= ?", (*key, generation)
+        )
+        return bool(changed)
 
     def discard(self, document_id: str, *, generation: int) -> int:
         return self._delete(document_id, "generation = ?", generation)

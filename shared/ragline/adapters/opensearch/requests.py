@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -23,8 +23,13 @@ MAX_ID_BYTES = 512
 """OpenSearch's limit on ``_id``."""
 MAX_RESULT_WINDOW = 10_000
 """OpenSearch's default ``index.max_result_window``: a larger ``size`` is a 400."""
-HNSW = (16, 128)
-"""The graph's ``m`` and ``ef_construction`` (see docs/benchmarks.md, "HNSW parameters")."""
+BULK_BYTES = 4 * 1024 * 1024
+"""Bytes per ``_bulk`` request (~700 chunks of 384-d; a line over it goes alone): see
+docs/benchmarks.md, "OpenSearch bulk write path (issue 28)"; far under ``http.max_content_length``."""
+HNSW = (16, 64)
+"""The graph's ``m`` and ``ef_construction``: at 100k chunks ef_construction 64 kept recall@10 ≥ 0.98
+with the kNN query's 100 candidates and cost the node up to half the CPU per written chunk of 128,
+never more (docs/benchmarks.md, "OpenSearch bulk write path (issue 28)")."""
 KNN_CANDIDATES = 100
 """The fewest graph candidates a kNN query explores (its ``k``; Lucene's search beam), however few hits
 it returns (``size``): with ``k`` = 10 the HNSW search misses about one true top-10 neighbour in 20
@@ -59,6 +64,8 @@ def index_body(
 ) -> dict[str, Any]:
     return {
         "settings": {
+            # refresh_interval and the merge policy stay the node's defaults (1 s, tiered): measured no
+            # better at 100k chunks (docs/benchmarks.md, "OpenSearch bulk write path (issue 28)")
             "index": {"knn": True, "number_of_shards": shards, "number_of_replicas": replicas},
             "analysis": {
                 "analyzer": {
@@ -213,6 +220,22 @@ def document_query(
     return {"bool": {"filter": clauses}}
 
 
+def older_versions_query(scope: TenantScope, generations: Sequence[tuple[str, int]]) -> dict[str, Any]:
+    """Chunks of each ``(document, generation)`` below that generation: a publish's sweep, for many
+    documents in one query (one ``should`` clause each: keep ``generations`` under the node's
+    ``indices.query.bool.max_clause_count``, 1,024 by default)."""
+    return {
+        "bool": {
+            "filter": scope_filter(scope),
+            "should": [
+                {"bool": {"filter": [{"term": {"document_id": d}}, {"range": {"generation": {"lt": g}}}]}}
+                for d, g in generations
+            ],
+            "minimum_should_match": 1,
+        }
+    }
+
+
 def neighbors_search(
     scope: TenantScope, document_id: str, seq: int, before: int, after: int, *, generation: int | None = None
 ) -> dict[str, Any]:
@@ -255,6 +278,32 @@ def bulk_lines(scope: TenantScope, index: str, chunks: Sequence[Chunk], generati
         vector = vector_json(c.embedding or ())
         lines.append(f'{json.dumps(action)}\n{head},"{VECTOR_FIELD}":{vector}}}\n'.encode())
     return lines
+
+
+def bulk_requests(lines: Sequence[bytes], max_bytes: int) -> Iterator[list[bytes]]:
+    """``lines`` cut, in order, into ``_bulk`` bodies of at most ``max_bytes`` each (a request's cost
+    and the node's memory follow its bytes, not its action count: a 384-d chunk is ~6 KB, a delete
+    ~150 B). A line larger than ``max_bytes`` on its own goes alone."""
+    batch: list[bytes] = []
+    size = 0
+    for line in lines:
+        if batch and size + len(line) > max_bytes:
+            yield batch
+            batch, size = [], 0
+        batch.append(line)
+        size += len(line)
+    if batch:
+        yield batch
+
+
+def fence_lines(index: str, fences: Sequence[tuple[str, dict[str, str], int]]) -> list[bytes]:
+    """One NDJSON ``index`` action per fence ``(id, source, generation)``: the generation is the
+    fence's external version (``external_gte``: a 409 when the fence is already higher)."""
+    return [
+        (json.dumps({"index": {"_index": index, "_id": i, "version": g, "version_type": "external_gte"}})
+         + "\n" + json.dumps(source) + "\n").encode()
+        for i, source, g in fences
+    ]  # fmt: skip
 
 
 def delete_lines(index: str, routing: str, versioned_ids: Sequence[tuple[str, int]]) -> list[bytes]:

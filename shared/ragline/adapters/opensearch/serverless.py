@@ -41,7 +41,6 @@ __all__ = ["ServerlessVectorStoreProvider"]
 VISIBILITY_TIMEOUT = 120.0
 """Seconds a read or a publish waits for writes to become searchable (AWS documented a 60 s refresh
 interval for vector collections at launch)."""
-BULK_CHUNKS = 500
 BULK_RETRIES = 3
 _BULK_FILTER = "items.*.status,items.*.error.type,items.*.error.reason"
 
@@ -187,10 +186,8 @@ class ServerlessVectorStoreProvider:
     def delete_ids(self, ids: list[str]) -> int:
         """Delete chunks by ``_id`` in the order given; this process's next read waits until they are
         gone from searches."""
-        deleted = sum(
-            self.bulk(srq.delete_lines(self.index, ids[i : i + BULK_CHUNKS]), gone_ok=True)
-            for i in range(0, len(ids), BULK_CHUNKS)
-        )
+        lines = srq.delete_lines(self.index, ids)
+        deleted = sum(self.bulk(batch, gone_ok=True) for batch in rq.bulk_requests(lines, rq.BULK_BYTES))
         if ids:
             self.expect(Expectation(srq.ids_query(ids), 0))
         return deleted

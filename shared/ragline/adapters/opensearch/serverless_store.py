@@ -73,7 +73,7 @@ class ServerlessVectorStore:
             seqs = [c.sequence_number for c in doc_chunks]
             stamp = self._p.fences.begin_write(self.scope, document_id, generation, seqs)
             lines = srq.bulk_lines(self.scope, self._p.index, doc_chunks, generation, stamp)
-            n = sum(self._p.bulk(lines[i : i + 500]) for i in range(0, len(lines), 500))
+            n = sum(self._p.bulk(batch) for batch in rq.bulk_requests(lines, rq.BULK_BYTES))
             mine = srq.chunk_query(self.scope, document_id, generation=generation, stamp=stamp)
             then = partial(self._drop_replaced, document_id, generation, stamp, seqs)
             self._p.expect(Expectation(mine, n, then, partial(self._superseded, document_id, generation)))

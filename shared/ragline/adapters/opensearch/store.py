@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -47,8 +47,9 @@ __all__ = ["OpenSearchVectorStore", "OpenSearchVectorStoreProvider", "Refresh", 
 HybridStrategy = Literal["msearch", "concurrent", "query"]
 """How a hybrid search runs: both legs in one ``_msearch``, fused here (default); the legs as two
 concurrent searches; or OpenSearch's own ``hybrid`` query fused on the node (:mod:`.hybrid`)."""
-BULK_CHUNKS = 500
-"""Chunks per ``_bulk`` request (a few MB: well under ``http.max_content_length``)."""
+BULK_BYTES = rq.BULK_BYTES
+SWEEP_DOCUMENTS = 500
+"""Documents one sweep query covers (one ``bool`` clause each; the node allows 1,024)."""
 BULK_RETRIES = 3
 """Resends of the chunks a bulk request answered 429 for, after 1, 2 and 4 s."""
 _BULK_FILTER = "items.*.status,items.*.error.type"
@@ -72,8 +73,10 @@ class OpenSearchVectorStoreProvider:
         hnsw: tuple[int, int] = rq.HNSW,
         knn_candidates: int = rq.KNN_CANDIDATES,
         replicas: int = 0,
+        bulk_bytes: int = BULK_BYTES,
     ) -> None:
         self.client = client
+        self.bulk_bytes = bulk_bytes
         self.replicas = replicas
         self.hnsw = hnsw
         self.knn_candidates = knn_candidates
@@ -212,36 +215,44 @@ class OpenSearchVectorStore:
                     published=fence,
                 )
         lines = rq.bulk_lines(self.scope, self._p.index, chunks, generation)
-        written = sum(self._bulk(lines[i : i + BULK_CHUNKS]) for i in range(0, len(lines), BULK_CHUNKS))
+        written = sum(self._bulk(batch) for batch in rq.bulk_requests(lines, self._p.bulk_bytes))
         self._p.wrote()
         return written
 
     def _bulk(self, lines: list[bytes], *, gone_ok: bool = False) -> int:
-        """One ``_bulk`` request, its actions applied in order; chunks answered 429 are sent again after
-        a backoff, a 409 means a newer generation holds the chunk (the older write loses, by design).
-        ``gone_ok``: deletes, where a 404 is a chunk already deleted."""
+        """Every line written (in order, by ``_bulk`` requests of at most ``bulk_bytes``): how many
+        were applied. A 409 means a newer generation holds the chunk (the older write loses, by
+        design); ``gone_ok``: deletes, where a 404 is a chunk already deleted."""
         refresh = "false" if self._p.lazy else self._p.refresh
         written = 0
-        for attempt in range(BULK_RETRIES + 1):
-            with translate("bulk indexing"):
-                resp = self._p.client.bulk(body=b"".join(lines), refresh=refresh, filter_path=_BULK_FILTER)
-            throttled = []
-            for line, item in zip(lines, resp["items"], strict=True):
-                result = next(iter(item.values()))
-                status = result.get("status", 0)
+        for batch in rq.bulk_requests(lines, self._p.bulk_bytes):
+            for status, error in self._bulk_statuses(batch, refresh):
                 if status < 300:
                     written += 1
-                elif status == 429:
-                    throttled.append(line)
                 elif status != 409 and not (gone_ok and status == 404):
-                    raise errors.DependencyFailed(
-                        "OpenSearch rejected a chunk", status=status, error=str(result.get("error"))[:300]
-                    )
+                    raise errors.DependencyFailed("OpenSearch rejected a chunk", status=status, error=error)
+        return written
+
+    def _bulk_statuses(self, lines: list[bytes], refresh: str) -> list[tuple[int, str]]:
+        """One ``_bulk`` request, its actions applied in order: each line's status (and error type);
+        lines answered 429 are sent again after a backoff of 1, 2 and 4 s."""
+        out: list[tuple[int, str]] = [(0, "")] * len(lines)
+        todo = list(range(len(lines)))
+        for attempt in range(BULK_RETRIES + 1):
+            body = b"".join(lines[i] for i in todo)
+            with translate("bulk indexing"):
+                resp = self._p.client.bulk(body=body, refresh=refresh, filter_path=_BULK_FILTER)
+            throttled = []
+            for i, item in zip(todo, resp["items"], strict=True):
+                result = next(iter(item.values()))
+                out[i] = (result.get("status", 0), str(result.get("error"))[:300])
+                if out[i][0] == 429:
+                    throttled.append(i)
             if not throttled:
-                return written
+                return out
             if attempt < BULK_RETRIES:
                 time.sleep(2**attempt)
-            lines = throttled
+            todo = throttled
         raise errors.Throttled("OpenSearch throttled bulk indexing")
 
     def _fences(self, document_ids: set[str]) -> dict[str, int]:
@@ -265,28 +276,34 @@ class OpenSearchVectorStore:
         return self._fences({document_id}).get(document_id, 0)
 
     def publish(self, document_id: str, *, generation: int) -> bool:
-        """The fence is a document whose external version *is* the generation: OpenSearch refuses (409)
-        to lower it, which makes the raise atomic, and readers read it in real time — raising it is the
-        one switch that makes this version the served one. So the version's chunks are made searchable
-        *first* (a refresh), then the fence rises, then older generations' chunks are swept. Once this
-        returns True the version is served to every process."""
-        from opensearchpy.exceptions import ConflictError
+        """:meth:`publish_many` of one document."""
+        return self.publish_many({document_id: generation})[document_id]
 
+    def publish_many(self, generations: Mapping[str, int]) -> dict[str, bool]:
+        """A fence is a document whose external version *is* the generation: OpenSearch refuses (409)
+        to lower it, which makes each raise atomic, and readers read it in real time — raising it is
+        the one switch that makes a version the served one. So the versions' chunks are made
+        searchable *first* (one refresh for all), then the fences rise (one ``_bulk``: each action
+        succeeds or is refused on its own), then the accepted documents' older generations are swept
+        together. Once this returns, every accepted version is served to every process."""
+        if not generations:
+            return {}
         if self._p.lazy:
-            self._p.refresh_now()  # every chunk of this version searchable before it is served
-        with translate("publish"):
-            try:
-                self._p.client.index(
-                    index=rq.fences_index(self._p.index),
-                    id=rq.fence_id(self.scope, document_id),
-                    body=rq.fence_source(self.scope, document_id),
-                    version=generation,
-                    version_type="external_gte",
-                )
-            except ConflictError:
-                return False
-        self.delete_document(document_id, older_than=generation)
-        return True
+            self._p.refresh_now()  # every chunk of these versions searchable before they are served
+        docs = list(generations.items())
+        lines = rq.fence_lines(
+            rq.fences_index(self._p.index),
+            [(rq.fence_id(self.scope, d), rq.fence_source(self.scope, d), g) for d, g in docs],
+        )
+        published: dict[str, bool] = {}
+        for (document_id, _), (status, error) in zip(docs, self._bulk_statuses(lines, "false"), strict=True):
+            if status >= 300 and status != 409:
+                raise errors.DependencyFailed("OpenSearch refused a fence", status=status, error=error)
+            published[document_id] = status < 300
+        accepted = [(d, g) for d, g in docs if published[d]]
+        for i in range(0, len(accepted), SWEEP_DOCUMENTS):
+            self._delete_matching(rq.older_versions_query(self.scope, accepted[i : i + SWEEP_DOCUMENTS]))
+        return published
 
     def discard(self, document_id: str, *, generation: int) -> int:
         if self._p.lazy:
@@ -329,10 +346,7 @@ class OpenSearchVectorStore:
                 found = self._p.client.search(index=self._p.index, body=body, routing=self._routing)
             hits = found["hits"]["hits"]
             lines = rq.delete_lines(self._p.index, self._routing, [(h["_id"], h["_version"]) for h in hits])
-            deleted += sum(
-                self._bulk(lines[i : i + BULK_CHUNKS], gone_ok=True)
-                for i in range(0, len(lines), BULK_CHUNKS)
-            )
+            deleted += self._bulk(lines, gone_ok=True)
             if len(hits) < rq.MAX_RESULT_WINDOW:
                 break
             self._p.refresh_now()  # a document of more chunks than one search returns: the rest next

@@ -1,0 +1,208 @@
+"""OpenSearch bulk ingest at scale: chunks/s until searchable, server CPU per chunk, and what each index
+setting does to segments, kNN recall and search latency afterwards (issue 28).
+
+``--chunks`` chunks (100k by default) in ``--doc-chunks``-chunk documents, all in one tenant's scope:
+SciFact train abstracts with their cached MiniLM vectors (embedding excluded), then generated filler —
+each filler vector a SciFact vector plus Gaussian noise (cosine ~0.8 to it, so the graph holds real
+neighbourhoods, not uniform noise), its text 150 words drawn from SciFact's vocabulary. They are written
+as ingestion writes them: each document ``upsert`` at generation 1, and every ``--batch-docs`` documents
+(an SQS batch) published together with ``publish_many`` — or, for the ``per-document`` setting, each
+document published on its own (the path before issue 28).
+
+Every setting writes the same chunks into its own fresh index; settings run one after another in each
+round, rounds interleaved (``--rounds``), so a noisy machine shifts them alike. Columns: chunks/s from the
+first upsert until the last publish returned (everything searchable), client and server (JVM, from /proc;
+merges running when the load ends are waited for, 120 s at most) CPU per chunk, Lucene segments after the
+load, recall@10 of kNN (k=10, the store's 100 candidates) against exact cosine over all the scope's
+vectors for ``--queries`` SciFact queries, and p50/p95 of kNN and hybrid searches (k=10).
+
+    infra/opensearch-local/run start 44619
+    .venv/bin/python bench/opensearch_bulk.py --opensearch-url http://127.0.0.1:44619 \\
+        --node-pid $(cat infra/opensearch-local/target/node.pid)
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import random
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from bench.opensearch_write import Meter
+
+from ragline.adapters.embedded.embedding_cache import EmbeddingCache
+from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
+from ragline.adapters.opensearch import requests as rq
+from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
+from ragline.config import Settings
+from ragline.domain.models import Chunk, ChunkMetadata, HybridQuery, SemanticQuery, TenantScope
+from ragline.services.evaluation import load_beir
+
+ROOT = Path(__file__).parents[1]
+SCOPE = TenantScope(tenant_id="bench", namespace_id="docs")
+
+SETTINGS: dict[str, dict[str, Any]] = {
+    "per-document": {"publish": "single"},
+    "batched": {},
+    "refresh -1": {"index": {"refresh_interval": "-1"}},
+    "refresh 30s": {"index": {"refresh_interval": "30s"}},
+    "merge 5/tier": {"index": {"merge.policy.segments_per_tier": 5}},
+    "merge 30/tier": {"index": {"merge.policy.segments_per_tier": 30, "merge.policy.max_merge_at_once": 30}},
+    "hnsw 16:64": {"hnsw": (16, 64)},
+    "hnsw 8:64": {"hnsw": (8, 64)},
+    "hnsw 16:256": {"hnsw": (16, 256)},
+    "sq": {"encoder": {"name": "sq"}},
+    "no graph": {"index": {"knn": False}, "graph": False},
+}
+"""Each setting against today's ``index_body`` with ``publish_many`` per batch (``batched``). ``no graph``
+stores the vectors without an HNSW graph (no kNN search: what the graph costs a write, by difference)."""
+
+
+class Corpus:
+    """The chunks' texts and vectors (numpy, not per-chunk tuples: 100k tuples of floats is 1 GB)."""
+
+    def __init__(self, n: int, queries: int, dataset: Path, cache: Path, seed: int = 7) -> None:
+        data = load_beir(dataset, "train")
+        embedder = EmbeddingCache(LocalOnnxEmbedder(), cache)
+        texts = [f"{t}\n{b}".strip() for t, b in data.corpus.values()]
+        base = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+        rng = np.random.default_rng(seed)
+        extra = max(0, n - len(texts))
+        noise = rng.standard_normal((extra, base.shape[1])).astype(np.float32) * 0.04
+        filler = base[np.arange(extra) % len(base)] + noise
+        self.vectors = np.vstack([base, filler])[:n]
+        self.vectors /= np.linalg.norm(self.vectors, axis=1, keepdims=True)
+        vocab = sorted({w for t in texts[:500] for w in t.lower().split() if w.isalpha()})
+        words = random.Random(seed)
+        self.texts = (texts + [" ".join(words.choices(vocab, k=150)) for _ in range(extra)])[:n]
+        self.query_texts = list(data.queries.values())[:queries]
+        self.queries = [np.asarray(embedder.embed_query(q), dtype=np.float32) for q in self.query_texts]
+
+    def documents(self, per_doc: int) -> Iterator[list[Chunk]]:
+        for start in range(0, len(self.texts), per_doc):
+            d = start // per_doc
+            yield [
+                Chunk(
+                    document_id=f"doc{d}",
+                    sequence_number=i - start,
+                    text=self.texts[i],
+                    metadata=ChunkMetadata(filename=f"doc{d}.txt", page=1),
+                    embedding=tuple(self.vectors[i].tolist()),
+                )
+                for i in range(start, min(start + per_doc, len(self.texts)))
+            ]
+
+
+def create_index(client: Any, index: str, setting: dict[str, Any]) -> None:
+    body = rq.index_body(384, hnsw=setting.get("hnsw", rq.HNSW))
+    body["settings"]["index"].update(setting.get("index", {}))
+    if setting.get("graph") is False:
+        del body["mappings"]["properties"][rq.VECTOR_FIELD]["method"]
+    if "encoder" in setting:
+        method = body["mappings"]["properties"][rq.VECTOR_FIELD]["method"]
+        method["parameters"]["encoder"] = copy.deepcopy(setting["encoder"])
+    client.indices.create(index=index, body=body)
+
+
+def load(
+    provider: OpenSearchVectorStoreProvider, corpus: Corpus, args: argparse.Namespace, single: bool
+) -> None:
+    store = provider.scoped(SCOPE)
+    pending: dict[str, int] = {}
+    for doc in corpus.documents(args.doc_chunks):
+        store.upsert(doc, generation=1)
+        if single:
+            store.publish(doc[0].document_id, generation=1)
+            continue
+        pending[doc[0].document_id] = 1
+        if len(pending) == args.batch_docs:
+            store.publish_many(pending)
+            pending = {}
+    if pending:
+        store.publish_many(pending)
+
+
+def searches(
+    provider: OpenSearchVectorStoreProvider, corpus: Corpus, queries: int, per_doc: int
+) -> tuple[float, list[float], list[float]]:
+    """recall@10 of kNN vs exact cosine; kNN and hybrid latencies (ms), k=10."""
+    store = provider.scoped(SCOPE)
+    found, knn_ms, hybrid_ms = 0, [], []
+    for q, text in list(zip(corpus.queries, corpus.query_texts, strict=True))[:queries]:
+        exact = {f"doc{i // per_doc}#{i % per_doc}" for i in np.argsort(-(corpus.vectors @ q))[:10]}
+        vector = tuple(float(x) for x in q)
+        t0 = time.perf_counter()
+        hits = store.search(SemanticQuery(text=text, vector=vector, k=10))
+        knn_ms.append((time.perf_counter() - t0) * 1000)
+        found += len(exact & {h.chunk.id for h in hits})
+        t0 = time.perf_counter()
+        store.search(HybridQuery(text=text, vector=vector, k=10))
+        hybrid_ms.append((time.perf_counter() - t0) * 1000)
+    return found / (10 * queries), knn_ms, hybrid_ms
+
+
+def pct(ms: list[float], p: float) -> float:
+    s = sorted(ms)
+    return s[min(len(s) - 1, int(p * len(s)))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--opensearch-url", required=True)
+    ap.add_argument("--node-pid", type=int, default=None, help="OpenSearch JVM pid, for server CPU")
+    ap.add_argument("--dataset", type=Path, default=ROOT.parent / "shared" / "data" / "scifact")
+    ap.add_argument("--cache", type=Path, default=ROOT / ".ragline" / "bench-cache" / "embeddings.sqlite")
+    ap.add_argument("--chunks", type=int, default=100_000)
+    ap.add_argument("--doc-chunks", type=int, default=50, help="chunks per document")
+    ap.add_argument("--batch-docs", type=int, default=5, help="documents per publish_many (an SQS batch)")
+    ap.add_argument("--settings", default="per-document,batched,refresh -1,merge 30/tier,hnsw 16:64,sq")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--queries", type=int, default=300)
+    args = ap.parse_args()
+    names = [s.strip() for s in args.settings.split(",")]
+    corpus = Corpus(args.chunks, args.queries, args.dataset, args.cache)
+    client = build_client(Settings(opensearch_url=args.opensearch_url))
+    rows: dict[str, list[list[float]]] = {n: [] for n in names}
+    for r in range(args.rounds):
+        for name in names:
+            setting = SETTINGS[name]
+            index = f"bench-bulk-{uuid.uuid4().hex[:8]}"
+            create_index(client, index, setting)
+            provider = OpenSearchVectorStoreProvider(client, index=index, dimension=384)
+            with Meter(provider, args.node_pid, settle=120) as m:
+                load(provider, corpus, args, setting.get("publish") == "single")
+            assert provider.scoped(SCOPE).count() == args.chunks
+            segments = len(client.cat.segments(index=index, format="json"))
+            if setting.get("graph") is False:
+                recall, knn_ms, hybrid_ms = float("nan"), [float("nan")], [float("nan")]
+            else:
+                recall, knn_ms, hybrid_ms = searches(provider, corpus, args.queries, args.doc_chunks)
+            jvm = 1000 * m.jvm / args.chunks if m.jvm is not None else float("nan")
+            latency = [pct(knn_ms, 0.5), pct(knn_ms, 0.95), pct(hybrid_ms, 0.5), pct(hybrid_ms, 0.95)]
+            rows[name].append(
+                [args.chunks / m.wall, 1000 * m.cpu / args.chunks, jvm, segments, recall, *latency]
+            )
+            print(f"round {r + 1} {name}: {rows[name][-1]}", file=sys.stderr, flush=True)
+            provider.drop()
+    print(f"{args.chunks:,} chunks in {args.doc_chunks}-chunk documents, publish per {args.batch_docs}"
+          f" documents; {args.rounds} round(s), medians")  # fmt: skip
+    print("| setting | chunks/s until searchable | client CPU ms/chunk | server CPU ms/chunk | segments after"
+          " load | kNN recall@10 vs exact | kNN p50 / p95 ms | hybrid p50 / p95 ms |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name in names:
+        med = [statistics.median(col) for col in zip(*rows[name], strict=True)]
+        print(f"| {name} | {med[0]:,.0f} | {med[1]:.2f} | {med[2]:.2f} | {med[3]:.0f} | {med[4]:.4f} |"
+              f" {med[5]:.1f} / {med[6]:.1f} | {med[7]:.1f} / {med[8]:.1f} |")  # fmt: skip
+    client.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
