@@ -59,6 +59,7 @@ class RaglineStore:
 
         self.provider = provider
         self.opensearch = opensearch
+        self.writers = int(os.environ.get("RAGLINE_BENCH_OPENSEARCH_WRITERS", "1")) if opensearch else 1
         self.store = provider.scoped(TenantScope(tenant_id=TENANT, namespace_id=NAMESPACE))
 
     @classmethod
@@ -94,8 +95,19 @@ class RaglineStore:
                     embedding=tuple(batch.vectors[i].tolist()),
                 )
             )
-        for tenant, chunks in by_tenant.items():
-            self.provider.scoped(TenantScope(tenant_id=tenant, namespace_id=NAMESPACE)).upsert(chunks)
+
+        def write(tenant: str) -> int:
+            scope = TenantScope(tenant_id=tenant, namespace_id=NAMESPACE)
+            return int(self.provider.scoped(scope).upsert(by_tenant[tenant]))
+
+        if self.writers > 1:  # OpenSearch is a server: ingestion workers write to it side by side
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(self.writers) as pool:
+                list(pool.map(write, by_tenant))
+        else:
+            for tenant in by_tenant:
+                write(tenant)
 
     def finish(self) -> None:
         if self.opensearch:

@@ -185,6 +185,9 @@ def main() -> int:
     ap.add_argument("--stores", default="", help=f"comma-separated subset of {','.join(STORES)}")
     ap.add_argument("--block", type=int, default=100, help="queries per interleaved block")
     ap.add_argument(
+        "--opensearch-writers", type=int, default=1, help="OpenSearch: tenants' chunks written side by side"
+    )
+    ap.add_argument(
         "--force-merge", action="store_true", help="merge OpenSearch's index into one segment before queries"
     )
     args = ap.parse_args()
@@ -194,6 +197,7 @@ def main() -> int:
         names.insert(1, "ragline-opensearch")
     if "ragline-opensearch" in names and not args.opensearch_pid and NODE_PID.exists():
         args.opensearch_pid = int(NODE_PID.read_text())
+    os.environ["RAGLINE_BENCH_OPENSEARCH_WRITERS"] = str(args.opensearch_writers)  # read by the worker
     if args.force_merge:
         os.environ["RAGLINE_BENCH_FORCE_MERGE"] = "1"  # read by the OpenSearch worker
     with tempfile.TemporaryDirectory() as tmp:

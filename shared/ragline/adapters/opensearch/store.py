@@ -257,19 +257,26 @@ class OpenSearchVectorStore:
 
     def _fences(self, document_ids: set[str]) -> dict[str, int]:
         """The generation last published per document (0: none yet), in one request."""
+        return self._fences_and_sources(document_ids, [])[0]
+
+    def _fences_and_sources(
+        self, document_ids: set[str], source_ids: list[str]
+    ) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
+        """The documents' fences (as :meth:`_fences`) and the chunks of ``source_ids`` (``_id``s, as
+        :meth:`_mget`), in one ``_mget`` over both indexes: a hybrid search reads the sources its
+        fusion will most likely keep in the round trip that reads the fences."""
         ids = sorted(document_ids)
-        if not ids:
-            return {}
+        if not ids and not source_ids:
+            return {}, {}
+        fences = rq.fences_index(self._p.index)
+        docs = [{"_index": fences, "_id": rq.fence_id(self.scope, d), "_source": False} for d in ids]
+        docs += rq.mget_body(self.scope, self._p.index, source_ids)["docs"]
         with translate("fence read"):
-            resp = self._p.client.mget(
-                index=rq.fences_index(self._p.index),
-                body={"ids": [rq.fence_id(self.scope, d) for d in ids]},
-                _source=False,
-            )
-        return {
-            d: int(doc["_version"]) if doc.get("found") else 0
-            for d, doc in zip(ids, resp["docs"], strict=True)
-        }
+            resp = self._p.client.mget(body={"docs": docs})
+        got = resp["docs"]
+        fenced = zip(ids, got[: len(ids)], strict=True)
+        published = {d: int(doc["_version"]) if doc.get("found") else 0 for d, doc in fenced}
+        return published, self._in_scope(got[len(ids) :])
 
     def _served(self, document_id: str) -> int:
         """The document's published generation (0 before any publish), read in real time."""
@@ -415,7 +422,7 @@ class OpenSearchVectorStore:
         size = query.candidates if isinstance(query, HybridQuery) else query.k
         stale_retried = overfetched = False
         for _ in range(3):  # at most one more for a stale view, one more for a crowded leg
-            legs, stale, dropped = self._visible_legs(query, size)
+            legs, stale, dropped, prefetched = self._visible_legs(query, size)
             if stale and not stale_retried:
                 stale_retried = True
             elif single and dropped and len(legs[0]) < query.k and not overfetched:
@@ -428,16 +435,25 @@ class OpenSearchVectorStore:
             )
         assert isinstance(query, HybridQuery)
         fused = fuse_query(query, *([(h.chunk_id, h.score) for h in leg] for leg in legs))
-        sources = self._read([cid for cid, _ in fused], {h.chunk_id: h for leg in legs for h in leg})
+        hits = {h.chunk_id: h for leg in legs for h in leg}
+        sources = {  # read with the fences, of the generation served
+            cid: src
+            for cid, _ in fused
+            if (src := prefetched.get(cid)) is not None and src.get("generation", 0) == hits[cid].generation
+        }
+        sources.update(self._read([cid for cid, _ in fused if cid not in sources], hits))
         return [
             SearchHit(chunk=_chunk(sources[cid]), score=bd.fused_score or 0.0, breakdown=bd)
             for cid, bd in fused
             if cid in sources  # a chunk deleted between the legs and the read is simply gone
         ]
 
-    def _visible_legs(self, query: SearchQuery, size: int) -> tuple[list[list[_LegHit]], bool, bool]:
+    def _visible_legs(
+        self, query: SearchQuery, size: int
+    ) -> tuple[list[list[_LegHit]], bool, bool, dict[str, dict[str, Any]]]:
         """The query's legs (``size`` hits each) as hits of published generations only; whether any
-        hit was older than its fence; whether any was dropped."""
+        hit was older than its fence; whether any was dropped; a hybrid query's likely survivors'
+        sources, read with the fences (any generation: the caller keeps those of visible hits)."""
         if isinstance(query, SemanticQuery):
             legs = [_leg_hits(self._send(self._knn(query.vector, size, query)), "semantic")]
         elif isinstance(query, KeywordQuery):
@@ -454,10 +470,15 @@ class OpenSearchVectorStore:
                 futures = [self._p.pool().submit(self._send, body) for body in (knn, bm25)]
                 sem, kw = (f.result() for f in futures)
             legs = [_leg_hits(sem, "semantic"), _leg_hits(kw, "keyword")]
-        published = self._fences({h.document_id for leg in legs for h in leg})
+        likely: list[str] = []  # the survivors if every hit is published (the common case)
+        if isinstance(query, HybridQuery):
+            hits = {h.chunk_id: h for leg in legs for h in leg}
+            guess = fuse_query(query, *([(h.chunk_id, h.score) for h in leg] for leg in legs))
+            likely = [rq.doc_id(self.scope, cid, hits[cid].generation) for cid, _ in guess]
+        published, sources = self._fences_and_sources({h.document_id for leg in legs for h in leg}, likely)
         stale = any(h.generation < published[h.document_id] for leg in legs for h in leg)
         visible = [[h for h in leg if h.generation == published[h.document_id]] for leg in legs]
-        return visible, stale, sum(map(len, visible)) < sum(map(len, legs))
+        return visible, stale, sum(map(len, visible)) < sum(map(len, legs)), sources
 
     def _read(self, chunk_ids: list[str], hits: dict[str, _LegHit]) -> dict[str, dict[str, Any]]:
         """The fused survivors' sources, by their versioned ``_id``; a chunk of an index written before
@@ -473,10 +494,14 @@ class OpenSearchVectorStore:
     def _mget(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         with translate("read"):
             resp = self._p.client.mget(body=rq.mget_body(self.scope, self._p.index, ids))
+        return self._in_scope(resp["docs"])
+
+    def _in_scope(self, docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Found chunks of an ``_mget`` answer by chunk id; the scope is checked again on the way out,
+        not only in the query."""
         out: dict[str, dict[str, Any]] = {}
-        for doc in resp["docs"]:
+        for doc in docs:
             src = doc.get("_source")
-            # The scope is checked again on the way out, not only in the query.
             if (
                 doc.get("found")
                 and src
