@@ -41,8 +41,8 @@ class FakeClient:
         self.bulk_refresh: list[str] = []
         self.swept: dict[str, Any] = {}
 
-    def mget(self, *, index: str, body: dict[str, Any], _source: bool) -> dict[str, Any]:
-        return {"docs": [{"found": False} for _ in body["ids"]]}
+    def mget(self, *, body: dict[str, Any]) -> dict[str, Any]:
+        return {"docs": [{"found": False} for _ in body["docs"]]}
 
     def bulk(self, *, body: bytes, refresh: str, filter_path: str) -> dict[str, Any]:
         self.bulk_refresh.append(refresh)

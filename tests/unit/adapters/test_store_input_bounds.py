@@ -83,8 +83,8 @@ class RecordingClient:
         self.bodies.append(body)
         return {"hits": {"hits": []}}
 
-    def mget(self, *, index: str, body: dict[str, Any], _source: bool) -> dict[str, Any]:
-        return {"docs": [{"found": False} for _ in body["ids"]]}  # no document published yet
+    def mget(self, *, body: dict[str, Any]) -> dict[str, Any]:
+        return {"docs": [{"found": False} for _ in body["docs"]]}  # no document published yet
 
 
 def test_opensearch_neighbors_send_only_integer_ranges() -> None:
