@@ -10,6 +10,7 @@ the worker process that measures one store loads no other.
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -147,10 +148,18 @@ class RaglineStore:
         return [h.chunk.document_id for h in self.store.search(q)]
 
     def close(self) -> None:
-        if self.opensearch:
-            self.provider.drop()
-        else:
+        if not self.opensearch:
             self.provider.close()
+            return
+        try:  # a busy node may take longer than its 30 s cluster-event timeout to delete a big index
+            self.provider.client.indices.delete(
+                index=[self.provider.index, f"{self.provider.index}-fences"],
+                ignore_unavailable=True,
+                master_timeout="5m",
+                request_timeout=330,
+            )
+        except Exception as exc:  # the measurements are taken; say what is left behind
+            print(f"could not delete {self.provider.index}: {exc}", file=sys.stderr)
 
 
 class MilvusLiteStore:

@@ -15,6 +15,9 @@ OpenSearch keeps its index in the JVM, whose RSS is reported beside it. Stores a
 time; queries then run in blocks interleaved across the stores, so other load on the machine falls on
 all of them alike.
 
+OpenSearch is written by ``--opensearch-writers`` side by side (ingestion functions write concurrently) and
+queried with the segments its merge policy left (``--force-merge`` merges it into one segment first).
+
 ``--filler N`` first adds N generated chunks under 20 other tenants to the same physical store (Ragline:
 other scopes; the peers: the same table/collection, told apart by a ``tenant`` field that every query
 filters on), so latency is measured on a pooled, multi-tenant store.
