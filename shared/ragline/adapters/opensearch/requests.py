@@ -264,20 +264,25 @@ def bulk_lines(scope: TenantScope, index: str, chunks: Sequence[Chunk], generati
                 "version_type": "external_gte",
             }
         }
-        source = {
-            "tenant_id": scope.tenant_id,
-            "namespace_id": scope.namespace_id,
-            "document_id": c.document_id,
-            "sequence_number": c.sequence_number,
-            "generation": generation,
-            "filename": c.metadata.filename,
-            "text": c.text,
-            "metadata": c.metadata.model_dump(mode="json"),
-        }
-        head = json.dumps(source, ensure_ascii=False, separators=(",", ":"))[:-1]
-        vector = vector_json(c.embedding or ())
-        lines.append(f'{json.dumps(action)}\n{head},"{VECTOR_FIELD}":{vector}}}\n'.encode())
+        lines.append(chunk_line(json.dumps(action), scope, c, generation=generation))
     return lines
+
+
+def chunk_line(action: str, scope: TenantScope, chunk: Chunk, **extra: int) -> bytes:
+    """An NDJSON action line and the chunk's source (``extra`` fields beside its own, the vector last,
+    written by :func:`vector_json`): the one place a chunk's stored form is spelt, for both modes."""
+    source = {
+        "tenant_id": scope.tenant_id,
+        "namespace_id": scope.namespace_id,
+        "document_id": chunk.document_id,
+        "sequence_number": chunk.sequence_number,
+        **extra,
+        "filename": chunk.metadata.filename,
+        "text": chunk.text,
+        "metadata": chunk.metadata.model_dump(mode="json"),
+    }
+    head = json.dumps(source, ensure_ascii=False, separators=(",", ":"))[:-1]
+    return f'{action}\n{head},"{VECTOR_FIELD}":{vector_json(chunk.embedding or ())}}}\n'.encode()
 
 
 def bulk_requests(lines: Sequence[bytes], max_bytes: int) -> Iterator[list[bytes]]:

@@ -43,23 +43,7 @@ def bulk_lines(
 ) -> list[bytes]:
     """One NDJSON ``index`` action (no ``_id``: the collection assigns it) and its source per chunk."""
     action = json.dumps({"index": {"_index": index}})
-    lines = []
-    for c in chunks:
-        source = {
-            "tenant_id": scope.tenant_id,
-            "namespace_id": scope.namespace_id,
-            "document_id": c.document_id,
-            "sequence_number": c.sequence_number,
-            "generation": generation,
-            "stamp": stamp,
-            "filename": c.metadata.filename,
-            "text": c.text,
-            "metadata": c.metadata.model_dump(mode="json"),
-        }
-        head = json.dumps(source, ensure_ascii=False, separators=(",", ":"))[:-1]
-        vector = rq.vector_json(c.embedding or ())
-        lines.append(f'{action}\n{head},"{rq.VECTOR_FIELD}":{vector}}}\n'.encode())
-    return lines
+    return [rq.chunk_line(action, scope, c, generation=generation, stamp=stamp) for c in chunks]
 
 
 def delete_lines(index: str, ids: Sequence[str]) -> list[bytes]:
