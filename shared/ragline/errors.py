@@ -97,6 +97,12 @@ class EmbeddingMismatch(Conflict):
     code = "embedding_mismatch"
 
 
+class MetadataTypeClash(Conflict):
+    """A metadata value (or a filter's) of another type than the namespace fixed for its key."""
+
+    code = "metadata_type_clash"
+
+
 class Superseded(Conflict):
     """A newer event claimed the document while this worker held an older version; its work is void."""
 

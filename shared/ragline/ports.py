@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold
     from ragline.domain.billing import CompletedRun
     from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
     from ragline.domain.documents import Claim, DocumentRecord
+    from ragline.domain.filters import ReadView
     from ragline.domain.keys import KeyGrant
     from ragline.domain.models import (
         Chunk,
@@ -67,6 +68,12 @@ class VectorStore(Protocol):
     - ``neighbors`` returns the document's chunks with sequence numbers in
       ``[seq - before, seq + after]``, ordered by sequence number.
     - Writes are visible to the next ``search`` from the same process (read-your-writes).
+    - A store bound to a :class:`~ragline.domain.filters.ReadView` (``provider.scoped(scope, view)``)
+      serves only the chunks the view admits (:meth:`ReadView.admits` on the chunk's ``attributes``
+      and ``readers``), and a query's ``filters.where`` narrows further: ``search``, ``neighbors``
+      and ``count(doc)`` never return, count or skip a place for any other chunk. The filter runs
+      inside the search, never after it: a search returns ``min(k, chunks admitted and matched)``
+      hits (k = 1 among 10,000 chunks finds the one). Writes are not affected by the view.
     """
 
     scope: TenantScope
@@ -102,7 +109,9 @@ class VectorStore(Protocol):
 class VectorStoreProvider(Protocol):
     """Builds scope-bound stores over one physical store (a SQLite file, an OpenSearch index)."""
 
-    def scoped(self, scope: TenantScope) -> VectorStore: ...
+    def scoped(self, scope: TenantScope, view: ReadView | None = None) -> VectorStore:
+        """The scope's store, serving only what ``view`` admits (None: every chunk)."""
+        ...
 
     def purge_tenant(self, tenant_id: str) -> int:
         """Delete everything the tenant holds in the store, in every namespace it ever had — chunks

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragline import errors
+from ragline.domain.filters import Filter
 
 MAX_IDENTIFIER_LENGTH = 128
 """Longest tenant or namespace id: two of them and a document id fit OpenSearch's 512-byte ``_id``
@@ -65,6 +66,11 @@ class ChunkMetadata(BaseModel):
     wider_text: str = ""
     """The sentence window around the chunk, for the model's context, not for matching."""
     extra: dict[str, str] = Field(default_factory=dict)
+    attributes: dict[str, str | float | bool | list[str]] = Field(default_factory=dict)
+    """The document's metadata (:mod:`ragline.domain.attributes`): what filters test, shown on hits."""
+    readers: tuple[str, ...] = ()
+    """The document's reader terms (:mod:`ragline.domain.access`); ``()``: every user of the namespace.
+    Never shown to a reader."""
 
 
 MAX_SEQUENCE_NUMBER = 2**31 - 1
@@ -107,12 +113,15 @@ def neighbor_window(sequence_number: int, before: int, after: int) -> tuple[int,
 
 
 class MetadataFilter(BaseModel):
-    """Equality filters on chunk fields a caller may narrow by (never tenant or namespace)."""
+    """What one query narrows by, inside the store's bound view (never tenant or namespace, never
+    wider than the view): equality on document ids and filenames, and a metadata filter ``where``
+    (:mod:`ragline.domain.filters`, e.g. a tool's own narrowing)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     document_ids: tuple[str, ...] = ()
     filenames: tuple[str, ...] = ()
+    where: Filter | None = None
 
 
 class _QueryBase(BaseModel):

@@ -16,6 +16,7 @@ from ragline import errors
 from ragline.domain.keys import KeyGrant, hash_api_key, looks_like_api_key
 
 if TYPE_CHECKING:
+    from ragline.domain.access import UserContext
     from ragline.domain.tenancy import ApiKeyRecord, Scope
     from ragline.ports import ApiKeyLookup, TenantRegistry
 
@@ -29,6 +30,9 @@ class Principal(NamedTuple):
     namespaces: frozenset[str] = frozenset()
     """Empty: every namespace of the tenant."""
     key_id: str = ""
+    user: UserContext | None = None
+    """The end user the request acts for (an asserted user context or the tenant's identity
+    provider's token); None: the key acts for the SaaS itself and reads every document it reaches."""
 
     @classmethod
     def operator(cls, tenant_id: str) -> Principal:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from ragline import errors
+from ragline.domain.filters import ReadView
 from ragline.domain.fusion import fuse_across
 from ragline.domain.models import (
     Chunk,
@@ -115,10 +116,13 @@ class RetrievalService:
             usable.append(ns)
         return usable, notices
 
-    def bind(self, scopes: Sequence[TenantScope], usage: RunUsage | None = None) -> Retriever:
-        """A retriever over already-authorised scopes, adding what it spends to ``usage``."""
+    def bind(
+        self, scopes: Sequence[TenantScope], usage: RunUsage | None = None, view: ReadView | None = None
+    ) -> Retriever:
+        """A retriever over already-authorised scopes, adding what it spends to ``usage``; every store
+        serves only what ``view`` admits (the request's filter and user: see :class:`ReadView`)."""
         return Retriever(
-            stores={s: self._stores.scoped(s) for s in dict.fromkeys(scopes)},
+            stores={s: self._stores.scoped(s, view) for s in dict.fromkeys(scopes)},
             build_query=self._query,
             reranker=self._reranker,
             usage=usage if usage is not None else RunUsage(),

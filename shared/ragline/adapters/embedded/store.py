@@ -34,6 +34,7 @@ from ragline.adapters.embedded.bm25 import Bm25Index
 from ragline.adapters.embedded.scope_index import ScopeIndex, read_scope, read_texts
 from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
 from ragline.adapters.embedded.store_schema import SCHEMA
+from ragline.domain.filters import ReadView
 from ragline.domain.fusion import fuse_query
 from ragline.domain.models import (
     Chunk,
@@ -102,7 +103,7 @@ class SqliteVectorStoreProvider:
                 self._conn = open_sqlite(self.path, SCHEMA)
             return self._conn
 
-    def scoped(self, scope: TenantScope) -> SqliteVectorStore:
+    def scoped(self, scope: TenantScope, view: ReadView | None = None) -> SqliteVectorStore:
         return SqliteVectorStore(self, scope)
 
     def close(self) -> None:

@@ -29,6 +29,7 @@ from ragline.adapters.opensearch.client import build_client, translate
 from ragline.adapters.opensearch.fences import DynamoFences
 from ragline.adapters.opensearch.serverless_visibility import PENDING, Expectation, PendingWrites, wait_until
 from ragline.config import Settings
+from ragline.domain.filters import ReadView
 from ragline.domain.models import TenantScope
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ class ServerlessVectorStoreProvider:
             self.client.indices.delete(index=self.index, ignore=404)
         self._ready = False
 
-    def scoped(self, scope: TenantScope) -> ServerlessVectorStore:
+    def scoped(self, scope: TenantScope, view: ReadView | None = None) -> ServerlessVectorStore:
         from ragline.adapters.opensearch.serverless_store import ServerlessVectorStore
 
         self.ensure_index()

@@ -23,6 +23,7 @@ from ragline.adapters.opensearch.client import build_client, translate
 from ragline.adapters.opensearch.hybrid import NORMALIZATION, Normalization
 from ragline.adapters.opensearch.visibility import UNREFRESHED, Refresh
 from ragline.config import Settings
+from ragline.domain.filters import ReadView
 from ragline.domain.fusion import fuse_query
 from ragline.domain.models import (
     Chunk,
@@ -128,7 +129,7 @@ class OpenSearchVectorStoreProvider:
             self.client.indices.delete(index=indexes, ignore_unavailable=True)
         self._ready = False
 
-    def scoped(self, scope: TenantScope) -> OpenSearchVectorStore:
+    def scoped(self, scope: TenantScope, view: ReadView | None = None) -> OpenSearchVectorStore:
         self.ensure_index()
         return OpenSearchVectorStore(self, scope)
 
