@@ -144,3 +144,17 @@ def test_serve_takes_keys_with_users_and_tokens_from_a_jwks_uri(tmp_path: Path) 
         assert (wrong.status_code, wrong.json()["error"]["details"]) == (401, {"reason": "audience"})
     assert seen.users == [UserContext("dan"), *[UserContext("erin", frozenset({"ops"}))] * 2]
     c.close()
+
+
+def test_serve_without_keys_lets_the_operator_act_as_an_end_user(tmp_path: Path) -> None:
+    c = embedded_container(tmp_path)
+    c.registry.create_namespace(new_namespace("local", "docs", default=True))
+    seen = Seen.install(c)
+    with TestClient(build_app(FUNCTIONS, "local", c), base_url="http://localhost") as client:
+        found = client.post(
+            "/v1/namespaces/docs/search", json={"query": "x"}, headers={"Ragline-User-Id": "fay"}
+        )
+        assert found.status_code == 200, found.text
+        assert client.post("/v1/namespaces/docs/search", json={"query": "x"}).status_code == 200
+    assert seen.users == [UserContext("fay"), None]
+    c.close()
