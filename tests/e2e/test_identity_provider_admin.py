@@ -88,6 +88,9 @@ def test_another_tenants_issuer_is_a_conflict_and_a_narrow_admin_is_forbidden(c:
     assert idp(c, admin(c), "PUT", BODY)[0] == 200
     status, body = idp(c, admin(c, "globex"), "PUT", BODY)
     assert (status, body["error"]["code"]) == (409, "conflict")
+    # and Globex's admin neither sees nor removes Acme's provider
+    assert idp(c, admin(c, "globex"), "GET")[0] == 404
+    assert idp(c, admin(c, "globex"), "DELETE") == (200, {"deleted": False})
     assert idp(c, admin(c, namespaces=("docs",)), "PUT", BODY | {"issuer": "https://other.test/"})[0] == 403
     assert c.registry.find_identity_provider(ISSUER)[0] == "acme"  # type: ignore[index]
 
