@@ -173,9 +173,9 @@ def authenticate_token(keys: ApiKeyLookup, token: str, tokens: TokenVerifier) ->
     if found is None:
         raise refused("issuer")
     tenant_id, provider = found
+    verified = tokens.verify(token, provider)  # first: only a good token learns its tenant's status
     if keys.tenant_status(tenant_id) != "active":
         raise errors.Unauthorized("this token's tenant is not active")
-    verified = tokens.verify(token, provider)
     return Principal(
         tenant_id=tenant_id,
         scopes=frozenset(provider.scopes),
