@@ -5,15 +5,46 @@ index entry of an issuer the tenant no longer has, and the lookup reads exactly 
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from ragline import errors
+from ragline.adapters.aws.api_keys import DynamoDbApiKeyLookup
+from ragline.adapters.aws.tenants import DynamoDbTenantRegistry
+from ragline.adapters.embedded.api_keys import SqliteApiKeyLookup
+from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.domain.identity import IdentityProvider
 from ragline.domain.keys import KeyGrant
-from tests.contract.test_api_key_lookup import Store, store, tenants_table  # noqa: F401  (fixtures)
 from tests.contract.tenant_registry_contract import api_key
+from tests.contract.test_api_key_lookup import Store
 
 pytestmark = pytest.mark.contract
+
+
+@pytest.fixture
+def tenants_table(dynamodb_client: Any) -> Iterator[str]:
+    from tests.support.cfn_tables import create_table_from_template
+
+    table = create_table_from_template(dynamodb_client, "TenantsTable", f"tenants-{uuid.uuid4().hex}")
+    yield table
+    dynamodb_client.delete_table(TableName=table)
+
+
+@pytest.fixture(params=["sqlite", "dynamodb"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    """A registry and the authorizer's lookup over one fresh store."""
+    if request.param == "sqlite":
+        path = tmp_path / "tenants.sqlite"
+        return Store(SqliteTenantRegistry(path), SqliteApiKeyLookup(path))
+    client = request.getfixturevalue("dynamodb_client")
+    table = request.getfixturevalue("tenants_table")
+    return Store(DynamoDbTenantRegistry(table, client=client), DynamoDbApiKeyLookup(table, client=client))
+
+
 JWK = {"kty": "RSA", "kid": "k1", "n": "sXch", "e": "AQAB"}
 
 
@@ -22,8 +53,10 @@ def provider(issuer: str, **kw: object) -> IdentityProvider:
 
 
 def test_a_provider_is_stored_read_and_found_by_its_issuer(store: Store) -> None:
-    idp = provider("https://idp.acme.test/", user_claim="email", groups_claim="cognito:groups",
-                   algorithms=("RS256", "ES256"), namespaces=("docs",), max_lifetime=3600, leeway=5)  # fmt: skip
+    idp = provider(
+        "https://idp.acme.test/", user_claim="email", groups_claim="cognito:groups",
+        algorithms=("RS256", "ES256"), namespaces=("docs",), max_lifetime=3600, leeway=5,
+    )  # fmt: skip
     store.registry.put_identity_provider("acme", idp)
     assert store.registry.get_identity_provider("acme") == idp
     assert store.registry.find_identity_provider("https://idp.acme.test/") == ("acme", idp)
