@@ -15,11 +15,16 @@ and 502/503/504 — but only when a retry cannot do the work twice: GET, PATCH a
 metered POSTs (chat, search, hosting search), which always carry an ``Idempotency-Key`` (yours, or one
 made per call), so a retry replays the recorded run instead of running and charging it again. A
 stream is retried only before its first event. Only ``httpx`` and ``pydantic`` are needed.
+
+End users: a key created with ``assert_user=True`` acts for the user its client names
+(``rl.for_user("u-42", ["hr"])``: the ``Ragline-User-Id`` / ``Ragline-User-Groups`` headers); a
+tenant identity provider's token is passed as ``api_key`` (it is sent as the same bearer token).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import random
 import time
@@ -38,6 +43,9 @@ from ragline.domain.api import (
     DocumentList,
     DocumentView,
     HostingSearchResponse,
+    IdentityProviderBody,
+    IdentityProviderDeleted,
+    IdentityProviderView,
     KeyList,
     KeyView,
     NamespaceDeleted,
@@ -100,6 +108,16 @@ class RaglineClient:
         )
         self._max_retries = max_retries
         self._backoff_s = backoff_s
+        self._user: dict[str, str] = {}
+
+    def for_user(self, user_id: str, groups: Sequence[str] = ()) -> RaglineClient:
+        """This client acting for an end user (its key needs ``assertUser``). It shares this client's
+        connections: close either one, and both are closed."""
+        other = copy.copy(self)
+        other._user = {"Ragline-User-Id": user_id}
+        if groups:
+            other._user["Ragline-User-Groups"] = ",".join(groups)
+        return other
 
     def __enter__(self) -> RaglineClient:
         return self
@@ -166,7 +184,11 @@ class RaglineClient:
     ) -> Iterator[RunEvent]:
         """The run's events as they stream (``text``, ``tool_start``, ``sources``… ``final``)."""
         body = _chat_body(question, namespaces, agent, mode, stream=True)
-        headers = {"Idempotency-Key": idempotency_key or _run_key(), "Accept": "text/event-stream"}
+        headers = {
+            **self._user,
+            "Idempotency-Key": idempotency_key or _run_key(),
+            "Accept": "text/event-stream",
+        }
         for attempt in range(self._max_retries + 1):
             with self._http.stream("POST", "/v1/chat", json=body, headers=headers) as response:
                 if response.status_code >= 400:
@@ -249,10 +271,36 @@ class RaglineClient:
         return self._call(KeyList, "GET", "/v1/keys")
 
     def create_key(
-        self, scopes: Sequence[str], *, name: str = "", namespaces: Sequence[str] = ()
+        self,
+        scopes: Sequence[str],
+        *,
+        name: str = "",
+        namespaces: Sequence[str] = (),
+        assert_user: bool = False,
+        require_user: bool = False,
     ) -> NewKeyView:
-        body = {"scopes": list(scopes), "name": name, "namespaces": list(namespaces)}
+        """``assert_user``: the key may act for an end user (:meth:`for_user`); ``require_user``: it must."""
+        body = {
+            "scopes": list(scopes),
+            "name": name,
+            "namespaces": list(namespaces),
+            "assertUser": assert_user,
+            "requireUser": require_user,
+        }
         return self._call(NewKeyView, "POST", "/v1/keys", body)
+
+    def get_identity_provider(self) -> IdentityProviderView:
+        return self._call(IdentityProviderView, "GET", "/v1/tenant/identity-provider")
+
+    def set_identity_provider(
+        self, provider: IdentityProviderBody | Mapping[str, Any]
+    ) -> IdentityProviderView:
+        """Whose tokens act as this tenant's end users (camelCase fields, as the API's body)."""
+        body = provider.model_dump(by_alias=True) if isinstance(provider, BaseModel) else dict(provider)
+        return self._call(IdentityProviderView, "PUT", "/v1/tenant/identity-provider", body)
+
+    def delete_identity_provider(self) -> IdentityProviderDeleted:
+        return self._call(IdentityProviderDeleted, "DELETE", "/v1/tenant/identity-provider")
 
     def revoke_key(self, key_id: str) -> KeyView:
         return self._call(KeyView, "DELETE", f"/v1/keys/{_seg(key_id)}")
@@ -272,9 +320,9 @@ class RaglineClient:
         run: str | None = None,
         params: Mapping[str, str] | None = None,
     ) -> M:
-        headers = {"Idempotency-Key": run} if run else {}
+        headers = {**self._user, "Idempotency-Key": run} if run else dict(self._user)
         # A retry must not do the work twice: reads and idempotent writes, and runs under their key.
-        retriable = method in ("GET", "PATCH", "DELETE") or run is not None
+        retriable = method in ("GET", "PUT", "PATCH", "DELETE") or run is not None
         for attempt in range(self._max_retries + 1):
             try:
                 response = self._http.request(method, path, json=body, headers=headers, params=params)

@@ -59,7 +59,7 @@ def build_openapi(functions: Path) -> dict[str, Any]:
             " documents and administration. Every body is camelCase; unknown fields are refused.",
         },
         "servers": [{"url": "/"}],
-        "security": [{"apiKey": []}],
+        "security": [{"apiKey": []}, {"identityToken": []}],
         "paths": dict(sorted(paths.items())),
         "components": {
             "schemas": dict(sorted(schemas.items())),
@@ -68,7 +68,15 @@ def build_openapi(functions: Path) -> dict[str, Any]:
                     "type": "http",
                     "scheme": "bearer",
                     "description": "A Ragline API key (`rl_…`), as `Authorization: Bearer <key>`.",
-                }
+                },
+                "identityToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "bearerFormat": "JWT",
+                    "description": "A token of the tenant's own identity provider (PUT"
+                    " /v1/tenant/identity-provider), as `Authorization: Bearer <JWT>`: the request acts"
+                    " for the user it names, with the provider's scopes (chat, search) and namespaces.",
+                },
             },
         },
     }
@@ -125,6 +133,26 @@ def _chat_operation(schemas: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+USER_HEADERS = [
+    {
+        "name": "Ragline-User-Id",
+        "in": "header",
+        "required": False,
+        "description": "The end user this request acts for (documents' access lists apply). Only"
+        " with a key created with `assertUser` (else 403); a key with `requireUser` must send it.",
+        "schema": {"type": "string", "minLength": 1, "maxLength": 256},
+    },
+    {
+        "name": "Ragline-User-Groups",
+        "in": "header",
+        "required": False,
+        "description": "The end user's groups, comma-separated (at most 100), with Ragline-User-Id.",
+        "schema": {"type": "string"},
+    },
+]
+"""Every route takes them: the same rule holds on every path a document can leave by."""
+
+
 def _finish(method: str, path: str, operation: dict[str, Any]) -> None:
     """The one error shape for every error status, and the ``Idempotency-Key`` of metered routes."""
     responses = operation["responses"]
@@ -135,6 +163,7 @@ def _finish(method: str, path: str, operation: dict[str, Any]) -> None:
             "content": {"application/json": {"schema": {"$ref": REF + "ErrorBody"}}},
         }
     operation["responses"] = dict(sorted(responses.items()))
+    operation.setdefault("parameters", []).extend(USER_HEADERS)
     if (method, path) in METERED:
         operation.setdefault("parameters", []).append(
             {

@@ -46,13 +46,19 @@ REST_ROUTES = {
         ("/v1/namespaces", ["GET", "POST"]),
         ("/v1/namespaces/{namespace}", ["GET", "PATCH", "DELETE"]),
     ],
-    "keys": [("/v1/keys", ["GET", "POST"]), ("/v1/keys/{key_id}", ["DELETE"]), ("/v1/usage", ["GET"])],
+    "keys": [
+        ("/v1/keys", ["GET", "POST"]),
+        ("/v1/keys/{key_id}", ["DELETE"]),
+        ("/v1/usage", ["GET"]),
+        ("/v1/tenant/identity-provider", ["GET", "PUT", "DELETE"]),
+    ],
 }
 
 
 def local_principal(tenant: str) -> dict[str, str]:
-    """A local server has no API keys: the operator acts as the tenant with every scope."""
-    return Principal.operator(tenant).to_context()
+    """A local server has no API keys: the operator acts as the tenant with every scope, and may name
+    an end user (``Ragline-User-Id``) to see what that user would see."""
+    return Principal.operator(tenant)._replace(may_assert_user=True).to_context()
 
 
 def load_function(functions: Path, name: str) -> ModuleType:
