@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from ragline import errors
 from ragline.domain.documents import DocumentRecord, DocumentStatus, check_document_id
+from ragline.domain.filters import parse_filter
 from ragline.domain.models import Chunk, IngestUsage, RunUsage, SearchHit, SearchMode
 from ragline.domain.retrieval import Evidence, Notice, RetrievedHit
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Scope
@@ -140,6 +142,34 @@ class RequestMessage(ApiRequest):
     content: str = Field(default="", max_length=100_000)
 
 
+FILTER_DESCRIPTION = (
+    "A metadata filter (see the README's Filters): one operator object, e.g."
+    ' {"andAll": [{"equals": {"key": "product", "value": "kettle"}},'
+    ' {"greaterThanOrEquals": {"key": "year", "value": 2024}}]}. Operators: equals, notEquals,'
+    " greaterThan, greaterThanOrEquals, lessThan, lessThanOrEquals, in, notIn, startsWith,"
+    " listContains, exists, andAll, orAll, not; at most 8 levels and 64 conditions. Applied inside"
+    " the store, out of band: no model can change it."
+)
+
+
+def _bounded_filter(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Parsed once here so a malformed or oversized filter is a 400 naming the problem."""
+    if value is not None:
+        try:
+            parse_filter(value)
+        except errors.InvalidRequest as exc:
+            raise ValueError(exc.message) from None
+    return value
+
+
+RequestFilter = Annotated[
+    dict[str, Any] | None,
+    Field(default=None, description=FILTER_DESCRIPTION),
+    AfterValidator(_bounded_filter),
+]
+"""A request's ``filter``: the JSON shape of :mod:`ragline.domain.filters`, checked on arrival."""
+
+
 class ChatRequest(ApiRequest):
     """``POST /v1/chat``. The tenant is never part of it: it comes from the authorizer."""
 
@@ -151,6 +181,8 @@ class ChatRequest(ApiRequest):
     agent: ChatAgent = "agentic"
     """Which agent answers; ``auto``: the RAG router picks by the agents' descriptions."""
     stream: bool = True
+    filter: RequestFilter = None
+    """Every search of the run (every agent's tools, ``expand``) reads only chunks it admits."""
 
     @property
     def routes_namespaces(self) -> bool:
@@ -183,6 +215,7 @@ class SearchRequest(ApiRequest):
     """Rerank the fused candidates (semantic and hybrid modes; keyword order is kept)."""
     fusion: Literal["rrf", "convex"] | None = None
     """Hybrid fusion for this query (default: the deployment's setting)."""
+    filter: RequestFilter = None
 
 
 class RerankView(ApiModel):
@@ -223,6 +256,7 @@ class HostingSearchRequest(ApiRequest):
     top_k: int = Field(default=15, ge=1, le=100)
     mode: ChatMode = "accurate"
     """``accurate`` reranks the pooled chunks; ``fast`` keeps their fused order."""
+    filter: RequestFilter = None
 
     @model_validator(mode="after")
     def _one_conversation(self) -> HostingSearchRequest:

@@ -1,5 +1,10 @@
 """Documents of a namespace as the API sees them: list, inspect, add text, delete.
 
+With an end user (``principal.user``), a document whose readers do not admit the user does not exist
+for the request: absent from the listing, and the same 404 as a missing document on every route that
+names it — nothing tells "exists, not yours" from "no such document". A key without a user context
+sees every document (issue 29's trust model).
+
 The delete rule lives here: a document that came from S3 is deleted by removing its object (its
 ``ObjectRemoved`` event then removes the chunks, ordered with the uploads by the event sequencer);
 a document sent as text through the API has no object, so its chunks are removed at once.
@@ -17,6 +22,7 @@ from ragline.ports import DocumentRegistry, ObjectStore, TenantRegistry
 from ragline.services.authentication import Principal
 from ragline.services.ingest import IngestService
 from ragline.services.namespaces import require_namespace
+from ragline.services.read_views import may_see
 
 READ: tuple[Scope, ...] = ("ingest", "search")
 
@@ -37,12 +43,12 @@ class DocumentService:
 
     def list(self, principal: Principal, namespace: str) -> DocumentList:
         s = self._scope(principal, namespace, READ)
-        return DocumentList(
-            documents=[DocumentView.of(r) for r in self._documents.list(s.tenant_id, s.namespace_id)]
-        )
+        records = self._documents.list(s.tenant_id, s.namespace_id)
+        return DocumentList(documents=[DocumentView.of(r) for r in records if may_see(principal, r.readers)])
 
     def get(self, principal: Principal, namespace: str, document_id: str) -> DocumentView:
-        return DocumentView.of(self._find(self._scope(principal, namespace, READ), document_id))
+        s = self._scope(principal, namespace, READ)
+        return DocumentView.of(self._find(s, document_id, principal))
 
     def add_text(self, principal: Principal, namespace: str, body: AddText) -> DocumentView:
         s = self._scope(principal, namespace, ("ingest",))
@@ -53,7 +59,7 @@ class DocumentService:
 
     def delete(self, principal: Principal, namespace: str, document_id: str) -> DocumentDeletion:
         s = self._scope(principal, namespace, ("ingest",))
-        record = self._find(s, document_id)
+        record = self._find(s, document_id, principal)
         key = object_key_of(record.source)
         if key is not None:
             self._objects.delete(key)
@@ -69,8 +75,9 @@ class DocumentService:
         require_namespace(self._registry, principal.tenant_id, namespace)
         return TenantScope(tenant_id=principal.tenant_id, namespace_id=namespace)
 
-    def _find(self, s: TenantScope, document_id: str) -> DocumentRecord:
+    def _find(self, s: TenantScope, document_id: str, principal: Principal | None = None) -> DocumentRecord:
+        """The record, or NotFound — also when ``principal``'s user may not read it (one 404 for both)."""
         record = self._documents.get(s.tenant_id, s.namespace_id, document_id)
-        if record is None:
+        if record is None or (principal is not None and not may_see(principal, record.readers)):
             raise errors.NotFound(f"no document {document_id!r}", document_id=document_id)
         return record
