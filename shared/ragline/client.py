@@ -15,6 +15,12 @@ and 502/503/504 — but only when a retry cannot do the work twice: GET, PATCH a
 metered POSTs (chat, search, hosting search), which always carry an ``Idempotency-Key`` (yours, or one
 made per call), so a retry replays the recorded run instead of running and charging it again. A
 stream is retried only before its first event. Only ``httpx`` and ``pydantic`` are needed.
+
+Filters and end users (issue 29): every run takes ``filter=`` (the JSON filter of the README's
+Filters), applied inside the store; a client made with ``user_id=``/``groups=`` (or
+:meth:`RaglineClient.for_user`) sends the user context headers ``Ragline-User-Id`` and
+``Ragline-User-Groups`` on every request — honoured only for a key created with the right to assert
+one — so searches, chats and document views read only what that user may read.
 """
 
 from __future__ import annotations
@@ -51,6 +57,9 @@ from ragline.domain.api import (
 M = TypeVar("M", bound=BaseModel)
 Message = Mapping[str, str]
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
+USER_ID_HEADER = "Ragline-User-Id"
+USER_GROUPS_HEADER = "Ragline-User-Groups"
+"""Comma-separated group names (a group name has no comma)."""
 _EVENTS: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
 
 
@@ -90,8 +99,13 @@ class RaglineClient:
         max_retries: int = 3,
         backoff_s: float = 0.5,
         transport: httpx.BaseTransport | None = None,
+        user_id: str | None = None,
+        groups: Sequence[str] = (),
     ) -> None:
+        """``user_id``/``groups``: the end user every request acts for (see the module docstring)."""
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        headers |= user_headers(user_id, groups)
+        self._settings = (base_url, api_key, timeout, max_retries, backoff_s, transport)
         self._http = httpx.Client(
             base_url=base_url.rstrip("/"),
             headers=headers,
@@ -110,6 +124,20 @@ class RaglineClient:
     def close(self) -> None:
         self._http.close()
 
+    def for_user(self, user_id: str, groups: Sequence[str] = ()) -> RaglineClient:
+        """A new client with this one's settings, acting for the end user ``user_id`` in ``groups``."""
+        base_url, api_key, timeout, max_retries, backoff_s, transport = self._settings
+        return RaglineClient(
+            base_url,
+            api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            transport=transport,
+            user_id=user_id,
+            groups=groups,
+        )
+
     # -- runs (metered) ------------------------------------------------------------------------
     def search(
         self,
@@ -120,11 +148,14 @@ class RaglineClient:
         k: int = 10,
         rerank: bool = False,
         fusion: Literal["rrf", "convex"] | None = None,
+        filter: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> SearchResponse:
         body: dict[str, Any] = {"query": query, "mode": mode, "k": k, "rerank": rerank}
         if fusion is not None:
             body["fusion"] = fusion
+        if filter is not None:
+            body["filter"] = dict(filter)
         path = f"/v1/namespaces/{_seg(namespace)}/search"
         return self._call(SearchResponse, "POST", path, body, run=idempotency_key or _run_key())
 
@@ -138,6 +169,7 @@ class RaglineClient:
         token_budget: int = 4096,
         top_k: int = 15,
         mode: Literal["accurate", "fast"] = "accurate",
+        filter: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> HostingSearchResponse:
         body: dict[str, Any] = {
@@ -147,6 +179,8 @@ class RaglineClient:
             "topK": top_k,
             "mode": mode,
         }
+        if filter is not None:
+            body["filter"] = dict(filter)
         if messages is not None:
             body["messages"] = [dict(m) for m in messages]
         if query is not None:
@@ -162,10 +196,11 @@ class RaglineClient:
         namespaces: Sequence[str] | Literal["auto"] = (),
         agent: Literal["auto", "agentic", "deep_search", "chain_of_rag"] = "agentic",
         mode: Literal["accurate", "fast"] = "accurate",
+        filter: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> Iterator[RunEvent]:
         """The run's events as they stream (``text``, ``tool_start``, ``sources``… ``final``)."""
-        body = _chat_body(question, namespaces, agent, mode, stream=True)
+        body = _chat_body(question, namespaces, agent, mode, filter, stream=True)
         headers = {"Idempotency-Key": idempotency_key or _run_key(), "Accept": "text/event-stream"}
         for attempt in range(self._max_retries + 1):
             with self._http.stream("POST", "/v1/chat", json=body, headers=headers) as response:
@@ -185,10 +220,11 @@ class RaglineClient:
         namespaces: Sequence[str] | Literal["auto"] = (),
         agent: Literal["auto", "agentic", "deep_search", "chain_of_rag"] = "agentic",
         mode: Literal["accurate", "fast"] = "accurate",
+        filter: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> ChatResponse:
         """A whole chat run as one body (``stream: false``): answer, sources, warnings, usage."""
-        body = _chat_body(question, namespaces, agent, mode, stream=False)
+        body = _chat_body(question, namespaces, agent, mode, filter, stream=False)
         return self._call(ChatResponse, "POST", "/v1/chat", body, run=idempotency_key or _run_key())
 
     # -- documents -----------------------------------------------------------------------------
@@ -325,6 +361,7 @@ def _chat_body(
     namespaces: Sequence[str] | Literal["auto"],
     agent: str,
     mode: str,
+    filter: Mapping[str, Any] | None,
     *,
     stream: bool,
 ) -> dict[str, Any]:
@@ -332,7 +369,22 @@ def _chat_body(
         [{"role": "user", "content": question}] if isinstance(question, str) else [dict(m) for m in question]
     )
     spaces: Any = namespaces if namespaces == "auto" else list(namespaces)
-    return {"messages": messages, "namespaces": spaces, "agent": agent, "mode": mode, "stream": stream}
+    body = {"messages": messages, "namespaces": spaces, "agent": agent, "mode": mode, "stream": stream}
+    if filter is not None:
+        body["filter"] = dict(filter)
+    return body
+
+
+def user_headers(user_id: str | None, groups: Sequence[str] = ()) -> dict[str, str]:
+    """The user context headers (none without a user)."""
+    if user_id is None:
+        if groups:
+            raise ValueError("groups need a user_id")
+        return {}
+    headers = {USER_ID_HEADER: user_id}
+    if groups:
+        headers[USER_GROUPS_HEADER] = ",".join(groups)
+    return headers
 
 
 def _sse(lines: Iterator[str]) -> Iterator[RunEvent]:

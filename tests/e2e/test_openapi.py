@@ -52,8 +52,13 @@ def test_every_route_is_documented_with_its_models_and_the_one_error_shape() -> 
                 schema = op["responses"][status]["content"]["application/json"]["schema"]
                 assert schema == {"$ref": "#/components/schemas/ErrorBody"}, (method, path, status)
             metered = path in ("/v1/chat", "/v1/hosting-search", "/v1/namespaces/{namespace}/search")
+            documents = path.startswith("/v1/namespaces/{namespace}/documents") and method != "post"
+            user = ["Ragline-User-Id", "Ragline-User-Groups"] if metered or documents else []
             headers = [p["name"] for p in op.get("parameters", []) if p["in"] == "header"]
-            assert headers == (["Idempotency-Key"] if metered else []), (method, path)
+            assert headers == user + (["Idempotency-Key"] if metered else []), (method, path)
+    for body in ("SearchRequest", "ChatRequest", "HostingSearchRequest"):
+        ops = doc["components"]["schemas"][body]["properties"]["filter"]["anyOf"][0]["oneOf"]
+        assert {next(iter(o["properties"])) for o in ops} >= {"andAll", "orAll", "not", "in", "equals"}
     chat = doc["paths"]["/v1/chat"]["post"]
     assert set(chat["responses"]["200"]["content"]) == {"text/event-stream", "application/json"}
     schemas = doc["components"]["schemas"]

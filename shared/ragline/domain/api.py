@@ -10,11 +10,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from ragline import errors
 from ragline.domain.documents import DocumentRecord, DocumentStatus, check_document_id
+from ragline.domain.filter_schema import filter_json_schema
 from ragline.domain.filters import parse_filter
 from ragline.domain.models import Chunk, IngestUsage, RunUsage, SearchHit, SearchMode
 from ragline.domain.retrieval import Evidence, Notice, RetrievedHit
@@ -166,6 +175,7 @@ RequestFilter = Annotated[
     dict[str, Any] | None,
     Field(default=None, description=FILTER_DESCRIPTION),
     AfterValidator(_bounded_filter),
+    WithJsonSchema({"anyOf": [filter_json_schema(), {"type": "null"}], "description": FILTER_DESCRIPTION}),
 ]
 """A request's ``filter``: the JSON shape of :mod:`ragline.domain.filters`, checked on arrival."""
 
