@@ -134,7 +134,7 @@ class ChatService:
         fingerprint = request_fingerprint("POST", "/v1/chat", request, ignore={"stream"}, reach=reach)
         run = self._metering.start(principal.tenant_id, run_id, fingerprint)
         if run.replay is not None:
-            return replayed(self._metering, principal.tenant_id, run.replay, run.run_id)
+            return replayed(self._metering, principal.tenant_id, run.replay, run.run_id, access.readers)
         if request.legacy_mode:
             notices.append(
                 Notice("deprecated_mode", f"mode {request.mode!r} is deprecated and ran as 'accurate'")

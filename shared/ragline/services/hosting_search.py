@@ -68,7 +68,7 @@ class HostingSearchService:
         fingerprint = request_fingerprint("POST", ROUTE, request, reach=reach)
         run = self._metering.start(principal.tenant_id, run_id, fingerprint)
         if run.replay is not None:
-            return self._replayed(principal.tenant_id, run.replay, run.run_id)
+            return self._replayed(principal.tenant_id, run.replay, run.run_id, access.readers)
         outcome = HostingOutcome(usage=run.usage)
         response: HostingSearchResponse | None = None
         try:
@@ -88,10 +88,12 @@ class HostingSearchService:
         response.usage = Usage.of(charged)
         return response
 
-    def _replayed(self, tenant_id: str, replay: CompletedRun, run_id: str) -> HostingSearchResponse:
+    def _replayed(
+        self, tenant_id: str, replay: CompletedRun, run_id: str, readers: frozenset[str] | None
+    ) -> HostingSearchResponse:
         """The recorded response, without the chunks of documents deleted or changed since the run;
         none when there is nothing to serve (the first run failed, expired or predates the rule)."""
-        recorded = self._metering.opened(tenant_id, replay)
+        recorded = self._metering.opened(tenant_id, replay, readers)
         usage = Usage.of(replay.usage)
         if recorded is None:
             return HostingSearchResponse(

@@ -44,7 +44,7 @@ class SearchService:
         fingerprint = request_fingerprint("POST", route, request, reach=reach)
         run = self._metering.start(principal.tenant_id, run_id, fingerprint)
         if run.replay is not None:
-            return self._replayed(principal.tenant_id, run.replay, run.run_id, request)
+            return self._replayed(principal.tenant_id, run.replay, run.run_id, request, access.readers)
         response: SearchResponse | None = None
         try:
             retriever = self._retrieval.bind([scope], usage=run.usage, view=access.views(spaces))
@@ -74,11 +74,16 @@ class SearchService:
         return response
 
     def _replayed(
-        self, tenant_id: str, replay: CompletedRun, run_id: str, request: SearchRequest
+        self,
+        tenant_id: str,
+        replay: CompletedRun,
+        run_id: str,
+        request: SearchRequest,
+        readers: frozenset[str] | None,
     ) -> SearchResponse:
         """The recorded response, without the hits of documents deleted or changed since the run;
         none when there is nothing to serve (the first run failed, expired or predates the rule)."""
-        recorded = self._metering.opened(tenant_id, replay)
+        recorded = self._metering.opened(tenant_id, replay, readers)
         usage = Usage.of(replay.usage)
         if recorded is None:
             return SearchResponse(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,23 +19,27 @@ import pytest
 from pydantic import ValidationError
 
 from ragline import errors
+from ragline.adapters.embedded.documents import SqliteDocumentRegistry
 from ragline.agents.events import RunFinished, ToolFinished
 from ragline.client import RaglineClient
 from ragline.config import Settings
 from ragline.domain.access import UserContext
-from ragline.domain.api import ChatRequest, HostingSearchRequest, SearchRequest
+from ragline.domain.api import ChatRequest, HostingSearchRequest, SearchRequest, Usage
 from ragline.domain.filters import AllOf, Compare, ReadView, parse_filter
 from ragline.domain.models import SearchQuery, TenantScope
 from ragline.services.chat import ChatService
 from ragline.services.read_views import RequestAccess
+from ragline.services.replays import opened, sealed
 from ragline.wiring import Container
 from tests.support.acl_world import HostileModel, build, principal
+from tests.support.clock import ManualClock
 from tests.support.fakes import BowEmbedder
 
 pytestmark = pytest.mark.unit
 BOB = UserContext.of("bob", ["hr"])
 TEAM_HR = {"equals": {"key": "team", "value": "hr"}}
 YEAR = {"greaterThan": {"key": "year", "value": 2023}}
+T0 = datetime(2026, 3, 15, 12, 0, tzinfo=UTC)
 
 
 class SpyingStores:
@@ -212,3 +217,22 @@ def test_the_client_sends_the_filter_and_the_user_context() -> None:
     assert json.loads(first.content)["filter"] == TEAM_HR and "ragline-user-id" not in first.headers
     assert second.headers["Ragline-User-Id"] == "bob" and second.headers["Ragline-User-Groups"] == "hr,eng"
     assert second.headers["Authorization"] == "Bearer rl_x" and "filter" not in json.loads(second.content)
+
+
+def test_a_replay_masks_what_the_user_may_no_longer_read(tmp_path: Path) -> None:
+    """Access is re-checked on replay, also when the record's time says nothing changed (a registry
+    that moved the readers without a new version)."""
+    clock = ManualClock(T0 - timedelta(minutes=1))
+    documents = SqliteDocumentRegistry(tmp_path / "d.sqlite", clock=clock)
+    claim = documents.claim("acme", "docs", "hr.txt", None)
+    documents.complete(claim.record.model_copy(update={"status": "ready", "readers": ("g:hr",)}))
+    final = RunFinished(run_id="r", exit_reason="answered", answer="Bands.", usage=Usage())
+    text = sealed(final, [("docs", "hr.txt")], T0)
+
+    as_bob = opened(documents, "acme", text, T0 + timedelta(minutes=1), BOB.reader_terms())
+    assert as_bob is not None and not as_bob.masked
+    carol = UserContext.of("carol").reader_terms()
+    as_carol = opened(documents, "acme", text, T0 + timedelta(minutes=1), carol)
+    assert as_carol is not None and as_carol.masked and as_carol.kept == frozenset()
+    as_service = opened(documents, "acme", text, T0 + timedelta(minutes=1), None)
+    assert as_service is not None and not as_service.masked
