@@ -98,8 +98,8 @@ class ServerlessVectorStoreProvider:
                 except RequestError as exc:
                     if exc.error != "resource_already_exists_exception":
                         raise
-            # an index made before chunks carried filter fields gets them (see .filtering)
-            self.client.indices.put_mapping(index=self.index, body={"properties": FIELDS})
+            else:  # an index made before chunks carried filter fields gets them (see .filtering)
+                self.client.indices.put_mapping(index=self.index, body={"properties": FIELDS})
             self._ready = True
 
     def drop(self) -> None:

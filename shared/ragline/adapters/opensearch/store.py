@@ -121,9 +121,10 @@ class OpenSearchVectorStoreProvider:
                     except RequestError as exc:
                         if exc.error != "resource_already_exists_exception":
                             raise
-            # an index made before chunks carried filter fields gets them (idempotent; old chunks
-            # lack them and read as open to everyone, without attributes: see .filtering)
-            self.client.indices.put_mapping(index=self.index, body={"properties": FIELDS})
+                elif name == self.index:
+                    # an index made before chunks carried filter fields gets them (idempotent; its
+                    # old chunks lack them and read as open to everyone, without attributes)
+                    self.client.indices.put_mapping(index=name, body={"properties": FIELDS})
             self._ready = True
 
     def drop(self) -> None:
