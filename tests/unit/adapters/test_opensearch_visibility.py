@@ -26,6 +26,9 @@ class Indices:
     def exists(self, index: str) -> bool:
         return True
 
+    def put_mapping(self, index: str, body: dict[str, Any]) -> None:
+        """An existing index gets the filter fields (not a refresh: not recorded)."""
+
     def refresh(self, index: str) -> None:
         self.calls.append("refresh")
 

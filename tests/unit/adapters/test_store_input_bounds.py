@@ -70,6 +70,9 @@ class ExistingIndices:
     def exists(self, index: str) -> bool:
         return True
 
+    def put_mapping(self, index: str, body: object) -> None:
+        """An existing index gets the filter fields."""
+
 
 class RecordingClient:
     """An OpenSearch client over existing indexes that answers every search with no hits and keeps
