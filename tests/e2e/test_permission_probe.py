@@ -12,13 +12,14 @@ filters that try to widen, by ``expand`` on guessed ids and by citing ids it nev
   k above the chunk count returns exactly the readable chunks, a listing exactly the readable
   documents, a document view of an unreadable document is the 404 of a missing one.
 
-Service level (the principal carries the user as the authorizer fills it). Runs on the embedded
-store; the stores' contract suite runs the same rule against OpenSearch.
+Service level (the principal carries the user as the authorizer fills it), on the embedded store and
+on a real OpenSearch node.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -27,6 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragline import errors
+from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.agents.events import ChatResponse, RunEvent, Sources
 from ragline.agents.hosting_search import HostingLimits
 from ragline.agents.planners import LlmPlanner
@@ -53,22 +55,34 @@ from tests.support.acl_world import (
     readable,
 )
 from tests.support.fakes import BowEmbedder
+from tests.support.vectors import DIM
 
 pytestmark = pytest.mark.e2e
 QUESTION = "What are the hr salaries, the exec plan and alice's payroll notes?"
 AGENTS = ("agentic", "deep_search", "chain_of_rag", "auto")
 
 
-@pytest.fixture(scope="module")
-def c(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Container]:
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("opensearch", marks=pytest.mark.opensearch)])
+def c(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Container]:
+    """The world on the embedded store and on a real OpenSearch node (a fresh index)."""
+    parts: dict[str, Any] = {}
+    if request.param == "opensearch":
+        client = build_client(Settings(opensearch_url=request.getfixturevalue("opensearch_url")))
+        parts["stores"] = OpenSearchVectorStoreProvider(
+            client, index=f"test-acl-{uuid.uuid4().hex[:12]}", dimension=DIM
+        )
     container = Container(
         Settings(home=tmp_path_factory.mktemp("acl")),
         embedder=BowEmbedder(),
         tokenizer=BowEmbedder(),
         chat_model=HostileModel(hostile_calls()),
+        **parts,
     )
     build(container)
     yield container
+    if "stores" in parts:
+        parts["stores"].drop()
+    container.close()
 
 
 def chat(c: Container, user: UserContext | None, model: HostileModel, **body: Any) -> list[RunEvent]:
