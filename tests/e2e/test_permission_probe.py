@@ -35,7 +35,7 @@ from ragline.agents.planners import LlmPlanner
 from ragline.cli.mcp import read_namespace, run_tool
 from ragline.config import Settings
 from ragline.domain.access import UserContext
-from ragline.domain.api import ChatRequest, HostingSearchRequest, SearchRequest
+from ragline.domain.api import ChatRequest, DocumentLabels, HostingSearchRequest, SearchRequest
 from ragline.domain.filters import ReadView, parse_filter
 from ragline.services.chat import ChatService
 from ragline.services.hosting_search import HostingSearchService
@@ -173,20 +173,29 @@ def test_documents_show_only_what_the_user_may_read_and_hide_the_rest_as_missing
         assert listed == {d.document_id for d in DOCS if d.namespace == ns and readable(user, d)}
         assert read_namespace(c, p, ns)["documentCount"] == len(listed)
     missing = error_of(lambda: c.document_service.get(p, "docs", "no-such-document"))
+    relabel = DocumentLabels.model_validate({"access": {"users": [], "groups": []}})
     for doc in DOCS:
         if doc.namespace != "docs":
             continue
         if readable(user, doc):
-            assert c.document_service.get(p, "docs", doc.document_id).document_id == doc.document_id
+            view = c.document_service.get(p, "docs", doc.document_id)
+            assert view.document_id == doc.document_id
+            # an end user sees what a document says, never who else may read it
+            assert (view.access is None) == (user is not None)
             continue
-        for action in (c.document_service.get, c.document_service.delete):
-            got = error_of(lambda action=action, doc=doc: action(p, "docs", doc.document_id))
+        for attempt in (
+            lambda doc=doc: c.document_service.get(p, "docs", doc.document_id),
+            lambda doc=doc: c.document_service.delete(p, "docs", doc.document_id),
+            lambda doc=doc: c.document_service.relabel(p, "docs", doc.document_id, relabel),
+        ):
+            got = error_of(attempt)
             assert got == (
                 missing[0],
                 missing[1].replace("no-such-document", doc.document_id),
                 {"document_id": doc.document_id},
             ), (who, doc.document_id)
-    assert c.documents.get("acme", "docs", "hr-salaries") is not None  # a refused delete deleted nothing
+    stored = c.documents.get("acme", "docs", "hr-salaries")  # a refused delete or re-label changed nothing
+    assert stored is not None and stored.readers == ("g:hr",) and stored.status == "ready"
 
 
 def error_of(attempt: Any) -> tuple[str, str, dict[str, Any]]:

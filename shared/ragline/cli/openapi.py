@@ -35,6 +35,7 @@ METERED = {
 AS_USER = METERED | {
     ("get", "/v1/namespaces/{namespace}/documents"),
     ("get", "/v1/namespaces/{namespace}/documents/{document_id}"),
+    ("patch", "/v1/namespaces/{namespace}/documents/{document_id}"),
     ("delete", "/v1/namespaces/{namespace}/documents/{document_id}"),
 }
 """Operations that read (or name) documents: an asserted end user narrows them to what it may read."""

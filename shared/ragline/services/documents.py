@@ -2,8 +2,9 @@
 
 With an end user (``principal.user``), a document whose readers do not admit the user does not exist
 for the request: absent from the listing, and the same 404 as a missing document on every route that
-names it — nothing tells "exists, not yours" from "no such document". A key without a user context
-sees every document (issue 29's trust model).
+names it — nothing tells "exists, not yours" from "no such document" — and a view never shows it
+who else may read a document (``access`` is left out). A key without a user context sees every
+document and its ACL (issue 29's trust model).
 
 The delete rule lives here: a document that came from S3 is deleted by removing its object (its
 ``ObjectRemoved`` event then removes the chunks, ordered with the uploads by the event sequencer);
@@ -53,11 +54,13 @@ class DocumentService:
     def list(self, principal: Principal, namespace: str) -> DocumentList:
         s = self._scope(principal, namespace, READ)
         records = self._documents.list(s.tenant_id, s.namespace_id)
-        return DocumentList(documents=[DocumentView.of(r) for r in records if may_see(principal, r.readers)])
+        return DocumentList(
+            documents=[self._view(principal, r) for r in records if may_see(principal, r.readers)]
+        )
 
     def get(self, principal: Principal, namespace: str, document_id: str) -> DocumentView:
         s = self._scope(principal, namespace, READ)
-        return DocumentView.of(self._find(s, document_id, principal))
+        return self._view(principal, self._find(s, document_id, principal))
 
     def add_text(self, principal: Principal, namespace: str, body: AddText) -> DocumentView:
         s = self._scope(principal, namespace, ("ingest",))
@@ -69,7 +72,7 @@ class DocumentService:
             source="api:",
             metadata=body.metadata_input(),
         )
-        return DocumentView.of(self._find(s, result.document_id))
+        return self._view(principal, self._find(s, result.document_id))
 
     def relabel(
         self, principal: Principal, namespace: str, document_id: str, body: DocumentLabels
@@ -78,7 +81,7 @@ class DocumentService:
         checked before anything is written: a refused change leaves the document and the namespace's
         schema as they were."""
         s = self._scope(principal, namespace, ("ingest",))
-        record = self._find(s, document_id)
+        record = self._find(s, document_id, principal)
         given = body.metadata_input(record)
         key = object_key_of(record.source)
         if key is None:
@@ -86,7 +89,7 @@ class DocumentService:
             return DocumentUpdate(
                 document_id=record.document_id,
                 status="updated",
-                document=DocumentView.of(self._find(s, record.document_id)),
+                document=self._view(principal, self._find(s, record.document_id)),
             )
         # An S3 document's metadata is its sidecar's: write it (checked now against the schema, so a
         # clash is this request's 409); its event re-labels the document as any sidecar change does.
@@ -95,7 +98,7 @@ class DocumentService:
         attributes, _ = normalise(given.attributes, schema)
         self._objects.put(sidecar_of(key), sidecar_body(attributes, readers))
         return DocumentUpdate(
-            document_id=record.document_id, status="updating", document=DocumentView.of(record)
+            document_id=record.document_id, status="updating", document=self._view(principal, record)
         )
 
     def delete(self, principal: Principal, namespace: str, document_id: str) -> DocumentDeletion:
@@ -108,13 +111,20 @@ class DocumentService:
         self._ingest.remove(s, record.document_id)
         gone = self._find(s, record.document_id)
         return DocumentDeletion(
-            document_id=gone.document_id, status="deleted", document=DocumentView.of(gone)
+            document_id=gone.document_id, status="deleted", document=self._view(principal, gone)
         )
 
     def _scope(self, principal: Principal, namespace: str, needs: tuple[Scope, ...]) -> TenantScope:
         principal.require_any(needs, namespace)
         require_namespace(self._registry, principal.tenant_id, namespace)
         return TenantScope(tenant_id=principal.tenant_id, namespace_id=namespace)
+
+    @staticmethod
+    def _view(principal: Principal, record: DocumentRecord) -> DocumentView:
+        """The record as the caller sees it: an end user sees a document's metadata, never who else
+        may read it (the SaaS's own keys see the whole ACL)."""
+        view = DocumentView.of(record)
+        return view if principal.user is None else view.model_copy(update={"access": None})
 
     def _find(self, s: TenantScope, document_id: str, principal: Principal | None = None) -> DocumentRecord:
         """The record, or NotFound — also when ``principal``'s user may not read it (one 404 for both)."""
