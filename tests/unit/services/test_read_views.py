@@ -25,6 +25,7 @@ from ragline.client import RaglineClient
 from ragline.config import Settings
 from ragline.domain.access import UserContext
 from ragline.domain.api import ChatRequest, HostingSearchRequest, SearchRequest, Usage
+from ragline.domain.billing import current_period
 from ragline.domain.filters import AllOf, Compare, ReadView, parse_filter
 from ragline.domain.models import SearchQuery, TenantScope
 from ragline.services.chat import ChatService
@@ -236,3 +237,53 @@ def test_a_replay_masks_what_the_user_may_no_longer_read(tmp_path: Path) -> None
     assert as_carol is not None and as_carol.masked and as_carol.kept == frozenset()
     as_service = opened(documents, "acme", text, T0 + timedelta(minutes=1), None)
     assert as_service is not None and not as_service.masked
+
+
+def test_a_filter_clashing_with_the_schema_is_a_409_before_any_work(
+    world: tuple[Container, SpyingStores],
+) -> None:
+    c, spy = world
+    c.registry.extend_metadata_schema("acme", "more", {"year": "number"})
+    clash = {"equals": {"key": "year", "value": "2024"}}
+    for run in (
+        lambda: c.search.search(
+            principal(BOB), "more", SearchRequest.model_validate({"query": "q", "filter": clash})
+        ),
+        lambda: c.hosting_search.search(
+            principal(BOB),
+            HostingSearchRequest.model_validate(
+                {"query": "q", "namespaces": ["docs", "more"], "filter": clash}
+            ),
+        ),
+        lambda: c.chat.answer_chat(
+            principal(BOB),
+            ChatRequest.model_validate(
+                {"messages": [{"role": "user", "content": "q"}], "namespaces": "auto", "filter": clash}
+            ),
+        ),
+    ):
+        with pytest.raises(errors.MetadataTypeClash):
+            run()
+    assert spy.views == [] and c.ledger.period_runs("acme", current_period()) == 0
+    # a date key's value is canonicalised by the namespace's own type before it reaches the store
+    c.registry.extend_metadata_schema("acme", "docs", {"published": "date"})
+    when = {"greaterThan": {"key": "published", "value": "2024-05-01"}}
+    c.search.search(principal(None), "docs", SearchRequest.model_validate({"query": "q", "filter": when}))
+    assert spy.views[-1][1] == ReadView(Compare("greaterThan", "published", "2024-05-01T00:00:00Z"), None)
+
+
+def test_a_tool_filter_clashing_with_the_schema_is_a_tool_error(
+    world: tuple[Container, SpyingStores],
+) -> None:
+    c, spy = world
+    c.registry.extend_metadata_schema("acme", "docs", {"year": "number"})
+    model = HostileModel(
+        [("search", {"query": "payroll", "filter": {"equals": {"key": "year", "value": "x"}}})]
+    )
+    service = ChatService(retrieval=c.retrieval, model=model, planner=model, metering=c.metering)
+    request = ChatRequest.model_validate(
+        {"messages": [{"role": "user", "content": "payroll?"}], "namespaces": ["docs"], "mode": "fast"}
+    )
+    events = list(service.answer_chat(principal(BOB), request))
+    assert [e.error for e in events if isinstance(e, ToolFinished)] == ["invalid_arguments"]
+    assert spy.queries == [] and isinstance(events[-1], RunFinished)
