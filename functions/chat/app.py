@@ -30,7 +30,8 @@ def create_app(container: Container | None = None) -> Starlette:
         ids = {"request_id": str(context.get("requestId") or "")}  # named by an unexpected error's answer
         try:
             services = container or wiring.container()
-            caller = services.tenant_gate.caller(context.get("authorizer"))  # a suspended tenant: 401
+            # a suspended tenant: 401; the end user a key asserts: this request's headers
+            caller = services.tenant_gate.caller(context.get("authorizer"), request.headers)
             require_json(request.headers.get("content-type"))  # the REST handlers' rules, to the letter
             body = ChatRequest.model_validate_json(json_text(await request.body()))
             key = checked_idempotency_key(request.headers.get("idempotency-key"))  # > 255 chars: 400

@@ -1,4 +1,5 @@
-"""API keys and usage of the caller's tenant (scope ``admin``, checked by the services).
+"""API keys, usage and the identity provider of the caller's tenant (scope ``admin``, checked by the
+services).
 
 A new key's plaintext is in the creation response only; nothing else ever returns a key or its hash.
 """
@@ -41,6 +42,21 @@ def revoke_key(key_id: str) -> api.KeyView:
     return services(app).tenancy.revoke(caller(app), key_id)
 
 
+@app.get("/v1/tenant/identity-provider")
+def get_identity_provider() -> api.IdentityProviderView:
+    return services(app).identity_providers.show(caller(app))
+
+
+@app.put("/v1/tenant/identity-provider")
+def put_identity_provider(body: api.IdentityProviderBody) -> api.IdentityProviderView:
+    return services(app).identity_providers.put(caller(app), body)
+
+
+@app.delete("/v1/tenant/identity-provider")
+def delete_identity_provider() -> api.IdentityProviderDeleted:
+    return services(app).identity_providers.delete(caller(app))
+
+
 @app.get("/v1/usage")
 def usage(period: Annotated[str | None, Query(pattern=PERIOD)] = None) -> api.UsageReport:
     return services(app).metering.usage_report(caller(app), period)
@@ -54,4 +70,5 @@ def lambda_handler(
     return resolve(app, event, context, container)
 
 
-snapstart.prepare("tenancy", "metering")  # a SnapStart init's warm-up and hooks; nothing otherwise
+# a SnapStart init's warm-up and hooks; nothing otherwise
+snapstart.prepare("tenancy", "metering", "identity_providers")

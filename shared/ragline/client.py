@@ -16,16 +16,16 @@ metered POSTs (chat, search, hosting search), which always carry an ``Idempotenc
 made per call), so a retry replays the recorded run instead of running and charging it again. A
 stream is retried only before its first event. Only ``httpx`` and ``pydantic`` are needed.
 
-Filters and end users (issue 29): every run takes ``filter=`` (the JSON filter of the README's
-Filters), applied inside the store; a client made with ``user_id=``/``groups=`` (or
-:meth:`RaglineClient.for_user`) sends the user context headers ``Ragline-User-Id`` and
-``Ragline-User-Groups`` on every request — honoured only for a key created with the right to assert
-one — so searches, chats and document views read only what that user may read.
+End users: a key created with ``assert_user=True`` acts for the user its client names
+(``rl.for_user("u-42", ["hr"])``: the ``Ragline-User-Id`` / ``Ragline-User-Groups`` headers); a
+tenant identity provider's token is passed as ``api_key`` (it is sent as the same bearer token).
+Every run takes ``filter=`` (the JSON filter of the README's Filters), applied inside the store.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import random
 import time
@@ -45,6 +45,9 @@ from ragline.domain.api import (
     DocumentUpdate,
     DocumentView,
     HostingSearchResponse,
+    IdentityProviderBody,
+    IdentityProviderDeleted,
+    IdentityProviderView,
     KeyList,
     KeyView,
     NamespaceDeleted,
@@ -58,9 +61,6 @@ from ragline.domain.api import (
 M = TypeVar("M", bound=BaseModel)
 Message = Mapping[str, str]
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
-USER_ID_HEADER = "Ragline-User-Id"
-USER_GROUPS_HEADER = "Ragline-User-Groups"
-"""Comma-separated group names (a group name has no comma)."""
 _EVENTS: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
 
 
@@ -100,13 +100,8 @@ class RaglineClient:
         max_retries: int = 3,
         backoff_s: float = 0.5,
         transport: httpx.BaseTransport | None = None,
-        user_id: str | None = None,
-        groups: Sequence[str] = (),
     ) -> None:
-        """``user_id``/``groups``: the end user every request acts for (see the module docstring)."""
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        headers |= user_headers(user_id, groups)
-        self._settings = (base_url, api_key, timeout, max_retries, backoff_s, transport)
         self._http = httpx.Client(
             base_url=base_url.rstrip("/"),
             headers=headers,
@@ -115,6 +110,16 @@ class RaglineClient:
         )
         self._max_retries = max_retries
         self._backoff_s = backoff_s
+        self._user: dict[str, str] = {}
+
+    def for_user(self, user_id: str, groups: Sequence[str] = ()) -> RaglineClient:
+        """This client acting for an end user (its key needs ``assertUser``). It shares this client's
+        connections: close either one, and both are closed."""
+        other = copy.copy(self)
+        other._user = {"Ragline-User-Id": user_id}
+        if groups:
+            other._user["Ragline-User-Groups"] = ",".join(groups)
+        return other
 
     def __enter__(self) -> RaglineClient:
         return self
@@ -124,20 +129,6 @@ class RaglineClient:
 
     def close(self) -> None:
         self._http.close()
-
-    def for_user(self, user_id: str, groups: Sequence[str] = ()) -> RaglineClient:
-        """A new client with this one's settings, acting for the end user ``user_id`` in ``groups``."""
-        base_url, api_key, timeout, max_retries, backoff_s, transport = self._settings
-        return RaglineClient(
-            base_url,
-            api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
-            transport=transport,
-            user_id=user_id,
-            groups=groups,
-        )
 
     # -- runs (metered) ------------------------------------------------------------------------
     def search(
@@ -202,7 +193,11 @@ class RaglineClient:
     ) -> Iterator[RunEvent]:
         """The run's events as they stream (``text``, ``tool_start``, ``sources``… ``final``)."""
         body = _chat_body(question, namespaces, agent, mode, filter, stream=True)
-        headers = {"Idempotency-Key": idempotency_key or _run_key(), "Accept": "text/event-stream"}
+        headers = {
+            **self._user,
+            "Idempotency-Key": idempotency_key or _run_key(),
+            "Accept": "text/event-stream",
+        }
         for attempt in range(self._max_retries + 1):
             with self._http.stream("POST", "/v1/chat", json=body, headers=headers) as response:
                 if response.status_code >= 400:
@@ -322,10 +317,36 @@ class RaglineClient:
         return self._call(KeyList, "GET", "/v1/keys")
 
     def create_key(
-        self, scopes: Sequence[str], *, name: str = "", namespaces: Sequence[str] = ()
+        self,
+        scopes: Sequence[str],
+        *,
+        name: str = "",
+        namespaces: Sequence[str] = (),
+        assert_user: bool = False,
+        require_user: bool = False,
     ) -> NewKeyView:
-        body = {"scopes": list(scopes), "name": name, "namespaces": list(namespaces)}
+        """``assert_user``: the key may act for an end user (:meth:`for_user`); ``require_user``: it must."""
+        body = {
+            "scopes": list(scopes),
+            "name": name,
+            "namespaces": list(namespaces),
+            "assertUser": assert_user,
+            "requireUser": require_user,
+        }
         return self._call(NewKeyView, "POST", "/v1/keys", body)
+
+    def get_identity_provider(self) -> IdentityProviderView:
+        return self._call(IdentityProviderView, "GET", "/v1/tenant/identity-provider")
+
+    def set_identity_provider(
+        self, provider: IdentityProviderBody | Mapping[str, Any]
+    ) -> IdentityProviderView:
+        """Whose tokens act as this tenant's end users (camelCase fields, as the API's body)."""
+        body = provider.model_dump(by_alias=True) if isinstance(provider, BaseModel) else dict(provider)
+        return self._call(IdentityProviderView, "PUT", "/v1/tenant/identity-provider", body)
+
+    def delete_identity_provider(self) -> IdentityProviderDeleted:
+        return self._call(IdentityProviderDeleted, "DELETE", "/v1/tenant/identity-provider")
 
     def revoke_key(self, key_id: str) -> KeyView:
         return self._call(KeyView, "DELETE", f"/v1/keys/{_seg(key_id)}")
@@ -345,9 +366,9 @@ class RaglineClient:
         run: str | None = None,
         params: Mapping[str, str] | None = None,
     ) -> M:
-        headers = {"Idempotency-Key": run} if run else {}
+        headers = {**self._user, "Idempotency-Key": run} if run else dict(self._user)
         # A retry must not do the work twice: reads and idempotent writes, and runs under their key.
-        retriable = method in ("GET", "PATCH", "DELETE") or run is not None
+        retriable = method in ("GET", "PUT", "PATCH", "DELETE") or run is not None
         for attempt in range(self._max_retries + 1):
             try:
                 response = self._http.request(method, path, json=body, headers=headers, params=params)
@@ -410,18 +431,6 @@ def _chat_body(
     if filter is not None:
         body["filter"] = dict(filter)
     return body
-
-
-def user_headers(user_id: str | None, groups: Sequence[str] = ()) -> dict[str, str]:
-    """The user context headers (none without a user)."""
-    if user_id is None:
-        if groups:
-            raise ValueError("groups need a user_id")
-        return {}
-    headers = {USER_ID_HEADER: user_id}
-    if groups:
-        headers[USER_GROUPS_HEADER] = ",".join(groups)
-    return headers
 
 
 def _sse(lines: Iterator[str]) -> Iterator[RunEvent]:

@@ -56,6 +56,10 @@ class Settings(BaseModel):
     """How OpenSearch runs a hybrid search: both legs in one ``_msearch``, fused by Ragline (default:
     better nDCG@10 and latency, docs/benchmarks.md, issue 28), or ``query``: the node's own ``hybrid``
     query through a search pipeline (needs the neural-search plugin)."""
+    identity_loopback_http: bool = False
+    """Let a tenant identity provider's ``jwksUri`` be plain ``http://127.0.0.1`` / ``http://[::1]``
+    (tests, a local server's own IdP). Read by the services only: the deployed authorizer never
+    reads it and fetches key sets over HTTPS alone."""
     documents_bucket: str = ""
     documents_table: str = ""
     tenants_table: str = ""

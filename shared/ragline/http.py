@@ -249,8 +249,10 @@ def services(app: APIGatewayRestResolver) -> Container:
 
 def caller(app: APIGatewayRestResolver) -> Principal:
     """The principal the authorizer resolved; the only source of the tenant. Its tenant's status is
-    checked again here (the authorizer's answer may be cached past a suspension or deletion)."""
-    return services(app).tenant_gate.caller(app.current_event.request_context.authorizer.raw_event)
+    checked again here (the authorizer's answer may be cached past a suspension or deletion), and the
+    end user a key may assert is read from this request's headers."""
+    event = app.current_event
+    return services(app).tenant_gate.caller(event.request_context.authorizer.raw_event, event.headers)
 
 
 MAX_IDEMPOTENCY_KEY = 255

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold
     from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
     from ragline.domain.documents import Claim, DocumentRecord
     from ragline.domain.filters import ReadView
+    from ragline.domain.identity import IdentityProvider
     from ragline.domain.keys import KeyGrant
     from ragline.domain.models import (
         Chunk,
@@ -326,6 +327,22 @@ class TenantRegistry(Protocol):
         """Best-effort ``last_used_at`` update (an adapter may throttle it)."""
         ...
 
+    def put_identity_provider(self, tenant_id: str, provider: IdentityProvider) -> None:
+        """Set the tenant's one identity provider (replacing its previous one). An issuer belongs to
+        at most one tenant: another tenant's issuer is a ``Conflict`` and nothing changes."""
+        ...
+
+    def get_identity_provider(self, tenant_id: str) -> IdentityProvider | None: ...
+
+    def delete_identity_provider(self, tenant_id: str) -> bool:
+        """Remove it (and its issuer's index entry); False when the tenant had none. ``purge_tenant``
+        removes it too."""
+        ...
+
+    def find_identity_provider(self, issuer: str) -> tuple[str, IdentityProvider] | None:
+        """The tenant whose provider has exactly this issuer, and that provider."""
+        ...
+
 
 class ApiKeyLookup(Protocol):
     """The authorizer's questions about a key, answered from the tenant registry's own store
@@ -335,7 +352,8 @@ class ApiKeyLookup(Protocol):
     grant of the key stored under ``key_hash`` — a revoked one too, marked ``revoked`` — and None for
     no such key or for a ``key_hash`` that is not a SHA-256 hex digest (without a read);
     ``tenant_status`` is the tenant's status, None when it does not exist; ``touch_api_key`` is
-    :meth:`TenantRegistry.touch_api_key`.
+    :meth:`TenantRegistry.touch_api_key`; ``find_identity_provider`` is
+    :meth:`TenantRegistry.find_identity_provider`.
     """
 
     def find_grant(self, key_hash: str) -> KeyGrant | None: ...
@@ -343,6 +361,8 @@ class ApiKeyLookup(Protocol):
     def tenant_status(self, tenant_id: str) -> str | None: ...
 
     def touch_api_key(self, key_hash: str) -> None: ...
+
+    def find_identity_provider(self, issuer: str) -> tuple[str, IdentityProvider] | None: ...
 
 
 class ObjectStore(Protocol):

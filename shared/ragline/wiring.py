@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
     from ragline.services.documents import DocumentService
     from ragline.services.evaluation import EvaluationService
     from ragline.services.hosting_search import HostingSearchService
+    from ragline.services.identity_providers import IdentityProviderService
     from ragline.services.ingest import IngestService
     from ragline.services.metering import Metering
     from ragline.services.namespaces import NamespaceService
@@ -302,9 +303,17 @@ class Container:
 
     @cached_property
     def tenancy(self) -> TenancyService:
+        from ragline.services.identity_tokens import TokenVerifier
         from ragline.services.tenancy import TenancyService
 
-        return TenancyService(self.registry)
+        tokens = TokenVerifier(loopback_http=self.settings.identity_loopback_http)
+        return TenancyService(self.registry, tokens=tokens)
+
+    @cached_property
+    def identity_providers(self) -> IdentityProviderService:
+        from ragline.services.identity_providers import IdentityProviderService
+
+        return IdentityProviderService(self.registry, loopback_http=self.settings.identity_loopback_http)
 
     @cached_property
     def tenant_gate(self) -> TenantGate:
@@ -410,6 +419,7 @@ SERVICE_MODULES: dict[str, tuple[str, ...]] = {
     "namespaces": ("ragline.services.namespaces",),
     "tenancy": ("ragline.services.tenancy",),
     "metering": ("ragline.services.metering",),
+    "identity_providers": ("ragline.services.identity_providers",),
 }
 """The modules a container service's construction and first use import (SnapStart's init warms them)."""
 

@@ -26,7 +26,8 @@ def test_the_committed_document_is_fresh() -> None:
 
 def test_every_route_is_documented_with_its_models_and_the_one_error_shape() -> None:
     doc = json.loads(render(FUNCTIONS))
-    assert doc["openapi"] == "3.1.0" and doc["security"] == [{"apiKey": []}]
+    # a Ragline key, or the tenant identity provider's token (either one)
+    assert doc["openapi"] == "3.1.0" and doc["security"] == [{"apiKey": []}, {"identityToken": []}]
     operations = {(m.upper(), p) for p, item in doc["paths"].items() for m in item}
     assert operations == {
         ("POST", "/v1/chat"),
@@ -46,6 +47,9 @@ def test_every_route_is_documented_with_its_models_and_the_one_error_shape() -> 
         ("POST", "/v1/keys"),
         ("DELETE", "/v1/keys/{key_id}"),
         ("GET", "/v1/usage"),
+        ("GET", "/v1/tenant/identity-provider"),
+        ("PUT", "/v1/tenant/identity-provider"),
+        ("DELETE", "/v1/tenant/identity-provider"),
     }
     for path, item in doc["paths"].items():
         for method, op in item.items():
@@ -53,10 +57,9 @@ def test_every_route_is_documented_with_its_models_and_the_one_error_shape() -> 
                 schema = op["responses"][status]["content"]["application/json"]["schema"]
                 assert schema == {"$ref": "#/components/schemas/ErrorBody"}, (method, path, status)
             metered = path in ("/v1/chat", "/v1/hosting-search", "/v1/namespaces/{namespace}/search")
-            documents = path.startswith("/v1/namespaces/{namespace}/documents") and method != "post"
-            user = ["Ragline-User-Id", "Ragline-User-Groups"] if metered or documents else []
             headers = [p["name"] for p in op.get("parameters", []) if p["in"] == "header"]
-            assert headers == user + (["Idempotency-Key"] if metered else []), (method, path)
+            user = ["Ragline-User-Id", "Ragline-User-Groups"]  # every route acts for the user they name
+            assert sorted(headers) == sorted(["Idempotency-Key", *user] if metered else user), (method, path)
     for body in ("SearchRequest", "ChatRequest", "HostingSearchRequest"):
         ops = doc["components"]["schemas"][body]["properties"]["filter"]["anyOf"][0]["oneOf"]
         assert {next(iter(o["properties"])) for o in ops} >= {"andAll", "orAll", "not", "in", "equals"}
@@ -77,6 +80,9 @@ def test_every_route_is_documented_with_its_models_and_the_one_error_shape() -> 
     assert "maxEvals" in schemas["HostingSearchRequest"]["properties"]
     assert schemas["ChatRequest"]["additionalProperties"] is False
     assert doc["components"]["securitySchemes"]["apiKey"]["scheme"] == "bearer"
+    token = doc["components"]["securitySchemes"]["identityToken"]
+    assert (token["scheme"], token["bearerFormat"]) == ("bearer", "JWT")
+    assert {"assertUser", "requireUser"} <= set(schemas["NewKey"]["properties"])
 
 
 def test_serve_serves_the_document_and_swagger_ui_offline(tmp_path: Path) -> None:

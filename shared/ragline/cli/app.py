@@ -27,6 +27,15 @@ keys_app = typer.Typer(no_args_is_help=True, help="Manage API keys.")
 app.add_typer(tenants_app, name="tenants")
 app.add_typer(keys_app, name="keys")
 
+
+def _add_identity_commands() -> None:
+    from ragline.cli.identity import identity_app
+
+    tenants_app.add_typer(identity_app, name="identity-provider")
+
+
+_add_identity_commands()
+
 Home = Annotated[
     Path | None, typer.Option("--home", help="State folder (default ./.ragline or RAGLINE_HOME).")
 ]
@@ -138,6 +147,12 @@ def keys_create(
     scopes: Annotated[str, typer.Option(help="Comma-separated: chat,search,ingest,admin.")] = "chat,search",
     namespaces: Annotated[str, typer.Option(help="Comma-separated allow-list (default: all).")] = "",
     name: str = "",
+    assert_user: Annotated[
+        bool, typer.Option("--assert-user", help="Requests may name their end user (Ragline-User-Id).")
+    ] = False,
+    require_user: Annotated[
+        bool, typer.Option("--require-user", help="Requests must name their end user (implies the above).")
+    ] = False,
     home: Home = None,
 ) -> None:
     """Create an API key; it is printed once and stored only as a hash."""
@@ -149,10 +164,14 @@ def keys_create(
             name=name,
             scopes=[s.strip() for s in scopes.split(",") if s.strip()],
             namespaces=[n.strip() for n in namespaces.split(",") if n.strip()],
+            assert_user=assert_user,
+            require_user=require_user,
         )
     except RaglineError as exc:
         raise _fail(exc) from exc
     typer.echo(f"key id: {record.key_id}\nscopes: {','.join(record.scopes)}")
+    if record.may_assert_user:
+        typer.echo(f"user context: {'required' if record.requires_user else 'may be asserted'}")
     typer.echo(f"API key (shown once, store it now): {plaintext}")
 
 

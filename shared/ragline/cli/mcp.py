@@ -39,7 +39,7 @@ from ragline.domain.api import (
     SearchResponse,
 )
 from ragline.http import error_body
-from ragline.services.authentication import Principal
+from ragline.services.authentication import Principal, with_asserted_user
 from ragline.services.read_views import may_see
 from ragline.streaming import error_response, log_failure
 
@@ -342,6 +342,8 @@ class HttpEndpoint:
             try:
                 authenticate = self._container.tenancy.authenticate
                 principal = await anyio.to_thread.run_sync(authenticate, authorization)
+                headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+                principal = with_asserted_user(principal, headers)  # as the REST handlers do
                 if self._manager is None:
                     raise errors.DependencyUnavailable(
                         "the MCP endpoint is not running: start the app's lifespan"

@@ -5,8 +5,7 @@ resolver whose typed routes (pydantic request and response models) Powertools tu
 schemas. The chat route is an ASGI app, so its operation is built here from the same models it parses
 and streams (``ChatRequest``; the SSE events; ``ChatResponse`` for ``stream: false``). On top: the one
 error shape for every error status the edge can answer (:data:`ragline.http.STATUS_BY_ERROR`, 401 from
-the authorizer, 500), the bearer API key, the ``Idempotency-Key`` header of the metered routes and
-the user context headers of the routes that read documents.
+the authorizer, 500), the bearer API key, and the ``Idempotency-Key`` header of the metered routes.
 ``make openapi`` writes it to ``docs/openapi.json``; a test fails when that file is stale.
 """
 
@@ -20,7 +19,6 @@ from pydantic import BaseModel, TypeAdapter
 
 from ragline.agents.events import ChatResponse, RunEvent
 from ragline.cli.serve import REST_ROUTES, load_function
-from ragline.client import USER_GROUPS_HEADER, USER_ID_HEADER
 from ragline.domain.api import ChatRequest, ErrorBody
 from ragline.http import MAX_IDEMPOTENCY_KEY, STATUS_BY_ERROR
 
@@ -32,25 +30,8 @@ METERED = {
     ("post", "/v1/hosting-search"),
 }
 """Operations that start a charged run and take an ``Idempotency-Key``."""
-AS_USER = METERED | {
-    ("get", "/v1/namespaces/{namespace}/documents"),
-    ("get", "/v1/namespaces/{namespace}/documents/{document_id}"),
-    ("patch", "/v1/namespaces/{namespace}/documents/{document_id}"),
-    ("delete", "/v1/namespaces/{namespace}/documents/{document_id}"),
-}
-"""Operations that read (or name) documents: an asserted end user narrows them to what it may read."""
-USER_HEADERS = (
-    (
-        USER_ID_HEADER,
-        "The end user this request acts for (only with a key created with the right to assert one):"
-        " it reads the documents open to everyone and those naming it or one of its groups; any"
-        " other is absent from results, counts and listings, and the same 404 as a missing one.",
-    ),
-    (USER_GROUPS_HEADER, "The end user's groups, comma-separated (with `Ragline-User-Id`)."),
-)
 ERROR_STATUSES = sorted({*STATUS_BY_ERROR.values(), 401, 500})
 REF = "#/components/schemas/"
-STRING = {"type": "string"}
 
 
 def build_openapi(functions: Path) -> dict[str, Any]:
@@ -78,7 +59,7 @@ def build_openapi(functions: Path) -> dict[str, Any]:
             " documents and administration. Every body is camelCase; unknown fields are refused.",
         },
         "servers": [{"url": "/"}],
-        "security": [{"apiKey": []}],
+        "security": [{"apiKey": []}, {"identityToken": []}],
         "paths": dict(sorted(paths.items())),
         "components": {
             "schemas": dict(sorted(schemas.items())),
@@ -87,7 +68,15 @@ def build_openapi(functions: Path) -> dict[str, Any]:
                     "type": "http",
                     "scheme": "bearer",
                     "description": "A Ragline API key (`rl_…`), as `Authorization: Bearer <key>`.",
-                }
+                },
+                "identityToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "bearerFormat": "JWT",
+                    "description": "A token of the tenant's own identity provider (PUT"
+                    " /v1/tenant/identity-provider), as `Authorization: Bearer <JWT>`: the request acts"
+                    " for the user it names, with the provider's scopes (chat, search) and namespaces.",
+                },
             },
         },
     }
@@ -144,6 +133,26 @@ def _chat_operation(schemas: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+USER_HEADERS = [
+    {
+        "name": "Ragline-User-Id",
+        "in": "header",
+        "required": False,
+        "description": "The end user this request acts for (documents' access lists apply). Only"
+        " with a key created with `assertUser` (else 403); a key with `requireUser` must send it.",
+        "schema": {"type": "string", "minLength": 1, "maxLength": 256},
+    },
+    {
+        "name": "Ragline-User-Groups",
+        "in": "header",
+        "required": False,
+        "description": "The end user's groups, comma-separated (at most 100), with Ragline-User-Id.",
+        "schema": {"type": "string"},
+    },
+]
+"""Every route takes them: the same rule holds on every path a document can leave by."""
+
+
 def _finish(method: str, path: str, operation: dict[str, Any]) -> None:
     """The one error shape for every error status, and the ``Idempotency-Key`` of metered routes."""
     responses = operation["responses"]
@@ -154,17 +163,7 @@ def _finish(method: str, path: str, operation: dict[str, Any]) -> None:
             "content": {"application/json": {"schema": {"$ref": REF + "ErrorBody"}}},
         }
     operation["responses"] = dict(sorted(responses.items()))
-    if (method, path) in AS_USER:
-        operation.setdefault("parameters", []).extend(
-            {
-                "name": name,
-                "in": "header",
-                "required": False,
-                "description": text,
-                "schema": {"type": "string"},
-            }
-            for name, text in USER_HEADERS
-        )
+    operation.setdefault("parameters", []).extend(USER_HEADERS)
     if (method, path) in METERED:
         operation.setdefault("parameters", []).append(
             {

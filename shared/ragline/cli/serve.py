@@ -46,7 +46,12 @@ REST_ROUTES = {
         ("/v1/namespaces", ["GET", "POST"]),
         ("/v1/namespaces/{namespace}", ["GET", "PATCH", "DELETE"]),
     ],
-    "keys": [("/v1/keys", ["GET", "POST"]), ("/v1/keys/{key_id}", ["DELETE"]), ("/v1/usage", ["GET"])],
+    "keys": [
+        ("/v1/keys", ["GET", "POST"]),
+        ("/v1/keys/{key_id}", ["DELETE"]),
+        ("/v1/usage", ["GET"]),
+        ("/v1/tenant/identity-provider", ["GET", "PUT", "DELETE"]),
+    ],
 }
 
 

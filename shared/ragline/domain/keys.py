@@ -28,6 +28,8 @@ class KeyGrant(NamedTuple):
     namespaces: frozenset[str] = frozenset()
     """Allow-list; empty means every namespace of the tenant."""
     revoked: bool = False
+    may_assert_user: bool = False
+    requires_user: bool = False
 
 
 def timestamp(at: datetime) -> str:

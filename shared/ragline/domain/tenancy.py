@@ -84,6 +84,10 @@ class ApiKeyRecord(BaseModel):
     scopes: tuple[Scope, ...] = ("chat", "search")
     namespaces: tuple[str, ...] = ()
     """Allow-list; empty means every namespace of the tenant."""
+    may_assert_user: bool = False
+    """Requests may name the end user they act for (``Ragline-User-Id`` / ``Ragline-User-Groups``)."""
+    requires_user: bool = False
+    """Every request must name one (implies ``may_assert_user``)."""
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     last_used_at: datetime | None = None
     revoked_at: datetime | None = None

@@ -16,11 +16,13 @@ from ragline.domain.keys import hash_api_key, new_api_key, new_key_id
 from ragline.domain.tenancy import ALL_SCOPES, ApiKeyRecord, Tenant, TenantStatus
 from ragline.ports import TenantRegistry
 from ragline.services.authentication import Principal, RegistryKeys, authenticate, namespace_not_found
+from ragline.services.identity_tokens import TokenVerifier
 
 
 class TenancyService:
-    def __init__(self, registry: TenantRegistry) -> None:
+    def __init__(self, registry: TenantRegistry, *, tokens: TokenVerifier | None = None) -> None:
         self._registry = registry
+        self._tokens = tokens or TokenVerifier()
 
     def create_tenant(self, tenant_id: str, name: str = "", max_runs_per_period: int | None = None) -> Tenant:
         try:
@@ -43,9 +45,17 @@ class TenancyService:
         return updated
 
     def create_key(
-        self, tenant_id: str, *, name: str = "", scopes: Iterable[str], namespaces: Iterable[str] = ()
+        self,
+        tenant_id: str,
+        *,
+        name: str = "",
+        scopes: Iterable[str],
+        namespaces: Iterable[str] = (),
+        assert_user: bool = False,
+        require_user: bool = False,
     ) -> tuple[str, ApiKeyRecord]:
-        """A new key: the plaintext is returned here once and stored nowhere."""
+        """A new key: the plaintext is returned here once and stored nowhere. ``assert_user``: its
+        requests may name the end user they act for; ``require_user``: they must (implies it)."""
         if self._registry.get_tenant(tenant_id).status != "active":
             raise errors.Conflict(f"tenant {tenant_id!r} is not active", tenant=tenant_id)
         wanted = tuple(dict.fromkeys(scopes))
@@ -63,6 +73,8 @@ class TenancyService:
             name=name,
             scopes=wanted,  # type: ignore[arg-type]
             namespaces=allowed,
+            may_assert_user=assert_user or require_user,
+            requires_user=require_user,
         )
         self._registry.put_api_key(record)
         return plaintext, record
@@ -70,7 +82,7 @@ class TenancyService:
     def authenticate(self, authorization: str | None) -> Principal:
         """``Authorization: Bearer rl_…`` → the key's principal; anything else is Unauthorized
         (:func:`ragline.services.authentication.authenticate`, over this registry)."""
-        return authenticate(RegistryKeys(self._registry), authorization)
+        return authenticate(RegistryKeys(self._registry), authorization, self._tokens)
 
     def list_keys(self, tenant_id: str) -> list[ApiKeyRecord]:
         return self._registry.list_api_keys(tenant_id)
@@ -104,8 +116,18 @@ class TenancyService:
                 "name the namespaces",
                 allowed=sorted(principal.namespaces),
             )
+        if principal.requires_user and not body.require_user:  # it would read past its users' ACLs
+            raise errors.Forbidden(
+                "a key that must act for an end user can only create keys that must too: set requireUser",
+                field="requireUser",
+            )
         plaintext, record = self.create_key(
-            principal.tenant_id, name=body.name, scopes=body.scopes, namespaces=body.namespaces
+            principal.tenant_id,
+            name=body.name,
+            scopes=body.scopes,
+            namespaces=body.namespaces,
+            assert_user=body.assert_user,
+            require_user=body.require_user,
         )
         return NewKeyView(**KeyView.of(record).model_dump(by_alias=False), api_key=plaintext)
 

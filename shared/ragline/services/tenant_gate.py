@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ragline import errors
 from ragline.ports import TenantRegistry
-from ragline.services.authentication import Principal
+from ragline.services.authentication import Principal, with_asserted_user
 
 STATUS_TTL = 30.0
 """Seconds a process keeps a tenant's status: a suspension or deletion holds everywhere within it."""
@@ -30,22 +30,33 @@ class TenantGate:
         *,
         ttl: float = STATUS_TTL,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self._registry = registry
         self._ttl = ttl
         self._clock = clock
+        self._wall_clock = wall_clock
         self._known: dict[str, tuple[str | None, float]] = {}
         self._lock = threading.Lock()
 
-    def caller(self, context: dict[str, object] | None) -> Principal:
+    def caller(
+        self, context: dict[str, object] | None, headers: Mapping[str, str] | None = None
+    ) -> Principal:
         """The principal of an authorizer ``context``, refused (``Unauthorized``, as the authorizer
         refuses it) when its tenant is suspended or deleted. A tenant without a record (the operator's
-        local server) is let through: there is no status to hold it to."""
+        local server) is let through: there is no status to hold it to.
+
+        Here, not in the authorizer, the request's ``headers`` name the end user of a key with that
+        right (:func:`~ragline.services.authentication.with_asserted_user`): API Gateway caches the
+        authorizer's answer per ``Authorization`` header only. A token's user is in the context, and
+        so is its expiry, checked here again: a cached answer must not outlive the token."""
         principal = Principal.from_context(context)
+        if principal.expires_at and self._wall_clock() >= principal.expires_at:
+            raise errors.Unauthorized("invalid identity token", reason="expired")
         status = self.status(principal.tenant_id)
         if status is not None and status != "active":
             raise errors.Unauthorized("this key's tenant is not active")
-        return principal
+        return with_asserted_user(principal, headers)
 
     def status(self, tenant_id: str) -> str | None:
         """The tenant's status as of at most ``ttl`` seconds ago (None: no such tenant)."""

@@ -14,8 +14,17 @@ from typing import Any
 
 from ragline.adapters.aws.batch import Key
 from ragline.adapters.aws.errors import CONDITION_FAILED, call
-from ragline.adapters.aws.tenant_items import api_key_key, decode, get_request, tenant_key, touch_request
+from ragline.adapters.aws.tenant_items import (
+    api_key_key,
+    decode,
+    get_request,
+    issuer_key,
+    provider_of_issuer_item,
+    tenant_key,
+    touch_request,
+)
 from ragline.adapters.boto import LazyClient, error_code
+from ragline.domain.identity import IdentityProvider
 from ragline.domain.keys import KeyGrant, is_key_hash
 
 
@@ -51,6 +60,8 @@ class DynamoDbApiKeyLookup:
             key_id=str(field["key_id"]),
             scopes=frozenset(field.get("scopes") or ()),
             namespaces=frozenset(field.get("namespaces") or ()),
+            may_assert_user=field.get("may_assert_user") is True,
+            requires_user=field.get("requires_user") is True,
             revoked=field.get("revoked_at") is not None,
         )
 
@@ -66,3 +77,6 @@ class DynamoDbApiKeyLookup:
         request = touch_request(self.table_name, key_hash, datetime.now(UTC))
         with contextlib.suppress(_ConditionFailed):  # touched within the interval, or no such key
             call(self._client(), "update_item", request, _condition_failed)
+
+    def find_identity_provider(self, issuer: str) -> tuple[str, IdentityProvider] | None:
+        return provider_of_issuer_item(issuer, self._get(issuer_key(issuer)))

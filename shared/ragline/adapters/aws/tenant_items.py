@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ragline.adapters.aws.batch import Key
+from ragline.domain.identity import IdentityProvider, issuer_digest
 from ragline.domain.keys import TOUCH_INTERVAL, timestamp, touch_cutoff
 
 KEY_ATTRIBUTES = ("pk", "sk")
@@ -32,6 +33,32 @@ def api_key_key(key_hash: str) -> Key:
 
 def key_ref_key(tenant_id: str, key_id: str) -> Key:
     return {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": f"KEY#{key_id}"}}
+
+
+def identity_provider_key(tenant_id: str) -> Key:
+    """The tenant's identity provider: ``TENANT#<tenant>`` / ``IDP``."""
+    return {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": "IDP"}}
+
+
+def issuer_key(issuer: str) -> Key:
+    """The issuer index: ``ISSUER#<sha256 of the issuer>`` / ``ISSUER`` (one item: one tenant)."""
+    return {"pk": {"S": f"ISSUER#{issuer_digest(issuer)}"}, "sk": {"S": "ISSUER"}}
+
+
+def identity_provider_fields(tenant_id: str, provider: IdentityProvider) -> dict[str, Any]:
+    """What both items hold: the tenant, the issuer and the provider as JSON text."""
+    return {
+        "tenant_id": {"S": tenant_id},
+        "issuer": {"S": provider.issuer},
+        "body": {"S": provider.to_json()},
+    }
+
+
+def provider_of_issuer_item(issuer: str, item: dict[str, Any] | None) -> tuple[str, IdentityProvider] | None:
+    """An issuer index item read back (its issuer compared in full, not only its digest)."""
+    if not item or item.get("issuer", {}).get("S") != issuer:
+        return None
+    return item["tenant_id"]["S"], IdentityProvider.from_json(item["body"]["S"])
 
 
 # -- item codec -----------------------------------------------------------------------------------

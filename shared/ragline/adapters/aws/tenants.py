@@ -40,6 +40,7 @@ from pydantic import BaseModel
 from ragline import errors
 from ragline.adapters.aws.batch import Key, backoff, delete_keys
 from ragline.adapters.aws.errors import CONDITION_FAILED, call
+from ragline.adapters.aws.identity_providers import IdentityProviderItems
 from ragline.adapters.aws.tenant_items import (
     api_key_key,
     encode,
@@ -52,6 +53,7 @@ from ragline.adapters.aws.tenant_items import (
 )
 from ragline.adapters.boto import LazyClient, error_code
 from ragline.domain.attributes import MAX_SCHEMA_KEYS, AttributeType, merge_schema
+from ragline.domain.identity import IdentityProvider
 from ragline.domain.keys import is_key_hash, require_key_hash, timestamp
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
 
@@ -293,6 +295,7 @@ class DynamoDbTenantRegistry:
         self.table_name = table_name
         self.region = region
         self._client = LazyClient("dynamodb", client=client, region=region)
+        self._providers = IdentityProviderItems(table_name, self._send, _ConditionFailed)
 
     def _send(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
         def domain_error(exc: Any) -> BaseException | None:
@@ -450,6 +453,7 @@ class DynamoDbTenantRegistry:
         # Records before references: a crash in between leaves references a re-run still finds.
         delete_keys(self._send, self.table_name, records)
         delete_keys(self._send, self.table_name, [{"pk": i["pk"], "sk": i["sk"]} for i in refs + namespaces])
+        self._providers.delete(tenant_id)
 
     # -- API keys --------------------------------------------------------------------------------
     def put_api_key(self, key: ApiKeyRecord) -> ApiKeyRecord:
@@ -494,3 +498,16 @@ class DynamoDbTenantRegistry:
         # such key. Throttling and outages are raised like everywhere else.
         with contextlib.suppress(_ConditionFailed):
             self._send("update_item", touch_request(self.table_name, key_hash, datetime.now(UTC)))
+
+    # -- identity providers (adapters/aws/identity_providers.py) ---------------------------------
+    def put_identity_provider(self, tenant_id: str, provider: IdentityProvider) -> None:
+        self._providers.put(tenant_id, provider)
+
+    def get_identity_provider(self, tenant_id: str) -> IdentityProvider | None:
+        return self._providers.get(tenant_id)
+
+    def delete_identity_provider(self, tenant_id: str) -> bool:
+        return self._providers.delete(tenant_id)
+
+    def find_identity_provider(self, issuer: str) -> tuple[str, IdentityProvider] | None:
+        return self._providers.find(issuer)

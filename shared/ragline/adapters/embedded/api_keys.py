@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
-from ragline.adapters.embedded.tenants_schema import SCHEMA, TOUCH_KEY
+from ragline.adapters.embedded.tenants_schema import FIND_IDENTITY_PROVIDER, SCHEMA, TOUCH_KEY
+from ragline.domain.identity import IdentityProvider
 from ragline.domain.keys import KeyGrant, is_key_hash, timestamp, touch_cutoff
 
 
@@ -45,6 +46,8 @@ class SqliteApiKeyLookup:
             key_id=str(record["key_id"]),
             scopes=frozenset(record.get("scopes") or ()),
             namespaces=frozenset(record.get("namespaces") or ()),
+            may_assert_user=record.get("may_assert_user") is True,
+            requires_user=record.get("requires_user") is True,
             revoked=revoked_at is not None,
         )
 
@@ -59,3 +62,8 @@ class SqliteApiKeyLookup:
         at = datetime.now(UTC)
         with self._lock:
             self._db().execute(TOUCH_KEY, (timestamp(at), key_hash, touch_cutoff(at)))
+
+    def find_identity_provider(self, issuer: str) -> tuple[str, IdentityProvider] | None:
+        with self._lock:
+            row = self._db().execute(FIND_IDENTITY_PROVIDER, (issuer,)).fetchone()
+        return (str(row[0]), IdentityProvider.from_json(row[1])) if row else None

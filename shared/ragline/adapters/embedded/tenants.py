@@ -22,8 +22,9 @@ from typing import Any
 
 from ragline import errors
 from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
-from ragline.adapters.embedded.tenants_schema import SCHEMA, TOUCH_KEY
+from ragline.adapters.embedded.tenants_schema import FIND_IDENTITY_PROVIDER, SCHEMA, TOUCH_KEY
 from ragline.domain.attributes import AttributeType, merge_schema
+from ragline.domain.identity import IdentityProvider
 from ragline.domain.keys import is_key_hash, require_key_hash, timestamp, touch_cutoff
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
 
@@ -181,6 +182,7 @@ class SqliteTenantRegistry:
         with self._lock, self._db() as db:  # one transaction
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM api_keys WHERE tenant_id=?", (tenant_id,))
+            db.execute("DELETE FROM identity_providers WHERE tenant_id=?", (tenant_id,))
             db.execute("DELETE FROM namespaces WHERE tenant_id=?", (tenant_id,))
 
     # -- API keys --------------------------------------------------------------------------------
@@ -250,6 +252,39 @@ class SqliteTenantRegistry:
         at = datetime.now(UTC)
         with self._lock:
             self._db().execute(TOUCH_KEY, (timestamp(at), key_hash, touch_cutoff(at)))
+
+    # -- identity providers ----------------------------------------------------------------------
+    def put_identity_provider(self, tenant_id: str, provider: IdentityProvider) -> None:
+        with self._lock:
+            try:
+                self._db().execute(
+                    "INSERT INTO identity_providers VALUES (?,?,?) ON CONFLICT(tenant_id) DO UPDATE"
+                    " SET issuer=excluded.issuer, body=excluded.body",
+                    (tenant_id, provider.issuer, provider.to_json()),
+                )
+            except sqlite3.IntegrityError as exc:  # the issuer is another tenant's
+                raise errors.Conflict(
+                    "another tenant already uses this issuer", issuer=provider.issuer
+                ) from exc
+
+    def get_identity_provider(self, tenant_id: str) -> IdentityProvider | None:
+        with self._lock:
+            row = (
+                self._db()
+                .execute("SELECT body FROM identity_providers WHERE tenant_id=?", (tenant_id,))
+                .fetchone()
+            )
+        return IdentityProvider.from_json(row[0]) if row else None
+
+    def delete_identity_provider(self, tenant_id: str) -> bool:
+        with self._lock:
+            cur = self._db().execute("DELETE FROM identity_providers WHERE tenant_id=?", (tenant_id,))
+        return cur.rowcount > 0
+
+    def find_identity_provider(self, issuer: str) -> tuple[str, IdentityProvider] | None:
+        with self._lock:
+            row = self._db().execute(FIND_IDENTITY_PROVIDER, (issuer,)).fetchone()
+        return (str(row[0]), IdentityProvider.from_json(row[1])) if row else None
 
 
 def _stored_schema(db: sqlite3.Connection, tenant_id: str, namespace_id: str) -> dict[str, Any] | None:

@@ -20,7 +20,14 @@ CREATE TABLE IF NOT EXISTS api_keys (
     revoked_at TEXT,
     UNIQUE (tenant_id, key_id)  -- its index also serves every per-tenant lookup of keys
 );
+CREATE TABLE IF NOT EXISTS identity_providers (
+    tenant_id TEXT PRIMARY KEY,
+    issuer TEXT NOT NULL UNIQUE,  -- an issuer belongs to one tenant: a token finds its tenant by it
+    body TEXT NOT NULL            -- IdentityProvider.to_json()
+);
 """
+
+FIND_IDENTITY_PROVIDER = "SELECT tenant_id, body FROM identity_providers WHERE issuer=?"
 
 TOUCH_KEY = (
     "UPDATE api_keys SET last_used_at=? WHERE key_hash=? AND (last_used_at IS NULL OR last_used_at < ?)"
