@@ -173,3 +173,17 @@ def test_the_authorizer_context_carries_the_user_and_the_keys_right() -> None:
     for right in ({"may_assert_user": True}, {"may_assert_user": True, "requires_user": True}, {}):
         key = Principal(tenant_id="acme", scopes=frozenset({"search"}), key_id="key_1", **right)
         assert Principal.from_context(key.to_context()) == key
+
+
+def test_one_users_idempotency_key_never_replays_their_result_to_another(world: Any) -> None:
+    c, keys, _ = world
+    context = authorize(c, keys["asserting"])
+    alice = {**ALICE, "Idempotency-Key": "run-1"}
+    status, first = search(c, context, **alice)
+    assert status == 200
+    replayed = search(c, context, **alice)[1]
+    assert replayed["replayed"] is True and replayed["hits"] == first["hits"]
+    status, body = search(c, context, **{"Ragline-User-Id": "bob", "Idempotency-Key": "run-1"})
+    assert (status, body["error"]["code"]) == (422, "idempotency_key_reused")
+    status, body = search(c, context, **{**alice, "Ragline-User-Groups": "hr, eng, payroll"})
+    assert (status, body["error"]["code"]) == (422, "idempotency_key_reused")

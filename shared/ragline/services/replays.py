@@ -40,12 +40,17 @@ MASKED_MESSAGE = (
 
 def reach_of(principal: Principal, need: Scope, namespaces: Iterable[str]) -> dict[str, list[str]]:
     """What decides what ``principal`` may see in a run needing ``need`` over ``namespaces`` (the
-    ones it resolved): part of the run's fingerprint."""
-    return {
+    ones it resolved): part of the run's fingerprint. The end user it acts for too (their documents'
+    readers differ), so one user's ``Idempotency-Key`` never replays another's result; a run with no
+    user keeps the fingerprint it always had."""
+    reach = {
         "scopes": sorted(principal.scopes & {need}),
         "allowed": sorted(principal.namespaces),
         "namespaces": sorted(namespaces),
     }
+    if principal.user is not None:
+        reach["user"] = [principal.user.user_id, *sorted(principal.user.groups)]
+    return reach
 
 
 class Recording(BaseModel):
