@@ -78,6 +78,7 @@ def test_namespace_item_nests_its_settings_as_a_map() -> None:
             "embedding_dimension": {"N": "384"},
             "system_prompt": {"S": "p"},
             "chunks_per_search": {"N": "0"},
+            "metadata_schema": {"M": {}},
         }
     }
     # an item written before chunks_per_search existed still reads, with the deployment's setting
@@ -381,7 +382,7 @@ def test_revoke_of_a_key_whose_record_belongs_elsewhere_is_not_found(
     [
         (lambda r: r.create_tenant(Tenant(tenant_id="acme")), "put_item", errors.Conflict),
         (lambda r: r.create_namespace(namespace()), "put_item", errors.Conflict),
-        (lambda r: r.update_namespace(namespace()), "put_item", errors.NamespaceNotFound),
+        (lambda r: r.update_namespace(namespace()), "update_item", errors.NamespaceNotFound),
         (lambda r: r.delete_namespace("acme", "docs"), "delete_item", errors.NamespaceNotFound),
     ],
     ids=["create_tenant", "create_namespace", "update_namespace", "delete_namespace"],

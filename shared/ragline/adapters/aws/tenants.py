@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -51,6 +51,7 @@ from ragline.adapters.aws.tenant_items import (
     touch_request,
 )
 from ragline.adapters.boto import LazyClient, error_code
+from ragline.domain.attributes import MAX_SCHEMA_KEYS, AttributeType, merge_schema
 from ragline.domain.keys import is_key_hash, require_key_hash, timestamp
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
 
@@ -58,6 +59,8 @@ TRANSACTION_CANCELED = "TransactionCanceledException"
 _RETRYABLE_CANCELLATIONS = frozenset(
     {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
 )
+SCHEMA_TRIES = 8
+"""Schema extensions checked again after a concurrent one; past this, the namespace is too contended."""
 BATCH_GET_LIMIT = 100
 BATCH_GET_ATTEMPTS = 5
 
@@ -109,6 +112,90 @@ def clear_default_request(table_name: str, tenant_id: str, namespace_id: str) ->
         "ConditionExpression": "attribute_exists(pk)",
         "ExpressionAttributeNames": {"#default": "default"},
         "ExpressionAttributeValues": {":false": {"BOOL": False}},
+    }
+
+
+def update_namespace_request(table_name: str, namespace: Namespace) -> dict[str, Any]:
+    """``UpdateItem`` of every field of an existing namespace *but* its metadata schema, which only
+    :func:`extend_schema_request` writes (a read-modify-write of the settings must not drop a key a
+    concurrent document added). A field now ``None`` is removed (absent, as ``model_to_item`` writes it)."""
+    names: dict[str, str] = {"#pk": "pk", "#settings": "settings"}
+    values: dict[str, Any] = {}
+    sets: list[str] = []
+    removes: list[str] = []
+
+    def assign(path: str, field: str, value: Any, n: int) -> None:
+        names[f"#f{n}"] = field
+        if value is None:
+            removes.append(f"{path}#f{n}")
+        else:
+            values[f":f{n}"] = encode(value)
+            sets.append(f"{path}#f{n} = :f{n}")
+
+    fields = namespace.model_dump()
+    settings = fields.pop("settings")
+    settings.pop("metadata_schema")
+    for n, (field, value) in enumerate([*fields.items(), *settings.items()]):
+        assign("#settings." if n >= len(fields) else "", field, value, n)
+    expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+    return {
+        "TableName": table_name,
+        "Key": namespace_key(namespace.tenant_id, namespace.namespace_id),
+        "UpdateExpression": expression,
+        "ConditionExpression": "attribute_exists(#pk)",
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": values,
+        "ReturnValues": "ALL_NEW",
+    }
+
+
+PER_KEY_WRITE = 25
+"""New keys written one condition each (a document's few); more are one compare-and-set of the whole
+map (a declaration): DynamoDB bounds an expression to 4 KB."""
+
+
+def extend_schema_request(
+    table_name: str,
+    tenant_id: str,
+    namespace_id: str,
+    new: Mapping[str, str],
+    *,
+    stored: Mapping[str, str] | None,
+) -> dict[str, Any]:
+    """``UpdateItem`` adding ``new`` key types to a namespace's metadata schema ``stored`` (as read),
+    all or none, never past :data:`~ragline.domain.attributes.MAX_SCHEMA_KEYS` keys.
+
+    A few keys: each is set only where it is absent or already of that type, so documents typing
+    different keys at once do not conflict. Many keys, or a namespace with no schema map yet (an
+    item written before it existed): the whole map is set only while it is still the one read."""
+    names: dict[str, str] = {"#pk": "pk", "#s": "settings", "#m": "metadata_schema"}
+    request: dict[str, Any] = {
+        "TableName": table_name,
+        "Key": namespace_key(tenant_id, namespace_id),
+        "ExpressionAttributeNames": names,
+        "ReturnValues": "ALL_NEW",
+    }
+    if stored is None or len(new) > PER_KEY_WRITE:
+        unchanged = "attribute_not_exists(#s.#m)" if stored is None else "#s.#m = :stored"
+        values = {":whole": encode({**(stored or {}), **new})}
+        if stored is not None:
+            values[":stored"] = encode(dict(stored))
+        return request | {
+            "UpdateExpression": "SET #s.#m = :whole",
+            "ConditionExpression": f"attribute_exists(#pk) AND {unchanged}",
+            "ExpressionAttributeValues": values,
+        }
+    values = {":room": {"N": str(MAX_SCHEMA_KEYS - len(new))}}
+    sets, conditions = [], ["attribute_exists(#pk)", "size(#s.#m) <= :room"]
+    for n, (key, kind) in enumerate(new.items()):
+        names[f"#k{n}"] = key
+        values[f":t{n}"] = {"S": kind}
+        sets.append(f"#s.#m.#k{n} = :t{n}")
+        conditions.append(f"(attribute_not_exists(#s.#m.#k{n}) OR #s.#m.#k{n} = :t{n})")
+    return request | {
+        "UpdateExpression": "SET " + ", ".join(sets),
+        "ConditionExpression": " AND ".join(conditions),
+        "ExpressionAttributeValues": values,
     }
 
 
@@ -306,12 +393,41 @@ class DynamoDbTenantRegistry:
 
     def update_namespace(self, namespace: Namespace) -> Namespace:
         try:
-            self._send("put_item", put_existing_request(self.table_name, namespace_to_item(namespace)))
+            response = self._send("update_item", update_namespace_request(self.table_name, namespace))
         except _ConditionFailed:
             raise errors.NamespaceNotFound(
                 f"namespace {namespace.namespace_id!r} does not exist", namespace=namespace.namespace_id
             ) from None
-        return namespace
+        return Namespace.model_validate(item_fields(response["Attributes"]))
+
+    def extend_metadata_schema(
+        self, tenant_id: str, namespace_id: str, types: Mapping[str, AttributeType]
+    ) -> dict[str, AttributeType]:
+        """Read, check (the clash and the limit, with the stored types named), then one conditional
+        write; a concurrent writer in between fails the condition and the check runs again on what
+        it wrote — so of two documents typing one key differently, exactly one wins."""
+        for _ in range(SCHEMA_TRIES):
+            item = self._get(namespace_key(tenant_id, namespace_id))
+            if item is None:
+                raise errors.NamespaceNotFound(
+                    f"namespace {namespace_id!r} does not exist", namespace=namespace_id
+                )
+            stored = item_fields(item).get("settings", {}).get("metadata_schema")
+            merged = merge_schema(stored or {}, types)
+            new = {k: v for k, v in types.items() if (stored or {}).get(k) != v}
+            if not new:
+                return merged
+            request = extend_schema_request(self.table_name, tenant_id, namespace_id, new, stored=stored)
+            try:
+                response = self._send("update_item", request)
+            except _ConditionFailed:
+                continue  # another writer came first: check again against what it stored
+            ns = Namespace.model_validate(item_fields(response["Attributes"]))
+            return dict(ns.settings.metadata_schema)
+        raise errors.Throttled(
+            "the namespace's metadata schema kept changing; retry later",
+            table=self.table_name, namespace=namespace_id,
+        )  # fmt: skip
 
     def clear_default_namespace(self, tenant_id: str, namespace_id: str) -> None:
         with contextlib.suppress(_ConditionFailed):  # gone meanwhile: nothing to clear
