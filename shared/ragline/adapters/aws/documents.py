@@ -53,7 +53,8 @@ _OPTIONAL_TIME_FIELDS = ("lease_until",)
 """Written only when set (an absent attribute reads as ``None``)."""
 _JSON_FIELDS = ("attributes", "readers")
 """The document's metadata and reader terms, as compact JSON text (a map of any keys a tenant
-invents, and a list that may be empty — neither a fit for DynamoDB's typed sets); absent: none."""
+invents, and a list that may be empty — neither a fit for DynamoDB's typed sets); an item written
+before they existed reads as none."""
 LEGACY_ATTEMPTS_PREFIX = "attempts#"
 """Where items written before this version kept the attempt counter of their sequencer."""
 CLAIM_TRIES = 8
@@ -134,7 +135,7 @@ def record_to_item(record: DocumentRecord) -> dict[str, dict[str, str]]:
     item |= {f: {"N": str(getattr(record, f))} for f in _NUMBER_FIELDS}
     item |= {f: {"S": getattr(record, f).isoformat()} for f in _TIME_FIELDS}
     item |= {f: {"S": v.isoformat()} for f in _OPTIONAL_TIME_FIELDS if (v := getattr(record, f))}
-    item |= {f: {"S": _compact(v)} for f in _JSON_FIELDS if (v := getattr(record, f))}
+    item |= {f: {"S": _compact(getattr(record, f))} for f in _JSON_FIELDS}
     return item
 
 
