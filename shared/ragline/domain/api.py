@@ -13,6 +13,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from ragline.domain.access import MAX_GROUPS
+from ragline.domain.attributes import AttributeType
+from ragline.domain.document_metadata import MetadataInput, access_of
 from ragline.domain.documents import DocumentRecord, DocumentStatus, check_document_id
 from ragline.domain.models import Chunk, IngestUsage, RunUsage, SearchHit, SearchMode
 from ragline.domain.retrieval import Evidence, Notice, RetrievedHit
@@ -86,6 +89,8 @@ class ChunkView(ApiModel):
     page: int | None = None
     heading_path: list[str] = Field(default_factory=list)
     wider_text: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """The document's metadata (its attributes; never its readers)."""
     score: float | None = None
     scores: Scores | None = None
 
@@ -103,6 +108,7 @@ class ChunkView(ApiModel):
             page=m.page,
             heading_path=list(m.heading_path),
             wider_text=m.wider_text,
+            metadata=dict(m.attributes),
             score=hit.score if hit else None,
             scores=Scores.model_validate(hit.breakdown.model_dump()) if hit else None,
         )
@@ -282,6 +288,11 @@ class NamespacePatch(ApiRequest):
     chunks_per_search: int | None = Field(
         default=None, ge=0, le=50, description="Chunks one chat search shows the model; 0: the deployment's."
     )
+    metadata_schema: dict[str, AttributeType] | None = Field(
+        default=None,
+        description="Metadata keys to declare, with their types; adds keys (a key already typed"
+        " otherwise is a 409 metadata_type_clash). Declare dates: a date is never inferred.",
+    )
 
 
 class NamespaceView(ApiModel):
@@ -292,6 +303,8 @@ class NamespaceView(ApiModel):
     system_prompt: str
     chunks_per_search: int
     created_at: str
+    metadata_schema: dict[str, str] = Field(default_factory=dict)
+    """Each document metadata key's type: declared, or fixed by the first document carrying it."""
 
     @classmethod
     def of(cls, ns: Namespace) -> NamespaceView:
@@ -303,6 +316,7 @@ class NamespaceView(ApiModel):
             system_prompt=ns.settings.system_prompt,
             chunks_per_search=ns.settings.chunks_per_search,
             created_at=ns.created_at.isoformat(),
+            metadata_schema=dict(ns.settings.metadata_schema),
         )
 
 
@@ -380,6 +394,20 @@ class UsageReport(ApiModel):
 # -- documents ------------------------------------------------------------------------------------
 
 
+class Access(ApiRequest):
+    """Who may read a document: users and groups (none named: every user of the namespace)."""
+
+    users: list[str] = Field(default_factory=list, max_length=MAX_GROUPS)
+    groups: list[str] = Field(default_factory=list, max_length=MAX_GROUPS)
+
+
+METADATA_DESCRIPTION = (
+    "Document metadata, {key: value}: strings, numbers, booleans, lists of strings, and dates (ISO-8601,"
+    " for keys the namespace declares as dates). Each key's type is fixed per namespace by the first"
+    " document carrying it (or a declaration); at most 50 keys, 16 KiB."
+)
+
+
 class AddText(ApiRequest):
     filename: str = Field(min_length=1, max_length=300, description="Name with extension, e.g. notes.md")
     text: str = Field(min_length=1)
@@ -387,6 +415,11 @@ class AddText(ApiRequest):
         default=None,
         description="Defaults to the id derived from the filename; A-Z a-z 0-9 _ . - / ~, at most 240.",
     )
+    metadata: dict[str, Any] = Field(default_factory=dict, description=METADATA_DESCRIPTION)
+    access: Access = Field(default_factory=Access, description="Who may read it; default: everyone.")
+
+    def metadata_input(self) -> MetadataInput:
+        return MetadataInput(self.metadata, self.access.users, self.access.groups)
 
     @field_validator("document_id")
     @classmethod
@@ -394,9 +427,31 @@ class AddText(ApiRequest):
         return None if value is None else check_document_id(value)
 
 
+class DocumentLabels(ApiRequest):
+    """``PATCH /v1/namespaces/{ns}/documents/{id}``: a document's metadata and/or access, each replaced
+    whole when present and kept when absent. The content is not re-read or re-embedded."""
+
+    metadata: dict[str, Any] | None = Field(default=None, description=METADATA_DESCRIPTION)
+    access: Access | None = None
+
+    def metadata_input(self, current: DocumentRecord) -> MetadataInput:
+        users, groups = access_of(current.readers)
+        if self.access is not None:
+            users, groups = self.access.users, self.access.groups
+        attributes = current.attributes if self.metadata is None else self.metadata
+        return MetadataInput(attributes, users, groups)
+
+
 class DocumentError(ApiModel):
     code: str
     message: str
+
+
+class AccessView(ApiModel):
+    users: list[str]
+    groups: list[str]
+    everyone: bool
+    """No user or group named: every user of the namespace may read it."""
 
 
 class DocumentView(ApiModel):
@@ -405,6 +460,10 @@ class DocumentView(ApiModel):
     document_id: str
     status: DocumentStatus
     source: str
+    metadata: dict[str, Any]
+    """The served version's metadata."""
+    access: AccessView | None
+    """Who may read the served version (``null`` where the caller acts for an end user)."""
     chunk_count: int
     pages: int
     content_hash: str
@@ -422,10 +481,13 @@ class DocumentView(ApiModel):
         serving: Literal["this_version", "previous_version", "nothing"] = "nothing"
         if r.indexed_generation and r.chunk_count and r.status != "deleted":
             serving = "this_version" if r.status == "ready" else "previous_version"
+        users, groups = access_of(r.readers)
         return cls(
             document_id=r.document_id,
             status=r.status,
             source=r.source,
+            metadata=dict(r.attributes),
+            access=AccessView(users=users, groups=groups, everyone=not r.readers),
             chunk_count=r.chunk_count,
             pages=r.pages,
             content_hash=r.content_hash,
@@ -448,6 +510,16 @@ class DocumentDeletion(ApiModel):
     document_id: str
     status: Literal["deleting", "deleted"]
     document: DocumentView | None = None
+
+
+class DocumentUpdate(ApiModel):
+    """A change of a document's metadata or access. ``updated`` (200): an API or CLI document, its
+    new labels served now; ``updating`` (202): an S3 document, whose metadata lives in its sidecar
+    ``<key>.metadata.json`` — the sidecar was written, and its event re-labels the document."""
+
+    document_id: str
+    status: Literal["updating", "updated"]
+    document: DocumentView
 
 
 # -- errors ---------------------------------------------------------------------------------------

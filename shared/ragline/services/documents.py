@@ -8,7 +8,16 @@ a document sent as text through the API has no object, so its chunks are removed
 from __future__ import annotations
 
 from ragline import errors
-from ragline.domain.api import AddText, DocumentDeletion, DocumentList, DocumentView
+from ragline.domain.api import (
+    AddText,
+    DocumentDeletion,
+    DocumentLabels,
+    DocumentList,
+    DocumentUpdate,
+    DocumentView,
+)
+from ragline.domain.attributes import normalise
+from ragline.domain.document_metadata import sidecar_body, sidecar_of
 from ragline.domain.documents import DocumentRecord
 from ragline.domain.models import TenantScope
 from ragline.domain.s3_events import object_key_of
@@ -47,9 +56,41 @@ class DocumentService:
     def add_text(self, principal: Principal, namespace: str, body: AddText) -> DocumentView:
         s = self._scope(principal, namespace, ("ingest",))
         result = self._ingest.ingest(
-            s, filename=body.filename, data=body.text.encode(), document_id=body.document_id, source="api:"
+            s,
+            filename=body.filename,
+            data=body.text.encode(),
+            document_id=body.document_id,
+            source="api:",
+            metadata=body.metadata_input(),
         )
         return DocumentView.of(self._find(s, result.document_id))
+
+    def relabel(
+        self, principal: Principal, namespace: str, document_id: str, body: DocumentLabels
+    ) -> DocumentUpdate:
+        """Change a document's metadata and/or access (see :class:`DocumentUpdate`). Everything is
+        checked before anything is written: a refused change leaves the document and the namespace's
+        schema as they were."""
+        s = self._scope(principal, namespace, ("ingest",))
+        record = self._find(s, document_id)
+        given = body.metadata_input(record)
+        key = object_key_of(record.source)
+        if key is None:
+            self._ingest.relabel(s, record.document_id, given)
+            return DocumentUpdate(
+                document_id=record.document_id,
+                status="updated",
+                document=DocumentView.of(self._find(s, record.document_id)),
+            )
+        # An S3 document's metadata is its sidecar's: write it (checked now against the schema, so a
+        # clash is this request's 409); its event re-labels the document as any sidecar change does.
+        readers = given.readers()
+        schema = require_namespace(self._registry, s.tenant_id, s.namespace_id).settings.metadata_schema
+        attributes, _ = normalise(given.attributes, schema)
+        self._objects.put(sidecar_of(key), sidecar_body(attributes, readers))
+        return DocumentUpdate(
+            document_id=record.document_id, status="updating", document=DocumentView.of(record)
+        )
 
     def delete(self, principal: Principal, namespace: str, document_id: str) -> DocumentDeletion:
         s = self._scope(principal, namespace, ("ingest",))
