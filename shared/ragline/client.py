@@ -36,6 +36,7 @@ from ragline.agents.events import ChatResponse, RunEvent
 from ragline.domain.api import (
     DocumentDeletion,
     DocumentList,
+    DocumentUpdate,
     DocumentView,
     HostingSearchResponse,
     KeyList,
@@ -200,12 +201,45 @@ class RaglineClient:
         return self._call(DocumentView, "GET", path)
 
     def add_text(
-        self, namespace: str, filename: str, text: str, *, document_id: str | None = None
+        self,
+        namespace: str,
+        filename: str,
+        text: str,
+        *,
+        document_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        users: Sequence[str] | None = None,
+        groups: Sequence[str] | None = None,
     ) -> DocumentView:
+        """``metadata``: ``{key: value}`` (string, number, boolean, list of strings, ISO date);
+        ``users``/``groups``: who may read it (none: everyone)."""
         body: dict[str, Any] = {"filename": filename, "text": text}
         if document_id is not None:
             body["documentId"] = document_id
+        if metadata:
+            body["metadata"] = dict(metadata)
+        if users or groups:
+            body["access"] = {"users": list(users or ()), "groups": list(groups or ())}
         return self._call(DocumentView, "POST", f"/v1/namespaces/{_seg(namespace)}/documents", body)
+
+    def update_document(
+        self,
+        namespace: str,
+        document_id: str,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        users: Sequence[str] | None = None,
+        groups: Sequence[str] | None = None,
+    ) -> DocumentUpdate:
+        """Replace a document's metadata (when given) and/or who may read it (when ``users`` or
+        ``groups`` is given; both empty lists: everyone). Its content is not re-embedded."""
+        body: dict[str, Any] = {}
+        if metadata is not None:
+            body["metadata"] = dict(metadata)
+        if users is not None or groups is not None:
+            body["access"] = {"users": list(users or ()), "groups": list(groups or ())}
+        path = f"/v1/namespaces/{_seg(namespace)}/documents/{_seg(document_id)}"
+        return self._call(DocumentUpdate, "PATCH", path, body)
 
     def delete_document(self, namespace: str, document_id: str) -> DocumentDeletion:
         path = f"/v1/namespaces/{_seg(namespace)}/documents/{_seg(document_id)}"
@@ -232,12 +266,15 @@ class RaglineClient:
         default: bool | None = None,
         system_prompt: str | None = None,
         chunks_per_search: int | None = None,
+        metadata_schema: Mapping[str, str] | None = None,
     ) -> NamespaceView:
+        """``metadata_schema`` declares metadata keys' types (adds keys; dates must be declared)."""
         patch = {
             "description": description,
             "default": default,
             "systemPrompt": system_prompt,
             "chunksPerSearch": chunks_per_search,
+            "metadataSchema": dict(metadata_schema) if metadata_schema else None,
         }
         body = {k: v for k, v in patch.items() if v is not None}
         return self._call(NamespaceView, "PATCH", f"/v1/namespaces/{_seg(namespace)}", body)
