@@ -41,6 +41,7 @@ def test_every_route_is_documented_with_its_models_and_the_one_error_shape() -> 
         ("POST", "/v1/namespaces/{namespace}/documents"),
         ("GET", "/v1/namespaces/{namespace}/documents/{document_id}"),
         ("DELETE", "/v1/namespaces/{namespace}/documents/{document_id}"),
+        ("PATCH", "/v1/namespaces/{namespace}/documents/{document_id}"),
         ("GET", "/v1/keys"),
         ("POST", "/v1/keys"),
         ("DELETE", "/v1/keys/{key_id}"),
