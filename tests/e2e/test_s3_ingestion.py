@@ -64,7 +64,7 @@ class World:
         )
         table = create_table_from_template(ddb, "DocumentsTable", f"documents-{suffix}")
         self.documents = DynamoDbDocumentRegistry(table, client=ddb)
-        registry = SqliteTenantRegistry(tmp / "tenants.sqlite")
+        registry = self.registry = SqliteTenantRegistry(tmp / "tenants.sqlite")
         registry.create_namespace(new_namespace("acme", "docs"))
         self.stores = OpenSearchVectorStoreProvider(
             build_client(Settings(opensearch_url=opensearch_url)), index=f"test-{suffix}", dimension=384
