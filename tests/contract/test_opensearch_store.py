@@ -13,6 +13,7 @@ from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, bui
 from ragline.config import Settings
 from ragline.domain.models import TenantScope
 from tests.contract.vector_store_contract import DOCS, VectorStoreContract, hybrid, make_chunks
+from tests.contract.vector_store_filter_contract import check_one_among_10000, ten_thousand
 from tests.support.vectors import DIM
 
 pytestmark = [pytest.mark.contract, pytest.mark.opensearch]
@@ -24,6 +25,7 @@ def _provider(url: str, **kw: object) -> OpenSearchVectorStoreProvider:
 
 
 class TestOpenSearchVectorStore(VectorStoreContract):
+    filter_examples = 6  # the shared node: each corpus is checked against up to six views
     @pytest.fixture(params=["msearch", "query"])
     def provider(
         self, opensearch_url: str, request: pytest.FixtureRequest
@@ -33,6 +35,27 @@ class TestOpenSearchVectorStore(VectorStoreContract):
         yield p
         p.drop()
         p.close()
+
+
+@pytest.fixture(scope="module")
+def ten_thousand_chunks(opensearch_url: str) -> Iterator[tuple[OpenSearchVectorStoreProvider, TenantScope]]:
+    """One index of 10,000 chunks for the module (written in one upsert), among other tenants' chunks."""
+    p = _provider(opensearch_url)
+    scope = TenantScope(tenant_id="acme", namespace_id="big")
+    p.scoped(scope).upsert(ten_thousand())
+    p.scoped(TenantScope(tenant_id="other", namespace_id="big")).upsert(ten_thousand()[:200])
+    yield p, scope
+    p.drop()
+    p.close()
+
+
+@pytest.mark.parametrize("strategy", ["msearch", "query"])
+def test_k1_with_a_filter_matching_one_chunk_among_10000(
+    ten_thousand_chunks: tuple[OpenSearchVectorStoreProvider, TenantScope], strategy: str
+) -> None:
+    p, scope = ten_thousand_chunks
+    both = OpenSearchVectorStoreProvider(p.client, index=p.index, dimension=DIM, hybrid=strategy)  # type: ignore[arg-type]
+    check_one_among_10000(both, scope)
 
 
 def test_concurrent_hybrid_strategy_matches_msearch(opensearch_url: str) -> None:

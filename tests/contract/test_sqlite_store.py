@@ -8,17 +8,28 @@ import pytest
 from ragline.adapters.embedded.store import SqliteVectorStoreProvider
 from ragline.domain.models import KeywordQuery, TenantScope
 from tests.contract.vector_store_contract import VectorStoreContract, make_chunks
+from tests.contract.vector_store_filter_contract import check_one_among_10000, ten_thousand
 from tests.support.vectors import DIM
 
 pytestmark = pytest.mark.contract
 
 
 class TestSqliteVectorStore(VectorStoreContract):
+    filter_examples = 60
     @pytest.fixture
     def provider(self, tmp_path: Path) -> Iterator[SqliteVectorStoreProvider]:
         p = SqliteVectorStoreProvider(tmp_path / "store.sqlite", dimension=DIM)
         yield p
         p.close()
+
+
+def test_k1_with_a_filter_matching_one_chunk_among_10000(tmp_path: Path) -> None:
+    provider = SqliteVectorStoreProvider(tmp_path / "big.sqlite", dimension=DIM)
+    scope = TenantScope(tenant_id="acme", namespace_id="big")
+    provider.scoped(scope).upsert(ten_thousand())
+    provider.scoped(TenantScope(tenant_id="other", namespace_id="big")).upsert(ten_thousand()[:200])
+    check_one_among_10000(provider, scope)
+    provider.close()
 
 
 def test_writes_from_another_process_are_seen(tmp_path: Path) -> None:
