@@ -237,3 +237,44 @@ def test_a_hybrid_search_of_published_chunks_reads_fences_and_sources_in_one_rou
     finally:
         p.drop()
         p.close()
+
+
+def test_chunks_written_before_filters_read_as_open_and_without_attributes(opensearch_url: str) -> None:
+    """Given an index made before chunks carried filter fields (its mapping lacks them, its chunks
+    have none), a provider adds the fields; the old chunks are read by every user and match only
+    negated filters, beside new chunks that filter."""
+    import json
+
+    from ragline.adapters.opensearch import requests as rq
+    from ragline.domain.access import UserContext
+    from ragline.domain.filters import Not, ReadView, parse_filter
+    from ragline.domain.models import ChunkMetadata, KeywordQuery
+
+    p = _provider(opensearch_url)
+    try:
+        old_body = rq.index_body(DIM)
+        for field in ("attribute_terms", "readers"):
+            del old_body["mappings"]["properties"][field]
+        p.client.indices.create(index=p.index, body=old_body)
+        scope = TenantScope(tenant_id="acme", namespace_id="docs")
+        lines = []
+        for line in b"".join(rq.bulk_lines(scope, p.index, make_chunks("old", ["bees buzz"]))).splitlines():
+            doc = json.loads(line)
+            for field in ("attribute_terms", "readers"):
+                doc.pop(field, None)
+            lines.append(json.dumps(doc))
+        p.client.bulk(body="\n".join(lines) + "\n", refresh="true")
+        user = UserContext.of("ann", ["hr"]).reader_terms()
+        tagged = parse_filter({"equals": {"key": "team", "value": "red"}})
+        q = KeywordQuery(text="bees")
+        assert [h.chunk.id for h in p.scoped(scope, ReadView(readers=user)).search(q)] == ["old#0"]
+        assert p.scoped(scope, ReadView(tagged)).search(q) == []
+        assert len(p.scoped(scope, ReadView(Not(tagged), user)).search(q)) == 1
+        private = make_chunks("new", ["bees hum"])[0]
+        meta = ChunkMetadata(attributes={"team": "red"}, readers=("g:ops",))
+        p.scoped(scope).upsert([private.model_copy(update={"metadata": meta})])
+        assert [h.chunk.id for h in p.scoped(scope, ReadView(tagged)).search(q)] == ["new#0"]
+        assert [h.chunk.id for h in p.scoped(scope, ReadView(readers=user)).search(q)] == ["old#0"]
+    finally:
+        p.drop()
+        p.close()
