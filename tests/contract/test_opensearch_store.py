@@ -26,6 +26,7 @@ def _provider(url: str, **kw: object) -> OpenSearchVectorStoreProvider:
 
 class TestOpenSearchVectorStore(VectorStoreContract):
     filter_examples = 6  # the shared node: each corpus is checked against up to six views
+
     @pytest.fixture(params=["msearch", "query"])
     def provider(
         self, opensearch_url: str, request: pytest.FixtureRequest

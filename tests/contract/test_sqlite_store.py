@@ -19,6 +19,7 @@ pytestmark = pytest.mark.contract
 
 class TestSqliteVectorStore(VectorStoreContract):
     filter_examples = 60
+
     @pytest.fixture
     def provider(self, tmp_path: Path) -> Iterator[SqliteVectorStoreProvider]:
         p = SqliteVectorStoreProvider(tmp_path / "store.sqlite", dimension=DIM)
@@ -67,7 +68,9 @@ def test_hits_are_read_by_rowid_not_by_scanning_the_scope(tmp_path: Path) -> Non
     provider.close()
 
 
-def test_a_file_written_before_filters_reads_its_chunks_as_open_and_without_attributes(tmp_path: Path) -> None:
+def test_a_file_written_before_filters_reads_its_chunks_as_open_and_without_attributes(
+    tmp_path: Path,
+) -> None:
     """Given a store file without the ``terms`` columns (as every file was before filters), opening it
     adds them: its chunks are read by every user and match only negated filters; new writes filter."""
     path = tmp_path / "old.sqlite"
@@ -90,7 +93,9 @@ def test_a_file_written_before_filters_reads_its_chunks_as_open_and_without_attr
     assert len(provider.scoped(scope, ReadView(Not(tagged), user)).search(q)) == 1
     # and a chunk written now carries its terms
     private = make_chunks("new", ["bees hum"])[0]
-    private = private.model_copy(update={"metadata": ChunkMetadata(attributes={"team": "red"}, readers=("g:ops",))})
+    private = private.model_copy(
+        update={"metadata": ChunkMetadata(attributes={"team": "red"}, readers=("g:ops",))}
+    )
     provider.scoped(scope).upsert([private])
     assert [h.chunk.id for h in provider.scoped(scope, ReadView(tagged)).search(q)] == ["new#0"]
     assert [h.chunk.id for h in provider.scoped(scope, ReadView(readers=user)).search(q)] == ["old#0"]

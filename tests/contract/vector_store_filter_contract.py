@@ -188,13 +188,17 @@ class FilterContract:
         assert {h.chunk.document_id for h in store.search(everything)} == {"d0", "d1"}
         # a query filter that would admit the blue document outside the view adds nothing
         blue = MetadataFilter(where=parse_filter({"equals": {"key": "team", "value": "blue"}}))
-        for q in (everything, KeywordQuery(text="amber", k=10), SemanticQuery(text="amber", vector=bow_vector("amber"))):
+        for q in (
+            everything,
+            KeywordQuery(text="amber", k=10),
+            SemanticQuery(text="amber", vector=bow_vector("amber")),
+        ):
             assert store.search(q.model_copy(update={"filters": blue})) == []
         # one inside the view narrows it
         recent = MetadataFilter(where=parse_filter({"greaterThanOrEquals": {"key": "year", "value": 2024}}))
-        assert [h.chunk.document_id for h in store.search(everything.model_copy(update={"filters": recent}))] == [
-            "d1"
-        ]
+        assert [
+            h.chunk.document_id for h in store.search(everything.model_copy(update={"filters": recent}))
+        ] == ["d1"]
         # and readers narrow too: a user outside hr sees the open red document only
         outsider = ReadView(red.where, UserContext.of("ann", ["ops"]).reader_terms())
         assert {h.chunk.document_id for h in provider.scoped(scope, outsider).search(everything)} == {"d0"}

@@ -1,6 +1,6 @@
-"""A :class:`~ragline.domain.filters.ReadView` as OpenSearch query clauses (pure, unit-tested).
+"""A :class:`~ragline.domain.filters.ReadView` as OpenSearch query clauses (pure).
 
-Every chunk carries two ``keyword`` fields written by :func:`~ragline.adapters.opensearch.requests.chunk_line`:
+Every chunk carries two ``keyword`` fields, written by ``requests.chunk_line``:
 ``attribute_terms`` (:func:`~ragline.domain.attributes.attribute_terms`: one term per attribute value,
 whatever keys a tenant invents, so one field and never a mapping per key) and ``readers`` (the
 document's reader terms, ``*`` for a document open to everyone). A filter's plan

@@ -470,7 +470,10 @@ class OpenSearchVectorStore:
             legs = [_leg_hits(self._send(self._knn(query.vector, size, query)), "semantic")]
         elif isinstance(query, KeywordQuery):
             legs = [
-                _leg_hits(self._send(rq.bm25_search(self.scope, query.text, size, query.filters, self.view)), "keyword")
+                _leg_hits(
+                    self._send(rq.bm25_search(self.scope, query.text, size, query.filters, self.view)),
+                    "keyword",
+                )
             ]
         else:
             assert isinstance(query, HybridQuery)
