@@ -26,8 +26,9 @@ class Indices:
     def exists(self, index: str) -> bool:
         return True
 
-    def put_mapping(self, index: str, body: dict[str, Any]) -> None:
-        """An existing index gets the filter fields (not a refresh: not recorded)."""
+    def get_mapping(self, index: str) -> dict[str, object]:
+        """An existing index that already has the filter fields."""
+        return {index: {"mappings": {"properties": {"attribute_terms": {}, "readers": {}}}}}
 
     def refresh(self, index: str) -> None:
         self.calls.append("refresh")

@@ -70,8 +70,9 @@ class ExistingIndices:
     def exists(self, index: str) -> bool:
         return True
 
-    def put_mapping(self, index: str, body: object) -> None:
-        """An existing index gets the filter fields."""
+    def get_mapping(self, index: str) -> dict[str, object]:
+        """An existing index that already has the filter fields."""
+        return {index: {"mappings": {"properties": {"attribute_terms": {}, "readers": {}}}}}
 
 
 class RecordingClient:

@@ -74,8 +74,8 @@ _WRITE_STAGED = (
 _PUBLISH_STAGED = (
     "INSERT INTO chunks (tenant_id, namespace_id, scope_token, document_id, seq, filename, text, metadata,"
     " embedding, terms, generation) SELECT tenant_id, namespace_id, ?, document_id, seq, filename, text,"
-    " metadata, embedding, terms, generation FROM staged_chunks WHERE tenant_id=? AND namespace_id=? AND document_id=?"
-    " AND generation=? ORDER BY seq"
+    " metadata, embedding, terms, generation FROM staged_chunks"
+    " WHERE tenant_id=? AND namespace_id=? AND document_id=? AND generation=? ORDER BY seq"
 )
 """A version's staged rows become its served rows (after the document's older rows are deleted)."""
 LOG_PRUNE_EVERY = 256
@@ -497,8 +497,7 @@ class SqliteVectorStore:
             rows = (
                 self._p.connection()
                 .execute(
-                    "SELECT c.rowid FROM chunks c WHERE c.tenant_id=? AND c.namespace_id=?"
-                    f" AND {cond[0]}",
+                    f"SELECT c.rowid FROM chunks c WHERE c.tenant_id=? AND c.namespace_id=? AND {cond[0]}",
                     [self.scope.tenant_id, self.scope.namespace_id, *cond[1]],
                 )
                 .fetchall()

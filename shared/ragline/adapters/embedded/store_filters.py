@@ -50,7 +50,9 @@ def migrate(conn: sqlite3.Connection) -> None:
         try:
             if not _has_terms(conn):  # another process may have migrated meanwhile
                 for table in ("chunks", "staged_chunks"):
-                    conn.execute(f"ALTER TABLE {table} ADD COLUMN terms TEXT NOT NULL DEFAULT '{EVERYONE_TERMS}'")
+                    conn.execute(
+                        f"ALTER TABLE {table} ADD COLUMN terms TEXT NOT NULL DEFAULT '{EVERYONE_TERMS}'"
+                    )
                 conn.execute(
                     "INSERT OR IGNORE INTO chunk_terms (scope_token, term, chunk)"
                     " SELECT c.scope_token, j.value, c.rowid FROM chunks c, json_each(c.terms) j"

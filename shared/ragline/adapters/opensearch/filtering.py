@@ -1,6 +1,6 @@
-"""A :class:`~ragline.domain.filters.ReadView` as OpenSearch query clauses (pure, unit-tested).
+"""A :class:`~ragline.domain.filters.ReadView` as OpenSearch query clauses, and the fields they need.
 
-Every chunk carries two ``keyword`` fields written by :func:`~ragline.adapters.opensearch.requests.chunk_line`:
+Every chunk carries two ``keyword`` fields, written by ``requests.chunk_line``:
 ``attribute_terms`` (:func:`~ragline.domain.attributes.attribute_terms`: one term per attribute value,
 whatever keys a tenant invents, so one field and never a mapping per key) and ``readers`` (the
 document's reader terms, ``*`` for a document open to everyone). A filter's plan
@@ -16,12 +16,15 @@ A chunk written before these fields existed has neither: it reads as open to eve
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragline.domain.access import stored_reader_terms
 from ragline.domain.attributes import attribute_terms
 from ragline.domain.filters import AllOf, AnyOf, Filter, Not, Plan, Prefix, Range, ReadView, Terms, plan
 from ragline.domain.models import ChunkMetadata
+
+if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
 
 ATTRIBUTES_FIELD = "attribute_terms"
 READERS_FIELD = "readers"
@@ -32,6 +35,23 @@ FIELDS: dict[str, Any] = {
     READERS_FIELD: {"type": "keyword"},
 }
 """The mapped fields, added to an existing index by ``put_mapping`` (``ensure_index``)."""
+
+
+def ensure_fields(client: OpenSearch, index: str) -> None:
+    """Add :data:`FIELDS` to an index made before chunks carried them (its mapping is ``strict``: a
+    write of them would be refused). Read first, so the usual case is one ``GET``; a caller not
+    allowed to change the mapping (an AOSS reader without ``aoss:UpdateIndex``) carries on: its
+    queries read the old chunks right without the fields (no ``readers``: everyone's; no terms)."""
+    from opensearchpy.exceptions import AuthorizationException
+
+    mappings = client.indices.get_mapping(index=index)
+    properties = next(iter(mappings.values()), {}).get("mappings", {}).get("properties", {})
+    if all(name in properties for name in FIELDS):
+        return
+    try:
+        client.indices.put_mapping(index=index, body={"properties": FIELDS})
+    except AuthorizationException:
+        pass
 
 
 def chunk_fields(metadata: ChunkMetadata) -> dict[str, list[str]]:

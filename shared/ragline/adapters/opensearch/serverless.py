@@ -27,7 +27,7 @@ from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch import serverless_requests as srq
 from ragline.adapters.opensearch.client import build_client, translate
 from ragline.adapters.opensearch.fences import DynamoFences
-from ragline.adapters.opensearch.filtering import FIELDS
+from ragline.adapters.opensearch.filtering import ensure_fields
 from ragline.adapters.opensearch.serverless_visibility import PENDING, Expectation, PendingWrites, wait_until
 from ragline.config import Settings
 from ragline.domain.filters import ReadView
@@ -99,7 +99,7 @@ class ServerlessVectorStoreProvider:
                     if exc.error != "resource_already_exists_exception":
                         raise
             else:  # an index made before chunks carried filter fields gets them (see .filtering)
-                self.client.indices.put_mapping(index=self.index, body={"properties": FIELDS})
+                ensure_fields(self.client, self.index)
             self._ready = True
 
     def drop(self) -> None:

@@ -204,7 +204,10 @@ class ServerlessVectorStore:
         self._p.settle()
         if isinstance(query, HybridQuery):
             size = query.candidates
-            bodies = [self._knn(query, size), rq.bm25_search(self.scope, query.text, size, query.filters, self.view)]
+            bodies = [
+                self._knn(query, size),
+                rq.bm25_search(self.scope, query.text, size, query.filters, self.view),
+            ]
             sem, kw = self._visible(self._p.msearch(bodies))
             fused = fuse_query(query, ranked(sem, "semantic"), ranked(kw, "keyword"))
             sources = {cid(h): h["_source"] for h in sem + kw}

@@ -20,7 +20,7 @@ from ragline import errors
 from ragline.adapters.opensearch import hybrid as node_fusion
 from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch.client import build_client, translate
-from ragline.adapters.opensearch.filtering import FIELDS
+from ragline.adapters.opensearch.filtering import ensure_fields
 from ragline.adapters.opensearch.hybrid import NORMALIZATION, Normalization
 from ragline.adapters.opensearch.visibility import UNREFRESHED, Refresh
 from ragline.config import Settings
@@ -124,7 +124,7 @@ class OpenSearchVectorStoreProvider:
                 elif name == self.index:
                     # an index made before chunks carried filter fields gets them (idempotent; its
                     # old chunks lack them and read as open to everyone, without attributes)
-                    self.client.indices.put_mapping(index=name, body={"properties": FIELDS})
+                    ensure_fields(self.client, name)
             self._ready = True
 
     def drop(self) -> None:
@@ -470,7 +470,10 @@ class OpenSearchVectorStore:
             legs = [_leg_hits(self._send(self._knn(query.vector, size, query)), "semantic")]
         elif isinstance(query, KeywordQuery):
             legs = [
-                _leg_hits(self._send(rq.bm25_search(self.scope, query.text, size, query.filters, self.view)), "keyword")
+                _leg_hits(
+                    self._send(rq.bm25_search(self.scope, query.text, size, query.filters, self.view)),
+                    "keyword",
+                )
             ]
         else:
             assert isinstance(query, HybridQuery)
