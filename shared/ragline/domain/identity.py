@@ -14,11 +14,9 @@ admin route's body (:class:`ragline.domain.api.IdentityProviderBody`) is checked
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
-from urllib.parse import urlsplit
 
 from ragline import errors
 
@@ -90,6 +88,9 @@ def check_jwks_uri(uri: str, *, loopback_http: bool = False) -> str:
     """``https://`` only, to a name or a public address: never the link-local metadata service or
     another private address by literal. ``http://127.0.0.1`` (or ``[::1]``) only where the operator
     allows loopback HTTP (tests, a local server), never elsewhere."""
+    import ipaddress  # not on a key's path through the authorizer
+    from urllib.parse import urlsplit
+
     parts = urlsplit(uri)
     host = (parts.hostname or "").lower()
     if not host or parts.username or parts.password:
@@ -109,6 +110,8 @@ def check_jwks_uri(uri: str, *, loopback_http: bool = False) -> str:
 
 def checked(provider: IdentityProvider, *, loopback_http: bool = False) -> IdentityProvider:
     """The provider, or ``InvalidRequest`` naming the first field that cannot be right."""
+    from urllib.parse import urlsplit
+
     issuer = urlsplit(provider.issuer)
     if issuer.scheme not in ("https", "http") or not issuer.hostname or len(provider.issuer) > 512:
         raise _invalid("issuer must be the provider's URL exactly as its tokens' iss claim", "issuer")

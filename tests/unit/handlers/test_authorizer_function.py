@@ -117,5 +117,34 @@ def test_importing_the_authorizer_loads_no_pydantic_powertools_or_sdk() -> None:
         "botocore",
         "numpy",
         "dataclasses",
+        "jwt",  # loaded by the first identity token, never by a key's request
+        "cryptography",
     }
     assert not loaded & heavy, loaded & heavy
+
+
+def test_a_tenant_identity_providers_token_is_read_through_the_backends_lookup(
+    world: tuple[Container, dict[str, str]],
+) -> None:
+    """As deployed (no container): the provider is found by the token's issuer in the tenants store."""
+    from ragline.domain.access import UserContext
+    from ragline.domain.identity import IdentityProvider
+    from tests.support.identity_tokens import SigningKey, claims
+
+    container, _ = world
+    signer = SigningKey("k1")
+    issuer = "https://idp.acme.test/"
+    container.registry.put_identity_provider(
+        "acme", IdentityProvider(issuer=issuer, audiences=("app",), jwks=(signer.jwk,), scopes=("search",))
+    )
+    policy = load_handler("authorizer").lambda_handler(
+        event(f"Bearer {signer.token(claims(issuer, user='dana'))}"), LambdaContext()
+    )
+    principal = Principal.from_context(policy["context"])
+    assert (principal.tenant_id, principal.scopes, principal.user) == (
+        "acme", frozenset({"search"}), UserContext("dana"),
+    )  # fmt: skip
+    with pytest.raises(Exception, match=r"^Unauthorized$"):
+        load_handler("authorizer").lambda_handler(
+            event(f"Bearer {signer.token(claims(issuer, audience='other'))}"), LambdaContext()
+        )
