@@ -164,6 +164,10 @@ def test_a_replay_under_another_user_or_filter_is_another_request(
     ):
         with pytest.raises(errors.IdempotencyKeyReused):
             c.search.search(p, "docs", body, run_id="run-1")
+    # a user named like another's group, in a group named like the other: other reader terms, another run
+    c.search.search(principal(UserContext.of("hr", ["x"])), "docs", request, run_id="run-3")
+    with pytest.raises(errors.IdempotencyKeyReused):
+        c.search.search(principal(UserContext.of("x", ["hr"])), "docs", request, run_id="run-3")
 
 
 @pytest.mark.parametrize(
