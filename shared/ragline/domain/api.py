@@ -494,7 +494,7 @@ class UsageReport(ApiModel):
 # -- documents ------------------------------------------------------------------------------------
 
 
-class Access(ApiRequest):
+class DocumentAccess(ApiRequest):
     """Who may read a document: users and groups (none named: every user of the namespace)."""
 
     users: list[str] = Field(default_factory=list, max_length=MAX_GROUPS)
@@ -516,7 +516,9 @@ class AddText(ApiRequest):
         description="Defaults to the id derived from the filename; A-Z a-z 0-9 _ . - / ~, at most 240.",
     )
     metadata: dict[str, Any] = Field(default_factory=dict, description=METADATA_DESCRIPTION)
-    access: Access = Field(default_factory=Access, description="Who may read it; default: everyone.")
+    access: DocumentAccess = Field(
+        default_factory=DocumentAccess, description="Who may read it; default: everyone."
+    )
 
     def metadata_input(self) -> MetadataInput:
         return MetadataInput(self.metadata, self.access.users, self.access.groups)
@@ -532,7 +534,7 @@ class DocumentLabels(ApiRequest):
     whole when present and kept when absent. The content is not re-read or re-embedded."""
 
     metadata: dict[str, Any] | None = Field(default=None, description=METADATA_DESCRIPTION)
-    access: Access | None = None
+    access: DocumentAccess | None = None
 
     def metadata_input(self, current: DocumentRecord) -> MetadataInput:
         users, groups = access_of(current.readers)

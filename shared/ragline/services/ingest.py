@@ -329,7 +329,6 @@ class IngestService:
         scope = event.scope
         try:
             namespace = require_namespace(self._registry, scope.tenant_id, scope.namespace_id)
-            sidecar = self._read_sidecar(event.key)  # first: a small read, and the document's is last
             try:
                 data = self._read(event)
             except errors.DocumentTooLarge as too_large:
@@ -337,8 +336,9 @@ class IngestService:
                 raise
             if data is None:
                 return self._delete(record)  # S3 serves nothing under this key any more
+            sidecar = self._read_sidecar(event.key)  # after the object: at least as new as it
             labels = resolve_metadata(
-                self._registry, namespace, parse_sidecar(sidecar) if sidecar else NO_METADATA
+                self._registry, namespace, parse_sidecar(sidecar) if sidecar is not None else NO_METADATA
             )
             return self._index(record, namespace, event.path.rsplit("/", 1)[-1], data, None, labels)
         except SETTLED:

@@ -420,3 +420,33 @@ def test_vendor_errors_become_ragline_errors_by_code(
 def test_construction_does_no_io_and_builds_no_client() -> None:
     registry = dt.DynamoDbTenantRegistry(TABLE)
     assert registry._client._client is None  # built on first use only
+
+
+def test_a_namespace_update_writes_every_field_but_the_metadata_schema() -> None:
+    """Issue 29: only extend_metadata_schema writes the schema, so a settings PATCH cannot drop a key."""
+    ns = namespace(default=True)
+    ns = ns.model_copy(
+        update={"settings": ns.settings.model_copy(update={"metadata_schema": {"y": "number"}})}
+    )
+    request = dt.update_namespace_request(TABLE, ns)
+    assert "metadata_schema" not in str(request) and "REMOVE" not in request["UpdateExpression"]
+    assert request["ConditionExpression"] == "attribute_exists(#pk)"
+    written = {request["ExpressionAttributeNames"][n] for n in request["ExpressionAttributeNames"]}
+    assert {"description", "default", "embedding_model", "system_prompt", "chunks_per_search"} <= written
+
+
+def test_a_schema_extension_conditions_each_new_key_on_being_absent_or_the_same_type() -> None:
+    request = dt.extend_schema_request(TABLE, "acme", "docs", {"year": "number"}, stored={"team": "string"})
+    assert request["UpdateExpression"] == "SET #s.#m.#k0 = :t0"
+    assert request["ConditionExpression"] == (
+        "attribute_exists(#pk) AND size(#s.#m) <= :room"
+        " AND (attribute_not_exists(#s.#m.#k0) OR #s.#m.#k0 = :t0)"
+    )
+    assert request["ExpressionAttributeNames"]["#k0"] == "year"
+    assert request["ExpressionAttributeValues"][":t0"] == {"S": "number"}
+    whole = dt.extend_schema_request(TABLE, "acme", "docs", {"year": "number"}, stored=None)
+    assert whole["ConditionExpression"] == "attribute_exists(#pk) AND attribute_not_exists(#s.#m)"
+    many = {f"k{i}": "string" for i in range(dt.PER_KEY_WRITE + 1)}
+    cas = dt.extend_schema_request(TABLE, "acme", "docs", many, stored={"team": "string"})
+    assert cas["ConditionExpression"] == "attribute_exists(#pk) AND #s.#m = :stored"
+    assert len(cas["UpdateExpression"]) < 100  # one SET of the whole map: within DynamoDB's 4 KB
