@@ -16,6 +16,7 @@ A chunk written before these fields existed has neither: it reads as open to eve
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from ragline.domain.access import stored_reader_terms
@@ -44,14 +45,13 @@ def ensure_fields(client: OpenSearch, index: str) -> None:
     queries read the old chunks right without the fields (no ``readers``: everyone's; no terms)."""
     from opensearchpy.exceptions import AuthorizationException
 
-    mappings = client.indices.get_mapping(index=index)
-    properties = next(iter(mappings.values()), {}).get("mappings", {}).get("properties", {})
+    mappings: dict[str, Any] = client.indices.get_mapping(index=index)
+    found: dict[str, Any] = next(iter(mappings.values()), {})
+    properties = found.get("mappings", {}).get("properties", {})
     if all(name in properties for name in FIELDS):
         return
-    try:
+    with contextlib.suppress(AuthorizationException):
         client.indices.put_mapping(index=index, body={"properties": FIELDS})
-    except AuthorizationException:
-        pass
 
 
 def chunk_fields(metadata: ChunkMetadata) -> dict[str, list[str]]:
