@@ -211,6 +211,18 @@ def test_search_accepts_convex_fusion_and_rejects_unknown_ones(home: Path) -> No
     assert code == 2 and "unknown fusion" in out
 
 
+def test_search_takes_a_filter_applied_in_the_store(home: Path) -> None:
+    args = ("search", "chain wear", "-n", "northwind", "--home", str(home))
+    assert "maintenance" in cli(*args)[1]
+    code, out = cli(*args, "--filter", '{"exists": {"key": "nowhere"}}')
+    assert code == 0 and "maintenance" not in out  # no document has the key: nothing matches
+    code, out = cli(*args, "--filter", '{"notEquals": {"key": "nowhere", "value": "x"}}')
+    assert code == 0 and "maintenance" in out  # a missing key is not equal to anything
+    code, out = cli(*args, "--filter", '{"bogus": {"key": "a", "value": 1}}')
+    assert code == 2 and "unknown filter operator" in out
+    assert cli(*args, "--filter", "{not json")[0] == 2
+
+
 def test_eval_on_a_folder_that_is_not_beir_fails_clearly(tmp_path: Path) -> None:
     code, out = cli("eval", str(tmp_path), "--home", str(tmp_path))
     assert code == 2 and "not a BEIR dataset" in out
