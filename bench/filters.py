@@ -86,7 +86,7 @@ def main() -> None:
             text=" ".join(random.choices(chunks, k=1)[0].text.split()[:3]),
             vector=tuple(rng.standard_normal(args.dim).tolist()),
             k=10,
-        )  # fmt: skip
+        )
         for _ in range(args.queries)
     ]
     providers: list[tuple[str, VectorStoreProvider]] = [
