@@ -30,7 +30,8 @@ from ragline.ports import VectorStoreProvider
 
 SCOPE = TenantScope(tenant_id="bench", namespace_id="filters")
 GOLD = parse_filter({"equals": {"key": "tier", "value": "gold"}})
-USER = UserContext.of("u1", ["g3"]).reader_terms()
+USER = UserContext.of("u1", ["g0"]).reader_terms()
+"""In g0: every gold document too (gold documents are those whose number is a multiple of 100)."""
 VIEWS = {
     "unfiltered": None,
     "1% filter": ReadView(GOLD),
