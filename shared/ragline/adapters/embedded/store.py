@@ -33,9 +33,16 @@ from ragline import errors
 from ragline.adapters.embedded.bm25 import Bm25Index
 from ragline.adapters.embedded.scope_index import ScopeIndex, read_scope, read_texts
 from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
-from ragline.adapters.embedded.store_filters import admitted, chunk_terms, migrate
+from ragline.adapters.embedded.store_filters import (
+    admitted,
+    chunk_terms,
+    evaluate,
+    leaf_rows,
+    migrate,
+    sql_condition,
+)
 from ragline.adapters.embedded.store_schema import SCHEMA
-from ragline.domain.filters import ReadView
+from ragline.domain.filters import Prefix, Range, ReadView, Terms
 from ragline.domain.fusion import fuse_query
 from ragline.domain.models import (
     Chunk,
@@ -79,6 +86,8 @@ _PUBLISH_STAGED = (
 )
 """A version's staged rows become its served rows (after the document's older rows are deleted)."""
 LOG_PRUNE_EVERY = 256
+MASKS_KEPT = 64
+"""Filter leaves' row masks one scope snapshot keeps (then forgets them all and starts again)."""
 
 
 def scope_token(scope: TenantScope) -> str:
@@ -365,7 +374,8 @@ class SqliteVectorStore:
         """A document's served chunks; the scope's every stored chunk (staged versions too). With a
         view, only the served chunks it admits, of the document or of the scope."""
         args: list[object] = [self.scope.tenant_id, self.scope.namespace_id]
-        cond = admitted(self.view, None, self._token)
+        narrowed = admitted(self.view, None)
+        cond = None if narrowed is None else sql_condition(narrowed, self._token)
         with self._p._lock:
             conn = self._p.connection()
             if cond is not None:
@@ -389,7 +399,8 @@ class SqliteVectorStore:
         if window is None:
             return []
         before, after = window
-        cond, params = admitted(self.view, None, self._token) or ("1", [])
+        narrowed = admitted(self.view, None)
+        cond, params = ("1", []) if narrowed is None else sql_condition(narrowed, self._token)
         with self._p._lock:
             rows = (
                 self._p.connection()
@@ -490,21 +501,22 @@ class SqliteVectorStore:
         filters, and the rows the view narrowed by its ``where`` admits, found in SQL (read after
         ``m``: a row changed since is judged as it is now)."""
         mask = _filter_mask(m, filters)
-        cond = admitted(self.view, filters.where, self._token)
-        if cond is None:
+        narrowed = admitted(self.view, filters.where)
+        if narrowed is None:
             return mask
-        with self._p._lock:
-            rows = (
-                self._p.connection()
-                .execute(
-                    f"SELECT c.rowid FROM chunks c WHERE c.tenant_id=? AND c.namespace_id=? AND {cond[0]}",
-                    [self.scope.tenant_id, self.scope.namespace_id, *cond[1]],
-                )
-                .fetchall()
-            )
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        hit = np.isin(m.rowids, ids, assume_unique=True)
+        hit = evaluate(narrowed, lambda leaf: self._leaf_rows(m, leaf))
         return hit if mask is None else mask & hit
+
+    def _leaf_rows(self, m: ScopeIndex, leaf: Terms | Prefix | Range) -> NDArray[np.bool_]:
+        """Which of ``m``'s rows hold a term ``leaf`` tests for: one index range scan, kept on the
+        snapshot (a user's ``@*``, a popular filter's leaves are read once per scope generation)."""
+        with self._p._lock:
+            mask = m.masks.get(leaf)  # leaves are frozen dataclasses: equal leaves, one entry
+            if mask is None:
+                if len(m.masks) >= MASKS_KEPT:
+                    m.masks.clear()
+                mask = m.masks[leaf] = leaf_rows(self._p.connection(), self._token, m.rowids, leaf)
+            return mask
 
     def _hits(
         self, ranked: list[tuple[str, ScoreBreakdown]], rowid_of: dict[str, int], score_field: str
