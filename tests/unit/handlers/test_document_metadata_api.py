@@ -244,3 +244,6 @@ def test_a_refused_patch_changes_nothing(container: Container) -> None:
         assert all(c.metadata.attributes == {"year": 2024.0} for c in chunks(container))
     status, error = docs(container, "PATCH", "/ghost.md", {"metadata": {}})
     assert status == 404 and error["error"]["code"] == "not_found"
+    assert docs(container, "DELETE", "/pump.md")[0] == 200
+    status, error = docs(container, "PATCH", "/pump.md", {"metadata": {"year": 2030}})
+    assert status == 404 and error["error"]["code"] == "not_found"
