@@ -82,6 +82,8 @@ class DocumentService:
         schema as they were."""
         s = self._scope(principal, namespace, ("ingest",))
         record = self._find(s, document_id, principal)
+        if record.status == "deleted":
+            raise errors.NotFound(f"no document {document_id!r}", document_id=document_id)
         given = body.metadata_input(record)
         key = object_key_of(record.source)
         if key is None:

@@ -661,6 +661,8 @@ class IngestService:
                     "pages": 0,
                     "content_hash": "",
                     "indexed_generation": record.generation,
+                    "attributes": {},
+                    "readers": (),
                 }
             )
         self._documents.fail(record, exc.code, exc.message)

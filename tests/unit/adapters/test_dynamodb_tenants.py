@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ragline import errors
+from ragline.adapters.aws import namespace_requests as nr
 from ragline.adapters.aws import tenant_items as ti
 from ragline.adapters.aws import tenants as dt
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, NamespaceSettings, Tenant
@@ -428,7 +429,7 @@ def test_a_namespace_update_writes_every_field_but_the_metadata_schema() -> None
     ns = ns.model_copy(
         update={"settings": ns.settings.model_copy(update={"metadata_schema": {"y": "number"}})}
     )
-    request = dt.update_namespace_request(TABLE, ns)
+    request = nr.update_namespace_request(TABLE, ns)
     assert "metadata_schema" not in str(request) and "REMOVE" not in request["UpdateExpression"]
     assert request["ConditionExpression"] == "attribute_exists(#pk)"
     written = {request["ExpressionAttributeNames"][n] for n in request["ExpressionAttributeNames"]}
@@ -436,7 +437,7 @@ def test_a_namespace_update_writes_every_field_but_the_metadata_schema() -> None
 
 
 def test_a_schema_extension_conditions_each_new_key_on_being_absent_or_the_same_type() -> None:
-    request = dt.extend_schema_request(TABLE, "acme", "docs", {"year": "number"}, stored={"team": "string"})
+    request = nr.extend_schema_request(TABLE, "acme", "docs", {"year": "number"}, stored={"team": "string"})
     assert request["UpdateExpression"] == "SET #s.#m.#k0 = :t0"
     assert request["ConditionExpression"] == (
         "attribute_exists(#pk) AND size(#s.#m) <= :room"
@@ -444,9 +445,9 @@ def test_a_schema_extension_conditions_each_new_key_on_being_absent_or_the_same_
     )
     assert request["ExpressionAttributeNames"]["#k0"] == "year"
     assert request["ExpressionAttributeValues"][":t0"] == {"S": "number"}
-    whole = dt.extend_schema_request(TABLE, "acme", "docs", {"year": "number"}, stored=None)
+    whole = nr.extend_schema_request(TABLE, "acme", "docs", {"year": "number"}, stored=None)
     assert whole["ConditionExpression"] == "attribute_exists(#pk) AND attribute_not_exists(#s.#m)"
-    many = {f"k{i}": "string" for i in range(dt.PER_KEY_WRITE + 1)}
-    cas = dt.extend_schema_request(TABLE, "acme", "docs", many, stored={"team": "string"})
+    many = {f"k{i}": "string" for i in range(nr.PER_KEY_WRITE + 1)}
+    cas = nr.extend_schema_request(TABLE, "acme", "docs", many, stored={"team": "string"})
     assert cas["ConditionExpression"] == "attribute_exists(#pk) AND #s.#m = :stored"
     assert len(cas["UpdateExpression"]) < 100  # one SET of the whole map: within DynamoDB's 4 KB

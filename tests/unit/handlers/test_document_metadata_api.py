@@ -244,3 +244,14 @@ def test_a_refused_patch_changes_nothing(container: Container) -> None:
         assert all(c.metadata.attributes == {"year": 2024.0} for c in chunks(container))
     status, error = docs(container, "PATCH", "/ghost.md", {"metadata": {}})
     assert status == 404 and error["error"]["code"] == "not_found"
+    assert docs(container, "DELETE", "/pump.md")[0] == 200
+    status, error = docs(container, "PATCH", "/pump.md", {"metadata": {"year": 2030}})
+    assert status == 404 and error["error"]["code"] == "not_found"
+
+
+def test_a_version_that_serves_nothing_shows_no_metadata(container: Container) -> None:
+    assert add(container, {"year": 2024}, {"users": ["ann"]})[0] == 201
+    status, error = docs(container, "POST", body={"filename": "pump.md", "text": "   \n  "})
+    assert status >= 400 and error["error"]["code"] == "empty_document"
+    status, view = docs(container, "GET", "/pump.md")
+    assert view["serving"] == "nothing" and view["metadata"] == {} and view["access"]["everyone"]
