@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -305,3 +306,31 @@ def test_a_folders_metadata_sidecars_label_their_files_and_a_bad_one_fails_its_f
     assert chunks and all(ch.metadata.attributes == faq.attributes for ch in chunks)
     assert c.documents.get("local", "labelled", "faq.txt.metadata.json") is None
     assert stored(home, "returns.md", "labelled") == 0
+
+
+def test_the_operator_creates_user_keys_and_sets_a_tenants_identity_provider(tmp_path: Path) -> None:
+    from tests.support.identity_tokens import SigningKey
+
+    home = str(tmp_path)
+    assert cli("tenants", "create", "acme", "--home", home)[0] == 0
+    code, out = cli(
+        "keys", "create", "--tenant", "acme", "--scopes", "search", "--require-user", "--home", home
+    )
+    assert code == 0 and "user context: required" in out, out
+    [key] = Container(Settings(home=tmp_path)).tenancy.list_keys("acme")
+    assert (key.may_assert_user, key.requires_user) == (True, True)
+
+    provider = tmp_path / "idp.json"
+    jwk = SigningKey("k1").jwk
+    provider.write_text(json.dumps({"issuer": "https://idp.acme.test/", "audiences": ["app"], "jwks": [jwk]}))
+    code, out = cli("tenants", "identity-provider", "set", str(provider), "--tenant", "acme", "--home", home)
+    assert code == 0 and json.loads(out)["issuer"] == "https://idp.acme.test/", out
+    code, out = cli("tenants", "identity-provider", "show", "--tenant", "acme", "--home", home)
+    assert code == 0 and json.loads(out)["jwks"] == [jwk]
+    provider.write_text(json.dumps({"issuer": "https://idp.acme.test/", "audiences": ["app"], "jwks": [jwk],
+                                    "algorithms": ["HS256"]}))  # fmt: skip
+    refused = runner.invoke(app, ["tenants", "identity-provider", "set", str(provider), "--tenant", "acme",
+                                  "--home", home])  # fmt: skip
+    assert refused.exit_code == 2 and "algorithms" in refused.output, refused.output
+    assert cli("tenants", "identity-provider", "delete", "--tenant", "acme", "--home", home)[0] == 0
+    assert Container(Settings(home=tmp_path)).registry.get_identity_provider("acme") is None

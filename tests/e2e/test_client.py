@@ -186,3 +186,24 @@ def test_document_metadata_and_access_through_the_client(rl: RaglineClient) -> N
         rl.update_document("labelled", "guide.md", metadata={"year": "next"})
     assert clash.value.code == "metadata_type_clash"
     assert rl.get_document("labelled", "guide.md").metadata == {"year": 2025.0}
+
+
+def test_the_client_acts_for_end_users_and_sets_the_identity_provider(server: Server) -> None:
+    from tests.support.identity_tokens import SigningKey, claims
+
+    with RaglineClient(server.url, server.admin, max_retries=0) as admin:
+        made = admin.create_key(["search"], name="users", assert_user=True)
+        assert (made.assert_user, made.require_user) == (True, False)
+        with RaglineClient(server.url, made.api_key, max_retries=0) as keyed:
+            alice = keyed.for_user("alice", ["hr", "eng"])
+            assert alice.list_namespaces().namespaces is not None  # the right: accepted
+        with pytest.raises(errors.Forbidden):  # the admin key has no right to name a user
+            admin.for_user("alice").list_namespaces()
+        signer, issuer = SigningKey("client-1"), "https://idp.client.test/"
+        view = admin.set_identity_provider({"issuer": issuer, "audiences": ["app"], "jwks": [signer.jwk]})
+        assert admin.get_identity_provider() == view and view.scopes == ["chat", "search"]
+        with RaglineClient(server.url, signer.token(claims(issuer)), max_retries=0) as browser:
+            assert browser.list_namespaces().namespaces is not None  # a token is a bearer credential too
+        assert admin.delete_identity_provider().deleted is True
+        with pytest.raises(errors.NotFound):
+            admin.get_identity_provider()

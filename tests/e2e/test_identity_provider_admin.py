@@ -88,6 +88,9 @@ def test_another_tenants_issuer_is_a_conflict_and_a_narrow_admin_is_forbidden(c:
     assert idp(c, admin(c), "PUT", BODY)[0] == 200
     status, body = idp(c, admin(c, "globex"), "PUT", BODY)
     assert (status, body["error"]["code"]) == (409, "conflict")
+    # and Globex's admin neither sees nor removes Acme's provider
+    assert idp(c, admin(c, "globex"), "GET")[0] == 404
+    assert idp(c, admin(c, "globex"), "DELETE") == (200, {"deleted": False})
     assert idp(c, admin(c, namespaces=("docs",)), "PUT", BODY | {"issuer": "https://other.test/"})[0] == 403
     assert c.registry.find_identity_provider(ISSUER)[0] == "acme"  # type: ignore[index]
 
@@ -143,4 +146,18 @@ def test_serve_takes_keys_with_users_and_tokens_from_a_jwks_uri(tmp_path: Path) 
         wrong = post(search, SIGNER.token(claims(ISSUER, audience="elsewhere")), {"query": "x"})
         assert (wrong.status_code, wrong.json()["error"]["details"]) == (401, {"reason": "audience"})
     assert seen.users == [UserContext("dan"), *[UserContext("erin", frozenset({"ops"}))] * 2]
+    c.close()
+
+
+def test_serve_without_keys_lets_the_operator_act_as_an_end_user(tmp_path: Path) -> None:
+    c = embedded_container(tmp_path)
+    c.registry.create_namespace(new_namespace("local", "docs", default=True))
+    seen = Seen.install(c)
+    with TestClient(build_app(FUNCTIONS, "local", c), base_url="http://localhost") as client:
+        found = client.post(
+            "/v1/namespaces/docs/search", json={"query": "x"}, headers={"Ragline-User-Id": "fay"}
+        )
+        assert found.status_code == 200, found.text
+        assert client.post("/v1/namespaces/docs/search", json={"query": "x"}).status_code == 200
+    assert seen.users == [UserContext("fay"), None]
     c.close()

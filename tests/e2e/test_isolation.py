@@ -176,6 +176,15 @@ def test_revoked_and_bogus_keys_are_refused_by_the_authorizer(api: Api) -> None:
         ("keys", "POST", "/v1/keys", "/v1/keys", {"scopes": ["admin"]}),
         ("namespaces", "POST", "/v1/namespaces", "/v1/namespaces", {"namespaceId": "new"}),
         ("keys", "GET", "/v1/usage", "/v1/usage", None),
+        ("keys", "GET", "/v1/tenant/identity-provider", "/v1/tenant/identity-provider", None),
+        (
+            "keys",
+            "PUT",
+            "/v1/tenant/identity-provider",
+            "/v1/tenant/identity-provider",
+            {"issuer": "https://idp.test/", "audiences": ["app"], "jwksUri": "https://idp.test/jwks"},
+        ),
+        ("keys", "DELETE", "/v1/tenant/identity-provider", "/v1/tenant/identity-provider", None),
     ],
 )
 def test_a_key_without_admin_cannot_manage(

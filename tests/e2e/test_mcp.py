@@ -380,3 +380,18 @@ def test_http_endpoint_runs_with_each_lifespan_of_its_app(world: World) -> None:
             reply = client.post("/mcp", json=listing, headers=headers)
         assert reply.status_code == 200, reply.text
         assert {t["name"] for t in reply.json()["result"]["tools"]} == {"search", "hosting_search", "ask"}
+
+
+def test_http_refuses_a_user_context_from_a_key_without_the_right(world: World, http_url: str) -> None:
+    # Given /mcp and a key created without assertUser, When a request names an end user
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "authorization": f"Bearer {world.keys['acme']}",
+        "ragline-user-id": "alice",
+    }
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    reply = httpx.post(http_url, json=ping, headers=headers, timeout=30)
+
+    # Then it is refused before MCP sees it, as on every other route
+    assert (reply.status_code, reply.json()["error"]["code"]) == (403, "forbidden")

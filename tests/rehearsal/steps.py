@@ -32,6 +32,9 @@ ROUTES = {
     ("POST", "/v1/keys"): "key_lifecycle",
     ("DELETE", "/v1/keys/{key_id}"): "key_lifecycle",
     ("GET", "/v1/usage"): "runs_charged",
+    ("GET", "/v1/tenant/identity-provider"): "end_users",
+    ("PUT", "/v1/tenant/identity-provider"): "end_users",
+    ("DELETE", "/v1/tenant/identity-provider"): "end_users",
     ("POST", "/v1/namespaces/{namespace}/search"): "the scenario's search",
     ("POST", "/v1/hosting-search"): "hosting_search",
     ("GET", DOCS): "ingest_from_s3",
@@ -243,6 +246,53 @@ def key_lifecycle(w: World, ctx: dict[str, Any]) -> None:
     route = "/v1/keys/{key_id}"
     status, revoked = call(w, fn, "DELETE", f"/v1/keys/{made['keyId']}", route, ctx)
     assert status == 200 and revoked["keyId"] == made["keyId"] and revoked["revoked"] is True, revoked
+
+
+def authorize(w: World, credential: str, route: str) -> dict[str, Any]:
+    """The built authorizer's answer for ``Authorization: Bearer <credential>`` (raises if refused)."""
+    arn = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:api/dev/{route}"
+    event = {"type": "REQUEST", "methodArn": arn, "headers": {"Authorization": f"Bearer {credential}"}}
+    return dict(w.start("AuthorizerFunction").invoke_json(event)["context"])
+
+
+def end_users(w: World, ctx: dict[str, Any]) -> None:
+    """A key with the right names its user in headers; the tenant's identity provider is set through
+    the API, and its token passes the built authorizer (PyJWT and cryptography in the layer) and
+    searches as its user; a token for another audience is refused; the provider is removed."""
+    from tests.support.identity_tokens import SigningKey, claims
+
+    search, route = "/v1/namespaces/docs/search", "POST/v1/namespaces/docs/search"
+    created = cli(w, "keys", "create", "--tenant", "acme", "--scopes", "search", "--assert-user")
+    key = re.search(r"rl_[A-Za-z0-9_-]{40,}", created)
+    assert key and "user context: may be asserted" in created, created
+    asserting = authorize(w, key.group(0), route)
+    assert asserting["assertUser"] == "allowed" and "userId" not in asserting, asserting
+    user = {"Ragline-User-Id": "u-42", "Ragline-User-Groups": "hr,emea"}
+    status, found = call(
+        w, "SearchFunction", "POST", search, f"{NS}/search", asserting, {"query": "bike"}, user
+    )
+    assert status == 200, found
+    status, refused = call(w, "SearchFunction", "POST", search, f"{NS}/search", ctx, {"query": "bike"}, user)
+    assert status == 403 and refused["error"]["code"] == "forbidden", refused
+
+    fn, idp = "KeysFunction", "/v1/tenant/identity-provider"
+    signer, issuer = SigningKey("rehearsal-1"), "https://idp.rehearsal.test/"
+    body = {"issuer": issuer, "audiences": ["app"], "jwks": [signer.jwk], "namespaces": ["docs"]}
+    status, view = call(w, fn, "PUT", idp, idp, ctx, body)
+    assert status == 200 and view["issuer"] == issuer and view["scopes"] == ["chat", "search"], view
+    status, shown = call(w, fn, "GET", idp, idp, ctx)
+    assert status == 200 and shown == view, shown
+    token_ctx = authorize(w, signer.token(claims(issuer, user="erin", groups=["hr"])), route)
+    assert (token_ctx["tenantId"], token_ctx["userId"], token_ctx["groups"]) == ("acme", "erin", '["hr"]')
+    status, found = call(w, "SearchFunction", "POST", search, f"{NS}/search", token_ctx, {"query": "bike"})
+    assert status == 200, found
+    other = signer.token(claims(issuer, audience="other"))
+    arn = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:api/dev/{route}"
+    wrong = {"type": "REQUEST", "methodArn": arn, "headers": {"Authorization": f"Bearer {other}"}}
+    status, answer = w.start("AuthorizerFunction").invoke(wrong)
+    assert b"Unauthorized" in answer, answer
+    status, gone = call(w, fn, "DELETE", idp, idp, ctx)
+    assert status == 200 and gone == {"deleted": True}, gone
 
 
 def document_writes(w: World, ctx: dict[str, Any]) -> None:

@@ -35,6 +35,7 @@ from tests.rehearsal.steps import (
     chat_streams,
     delete_from_s3,
     document_writes,
+    end_users,
     hosting_search,
     ingest_from_s3,
     key_lifecycle,
@@ -76,6 +77,7 @@ def scenario(w: World, proxy: SignedProxy) -> None:
     delete_from_s3(w, ctx)
     namespace_lifecycle(w, ctx)
     key_lifecycle(w, ctx)
+    end_users(w, ctx)
     document_writes(w, ctx)
     check_routes(w)
     calls = check_iam(w, proxy)

@@ -56,8 +56,9 @@ REST_ROUTES = {
 
 
 def local_principal(tenant: str) -> dict[str, str]:
-    """A local server has no API keys: the operator acts as the tenant with every scope."""
-    return Principal.operator(tenant).to_context()
+    """A local server has no API keys: the operator acts as the tenant with every scope, and may name
+    an end user (``Ragline-User-Id``) to see what that user would see."""
+    return Principal.operator(tenant)._replace(may_assert_user=True).to_context()
 
 
 def load_function(functions: Path, name: str) -> ModuleType:
