@@ -68,8 +68,8 @@ class TimedStores:
     def __init__(self, inner: SqliteVectorStoreProvider, clock: list[float]) -> None:
         self.inner, self.clock = inner, clock
 
-    def scoped(self, scope: TenantScope) -> Any:
-        return Timed(self.inner.scoped(scope), self.clock)
+    def scoped(self, scope: TenantScope, view: Any = None) -> Any:
+        return Timed(self.inner.scoped(scope, view), self.clock)
 
     def close(self) -> None:
         self.inner.close()

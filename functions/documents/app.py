@@ -1,4 +1,5 @@
-"""Documents of a namespace: list, inspect (status, error), add text, delete.
+"""Documents of a namespace: list, inspect (status, error, metadata, access), add text, change its
+metadata or access, delete.
 
 Document ids contain ``/`` (they are paths), so clients URL-encode them in the path.
 """
@@ -11,7 +12,14 @@ from urllib.parse import unquote
 from aws_lambda_powertools.event_handler import Response
 
 from ragline import snapstart, telemetry
-from ragline.domain.api import AddText, DocumentDeletion, DocumentList, DocumentView
+from ragline.domain.api import (
+    AddText,
+    DocumentDeletion,
+    DocumentLabels,
+    DocumentList,
+    DocumentUpdate,
+    DocumentView,
+)
 from ragline.http import caller, resolve, rest_app, services
 
 if TYPE_CHECKING:  # annotations only
@@ -40,6 +48,21 @@ def add_text(namespace: str, body: AddText) -> Response[DocumentView]:
     return Response(
         201, "application/json", services(app).document_service.add_text(caller(app), namespace, body)
     )
+
+
+@app.patch(
+    ROUTE + "/<document_id>",
+    responses={
+        200: {"description": "Re-labelled.", "content": {"application/json": {"model": DocumentUpdate}}},
+        202: {
+            "description": "An S3 document: its sidecar was written; its event re-labels the document.",
+            "content": {"application/json": {"model": DocumentUpdate}},
+        },
+    },
+)
+def relabel_document(namespace: str, document_id: str, body: DocumentLabels) -> Response[DocumentUpdate]:
+    done = services(app).document_service.relabel(caller(app), namespace, unquote(document_id), body)
+    return Response(202 if done.status == "updating" else 200, "application/json", done)
 
 
 @app.delete(

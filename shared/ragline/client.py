@@ -19,6 +19,7 @@ stream is retried only before its first event. Only ``httpx`` and ``pydantic`` a
 End users: a key created with ``assert_user=True`` acts for the user its client names
 (``rl.for_user("u-42", ["hr"])``: the ``Ragline-User-Id`` / ``Ragline-User-Groups`` headers); a
 tenant identity provider's token is passed as ``api_key`` (it is sent as the same bearer token).
+Every run takes ``filter=`` (the JSON filter of the README's Filters), applied inside the store.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from ragline.agents.events import ChatResponse, RunEvent
 from ragline.domain.api import (
     DocumentDeletion,
     DocumentList,
+    DocumentUpdate,
     DocumentView,
     HostingSearchResponse,
     IdentityProviderBody,
@@ -138,11 +140,14 @@ class RaglineClient:
         k: int = 10,
         rerank: bool = False,
         fusion: Literal["rrf", "convex"] | None = None,
+        filter: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> SearchResponse:
         body: dict[str, Any] = {"query": query, "mode": mode, "k": k, "rerank": rerank}
         if fusion is not None:
             body["fusion"] = fusion
+        if filter is not None:
+            body["filter"] = dict(filter)
         path = f"/v1/namespaces/{_seg(namespace)}/search"
         return self._call(SearchResponse, "POST", path, body, run=idempotency_key or _run_key())
 
@@ -156,6 +161,7 @@ class RaglineClient:
         token_budget: int = 4096,
         top_k: int = 15,
         mode: Literal["accurate", "fast"] = "accurate",
+        filter: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> HostingSearchResponse:
         body: dict[str, Any] = {
@@ -165,6 +171,8 @@ class RaglineClient:
             "topK": top_k,
             "mode": mode,
         }
+        if filter is not None:
+            body["filter"] = dict(filter)
         if messages is not None:
             body["messages"] = [dict(m) for m in messages]
         if query is not None:
@@ -180,10 +188,11 @@ class RaglineClient:
         namespaces: Sequence[str] | Literal["auto"] = (),
         agent: Literal["auto", "agentic", "deep_search", "chain_of_rag"] = "agentic",
         mode: Literal["accurate", "fast"] = "accurate",
+        filter: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> Iterator[RunEvent]:
         """The run's events as they stream (``text``, ``tool_start``, ``sources``… ``final``)."""
-        body = _chat_body(question, namespaces, agent, mode, stream=True)
+        body = _chat_body(question, namespaces, agent, mode, filter, stream=True)
         headers = {
             **self._user,
             "Idempotency-Key": idempotency_key or _run_key(),
@@ -207,10 +216,11 @@ class RaglineClient:
         namespaces: Sequence[str] | Literal["auto"] = (),
         agent: Literal["auto", "agentic", "deep_search", "chain_of_rag"] = "agentic",
         mode: Literal["accurate", "fast"] = "accurate",
+        filter: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> ChatResponse:
         """A whole chat run as one body (``stream: false``): answer, sources, warnings, usage."""
-        body = _chat_body(question, namespaces, agent, mode, stream=False)
+        body = _chat_body(question, namespaces, agent, mode, filter, stream=False)
         return self._call(ChatResponse, "POST", "/v1/chat", body, run=idempotency_key or _run_key())
 
     # -- documents -----------------------------------------------------------------------------
@@ -222,12 +232,45 @@ class RaglineClient:
         return self._call(DocumentView, "GET", path)
 
     def add_text(
-        self, namespace: str, filename: str, text: str, *, document_id: str | None = None
+        self,
+        namespace: str,
+        filename: str,
+        text: str,
+        *,
+        document_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        users: Sequence[str] | None = None,
+        groups: Sequence[str] | None = None,
     ) -> DocumentView:
+        """``metadata``: ``{key: value}`` (string, number, boolean, list of strings, ISO date);
+        ``users``/``groups``: who may read it (none: everyone)."""
         body: dict[str, Any] = {"filename": filename, "text": text}
         if document_id is not None:
             body["documentId"] = document_id
+        if metadata:
+            body["metadata"] = dict(metadata)
+        if users or groups:
+            body["access"] = {"users": list(users or ()), "groups": list(groups or ())}
         return self._call(DocumentView, "POST", f"/v1/namespaces/{_seg(namespace)}/documents", body)
+
+    def update_document(
+        self,
+        namespace: str,
+        document_id: str,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        users: Sequence[str] | None = None,
+        groups: Sequence[str] | None = None,
+    ) -> DocumentUpdate:
+        """Replace a document's metadata (when given) and/or who may read it (when ``users`` or
+        ``groups`` is given; both empty lists: everyone). Its content is not re-embedded."""
+        body: dict[str, Any] = {}
+        if metadata is not None:
+            body["metadata"] = dict(metadata)
+        if users is not None or groups is not None:
+            body["access"] = {"users": list(users or ()), "groups": list(groups or ())}
+        path = f"/v1/namespaces/{_seg(namespace)}/documents/{_seg(document_id)}"
+        return self._call(DocumentUpdate, "PATCH", path, body)
 
     def delete_document(self, namespace: str, document_id: str) -> DocumentDeletion:
         path = f"/v1/namespaces/{_seg(namespace)}/documents/{_seg(document_id)}"
@@ -254,12 +297,15 @@ class RaglineClient:
         default: bool | None = None,
         system_prompt: str | None = None,
         chunks_per_search: int | None = None,
+        metadata_schema: Mapping[str, str] | None = None,
     ) -> NamespaceView:
+        """``metadata_schema`` declares metadata keys' types (adds keys; dates must be declared)."""
         patch = {
             "description": description,
             "default": default,
             "systemPrompt": system_prompt,
             "chunksPerSearch": chunks_per_search,
+            "metadataSchema": dict(metadata_schema) if metadata_schema else None,
         }
         body = {k: v for k, v in patch.items() if v is not None}
         return self._call(NamespaceView, "PATCH", f"/v1/namespaces/{_seg(namespace)}", body)
@@ -373,6 +419,7 @@ def _chat_body(
     namespaces: Sequence[str] | Literal["auto"],
     agent: str,
     mode: str,
+    filter: Mapping[str, Any] | None,
     *,
     stream: bool,
 ) -> dict[str, Any]:
@@ -380,7 +427,10 @@ def _chat_body(
         [{"role": "user", "content": question}] if isinstance(question, str) else [dict(m) for m in question]
     )
     spaces: Any = namespaces if namespaces == "auto" else list(namespaces)
-    return {"messages": messages, "namespaces": spaces, "agent": agent, "mode": mode, "stream": stream}
+    body = {"messages": messages, "namespaces": spaces, "agent": agent, "mode": mode, "stream": stream}
+    if filter is not None:
+        body["filter"] = dict(filter)
+    return body
 
 
 def _sse(lines: Iterator[str]) -> Iterator[RunEvent]:

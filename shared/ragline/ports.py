@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold
     import numpy as np
     from numpy.typing import NDArray
 
+    from ragline.domain.attributes import AttributeType
     from ragline.domain.billing import CompletedRun
     from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
     from ragline.domain.documents import Claim, DocumentRecord
@@ -278,7 +279,20 @@ class TenantRegistry(Protocol):
     def list_namespaces(self, tenant_id: str) -> list[Namespace]: ...
 
     def update_namespace(self, namespace: Namespace) -> Namespace:
-        """Raises ``NamespaceNotFound``."""
+        """Raises ``NamespaceNotFound``. The stored ``settings.metadata_schema`` is kept whatever
+        ``namespace`` carries (a read-modify-write of the settings never drops a key that a
+        concurrent :meth:`extend_metadata_schema` added); the returned namespace carries it."""
+        ...
+
+    def extend_metadata_schema(
+        self, tenant_id: str, namespace_id: str, types: Mapping[str, AttributeType]
+    ) -> dict[str, AttributeType]:
+        """Add ``types`` to the namespace's metadata schema and return the whole schema, atomically:
+        every key is added, or none. A key already typed otherwise raises
+        :class:`~ragline.errors.MetadataTypeClash` (two writers racing to type one key differently:
+        exactly one wins), a schema past :data:`~ragline.domain.attributes.MAX_SCHEMA_KEYS` keys
+        ``InvalidRequest``, a missing namespace ``NamespaceNotFound``. Keys already of their type are
+        no-ops (idempotent)."""
         ...
 
     def clear_default_namespace(self, tenant_id: str, namespace_id: str) -> None:

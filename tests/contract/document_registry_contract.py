@@ -93,6 +93,29 @@ class DocumentRegistryContract:
         stored = registry.get(T, N, doc)
         assert stored is not None and stored.document_id == doc and stored.indexed_generation == 1
 
+    def test_a_completed_versions_metadata_and_readers_round_trip_and_outlive_claims_and_failures(
+        self, registry: DocumentRegistry
+    ) -> None:
+        """Issue 29 #1/#3: a record carries its served version's attributes and reader terms; a
+        later claim or a failure keeps them (they change only with a completed version)."""
+        attributes: dict[str, str | float | bool | list[str]] = {
+            "year": 2024.0, "draft": False, "tags": ["a", "é"], "team": "hr", "on": "2024-05-01T00:00:00Z"
+        }  # fmt: skip
+        r = claim(registry, "a.txt", S1).record
+        done = r.model_copy(
+            update={"status": "ready", "attributes": attributes, "readers": ("g:hr", "u:ann")}
+        )
+        assert registry.complete(done)
+        stored = registry.get(T, N, "a.txt")
+        assert stored is not None
+        assert (stored.attributes, stored.readers) == (attributes, ("g:hr", "u:ann"))
+        again = claim(registry, "a.txt", S2).record
+        assert (again.attributes, again.readers) == (attributes, ("g:hr", "u:ann"))
+        assert registry.fail(again, "metadata_type_clash", "year is a number")
+        failed = registry.get(T, N, "a.txt")
+        assert failed is not None and (failed.attributes, failed.readers) == (attributes, ("g:hr", "u:ann"))
+        assert registry.list(T, N)[0].attributes == attributes
+
     def test_given_processing_when_same_event_redelivered_then_granted_with_next_generation(
         self, registry: DocumentRegistry
     ) -> None:

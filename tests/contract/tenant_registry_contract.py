@@ -9,6 +9,7 @@ returned or changed another tenant's data.
 from __future__ import annotations
 
 import hashlib
+import threading
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -18,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragline import errors
+from ragline.domain.attributes import MAX_SCHEMA_KEYS, AttributeType
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, NamespaceSettings, Tenant
 from ragline.ports import TenantRegistry
 from ragline.services.namespaces import new_namespace
@@ -328,6 +330,70 @@ class TenantRegistryContract:
             registry.update_namespace(new_namespace("globex", "docs", "hijacked"))
         assert registry.get_namespace("acme", "docs").description == "acme's"
         assert registry.list_namespaces("globex") == []
+
+    # -- metadata schema (issue 29 #1) -----------------------------------------------------------
+    def test_the_metadata_schema_grows_by_key_and_is_idempotent(self, registry: TenantRegistry) -> None:
+        registry.create_namespace(new_namespace("acme", "docs"))
+        registry.create_namespace(new_namespace("globex", "docs"))
+        assert registry.extend_metadata_schema("acme", "docs", {"year": "number"}) == {"year": "number"}
+        both = registry.extend_metadata_schema("acme", "docs", {"year": "number", "on": "date"})
+        assert both == {"year": "number", "on": "date"}
+        assert registry.extend_metadata_schema("acme", "docs", {}) == both
+        assert registry.get_namespace("acme", "docs").settings.metadata_schema == both
+        assert registry.get_namespace("globex", "docs").settings.metadata_schema == {}
+        with pytest.raises(errors.NamespaceNotFound):
+            registry.extend_metadata_schema("acme", "ghost", {"year": "number"})
+
+    def test_a_clash_adds_no_key_at_all(self, registry: TenantRegistry) -> None:
+        registry.create_namespace(new_namespace("acme", "docs"))
+        registry.extend_metadata_schema("acme", "docs", {"year": "number"})
+        with pytest.raises(errors.MetadataTypeClash) as raised:
+            registry.extend_metadata_schema("acme", "docs", {"team": "string", "year": "string"})
+        assert raised.value.details["declared"] == "number"
+        assert registry.get_namespace("acme", "docs").settings.metadata_schema == {"year": "number"}
+
+    def test_the_schema_is_bounded(self, registry: TenantRegistry) -> None:
+        registry.create_namespace(new_namespace("acme", "docs"))
+        full = {f"k{i}": "string" for i in range(MAX_SCHEMA_KEYS)}
+        assert len(registry.extend_metadata_schema("acme", "docs", full)) == MAX_SCHEMA_KEYS
+        with pytest.raises(errors.InvalidRequest):
+            registry.extend_metadata_schema("acme", "docs", {"one_more": "string"})
+        assert "one_more" not in registry.get_namespace("acme", "docs").settings.metadata_schema
+
+    def test_an_update_of_the_settings_keeps_the_stored_schema(self, registry: TenantRegistry) -> None:
+        """A read-modify-write of the settings (a PATCH) never drops a key typed meanwhile."""
+        registry.create_namespace(new_namespace("acme", "docs"))
+        read = registry.get_namespace("acme", "docs")
+        registry.extend_metadata_schema("acme", "docs", {"year": "number"})
+        changed = read.model_copy(update={"description": "new"})
+        saved = registry.update_namespace(changed)
+        assert saved.settings.metadata_schema == {"year": "number"} and saved.description == "new"
+        got = registry.get_namespace("acme", "docs")
+        assert got.settings.metadata_schema == {"year": "number"} and got.description == "new"
+
+    def test_two_writers_typing_one_key_differently_exactly_one_wins(self, registry: TenantRegistry) -> None:
+        registry.create_namespace(new_namespace("acme", "docs"))
+        start = threading.Barrier(8)
+        outcomes: list[str] = []
+
+        def extend(kind: AttributeType) -> None:
+            start.wait()
+            try:
+                registry.extend_metadata_schema("acme", "docs", {"year": kind, f"k_{kind}": kind})
+                outcomes.append(kind)
+            except errors.MetadataTypeClash:
+                outcomes.append("clash")
+
+        kinds: list[AttributeType] = ["number", "string"] * 4
+        threads = [threading.Thread(target=extend, args=(k,)) for k in kinds]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        schema = registry.get_namespace("acme", "docs").settings.metadata_schema
+        winner = schema["year"]
+        assert sorted(outcomes) == sorted([winner] * 4 + ["clash"] * 4)
+        assert schema == {"year": winner, f"k_{winner}": winner}  # the loser added nothing
 
     def test_clearing_the_default_changes_that_flag_alone_and_only_there(
         self, registry: TenantRegistry

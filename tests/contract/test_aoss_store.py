@@ -57,6 +57,8 @@ def _provider(
 
 
 class TestServerlessVectorStore(VectorStoreContract):
+    filter_examples = 3  # each write waits for the stand-in collection's refresh
+
     @pytest.fixture
     def provider(
         self, aoss: AossProxy, dynamodb_client: Any, fences_table: str

@@ -13,6 +13,7 @@ from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, bui
 from ragline.config import Settings
 from ragline.domain.models import TenantScope
 from tests.contract.vector_store_contract import DOCS, VectorStoreContract, hybrid, make_chunks
+from tests.contract.vector_store_filter_contract import check_one_among_10000, ten_thousand
 from tests.support.vectors import DIM
 
 pytestmark = [pytest.mark.contract, pytest.mark.opensearch]
@@ -24,6 +25,8 @@ def _provider(url: str, **kw: object) -> OpenSearchVectorStoreProvider:
 
 
 class TestOpenSearchVectorStore(VectorStoreContract):
+    filter_examples = 6  # the shared node: each corpus is checked against up to six views
+
     @pytest.fixture(params=["msearch", "query"])
     def provider(
         self, opensearch_url: str, request: pytest.FixtureRequest
@@ -33,6 +36,27 @@ class TestOpenSearchVectorStore(VectorStoreContract):
         yield p
         p.drop()
         p.close()
+
+
+@pytest.fixture(scope="module")
+def ten_thousand_chunks(opensearch_url: str) -> Iterator[tuple[OpenSearchVectorStoreProvider, TenantScope]]:
+    """One index of 10,000 chunks for the module (written in one upsert), among other tenants' chunks."""
+    p = _provider(opensearch_url)
+    scope = TenantScope(tenant_id="acme", namespace_id="big")
+    p.scoped(scope).upsert(ten_thousand())
+    p.scoped(TenantScope(tenant_id="other", namespace_id="big")).upsert(ten_thousand()[:200])
+    yield p, scope
+    p.drop()
+    p.close()
+
+
+@pytest.mark.parametrize("strategy", ["msearch", "query"])
+def test_k1_with_a_filter_matching_one_chunk_among_10000(
+    ten_thousand_chunks: tuple[OpenSearchVectorStoreProvider, TenantScope], strategy: str
+) -> None:
+    p, scope = ten_thousand_chunks
+    both = OpenSearchVectorStoreProvider(p.client, index=p.index, dimension=DIM, hybrid=strategy)  # type: ignore[arg-type]
+    check_one_among_10000(both, scope)
 
 
 def test_concurrent_hybrid_strategy_matches_msearch(opensearch_url: str) -> None:
@@ -211,6 +235,47 @@ def test_a_hybrid_search_of_published_chunks_reads_fences_and_sources_in_one_rou
         hits = store.search(hybrid("beta gamma"))
         assert {h.chunk.text for h in hits} == {"beta gamma v2", "gamma delta v2", "delta alpha v2"}
         assert calls == ["msearch", "mget"]  # every candidate published: nothing read twice
+    finally:
+        p.drop()
+        p.close()
+
+
+def test_chunks_written_before_filters_read_as_open_and_without_attributes(opensearch_url: str) -> None:
+    """Given an index made before chunks carried filter fields (its mapping lacks them, its chunks
+    have none), a provider adds the fields; the old chunks are read by every user and match only
+    negated filters, beside new chunks that filter."""
+    import json
+
+    from ragline.adapters.opensearch import requests as rq
+    from ragline.domain.access import UserContext
+    from ragline.domain.filters import Not, ReadView, parse_filter
+    from ragline.domain.models import ChunkMetadata, KeywordQuery
+
+    p = _provider(opensearch_url)
+    try:
+        old_body = rq.index_body(DIM)
+        for field in ("attribute_terms", "readers"):
+            del old_body["mappings"]["properties"][field]
+        p.client.indices.create(index=p.index, body=old_body)
+        scope = TenantScope(tenant_id="acme", namespace_id="docs")
+        lines = []
+        for line in b"".join(rq.bulk_lines(scope, p.index, make_chunks("old", ["bees buzz"]))).splitlines():
+            doc = json.loads(line)
+            for field in ("attribute_terms", "readers"):
+                doc.pop(field, None)
+            lines.append(json.dumps(doc))
+        p.client.bulk(body="\n".join(lines) + "\n", refresh="true")
+        user = UserContext.of("ann", ["hr"]).reader_terms()
+        tagged = parse_filter({"equals": {"key": "team", "value": "red"}})
+        q = KeywordQuery(text="bees")
+        assert [h.chunk.id for h in p.scoped(scope, ReadView(readers=user)).search(q)] == ["old#0"]
+        assert p.scoped(scope, ReadView(tagged)).search(q) == []
+        assert len(p.scoped(scope, ReadView(Not(tagged), user)).search(q)) == 1
+        private = make_chunks("new", ["bees hum"])[0]
+        meta = ChunkMetadata(attributes={"team": "red"}, readers=("g:ops",))
+        p.scoped(scope).upsert([private.model_copy(update={"metadata": meta})])
+        assert [h.chunk.id for h in p.scoped(scope, ReadView(tagged)).search(q)] == ["new#0"]
+        assert [h.chunk.id for h in p.scoped(scope, ReadView(readers=user)).search(q)] == ["old#0"]
     finally:
         p.drop()
         p.close()

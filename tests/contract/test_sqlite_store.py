@@ -1,24 +1,39 @@
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ragline.adapters.embedded.store import SqliteVectorStoreProvider
-from ragline.domain.models import KeywordQuery, TenantScope
+from ragline.domain.access import UserContext
+from ragline.domain.filters import Not, ReadView, parse_filter
+from ragline.domain.models import ChunkMetadata, KeywordQuery, TenantScope
 from tests.contract.vector_store_contract import VectorStoreContract, make_chunks
+from tests.contract.vector_store_filter_contract import check_one_among_10000, ten_thousand
 from tests.support.vectors import DIM
 
 pytestmark = pytest.mark.contract
 
 
 class TestSqliteVectorStore(VectorStoreContract):
+    filter_examples = 60
+
     @pytest.fixture
     def provider(self, tmp_path: Path) -> Iterator[SqliteVectorStoreProvider]:
         p = SqliteVectorStoreProvider(tmp_path / "store.sqlite", dimension=DIM)
         yield p
         p.close()
+
+
+def test_k1_with_a_filter_matching_one_chunk_among_10000(tmp_path: Path) -> None:
+    provider = SqliteVectorStoreProvider(tmp_path / "big.sqlite", dimension=DIM)
+    scope = TenantScope(tenant_id="acme", namespace_id="big")
+    provider.scoped(scope).upsert(ten_thousand())
+    provider.scoped(TenantScope(tenant_id="other", namespace_id="big")).upsert(ten_thousand()[:200])
+    check_one_among_10000(provider, scope)
+    provider.close()
 
 
 def test_writes_from_another_process_are_seen(tmp_path: Path) -> None:
@@ -50,4 +65,38 @@ def test_hits_are_read_by_rowid_not_by_scanning_the_scope(tmp_path: Path) -> Non
     (read,) = [s for s in statements if "rowid IN" in s]
     plan = " ".join(str(row) for row in conn.execute(f"EXPLAIN QUERY PLAN {read}"))
     assert "INTEGER PRIMARY KEY" in plan
+    provider.close()
+
+
+def test_a_file_written_before_filters_reads_its_chunks_as_open_and_without_attributes(
+    tmp_path: Path,
+) -> None:
+    """Given a store file without the ``terms`` columns (as every file was before filters), opening it
+    adds them: its chunks are read by every user and match only negated filters; new writes filter."""
+    path = tmp_path / "old.sqlite"
+    scope = TenantScope(tenant_id="acme", namespace_id="docs")
+    SqliteVectorStoreProvider(path, dimension=DIM).scoped(scope).upsert(make_chunks("old", ["bees buzz"]))
+    conn = sqlite3.connect(path)
+    for trigger in ("chunk_terms_insert", "chunk_terms_update", "chunk_terms_delete"):
+        conn.execute(f"DROP TRIGGER {trigger}")
+    conn.execute("DROP TABLE chunk_terms")
+    conn.execute("ALTER TABLE chunks DROP COLUMN terms")
+    conn.execute("ALTER TABLE staged_chunks DROP COLUMN terms")
+    conn.commit()
+    conn.close()
+    provider = SqliteVectorStoreProvider(path, dimension=DIM)
+    user = UserContext.of("ann", ["hr"]).reader_terms()
+    tagged = parse_filter({"equals": {"key": "team", "value": "red"}})
+    q = KeywordQuery(text="bees")
+    assert [h.chunk.id for h in provider.scoped(scope, ReadView(readers=user)).search(q)] == ["old#0"]
+    assert provider.scoped(scope, ReadView(tagged)).search(q) == []
+    assert len(provider.scoped(scope, ReadView(Not(tagged), user)).search(q)) == 1
+    # and a chunk written now carries its terms
+    private = make_chunks("new", ["bees hum"])[0]
+    private = private.model_copy(
+        update={"metadata": ChunkMetadata(attributes={"team": "red"}, readers=("g:ops",))}
+    )
+    provider.scoped(scope).upsert([private])
+    assert [h.chunk.id for h in provider.scoped(scope, ReadView(tagged)).search(q)] == ["new#0"]
+    assert [h.chunk.id for h in provider.scoped(scope, ReadView(readers=user)).search(q)] == ["old#0"]
     provider.close()

@@ -6,6 +6,7 @@ Below the suites: what each adapter adds beyond the contract (touch throttling, 
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -127,3 +128,32 @@ def test_dynamodb_many_keys_are_listed_across_query_and_batch_get_pages(
     for i in range(105):  # > 100: two BatchGetItem calls
         registry.put_api_key(api_key("acme", f"key_{i:03d}"))
     assert [k.key_id for k in registry.list_api_keys("acme")] == [f"key_{i:03d}" for i in range(105)]
+
+
+def test_namespaces_stored_before_the_metadata_schema_read_and_extend(
+    any_registry: TenantRegistry, dynamodb_client: Any, request: pytest.FixtureRequest
+) -> None:
+    """An item (a body) written before ``metadata_schema`` existed: it reads as no schema, a PATCH
+    of its settings still works, and its first typed key creates the map."""
+    old = new_namespace("acme", "docs")
+    if isinstance(any_registry, DynamoDbTenantRegistry):
+        from ragline.adapters.aws.tenants import namespace_to_item
+
+        item = namespace_to_item(old)
+        del item["settings"]["M"]["metadata_schema"]
+        dynamodb_client.put_item(TableName=any_registry.table_name, Item=item)
+    else:
+        body = old.model_dump(mode="json")
+        del body["settings"]["metadata_schema"]
+        any_registry.create_namespace(old)
+        import sqlite3
+
+        assert isinstance(any_registry, SqliteTenantRegistry)
+        with sqlite3.connect(any_registry.path) as db:
+            db.execute("UPDATE namespaces SET body=?", (json.dumps(body),))
+        db.close()
+    assert any_registry.get_namespace("acme", "docs").settings.metadata_schema == {}
+    any_registry.update_namespace(old.model_copy(update={"description": "d"}))
+    assert any_registry.extend_metadata_schema("acme", "docs", {"year": "number"}) == {"year": "number"}
+    got = any_registry.get_namespace("acme", "docs")
+    assert got.settings.metadata_schema == {"year": "number"} and got.description == "d"

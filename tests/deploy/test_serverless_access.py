@@ -47,10 +47,11 @@ def test_the_data_access_policy_lets_exactly_the_store_roles_in_with_what_they_n
     assert set(granted) == {f"{fn}Role.Arn" for fn in STORE_USERS}
     for fn in READERS:  # a namespace's first search creates its index, as on a domain
         assert granted[f"{fn}Role.Arn"] == {"aoss:CreateIndex", "aoss:DescribeIndex", "aoss:ReadDocument"}, fn
-    for fn in WRITERS:
+    for fn in WRITERS:  # UpdateIndex: the filter fields added to an index made before them
         assert granted[f"{fn}Role.Arn"] == {
             "aoss:CreateIndex",
             "aoss:DescribeIndex",
+            "aoss:UpdateIndex",
             "aoss:ReadDocument",
             "aoss:WriteDocument",
         }, fn

@@ -48,6 +48,7 @@ CHUNK_FIELDS = {
     "widerText",
     "score",
     "scores",
+    "metadata",
 }
 """What every chunk of a ``sources`` event carries (camelCase, like every body)."""
 

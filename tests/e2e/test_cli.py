@@ -212,6 +212,18 @@ def test_search_accepts_convex_fusion_and_rejects_unknown_ones(home: Path) -> No
     assert code == 2 and "unknown fusion" in out
 
 
+def test_search_takes_a_filter_applied_in_the_store(home: Path) -> None:
+    args = ("search", "chain wear", "-n", "northwind", "--home", str(home))
+    assert "maintenance" in cli(*args)[1]
+    code, out = cli(*args, "--filter", '{"exists": {"key": "nowhere"}}')
+    assert code == 0 and "maintenance" not in out  # no document has the key: nothing matches
+    code, out = cli(*args, "--filter", '{"notEquals": {"key": "nowhere", "value": "x"}}')
+    assert code == 0 and "maintenance" in out  # a missing key is not equal to anything
+    code, out = cli(*args, "--filter", '{"bogus": {"key": "a", "value": 1}}')
+    assert code == 2 and "unknown filter operator" in out
+    assert cli(*args, "--filter", "{not json")[0] == 2
+
+
 def test_eval_on_a_folder_that_is_not_beir_fails_clearly(tmp_path: Path) -> None:
     code, out = cli("eval", str(tmp_path), "--home", str(tmp_path))
     assert code == 2 and "not a BEIR dataset" in out
@@ -267,6 +279,33 @@ def test_a_new_default_namespace_from_the_cli_takes_over_the_default(tmp_path: P
     # Then only the last one created as default is the default
     spaces = Container(Settings(home=tmp_path)).registry.list_namespaces("local")
     assert [n.namespace_id for n in spaces if n.default] == ["later"]
+
+
+def test_a_folders_metadata_sidecars_label_their_files_and_a_bad_one_fails_its_file(tmp_path: Path) -> None:
+    """Issue 29 #1: ``<file>.metadata.json`` beside a file is its metadata (Bedrock's shape, plus the
+    ACL), never a document; a bad sidecar fails its file with the reason, the others are indexed."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    shutil.copy(SAMPLES / "faq.txt", folder / "faq.txt")
+    shutil.copy(SAMPLES / "returns-policy.md", folder / "returns.md")
+    (folder / "faq.txt.metadata.json").write_text(
+        '{"metadataAttributes": {"year": {"value": {"type": "NUMBER", "numberValue": 2024}},'
+        ' "team": "support"}, "access": {"groups": ["staff"]}}'
+    )
+    (folder / "returns.md.metadata.json").write_text('{"metadataAttributes": {"year": "last"}}')
+    home = tmp_path / "home"
+    code, out = cli("ingest", str(folder), "-n", "labelled", "--create", "--home", str(home))
+    assert code == 1 and "metadata_type_clash" in out
+    c = Container(Settings(home=home))
+    faq = c.documents.get("local", "labelled", "faq.txt")
+    assert faq is not None and (faq.attributes, faq.readers) == (
+        {"year": 2024.0, "team": "support"},
+        ("g:staff",),
+    )
+    chunks = c.stores.scoped(TenantScope(tenant_id="local", namespace_id="labelled")).neighbors("faq.txt", 0)
+    assert chunks and all(ch.metadata.attributes == faq.attributes for ch in chunks)
+    assert c.documents.get("local", "labelled", "faq.txt.metadata.json") is None
+    assert stored(home, "returns.md", "labelled") == 0
 
 
 def test_the_operator_creates_user_keys_and_sets_a_tenants_identity_provider(tmp_path: Path) -> None:

@@ -165,6 +165,29 @@ def test_retries_give_up_after_the_limit(server: Server) -> None:
     assert len(flaky.seen) == 3
 
 
+def test_document_metadata_and_access_through_the_client(rl: RaglineClient) -> None:
+    """Issue 29 #1: the client sets, changes and reads a document's metadata and access, and declares
+    the namespace's metadata types; a clash is the typed 409."""
+    rl.create_namespace("labelled")
+    ns = rl.update_namespace("labelled", metadata_schema={"published": "date"})
+    assert ns.metadata_schema == {"published": "date"}
+    doc = rl.add_text(
+        "labelled", "guide.md", "Brakes are bled every spring.",
+        metadata={"published": "2024-03-01", "year": 2024}, groups=["mechanics"],
+    )  # fmt: skip
+    assert doc.metadata == {"published": "2024-03-01T00:00:00Z", "year": 2024.0}
+    assert doc.access is not None and doc.access.groups == ["mechanics"] and not doc.access.everyone
+    hits = rl.search("labelled", "brakes", mode="keyword").hits
+    assert hits and hits[0].metadata == doc.metadata
+    done = rl.update_document("labelled", "guide.md", metadata={"year": 2025}, users=[], groups=[])
+    assert done.status == "updated" and done.document.metadata == {"year": 2025.0}
+    assert done.document.access is not None and done.document.access.everyone
+    with pytest.raises(errors.Conflict) as clash:
+        rl.update_document("labelled", "guide.md", metadata={"year": "next"})
+    assert clash.value.code == "metadata_type_clash"
+    assert rl.get_document("labelled", "guide.md").metadata == {"year": 2025.0}
+
+
 def test_the_client_acts_for_end_users_and_sets_the_identity_provider(server: Server) -> None:
     from tests.support.identity_tokens import SigningKey, claims
 

@@ -41,6 +41,7 @@ def test_every_route_is_documented_with_its_models_and_the_one_error_shape() -> 
         ("GET", "/v1/namespaces/{namespace}/documents"),
         ("POST", "/v1/namespaces/{namespace}/documents"),
         ("GET", "/v1/namespaces/{namespace}/documents/{document_id}"),
+        ("PATCH", "/v1/namespaces/{namespace}/documents/{document_id}"),
         ("DELETE", "/v1/namespaces/{namespace}/documents/{document_id}"),
         ("GET", "/v1/keys"),
         ("POST", "/v1/keys"),
@@ -59,6 +60,9 @@ def test_every_route_is_documented_with_its_models_and_the_one_error_shape() -> 
             headers = [p["name"] for p in op.get("parameters", []) if p["in"] == "header"]
             user = ["Ragline-User-Id", "Ragline-User-Groups"]  # every route acts for the user they name
             assert sorted(headers) == sorted(["Idempotency-Key", *user] if metered else user), (method, path)
+    for body in ("SearchRequest", "ChatRequest", "HostingSearchRequest"):
+        ops = doc["components"]["schemas"][body]["properties"]["filter"]["anyOf"][0]["oneOf"]
+        assert {next(iter(o["properties"])) for o in ops} >= {"andAll", "orAll", "not", "in", "equals"}
     chat = doc["paths"]["/v1/chat"]["post"]
     assert set(chat["responses"]["200"]["content"]) == {"text/event-stream", "application/json"}
     schemas = doc["components"]["schemas"]

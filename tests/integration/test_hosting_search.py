@@ -283,8 +283,8 @@ def test_a_rounds_searches_run_concurrently(world: Container, chat_endpoint: Cha
             return getattr(self._store, name)
 
     class WaitingProvider:
-        def scoped(self, scope: TenantScope) -> Any:
-            return Waiting(inner.scoped(scope))
+        def scoped(self, scope: TenantScope, view: Any = None) -> Any:
+            return Waiting(inner.scoped(scope, view))
 
         def __getattr__(self, name: str) -> Any:
             return getattr(inner, name)
@@ -404,8 +404,8 @@ def test_each_query_fetches_20_per_namespace_and_the_reranker_sees_the_best_60(
     inner = world.stores
 
     class Recording:
-        def scoped(self, scope: TenantScope) -> Any:
-            store = inner.scoped(scope)
+        def scoped(self, scope: TenantScope, view: Any = None) -> Any:
+            store = inner.scoped(scope, view)
             search = store.search
 
             def recorded(query: SearchQuery) -> list[SearchHit]:

@@ -119,7 +119,8 @@ def test_slow_worker_holding_a_longer_older_version_leaves_nothing_behind(world:
         world.service.handle_notification, world.bucket.upload(KEY, version("one", 15))
     )
     world.workers.step(slow)  # claimed, parked before reading the object
-    world.workers.step(slow)  # read v1 (15 chunks), parked before embedding
+    world.workers.step(slow)  # read v1 (15 chunks), parked before reading its metadata sidecar
+    world.workers.step(slow)  # no sidecar, parked before embedding
     assert slow.at == "embed_documents"
     assert world.run(world.bucket.upload(KEY, version("two", 5))) == "ok"
     assert world.workers.finish(slow) == "failed:superseded"  # its message fails, and comes back
@@ -159,6 +160,7 @@ def test_worker_that_crashed_after_writing_an_overtaken_version_is_swept_by_its_
     world.workers.step(slow)
     world.workers.step(slow)  # holds v1's bytes
     assert world.run(world.bucket.upload(KEY, version("two", 5))) == "ok"
+    world.workers.step(slow)  # read its metadata sidecar (none)
     world.workers.step(slow)  # embedded, parked before its write
     if isinstance(world.store, OpenSearchVectorStore):
         # OpenSearch checks the fence, then writes: a fence read just before v2 published lets the

@@ -254,8 +254,8 @@ class _Stores:
         self._workers = workers
         self._inner = inner
 
-    def scoped(self, scope: TenantScope) -> VectorStore:
-        return _Checkpointed(self._workers, self._inner.scoped(scope), {"upsert", "publish"})  # type: ignore[return-value]
+    def scoped(self, scope: TenantScope, view: Any = None) -> VectorStore:
+        return _Checkpointed(self._workers, self._inner.scoped(scope, view), {"upsert", "publish"})  # type: ignore[return-value]
 
     def close(self) -> None:
         self._inner.close()

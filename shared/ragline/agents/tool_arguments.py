@@ -12,9 +12,11 @@ from ragline.domain.chat import ToolCall
 from ragline.domain.json_depth import nests_deeper_than
 
 MAX_ARGUMENT_CHARS = 8_000
-"""Longest tool-call arguments read: the tools take a query of at most 1,000 characters and a label."""
-MAX_ARGUMENT_DEPTH = 8
-"""Deepest nesting read in tool-call arguments: the tools' arguments are one flat object."""
+"""Longest tool-call arguments read: the tools take a query of at most 1,000 characters, a label and
+a filter."""
+MAX_ARGUMENT_DEPTH = 18
+"""Deepest nesting read in tool-call arguments: one object whose ``filter`` nests at most 8 filter
+levels (two JSON levels each: ``{"andAll": [ … ]}``)."""
 
 
 def argument_problem(arguments: str) -> str | None:

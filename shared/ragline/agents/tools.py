@@ -1,7 +1,9 @@
 """The agent's tools, ``search`` and ``expand``, and the out-of-band context they run in.
 
-The model controls only the query text and mode (and which chunk to expand). Tenant, namespaces and
-retrieval settings come from :class:`ToolContext`, which the model never sees. Retrieval itself is
+The model controls only the query text and mode, an optional filter that narrows its search (and
+which chunk to expand). Tenant, namespaces, the request's filter and end user, and retrieval settings
+come from :class:`ToolContext`, which the model never sees: the stores are bound to the request's
+view, and a tool's filter is ANDed with it there — it can narrow, never widen. Retrieval itself is
 :class:`Retriever` — implemented by :mod:`ragline.services.retrieval` and injected by the service that
 runs the agent, so every agent retrieves the one way the search route does.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal, Protocol
@@ -20,6 +22,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 from ragline import errors
 from ragline.agents.tool_arguments import argument_problem
 from ragline.domain.chat import ToolSpec
+from ragline.domain.filters import Filter, parse_filter
 from ragline.domain.models import MAX_SEQUENCE_NUMBER, Chunk, RunUsage, SearchMode, TenantScope
 from ragline.domain.retrieval import Evidence, EvidenceTable, RetrievalResult
 
@@ -33,7 +36,14 @@ class Retriever(Protocol):
     def can_expand(self) -> bool: ...
 
     def search(
-        self, text: str, *, mode: SearchMode = ..., candidates: int = ..., keep: int = ..., rerank: bool = ...
+        self,
+        text: str,
+        *,
+        mode: SearchMode = ...,
+        candidates: int = ...,
+        keep: int = ...,
+        rerank: bool = ...,
+        where: Filter | None = ...,
     ) -> RetrievalResult: ...
 
     def neighbors(
@@ -45,6 +55,11 @@ class Retriever(Protocol):
         before: int = ...,
         after: int = ...,
     ) -> list[Chunk]: ...
+
+
+def parse_narrowing(raw: object) -> Filter | None:
+    """A tool filter parsed and bounded, untyped (a context built without the run's schemas)."""
+    return None if raw is None else parse_filter(raw)
 
 
 LABEL_CHARS = 120
@@ -62,6 +77,13 @@ class SearchArgs(BaseModel):
         ' "keyword" only for exact codes, part numbers or names.',
     )
     label: str = Field(default="", description="A short status line for the user interface.")
+    filter: dict[str, Any] | None = Field(
+        default=None,
+        description='Optional: only documents whose metadata match, e.g. {"equals": {"key": "product",'
+        ' "value": "kettle"}} or {"andAll": [{"greaterThanOrEquals": {"key": "year", "value": 2024}},'
+        " …]}; operators equals, notEquals, greaterThan(OrEquals), lessThan(OrEquals), in, notIn,"
+        " startsWith, listContains, exists, andAll, orAll, not. Leave it out to search everything.",
+    )
 
     @field_validator("label", mode="before")
     @classmethod
@@ -80,6 +102,9 @@ class ToolContext:
     """Everything the tools need that the model must not control."""
 
     retriever: Retriever
+    narrowing: Callable[[object], Filter | None] = field(default=parse_narrowing)
+    """A search call's ``filter`` argument → the filter its search is narrowed by (parsed and typed for
+    the run's namespaces; InvalidRequest when bad: a tool error)."""
     candidates: int = 10
     """Hits fetched per search (``accurate``: 30, reranked down to ``keep``)."""
     keep: int = 10
@@ -230,8 +255,9 @@ def run_tool(ctx: ToolContext, name: str, arguments: str) -> ToolResult:
 
 def search_tool(ctx: ToolContext, args: SearchArgs) -> ToolResult:
     mode: SearchMode = "hybrid" if args.mode == "semantic" and ctx.semantic_as_hybrid else args.mode
+    where = ctx.narrowing(args.filter)
     result = ctx.retriever.search(
-        args.query, mode=mode, candidates=ctx.candidates, keep=ctx.keep, rerank=ctx.rerank
+        args.query, mode=mode, candidates=ctx.candidates, keep=ctx.keep, rerank=ctx.rerank, where=where
     )
     ctx.warnings.extend((n.code, n.message) for n in result.notices)
     found = [ctx.evidence.add(h.scope, h.hit.chunk, h.hit) for h in result.hits]

@@ -42,6 +42,12 @@ Home = Annotated[
 Tenant = Annotated[str, typer.Option("--tenant", help="Tenant id for local use.")]
 Namespace = Annotated[str, typer.Option("--namespace", "-n", help="Namespace id.")]
 Mode = Annotated[str, typer.Option("--mode", "-m", help="semantic | keyword | hybrid")]
+FilterOption = Annotated[
+    str | None,
+    typer.Option(
+        "--filter", help='A metadata filter as JSON, e.g. \'{"equals": {"key": "year", "value": 2024}}\'.'
+    ),
+]
 
 
 def _container(home: Path | None) -> Container:
@@ -220,6 +226,7 @@ def search(
     fusion: Annotated[
         str | None, typer.Option(help="Hybrid fusion: rrf | convex (default: settings).")
     ] = None,
+    filter_: FilterOption = None,
     home: Home = None,
     tenant: Tenant = "local",
 ) -> None:
@@ -235,7 +242,8 @@ def search(
         raise _fail(_invalid(f"unknown fusion {fusion!r}; use rrf or convex"))
     c = _container(home)
     try:
-        request = SearchRequest.model_validate({"query": query, "mode": mode, "k": k, "fusion": fusion})
+        body = {"query": query, "mode": mode, "k": k, "fusion": fusion, "filter": _json_filter(filter_)}
+        request = SearchRequest.model_validate(body)
         out = c.search.search(Principal.operator(tenant), namespace, request)
     except (RaglineError, ValueError) as exc:
         raise _fail(_as_ragline(exc)) from exc
@@ -250,6 +258,7 @@ def hosting_search(
     max_evals: Annotated[int, typer.Option(help="Rounds at most (1-5).")] = 3,
     top_k: Annotated[int, typer.Option("--top-k", "-k", help="Chunks kept.")] = 15,
     token_budget: Annotated[int, typer.Option(help="Model tokens for planning.")] = 4096,
+    filter_: FilterOption = None,
     home: Home = None,
     tenant: Tenant = "local",
 ) -> None:
@@ -263,7 +272,7 @@ def hosting_search(
     try:
         request = HostingSearchRequest.model_validate(
             {"query": query, "namespaces": namespace, "mode": mode, "maxEvals": max_evals,
-             "topK": top_k, "tokenBudget": token_budget}
+             "topK": top_k, "tokenBudget": token_budget, "filter": _json_filter(filter_)}
         )  # fmt: skip
         out = c.hosting_search.search(Principal.operator(tenant), request)
     except (RaglineError, ValueError) as exc:
@@ -383,6 +392,18 @@ def evaluate(
         run_eval(_container(home), dataset, split, [m.strip() for m in modes.split(",") if m.strip()])
     except RaglineError as exc:
         raise _fail(exc) from exc
+
+
+def _json_filter(text: str | None) -> object:
+    """``--filter``'s JSON (None: no filter); text that is not JSON is an invalid request."""
+    import json
+
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _invalid(f"--filter is not JSON: {exc.msg}") from exc
 
 
 def _invalid(message: str) -> Exception:

@@ -10,13 +10,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ragline import errors
+from ragline.domain.document_metadata import MAX_SIDECAR_BYTES, is_sidecar, sidecar_of
 from ragline.domain.models import TenantScope
 from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
 
 
 def _files(paths: list[Path]) -> list[tuple[Path, str]]:
-    """Every file under the given paths, with the name it gets as a document (relative to its root)."""
+    """Every file under the given paths, with the name it gets as a document (relative to its root);
+    metadata sidecars (``<file>.metadata.json``) are not documents: they travel with their file."""
     out: list[tuple[Path, str]] = []
     for root in paths:
         if root.is_dir():
@@ -29,7 +31,16 @@ def _files(paths: list[Path]) -> list[tuple[Path, str]]:
             out.append((root, root.name))
         else:
             raise errors.InvalidRequest(f"no such file or folder: {root}", path=str(root))
-    return out
+    return [(p, name) for p, name in out if not is_sidecar(p.name)]
+
+
+def _sidecar(path: Path) -> bytes | None:
+    """The file's metadata sidecar, read up to one byte past its limit (the parse refuses more)."""
+    sidecar = path.with_name(sidecar_of(path.name))
+    if not sidecar.is_file():
+        return None
+    with sidecar.open("rb") as f:
+        return f.read(MAX_SIDECAR_BYTES + 1)
 
 
 def run_ingest(c: Container, tenant: str, namespace: str, paths: list[Path], *, create: bool) -> int:
@@ -67,7 +78,9 @@ def run_ingest(c: Container, tenant: str, namespace: str, paths: list[Path], *, 
         task = progress.add_task("ingesting", total=len(files))
         for path, name in files:
             progress.update(task, description=f"ingesting {name[:40]}")
-            batch.ingest(name, scope, filename=name, data=path.read_bytes(), source=str(path))
+            batch.ingest(
+                name, scope, filename=name, data=path.read_bytes(), source=str(path), sidecar=_sidecar(path)
+            )
             progress.advance(task)
         progress.update(task, description="publishing")
         outcomes = batch.finish()

@@ -34,11 +34,13 @@ from ragline.domain.api import (
     ChatRequest,
     HostingSearchRequest,
     HostingSearchResponse,
+    RequestFilter,
     SearchRequest,
     SearchResponse,
 )
 from ragline.http import error_body
 from ragline.services.authentication import Principal, with_asserted_user
+from ragline.services.read_views import may_see
 from ragline.streaming import error_response, log_failure
 
 if TYPE_CHECKING:
@@ -73,6 +75,7 @@ class AskArgs(ApiRequest):
     )
     agent: ChatAgent = Field(default="agentic", description="Which agent answers; auto: the RAG router.")
     mode: ChatMode = Field(default="accurate", description="accurate (reranks) or fast.")
+    filter: RequestFilter = None
 
 
 class SearchArgs(SearchRequest):
@@ -138,6 +141,7 @@ def run_tool(container: Container, principal: Principal, name: str, arguments: d
                 "namespaces": ask.namespaces,
                 "agent": ask.agent,
                 "mode": ask.mode,
+                "filter": ask.filter,
                 "stream": False,
             }
         )
@@ -157,12 +161,13 @@ def namespace_of(uri: str) -> str:
 
 def read_namespace(container: Container, principal: Principal, namespace: str) -> dict[str, Any]:
     """The namespace as the namespaces route shows it (any scope, inside the allow-list), with the
-    number of documents it holds (every record not deleted, as deleting a namespace counts them)."""
+    number of documents it holds (every record not deleted, as deleting a namespace counts them) —
+    for an end user, only those it may read: a count is never an oracle for the others."""
     view = container.namespaces.get(principal, namespace)
     records = container.documents.list(principal.tenant_id, namespace)
     return {
         **view.model_dump(mode="json"),
-        "documentCount": sum(1 for r in records if r.status != "deleted"),
+        "documentCount": sum(1 for r in records if r.status != "deleted" and may_see(principal, r.readers)),
     }
 
 

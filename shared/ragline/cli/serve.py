@@ -40,7 +40,7 @@ REST_ROUTES = {
     "hosting_search": [("/v1/hosting-search", ["POST"])],
     "documents": [
         ("/v1/namespaces/{namespace}/documents", ["GET", "POST"]),
-        ("/v1/namespaces/{namespace}/documents/{document_id}", ["GET", "DELETE"]),
+        ("/v1/namespaces/{namespace}/documents/{document_id}", ["GET", "PATCH", "DELETE"]),
     ],
     "namespaces": [
         ("/v1/namespaces", ["GET", "POST"]),

@@ -10,10 +10,24 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
+from ragline import errors
+from ragline.domain.access import MAX_GROUPS
+from ragline.domain.attributes import AttributeType
+from ragline.domain.document_metadata import MetadataInput, access_of
 from ragline.domain.documents import DocumentRecord, DocumentStatus, check_document_id
+from ragline.domain.filter_schema import filter_json_schema
+from ragline.domain.filters import parse_filter
 from ragline.domain.models import Chunk, IngestUsage, RunUsage, SearchHit, SearchMode
 from ragline.domain.retrieval import Evidence, Notice, RetrievedHit
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Scope
@@ -86,6 +100,8 @@ class ChunkView(ApiModel):
     page: int | None = None
     heading_path: list[str] = Field(default_factory=list)
     wider_text: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """The document's metadata (its attributes; never its readers)."""
     score: float | None = None
     scores: Scores | None = None
 
@@ -103,6 +119,7 @@ class ChunkView(ApiModel):
             page=m.page,
             heading_path=list(m.heading_path),
             wider_text=m.wider_text,
+            metadata=dict(m.attributes),
             score=hit.score if hit else None,
             scores=Scores.model_validate(hit.breakdown.model_dump()) if hit else None,
         )
@@ -140,6 +157,35 @@ class RequestMessage(ApiRequest):
     content: str = Field(default="", max_length=100_000)
 
 
+FILTER_DESCRIPTION = (
+    "A metadata filter (see the README's Filters): one operator object, e.g."
+    ' {"andAll": [{"equals": {"key": "product", "value": "kettle"}},'
+    ' {"greaterThanOrEquals": {"key": "year", "value": 2024}}]}. Operators: equals, notEquals,'
+    " greaterThan, greaterThanOrEquals, lessThan, lessThanOrEquals, in, notIn, startsWith,"
+    " listContains, exists, andAll, orAll, not; at most 8 levels and 64 conditions. Applied inside"
+    " the store, out of band: no model can change it."
+)
+
+
+def _bounded_filter(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Parsed once here so a malformed or oversized filter is a 400 naming the problem."""
+    if value is not None:
+        try:
+            parse_filter(value)
+        except errors.InvalidRequest as exc:
+            raise ValueError(exc.message) from None
+    return value
+
+
+RequestFilter = Annotated[
+    dict[str, Any] | None,
+    Field(default=None, description=FILTER_DESCRIPTION),
+    AfterValidator(_bounded_filter),
+    WithJsonSchema({"anyOf": [filter_json_schema(), {"type": "null"}], "description": FILTER_DESCRIPTION}),
+]
+"""A request's ``filter``: the JSON shape of :mod:`ragline.domain.filters`, checked on arrival."""
+
+
 class ChatRequest(ApiRequest):
     """``POST /v1/chat``. The tenant is never part of it: it comes from the authorizer."""
 
@@ -151,6 +197,8 @@ class ChatRequest(ApiRequest):
     agent: ChatAgent = "agentic"
     """Which agent answers; ``auto``: the RAG router picks by the agents' descriptions."""
     stream: bool = True
+    filter: RequestFilter = None
+    """Every search of the run (every agent's tools, ``expand``) reads only chunks it admits."""
 
     @property
     def routes_namespaces(self) -> bool:
@@ -183,6 +231,7 @@ class SearchRequest(ApiRequest):
     """Rerank the fused candidates (semantic and hybrid modes; keyword order is kept)."""
     fusion: Literal["rrf", "convex"] | None = None
     """Hybrid fusion for this query (default: the deployment's setting)."""
+    filter: RequestFilter = None
 
 
 class RerankView(ApiModel):
@@ -223,6 +272,7 @@ class HostingSearchRequest(ApiRequest):
     top_k: int = Field(default=15, ge=1, le=100)
     mode: ChatMode = "accurate"
     """``accurate`` reranks the pooled chunks; ``fast`` keeps their fused order."""
+    filter: RequestFilter = None
 
     @model_validator(mode="after")
     def _one_conversation(self) -> HostingSearchRequest:
@@ -282,6 +332,11 @@ class NamespacePatch(ApiRequest):
     chunks_per_search: int | None = Field(
         default=None, ge=0, le=50, description="Chunks one chat search shows the model; 0: the deployment's."
     )
+    metadata_schema: dict[str, AttributeType] | None = Field(
+        default=None,
+        description="Metadata keys to declare, with their types; adds keys (a key already typed"
+        " otherwise is a 409 metadata_type_clash). Declare dates: a date is never inferred.",
+    )
 
 
 class NamespaceView(ApiModel):
@@ -292,6 +347,8 @@ class NamespaceView(ApiModel):
     system_prompt: str
     chunks_per_search: int
     created_at: str
+    metadata_schema: dict[str, str] = Field(default_factory=dict)
+    """Each document metadata key's type: declared, or fixed by the first document carrying it."""
 
     @classmethod
     def of(cls, ns: Namespace) -> NamespaceView:
@@ -303,6 +360,7 @@ class NamespaceView(ApiModel):
             system_prompt=ns.settings.system_prompt,
             chunks_per_search=ns.settings.chunks_per_search,
             created_at=ns.created_at.isoformat(),
+            metadata_schema=dict(ns.settings.metadata_schema),
         )
 
 
@@ -436,6 +494,20 @@ class UsageReport(ApiModel):
 # -- documents ------------------------------------------------------------------------------------
 
 
+class DocumentAccess(ApiRequest):
+    """Who may read a document: users and groups (none named: every user of the namespace)."""
+
+    users: list[str] = Field(default_factory=list, max_length=MAX_GROUPS)
+    groups: list[str] = Field(default_factory=list, max_length=MAX_GROUPS)
+
+
+METADATA_DESCRIPTION = (
+    "Document metadata, {key: value}: strings, numbers, booleans, lists of strings, and dates (ISO-8601,"
+    " for keys the namespace declares as dates). Each key's type is fixed per namespace by the first"
+    " document carrying it (or a declaration); at most 50 keys, 16 KiB."
+)
+
+
 class AddText(ApiRequest):
     filename: str = Field(min_length=1, max_length=300, description="Name with extension, e.g. notes.md")
     text: str = Field(min_length=1)
@@ -443,6 +515,13 @@ class AddText(ApiRequest):
         default=None,
         description="Defaults to the id derived from the filename; A-Z a-z 0-9 _ . - / ~, at most 240.",
     )
+    metadata: dict[str, Any] = Field(default_factory=dict, description=METADATA_DESCRIPTION)
+    access: DocumentAccess = Field(
+        default_factory=DocumentAccess, description="Who may read it; default: everyone."
+    )
+
+    def metadata_input(self) -> MetadataInput:
+        return MetadataInput(self.metadata, self.access.users, self.access.groups)
 
     @field_validator("document_id")
     @classmethod
@@ -450,9 +529,31 @@ class AddText(ApiRequest):
         return None if value is None else check_document_id(value)
 
 
+class DocumentLabels(ApiRequest):
+    """``PATCH /v1/namespaces/{ns}/documents/{id}``: a document's metadata and/or access, each replaced
+    whole when present and kept when absent. The content is not re-read or re-embedded."""
+
+    metadata: dict[str, Any] | None = Field(default=None, description=METADATA_DESCRIPTION)
+    access: DocumentAccess | None = None
+
+    def metadata_input(self, current: DocumentRecord) -> MetadataInput:
+        users, groups = access_of(current.readers)
+        if self.access is not None:
+            users, groups = self.access.users, self.access.groups
+        attributes = current.attributes if self.metadata is None else self.metadata
+        return MetadataInput(attributes, users, groups)
+
+
 class DocumentError(ApiModel):
     code: str
     message: str
+
+
+class AccessView(ApiModel):
+    users: list[str]
+    groups: list[str]
+    everyone: bool
+    """No user or group named: every user of the namespace may read it."""
 
 
 class DocumentView(ApiModel):
@@ -461,6 +562,10 @@ class DocumentView(ApiModel):
     document_id: str
     status: DocumentStatus
     source: str
+    metadata: dict[str, Any]
+    """The served version's metadata."""
+    access: AccessView | None
+    """Who may read the served version (``null`` where the caller acts for an end user)."""
     chunk_count: int
     pages: int
     content_hash: str
@@ -478,10 +583,13 @@ class DocumentView(ApiModel):
         serving: Literal["this_version", "previous_version", "nothing"] = "nothing"
         if r.indexed_generation and r.chunk_count and r.status != "deleted":
             serving = "this_version" if r.status == "ready" else "previous_version"
+        users, groups = access_of(r.readers)
         return cls(
             document_id=r.document_id,
             status=r.status,
             source=r.source,
+            metadata=dict(r.attributes),
+            access=AccessView(users=users, groups=groups, everyone=not r.readers),
             chunk_count=r.chunk_count,
             pages=r.pages,
             content_hash=r.content_hash,
@@ -504,6 +612,16 @@ class DocumentDeletion(ApiModel):
     document_id: str
     status: Literal["deleting", "deleted"]
     document: DocumentView | None = None
+
+
+class DocumentUpdate(ApiModel):
+    """A change of a document's metadata or access. ``updated`` (200): an API or CLI document, its
+    new labels served now; ``updating`` (202): an S3 document, whose metadata lives in its sidecar
+    ``<key>.metadata.json`` — the sidecar was written, and its event re-labels the document."""
+
+    document_id: str
+    status: Literal["updating", "updated"]
+    document: DocumentView
 
 
 # -- errors ---------------------------------------------------------------------------------------

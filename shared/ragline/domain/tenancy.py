@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from ragline.domain.attributes import AttributeType
 from ragline.domain.models import check_identifier
 
 
@@ -23,6 +24,10 @@ class NamespaceSettings(BaseModel):
     system_prompt: str = ""
     chunks_per_search: int = 0
     """Chunks one chat search shows the model here (1–50); 0: the deployment's setting."""
+    metadata_schema: dict[str, AttributeType] = Field(default_factory=dict)
+    """The type of each document metadata key (:mod:`ragline.domain.attributes`): declared, or fixed
+    by the first document that carries the key. Only grows, and only through
+    :meth:`~ragline.ports.TenantRegistry.extend_metadata_schema` (``update_namespace`` keeps it)."""
 
 
 class Namespace(BaseModel):

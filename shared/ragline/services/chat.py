@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ragline import errors
 from ragline.agents.base import AgentDeps, LoopLimits, LoopOutcome
@@ -34,6 +34,7 @@ from ragline.ports import ChatModel
 from ragline.services.authentication import Principal
 from ragline.services.chat_replays import recorded, replayed
 from ragline.services.metering import MeteredRun, Metering
+from ragline.services.read_views import RequestAccess
 from ragline.services.replays import reach_of
 from ragline.services.retrieval import RetrievalService
 
@@ -73,6 +74,8 @@ class RunPlan:
     """The namespaces named by the request; None: the collection router picks among ``candidates``."""
     candidates: list[Namespace]
     notices: list[Notice]
+    access: RequestAccess = field(default_factory=RequestAccess)
+    """The request's filter and user, bound into every store the run searches (never the model's)."""
 
 
 class ChatService:
@@ -124,17 +127,21 @@ class ChatService:
                 [],
                 [],
             )
+        access = RequestAccess.of(principal, request.filter)
+        access.check(spaces or candidates)
         # ``stream`` only changes the transport: a streamed run may be replayed as JSON and back.
-        reach = reach_of(principal, "chat", [n.namespace_id for n in (spaces or candidates)])
+        reach = reach_of(principal, "chat", [n.namespace_id for n in (spaces or candidates)]) | access.reach()
         fingerprint = request_fingerprint("POST", "/v1/chat", request, ignore={"stream"}, reach=reach)
         run = self._metering.start(principal.tenant_id, run_id, fingerprint)
         if run.replay is not None:
-            return replayed(self._metering, principal.tenant_id, run.replay, run.run_id)
+            return replayed(self._metering, principal.tenant_id, run.replay, run.run_id, access.readers)
         if request.legacy_mode:
             notices.append(
                 Notice("deprecated_mode", f"mode {request.mode!r} is deprecated and ran as 'accurate'")
             )
-        plan = RunPlan(messages, request.agent, MODES[request.resolved_mode], spaces, candidates, notices)
+        plan = RunPlan(
+            messages, request.agent, MODES[request.resolved_mode], spaces, candidates, notices, access
+        )
         return self._run(principal.tenant_id, plan, run)
 
     def _run(self, tenant_id: str, plan: RunPlan, run: MeteredRun) -> Generator[RunEvent, None, None]:
@@ -189,7 +196,9 @@ class ChatService:
             retriever=self._retrieval.bind(
                 [TenantScope(tenant_id=tenant_id, namespace_id=ns.namespace_id) for ns in spaces],
                 usage=run.usage,
+                view=plan.access.views(spaces),
             ),
+            narrowing=plan.access.narrowing(spaces),
             candidates=mode.candidates,
             keep=mode.keep,
             layout=self._layout,

@@ -34,11 +34,15 @@ def recorded(final: RunFinished, evidence: EvidenceTable, read_at: datetime) -> 
 
 
 def replayed(
-    metering: Metering, tenant_id: str, replay: CompletedRun, run_id: str
+    metering: Metering,
+    tenant_id: str,
+    replay: CompletedRun,
+    run_id: str,
+    readers: frozenset[str] | None = None,
 ) -> Generator[RunEvent, None, None]:
     """The run's recorded final event again, flagged; without its answer when a document it drew on
     is gone or changed; a run with nothing to serve ends ``replayed_without_result``."""
-    recorded = metering.opened(tenant_id, replay)
+    recorded = metering.opened(tenant_id, replay, readers)
     if recorded is None:
         final = RunFinished(run_id=run_id, exit_reason="replayed_without_result", answer="", usage=Usage())
     else:

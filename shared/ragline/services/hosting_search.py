@@ -25,10 +25,12 @@ from ragline.domain.api import (
 )
 from ragline.domain.billing import CompletedRun, request_fingerprint
 from ragline.domain.chat import ChatMessage
+from ragline.domain.filters import ReadView
 from ragline.domain.models import RunUsage, TenantScope
 from ragline.domain.retrieval import RetrievalResult
 from ragline.services.authentication import Principal
 from ragline.services.metering import NO_RESULT, Metering, recorded_result, replayed_chunks
+from ragline.services.read_views import RequestAccess
 from ragline.services.replays import reach_of
 from ragline.services.retrieval import RetrievalService, Retriever
 
@@ -58,12 +60,15 @@ class HostingSearchService:
         if not users[-1].content.strip():
             raise errors.InvalidRequest("the last user message is empty")
         spaces = self._retrieval.namespaces(principal, request.namespaces, "search")
+        access = RequestAccess.of(principal, request.filter)
+        access.check(spaces)
+        views = access.views(spaces)
         scopes = [TenantScope(tenant_id=principal.tenant_id, namespace_id=ns.namespace_id) for ns in spaces]
-        reach = reach_of(principal, "search", [ns.namespace_id for ns in spaces])
+        reach = reach_of(principal, "search", [ns.namespace_id for ns in spaces]) | access.reach()
         fingerprint = request_fingerprint("POST", ROUTE, request, reach=reach)
         run = self._metering.start(principal.tenant_id, run_id, fingerprint)
         if run.replay is not None:
-            return self._replayed(principal.tenant_id, run.replay, run.run_id)
+            return self._replayed(principal.tenant_id, run.replay, run.run_id, access.readers)
         outcome = HostingOutcome(usage=run.usage)
         response: HostingSearchResponse | None = None
         try:
@@ -73,9 +78,9 @@ class HostingSearchService:
                 candidates=self._limits.candidates,
                 workers=self._limits.workers,
             )
-            agent = HostingSearchAgent(self._planner, self._bind, scopes, limits)
+            agent = HostingSearchAgent(self._planner, lambda scope: self._bind(scope, views), scopes, limits)
             agent.run(conversation, outcome)
-            final = self._final(users[-1].content, scopes, outcome, request, run.usage)
+            final = self._final(users[-1].content, scopes, outcome, request, run.usage, views)
             response = _response(outcome, final, request, self._planner.name, run.run_id)
         finally:
             charged = run.finish(_recorded(response, run.started_at))
@@ -83,10 +88,12 @@ class HostingSearchService:
         response.usage = Usage.of(charged)
         return response
 
-    def _replayed(self, tenant_id: str, replay: CompletedRun, run_id: str) -> HostingSearchResponse:
+    def _replayed(
+        self, tenant_id: str, replay: CompletedRun, run_id: str, readers: frozenset[str] | None
+    ) -> HostingSearchResponse:
         """The recorded response, without the chunks of documents deleted or changed since the run;
         none when there is nothing to serve (the first run failed, expired or predates the rule)."""
-        recorded = self._metering.opened(tenant_id, replay)
+        recorded = self._metering.opened(tenant_id, replay, readers)
         usage = Usage.of(replay.usage)
         if recorded is None:
             return HostingSearchResponse(
@@ -100,8 +107,8 @@ class HostingSearchService:
             update["queries"] = []
         return response.model_copy(update=update | {"replayed": True})
 
-    def _bind(self, scope: TenantScope) -> Retriever:
-        return self._retrieval.bind([scope], usage=RunUsage())
+    def _bind(self, scope: TenantScope, views: dict[str, ReadView]) -> Retriever:
+        return self._retrieval.bind([scope], usage=RunUsage(), view=views)
 
     def _final(
         self,
@@ -110,11 +117,12 @@ class HostingSearchService:
         outcome: HostingOutcome,
         request: HostingSearchRequest,
         usage: RunUsage,
+        views: dict[str, ReadView],
     ) -> RetrievalResult:
         """``accurate``: the pool reranked against the last user message; ``fast``: fused order."""
         if request.mode == "fast" or not outcome.pool:
             return RetrievalResult(hits=outcome.pool[: request.top_k], mode="hybrid")
-        return self._retrieval.bind(scopes, usage=usage).rerank(
+        return self._retrieval.bind(scopes, usage=usage, view=views).rerank(
             question, outcome.pool[:RERANK_POOL], request.top_k
         )
 

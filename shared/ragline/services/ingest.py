@@ -50,13 +50,24 @@ from ragline import errors
 from ragline.documents.chunker import chunk_document
 from ragline.documents.limits import DEFAULT_MAX_CHUNK_BYTES, Deadline
 from ragline.documents.parsers import ParsedDocument, parse_document
+from ragline.domain.document_metadata import (
+    MAX_SIDECAR_BYTES,
+    NO_METADATA,
+    DocumentMetadata,
+    MetadataInput,
+    document_of,
+    is_sidecar,
+    parse_sidecar,
+    sidecar_of,
+)
 from ragline.domain.documents import (
+    S3_SOURCE,
     DocumentRecord,
     already_applied,
     document_id_for,
     normalise_sequencer,
 )
-from ragline.domain.models import Chunk, IngestUsage, RunUsage, TenantScope
+from ragline.domain.models import MAX_SEQUENCE_NUMBER, Chunk, IngestUsage, RunUsage, TenantScope
 from ragline.domain.s3_events import parse_notification, split_key
 from ragline.domain.tenancy import Namespace
 from ragline.ports import (
@@ -76,6 +87,7 @@ from ragline.services.embedding_run import (
     WorkerDeadline,
 )
 from ragline.services.ingest_batch import IngestBatch, settle
+from ragline.services.metadata import resolve_metadata
 from ragline.services.namespaces import claim_embedding_space, require_namespace
 
 Outcome = Literal["indexed", "unchanged", "deleted", "stale", "duplicate", "ignored"]
@@ -224,11 +236,14 @@ class IngestService:
         source: str = "",
         sequencer: str | None = None,
         progress: Callable[[int], None] | None = None,
+        metadata: MetadataInput = NO_METADATA,
     ) -> IngestResult:
         """Index bytes already in hand (CLI, API text) as one document of ``scope``; a bad file raises.
-        Without ``sequencer`` it is a local write: ordered after everything the registry holds."""
+        Without ``sequencer`` it is a local write: ordered after everything the registry holds.
+        ``metadata`` is checked and typed first: refused, nothing is claimed or written."""
         namespace = require_namespace(self._registry, scope.tenant_id, scope.namespace_id)
         doc_id = document_id or document_id_of(filename)
+        labels = resolve_metadata(self._registry, namespace, metadata)
         self._before_claim(scope, doc_id)
         claim = self._documents.claim(
             scope.tenant_id,
@@ -241,7 +256,7 @@ class IngestService:
         )
         if not claim.granted:
             return self._refused(claim.record, claim.reason)
-        return self._index(claim.record, namespace, filename, data, progress)
+        return self._index(claim.record, namespace, filename, data, progress, labels)
 
     def sync_object(self, event: ObjectEvent) -> IngestResult:
         """Make the document of an S3 event match what S3 serves now (index, or remove if gone)."""
@@ -270,7 +285,48 @@ class IngestService:
         )
         if not claim.granted:
             return self._refused(claim.record, claim.reason)
-        record = claim.record
+        return self._sync_claimed(claim.record, event)
+
+    def sync_sidecar(self, event: ObjectEvent) -> IngestResult:
+        """A sidecar changed (written, replaced, deleted): its document is synced again as a local
+        write — S3 orders events per key, so a sidecar's sequencer says nothing against its
+        document's — reading what S3 serves now for both (stored vectors reused: no embedding).
+        Whichever of the document's and the sidecar's events is applied last reads the current
+        sidecar, so every order of arrival ends on it. A document S3 has not announced yet is left
+        to its own event, which reads the sidecar."""
+        scope, doc_path = event.scope, document_of(event.path)
+        doc_id = document_id_of(doc_path)
+        if self._tenant_deleted(scope.tenant_id):
+            return _ignored(event.key, f"tenant {scope.tenant_id!r} was deleted")
+        stored = self._documents.get(scope.tenant_id, scope.namespace_id, doc_id)
+        doc_event = ObjectEvent(
+            scope=scope,
+            key=document_of(event.key),
+            path=doc_path,
+            sequencer="",
+            source=stored.source if stored else "",
+        )
+        if stored is None or stored.status == "deleted" or not stored.source.startswith(S3_SOURCE):
+            return _ignored(event.key, "a metadata sidecar; its document's own event reads it")
+        self._before_claim(scope, doc_id)
+        claim = self._documents.claim(
+            scope.tenant_id,
+            scope.namespace_id,
+            doc_id,
+            None,
+            source=stored.source,
+            version_id=stored.version_id,
+            etag=stored.etag,
+            size=stored.size,
+            lease_seconds=self._settings.claim_lease_seconds,
+        )
+        if not claim.granted:
+            return self._refused(claim.record, claim.reason)
+        return self._sync_claimed(claim.record, doc_event)
+
+    def _sync_claimed(self, record: DocumentRecord, event: ObjectEvent) -> IngestResult:
+        """The claimed document made to match S3: its object (removed if gone) and its sidecar."""
+        scope = event.scope
         try:
             namespace = require_namespace(self._registry, scope.tenant_id, scope.namespace_id)
             try:
@@ -280,7 +336,11 @@ class IngestService:
                 raise
             if data is None:
                 return self._delete(record)  # S3 serves nothing under this key any more
-            return self._index(record, namespace, event.path.rsplit("/", 1)[-1], data, None)
+            sidecar = self._read_sidecar(event.key)  # after the object: at least as new as it
+            labels = resolve_metadata(
+                self._registry, namespace, parse_sidecar(sidecar) if sidecar is not None else NO_METADATA
+            )
+            return self._index(record, namespace, event.path.rsplit("/", 1)[-1], data, None, labels)
         except SETTLED:
             raise  # settled already (a bad file is `failed` with its reason; its message goes to the DLQ)
         except errors.RaglineError as exc:
@@ -314,6 +374,19 @@ class IngestService:
         except errors.NotFound:
             return None
 
+    def _read_sidecar(self, key: str) -> bytes | None:
+        """The object's sidecar as S3 serves it now (``None``: none), never more than its limit (one
+        over it reads as over it: :func:`parse_sidecar` refuses it, the version fails with the reason
+        and the served one stays)."""
+        if self._objects is None:
+            raise errors.ConfigurationError("no object store is configured for S3 ingestion")
+        try:
+            return self._objects.get(sidecar_of(key), limit=MAX_SIDECAR_BYTES)
+        except errors.NotFound:
+            return None
+        except errors.DocumentTooLarge:
+            return b" " * (MAX_SIDECAR_BYTES + 1)
+
     def handle_notification(self, body: str) -> list[IngestResult]:
         """One SQS message of S3 events: each object is synced, in the message's order."""
         results = []
@@ -337,7 +410,7 @@ class IngestService:
                 source=f"s3://{s3.s3.bucket.name}/{s3.key}",
                 removed=s3.removed,
             )
-            results.append(self.sync_object(event))
+            results.append(self.sync_sidecar(event) if is_sidecar(path) else self.sync_object(event))
         return results
 
     def remove(self, scope: TenantScope, document_id: str, sequencer: str | None = None) -> IngestResult:
@@ -353,6 +426,54 @@ class IngestService:
         if not claim.granted:
             return self._refused(claim.record, claim.reason)
         return self._delete(claim.record)
+
+    def relabel(self, scope: TenantScope, document_id: str, metadata: MetadataInput) -> IngestResult:
+        """Give a served document new metadata and readers without new content: its served chunks are
+        written again, carrying them, as a new version — the normal claim → upsert → publish, so
+        readers switch from the old labels to the new in one step, never a mix — with their stored
+        vectors (nothing is parsed or embedded). ``metadata`` is checked first: refused, nothing
+        changes. A document with no settled version (being indexed, failed, deleted) is a conflict."""
+        namespace = require_namespace(self._registry, scope.tenant_id, scope.namespace_id)
+        stored = self._documents.get(scope.tenant_id, scope.namespace_id, document_id)
+        if stored is None or stored.status == "deleted":
+            raise errors.NotFound(f"no document {document_id!r}", document_id=document_id)
+        if stored.status != "ready":
+            raise errors.Conflict(
+                f"document {document_id!r} is {stored.status}: its metadata can change once it is ready",
+                document_id=document_id,
+                status=stored.status,
+            )
+        labels = resolve_metadata(self._registry, namespace, metadata)
+        self._before_claim(scope, document_id)
+        claim = self._documents.claim(
+            scope.tenant_id, scope.namespace_id, document_id, None, source=stored.source,
+            version_id=stored.version_id, etag=stored.etag, size=stored.size,
+            lease_seconds=self._settings.claim_lease_seconds,
+        )  # fmt: skip
+        record = claim.record
+        store = self._stores.scoped(scope)
+        try:
+            served = store.neighbors(document_id, 0, before=0, after=MAX_SEQUENCE_NUMBER)
+            run = EmbeddingRun(self._embedder, store.vectors(document_id), batch_size=WRITE_BATCH)
+            for batch in run.batches(stamped(served, labels)):
+                store.upsert(batch, generation=record.generation)
+        except errors.Superseded:
+            store.discard(document_id, generation=record.generation)
+            raise
+        except errors.RaglineError as exc:
+            self._documents.fail(record, exc.code, exc.message)  # the served version stays as it was
+            raise
+        done = record.model_copy(
+            update={
+                "status": "ready",
+                "chunk_count": len(served),
+                "indexed_generation": record.generation,
+                "attributes": labels.attributes,
+                "readers": labels.readers,
+            }
+        )
+        self._publish(store, record, done)
+        return IngestResult(document_id, "indexed", len(served), done.pages, done.content_hash, RunUsage())
 
     def _before_claim(self, scope: TenantScope, document_id: str) -> None:
         if self._batch is not None:
@@ -374,11 +495,13 @@ class IngestService:
         filename: str,
         data: bytes,
         progress: Callable[[int], None] | None,
+        labels: DocumentMetadata,
     ) -> IngestResult:
         store = self._stores.scoped(_scope(record))
         try:
             began = self._now()
             parsed, chunks = self._prepare(record, filename, data)
+            chunks = stamped(chunks, labels)
             claim_embedding_space(self._registry, namespace, self._embedder)
             known = store.vectors(record.document_id) if record.generation > 1 else {}
             run = EmbeddingRun(
@@ -417,10 +540,16 @@ class IngestService:
                     "chunk_count": len(chunks),
                     "pages": parsed.pages,
                     "indexed_generation": record.generation,
+                    "attributes": labels.attributes,
+                    "readers": labels.readers,
                 }
             ),
         )
-        unchanged = not embedded and parsed.content_hash == record.content_hash
+        unchanged = (
+            not embedded
+            and parsed.content_hash == record.content_hash
+            and (labels.attributes, labels.readers) == (record.attributes, record.readers)
+        )
         usage = RunUsage(embedded_tokens=embedded_tokens, pages=parsed.pages)
         return IngestResult(
             record.document_id,
@@ -513,6 +642,8 @@ class IngestService:
                 "pages": 0,
                 "content_hash": "",
                 "indexed_generation": record.generation,
+                "attributes": {},
+                "readers": (),
             }
         )
         self._publish(store, record, gone)
@@ -530,6 +661,8 @@ class IngestService:
                     "pages": 0,
                     "content_hash": "",
                     "indexed_generation": record.generation,
+                    "attributes": {},
+                    "readers": (),
                 }
             )
         self._documents.fail(record, exc.code, exc.message)
@@ -552,6 +685,20 @@ class IngestService:
                 stored.document_id, generation=stored.indexed_generation
             )
         return _skipped(stored, "stale" if reason == "stale" else "duplicate")
+
+
+def stamped(chunks: list[Chunk], labels: DocumentMetadata) -> list[Chunk]:
+    """Every chunk carrying its document's metadata and readers (what the store filters on)."""
+    return [
+        c.model_copy(
+            update={
+                "metadata": c.metadata.model_copy(
+                    update={"attributes": labels.attributes, "readers": labels.readers}
+                )
+            }
+        )
+        for c in chunks
+    ]
 
 
 def _scope(record: DocumentRecord) -> TenantScope:

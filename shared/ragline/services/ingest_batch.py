@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ragline import errors
+from ragline.domain.document_metadata import NO_METADATA, parse_sidecar
 from ragline.domain.documents import DocumentRecord
 from ragline.domain.models import TenantScope
 from ragline.ports import DocumentRegistry, VectorStore
@@ -93,12 +94,23 @@ class IngestBatch:
         return self.run(key, lambda service: service.handle_notification(body))
 
     def ingest(
-        self, key: str, scope: TenantScope, *, filename: str, data: bytes, source: str
+        self,
+        key: str,
+        scope: TenantScope,
+        *,
+        filename: str,
+        data: bytes,
+        source: str,
+        sidecar: bytes | None = None,
     ) -> BatchOutcome:
-        """Bytes in hand as one document (see :meth:`IngestService.ingest`)."""
-        return self.run(
-            key, lambda service: service.ingest(scope, filename=filename, data=data, source=source)
-        )
+        """Bytes in hand as one document (see :meth:`IngestService.ingest`), with the metadata its
+        ``sidecar`` (``<file>.metadata.json``'s bytes) states; a bad sidecar fails the item."""
+
+        def work(service: IngestService) -> IngestResult:
+            metadata = parse_sidecar(sidecar) if sidecar is not None else NO_METADATA
+            return service.ingest(scope, filename=filename, data=data, source=source, metadata=metadata)
+
+        return self.run(key, work)
 
     def finish(self) -> list[BatchOutcome]:
         """Publish what is deferred; every item's outcome, in the order run."""

@@ -141,10 +141,12 @@ class Metering:
         self._documents = documents
         self._clock = clock
 
-    def opened(self, tenant_id: str, replay: CompletedRun) -> Opened | None:
-        """A replay's recorded result re-checked against the documents now (None: nothing to serve;
-        see :func:`~ragline.services.replays.opened`)."""
-        return opened(self._documents, tenant_id, replay.result, self._clock())
+    def opened(
+        self, tenant_id: str, replay: CompletedRun, readers: frozenset[str] | None = None
+    ) -> Opened | None:
+        """A replay's recorded result re-checked against the documents now, for a user holding
+        ``readers`` (None: nothing to serve; see :func:`~ragline.services.replays.opened`)."""
+        return opened(self._documents, tenant_id, replay.result, self._clock(), readers)
 
     def start(self, tenant_id: str, run_id: str | None = None, fingerprint: str = "") -> MeteredRun:
         """Reserve the run before any work: ``QuotaExceeded`` when the quota is used up,

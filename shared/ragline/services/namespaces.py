@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ragline import errors
 from ragline.domain.api import NamespaceDeleted, NamespaceList, NamespacePatch, NamespaceView, NewNamespace
+from ragline.domain.attributes import check_key
 from ragline.domain.authority import may_change_tenant_wide
 from ragline.domain.tenancy import ALL_SCOPES, Namespace, NamespaceSettings
 from ragline.ports import DocumentRegistry, Embedder, TenantRegistry
@@ -94,6 +95,12 @@ class NamespaceService:
         ns = require_namespace(self._registry, principal.tenant_id, namespace)
         if patch.default is not None and patch.default != ns.default:
             require_tenant_wide(principal, "change the default namespace")
+        if patch.metadata_schema:
+            # First, and atomic: a clash (409) or a bad key (400) refuses the patch, nothing changed.
+            # The write below keeps the stored schema (update_namespace never writes it).
+            for key in patch.metadata_schema:
+                check_key(key)
+            self._registry.extend_metadata_schema(ns.tenant_id, ns.namespace_id, patch.metadata_schema)
         settings = ns.settings
         if patch.system_prompt is not None:
             settings = settings.model_copy(update={"system_prompt": patch.system_prompt})

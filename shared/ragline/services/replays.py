@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ragline.domain.access import may_read
 from ragline.domain.tenancy import Scope
 from ragline.ports import DocumentRegistry
 from ragline.services.authentication import Principal
@@ -81,9 +82,17 @@ class Opened:
         return self.kept != self.quoted
 
 
-def opened(documents: DocumentRegistry, tenant_id: str, text: str | None, now: datetime) -> Opened | None:
+def opened(
+    documents: DocumentRegistry,
+    tenant_id: str,
+    text: str | None,
+    now: datetime,
+    readers: frozenset[str] | None = None,
+) -> Opened | None:
     """The recorded ``text`` re-checked now; None when there is nothing to serve: no result, one
-    recorded before documents were kept with it (nothing to check it by), or one past retention."""
+    recorded before documents were kept with it (nothing to check it by), or one past retention.
+    ``readers`` (the replaying user's reader terms; None: no user) must still admit each quoted
+    document: one whose access changed since is masked like one rewritten."""
     if text is None:
         return None
     try:
@@ -93,11 +102,25 @@ def opened(documents: DocumentRegistry, tenant_id: str, text: str | None, now: d
     if now - recording.read_at >= RESULT_RETENTION:
         return None
     quoted = frozenset(recording.documents)
-    kept = frozenset(ref for ref in quoted if unchanged(documents, tenant_id, ref, recording.read_at))
+    kept = frozenset(
+        ref for ref in quoted if unchanged(documents, tenant_id, ref, recording.read_at, readers)
+    )
     return Opened(result=recording.result, quoted=quoted, kept=kept)
 
 
-def unchanged(documents: DocumentRegistry, tenant_id: str, ref: DocumentRef, since: datetime) -> bool:
-    """The document still exists, is not being deleted, and was not rewritten after ``since``."""
+def unchanged(
+    documents: DocumentRegistry,
+    tenant_id: str,
+    ref: DocumentRef,
+    since: datetime,
+    readers: frozenset[str] | None = None,
+) -> bool:
+    """The document still exists, is not being deleted, was not rewritten after ``since``, and its
+    readers still admit ``readers``."""
     record = documents.get(tenant_id, *ref)
-    return record is not None and record.status not in GONE and record.updated_at <= since
+    return (
+        record is not None
+        and record.status not in GONE
+        and record.updated_at <= since
+        and may_read(readers, record.readers)
+    )

@@ -11,11 +11,11 @@ returns a :class:`Retriever` over their scopes that adds everything it spends to
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from ragline import errors
-from ragline.domain.filters import ReadView
+from ragline.domain.filters import Filter, ReadView
 from ragline.domain.fusion import fuse_across
 from ragline.domain.models import (
     Chunk,
@@ -42,8 +42,9 @@ from ragline.services.authentication import Principal
 from ragline.services.namespaces import check_embedding_space, require_namespace
 
 Fusion = Literal["rrf", "convex"]
-QueryBuilder = Callable[[str, SearchMode, int, "Fusion | None", RunUsage], SearchQuery]
-"""(text, mode, k, fusion, usage) → the store query (embedding the text, counted in ``usage``)."""
+QueryBuilder = Callable[[str, SearchMode, int, "Fusion | None", RunUsage, "Filter | None"], SearchQuery]
+"""(text, mode, k, fusion, usage, where) → the store query (embedding the text, counted in ``usage``;
+``where`` narrows it inside the store's bound view)."""
 
 FALLBACK_ERRORS: tuple[type[errors.RaglineError], ...] = (
     errors.RerankFailed,
@@ -117,12 +118,21 @@ class RetrievalService:
         return usable, notices
 
     def bind(
-        self, scopes: Sequence[TenantScope], usage: RunUsage | None = None, view: ReadView | None = None
+        self,
+        scopes: Sequence[TenantScope],
+        usage: RunUsage | None = None,
+        view: ReadView | Mapping[str, ReadView] | None = None,
     ) -> Retriever:
         """A retriever over already-authorised scopes, adding what it spends to ``usage``; every store
-        serves only what ``view`` admits (the request's filter and user: see :class:`ReadView`)."""
+        serves only what ``view`` admits (the request's filter and user: see :class:`ReadView`), or
+        what ``view[namespace]`` admits (a filter typed by each namespace's schema). A mapping without
+        a scope's namespace is a bug, never "no view": it raises."""
+
+        def view_of(scope: TenantScope) -> ReadView | None:
+            return view[scope.namespace_id] if isinstance(view, Mapping) else view
+
         return Retriever(
-            stores={s: self._stores.scoped(s, view) for s in dict.fromkeys(scopes)},
+            stores={s: self._stores.scoped(s, view_of(s)) for s in dict.fromkeys(scopes)},
             build_query=self._query,
             reranker=self._reranker,
             usage=usage if usage is not None else RunUsage(),
@@ -133,18 +143,26 @@ class RetrievalService:
         return self._reranker.name if self._reranker else None
 
     def _query(
-        self, text: str, mode: SearchMode, k: int, fusion: Fusion | None, usage: RunUsage
+        self,
+        text: str,
+        mode: SearchMode,
+        k: int,
+        fusion: Fusion | None,
+        usage: RunUsage,
+        where: Filter | None = None,
     ) -> SearchQuery:
+        filters = MetadataFilter(where=where)
         try:
             if mode == "keyword":
-                return KeywordQuery(text=text, k=k, filters=MetadataFilter())
+                return KeywordQuery(text=text, k=k, filters=filters)
             vector = tuple(float(x) for x in self._embedder.embed_query(text))
             usage.embedded_tokens += self._embedder.count_tokens(text)
             if mode == "semantic":
-                return SemanticQuery(text=text, k=k, vector=vector)
+                return SemanticQuery(text=text, k=k, vector=vector, filters=filters)
             return HybridQuery(
                 text=text,
                 k=k,
+                filters=filters,
                 vector=vector,
                 fusion=fusion or self._fusion,
                 rrf_k=self._rrf_k,
@@ -192,10 +210,12 @@ class Retriever:
         keep: int = 10,
         rerank: bool = False,
         fusion: Fusion | None = None,
+        where: Filter | None = None,
     ) -> RetrievalResult:
         """``candidates`` hits per namespace, merged (hybrid hits of several namespaces fused again on
         one scale; otherwise by their raw cosine or BM25 scores), reranked (if asked,
-        and never for keyword mode) and deduplicated, cut to ``keep``."""
+        and never for keyword mode) and deduplicated, cut to ``keep``. ``where`` (an agent tool's own
+        filter) narrows the search inside each store's bound view — it can never widen it."""
         if not text.strip():
             raise errors.InvalidRequest("query text is empty")
         result = RetrievalResult(hits=[], mode=mode)
@@ -205,7 +225,7 @@ class Retriever:
             )
             result.mode = mode = "semantic"
         try:
-            query = self._build_query(text, mode, candidates, fusion, result.usage)
+            query = self._build_query(text, mode, candidates, fusion, result.usage, where)
             found: list[RetrievedHit] = []
             for scope, store in self._stores.items():
                 found.extend(RetrievedHit(scope, h) for h in store.search(query))

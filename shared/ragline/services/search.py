@@ -17,6 +17,7 @@ from ragline.domain.billing import CompletedRun, request_fingerprint
 from ragline.domain.models import TenantScope
 from ragline.services.authentication import Principal
 from ragline.services.metering import NO_RESULT, Metering, recorded_result, replayed_chunks
+from ragline.services.read_views import RequestAccess
 from ragline.services.replays import reach_of
 from ragline.services.retrieval import RetrievalService
 
@@ -34,17 +35,19 @@ class SearchService:
     ) -> SearchResponse:
         if not request.query.strip():
             raise errors.InvalidRequest("query text is empty")
-        self._retrieval.namespaces(principal, [namespace], "search")
+        spaces = self._retrieval.namespaces(principal, [namespace], "search")
+        access = RequestAccess.of(principal, request.filter)
+        access.check(spaces)
         scope = TenantScope(tenant_id=principal.tenant_id, namespace_id=namespace)
         route = f"/v1/namespaces/{namespace}/search"
-        reach = reach_of(principal, "search", [namespace])
+        reach = reach_of(principal, "search", [namespace]) | access.reach()
         fingerprint = request_fingerprint("POST", route, request, reach=reach)
         run = self._metering.start(principal.tenant_id, run_id, fingerprint)
         if run.replay is not None:
-            return self._replayed(principal.tenant_id, run.replay, run.run_id, request)
+            return self._replayed(principal.tenant_id, run.replay, run.run_id, request, access.readers)
         response: SearchResponse | None = None
         try:
-            retriever = self._retrieval.bind([scope], usage=run.usage)
+            retriever = self._retrieval.bind([scope], usage=run.usage, view=access.views(spaces))
             candidates = max(request.k, RERANK_CANDIDATES) if request.rerank else request.k
             result = retriever.search(
                 request.query,
@@ -71,11 +74,16 @@ class SearchService:
         return response
 
     def _replayed(
-        self, tenant_id: str, replay: CompletedRun, run_id: str, request: SearchRequest
+        self,
+        tenant_id: str,
+        replay: CompletedRun,
+        run_id: str,
+        request: SearchRequest,
+        readers: frozenset[str] | None,
     ) -> SearchResponse:
         """The recorded response, without the hits of documents deleted or changed since the run;
         none when there is nothing to serve (the first run failed, expired or predates the rule)."""
-        recorded = self._metering.opened(tenant_id, replay)
+        recorded = self._metering.opened(tenant_id, replay, readers)
         usage = Usage.of(replay.usage)
         if recorded is None:
             return SearchResponse(

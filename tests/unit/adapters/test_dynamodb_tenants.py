@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ragline import errors
+from ragline.adapters.aws import namespace_requests as nr
 from ragline.adapters.aws import tenant_items as ti
 from ragline.adapters.aws import tenants as dt
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, NamespaceSettings, Tenant
@@ -78,6 +79,7 @@ def test_namespace_item_nests_its_settings_as_a_map() -> None:
             "embedding_dimension": {"N": "384"},
             "system_prompt": {"S": "p"},
             "chunks_per_search": {"N": "0"},
+            "metadata_schema": {"M": {}},
         }
     }
     # an item written before chunks_per_search existed still reads, with the deployment's setting
@@ -381,7 +383,7 @@ def test_revoke_of_a_key_whose_record_belongs_elsewhere_is_not_found(
     [
         (lambda r: r.create_tenant(Tenant(tenant_id="acme")), "put_item", errors.Conflict),
         (lambda r: r.create_namespace(namespace()), "put_item", errors.Conflict),
-        (lambda r: r.update_namespace(namespace()), "put_item", errors.NamespaceNotFound),
+        (lambda r: r.update_namespace(namespace()), "update_item", errors.NamespaceNotFound),
         (lambda r: r.delete_namespace("acme", "docs"), "delete_item", errors.NamespaceNotFound),
     ],
     ids=["create_tenant", "create_namespace", "update_namespace", "delete_namespace"],
@@ -419,3 +421,33 @@ def test_vendor_errors_become_ragline_errors_by_code(
 def test_construction_does_no_io_and_builds_no_client() -> None:
     registry = dt.DynamoDbTenantRegistry(TABLE)
     assert registry._client._client is None  # built on first use only
+
+
+def test_a_namespace_update_writes_every_field_but_the_metadata_schema() -> None:
+    """Issue 29: only extend_metadata_schema writes the schema, so a settings PATCH cannot drop a key."""
+    ns = namespace(default=True)
+    ns = ns.model_copy(
+        update={"settings": ns.settings.model_copy(update={"metadata_schema": {"y": "number"}})}
+    )
+    request = nr.update_namespace_request(TABLE, ns)
+    assert "metadata_schema" not in str(request) and "REMOVE" not in request["UpdateExpression"]
+    assert request["ConditionExpression"] == "attribute_exists(#pk)"
+    written = {request["ExpressionAttributeNames"][n] for n in request["ExpressionAttributeNames"]}
+    assert {"description", "default", "embedding_model", "system_prompt", "chunks_per_search"} <= written
+
+
+def test_a_schema_extension_conditions_each_new_key_on_being_absent_or_the_same_type() -> None:
+    request = nr.extend_schema_request(TABLE, "acme", "docs", {"year": "number"}, stored={"team": "string"})
+    assert request["UpdateExpression"] == "SET #s.#m.#k0 = :t0"
+    assert request["ConditionExpression"] == (
+        "attribute_exists(#pk) AND size(#s.#m) <= :room"
+        " AND (attribute_not_exists(#s.#m.#k0) OR #s.#m.#k0 = :t0)"
+    )
+    assert request["ExpressionAttributeNames"]["#k0"] == "year"
+    assert request["ExpressionAttributeValues"][":t0"] == {"S": "number"}
+    whole = nr.extend_schema_request(TABLE, "acme", "docs", {"year": "number"}, stored=None)
+    assert whole["ConditionExpression"] == "attribute_exists(#pk) AND attribute_not_exists(#s.#m)"
+    many = {f"k{i}": "string" for i in range(nr.PER_KEY_WRITE + 1)}
+    cas = nr.extend_schema_request(TABLE, "acme", "docs", many, stored={"team": "string"})
+    assert cas["ConditionExpression"] == "attribute_exists(#pk) AND #s.#m = :stored"
+    assert len(cas["UpdateExpression"]) < 100  # one SET of the whole map: within DynamoDB's 4 KB

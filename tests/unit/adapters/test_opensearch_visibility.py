@@ -26,6 +26,10 @@ class Indices:
     def exists(self, index: str) -> bool:
         return True
 
+    def get_mapping(self, index: str) -> dict[str, object]:
+        """An existing index that already has the filter fields."""
+        return {index: {"mappings": {"properties": {"attribute_terms": {}, "readers": {}}}}}
+
     def refresh(self, index: str) -> None:
         self.calls.append("refresh")
 

@@ -70,6 +70,10 @@ class ExistingIndices:
     def exists(self, index: str) -> bool:
         return True
 
+    def get_mapping(self, index: str) -> dict[str, object]:
+        """An existing index that already has the filter fields."""
+        return {index: {"mappings": {"properties": {"attribute_terms": {}, "readers": {}}}}}
+
 
 class RecordingClient:
     """An OpenSearch client over existing indexes that answers every search with no hits and keeps

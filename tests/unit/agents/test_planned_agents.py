@@ -148,8 +148,8 @@ class MeetingStores:
         self._inner = inner
         self._barrier = barrier
 
-    def scoped(self, scope: TenantScope) -> Any:
-        store = self._inner.scoped(scope)
+    def scoped(self, scope: TenantScope, view: Any = None) -> Any:
+        store = self._inner.scoped(scope, view)
         search = store.search
 
         def meeting(query: SearchQuery) -> list[SearchHit]:

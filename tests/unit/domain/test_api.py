@@ -26,3 +26,19 @@ def test_a_view_serialises_camel_case_from_the_domain_model() -> None:
         "pages": 0,
         "llmCachedInputTokens": 3,
     }
+
+
+def test_a_chunk_view_shows_the_documents_metadata_and_never_its_readers() -> None:
+    """Issue 29 #1: every hit, chat source and hosting-search chunk is a ChunkView."""
+    from ragline.domain.api import ChunkView
+    from ragline.domain.models import Chunk, ChunkMetadata
+
+    chunk = Chunk(
+        document_id="d",
+        sequence_number=0,
+        text="t",
+        metadata=ChunkMetadata(attributes={"year": 2024.0, "tags": ["a"]}, readers=("g:hr", "u:ann")),
+    )
+    shown = ChunkView.build("d#0", "docs", chunk, None).model_dump()
+    assert shown["metadata"] == {"year": 2024.0, "tags": ["a"]}
+    assert "g:hr" not in str(shown) and "readers" not in shown

@@ -263,7 +263,7 @@ def test_an_unknown_route_is_a_404_in_the_one_shape(
         ("namespaces", "PUT", "/v1/namespaces/docs", ["DELETE", "GET", "PATCH"]),
         ("namespaces", "DELETE", "/v1/namespaces", ["GET", "POST"]),
         ("documents", "PATCH", "/v1/namespaces/docs/documents", ["GET", "POST"]),
-        ("documents", "POST", "/v1/namespaces/docs/documents/a.txt", ["DELETE", "GET"]),
+        ("documents", "POST", "/v1/namespaces/docs/documents/a.txt", ["DELETE", "GET", "PATCH"]),
         ("keys", "GET", "/v1/keys/key_1", ["DELETE"]),
         ("keys", "POST", "/v1/usage", ["GET"]),
     ],

@@ -36,8 +36,8 @@ class RecordingStores:
         self.publishes: list[dict[str, int]] = []
         self.failing = False
 
-    def scoped(self, scope: TenantScope) -> VectorStore:
-        return RecordingStore(self, self.inner.scoped(scope))  # type: ignore[return-value]
+    def scoped(self, scope: TenantScope, view: Any = None) -> VectorStore:
+        return RecordingStore(self, self.inner.scoped(scope, view))  # type: ignore[return-value]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -33,8 +33,8 @@ class RecordingStores:
         self.inner = inner
         self.received: list[tuple[TenantScope, SearchQuery]] = []
 
-    def scoped(self, scope: TenantScope) -> Any:
-        store = self.inner.scoped(scope)
+    def scoped(self, scope: TenantScope, view: Any = None) -> Any:
+        store = self.inner.scoped(scope, view)
         search = store.search
 
         def recorded(query: SearchQuery) -> Any:

@@ -281,8 +281,8 @@ class SemanticOnlyStores:
     def __init__(self, inner: SqliteVectorStoreProvider) -> None:
         self.inner = inner
 
-    def scoped(self, scope: TenantScope) -> Any:
-        store = self.inner.scoped(scope)
+    def scoped(self, scope: TenantScope, view: Any = None) -> Any:
+        store = self.inner.scoped(scope, view)
         store.capabilities = lambda: StoreCapabilities(keyword=False, hybrid=False, neighbors=False)  # type: ignore[method-assign]
         return store
 

@@ -179,10 +179,10 @@ class KeywordlessStores:
     def __init__(self, inner: SqliteVectorStoreProvider) -> None:
         self.inner = inner
 
-    def scoped(self, scope: TenantScope) -> Any:
+    def scoped(self, scope: TenantScope, view: Any = None) -> Any:
         from ragline.domain.models import StoreCapabilities
 
-        store = self.inner.scoped(scope)
+        store = self.inner.scoped(scope, view)
         store.capabilities = lambda: StoreCapabilities(keyword=False, hybrid=False)  # type: ignore[method-assign]
         return store
 

@@ -24,6 +24,7 @@ Request builders are pure functions returning the kwargs of the boto3 call (unit
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -50,6 +51,10 @@ _NUMBER_FIELDS = ("generation", "size", "chunk_count", "pages", "indexed_generat
 _TIME_FIELDS = ("created_at", "updated_at")
 _OPTIONAL_TIME_FIELDS = ("lease_until",)
 """Written only when set (an absent attribute reads as ``None``)."""
+_JSON_FIELDS = ("attributes", "readers")
+"""The document's metadata and reader terms, as compact JSON text (a map of any keys a tenant
+invents, and a list that may be empty — neither a fit for DynamoDB's typed sets); an item written
+before they existed reads as none."""
 LEGACY_ATTEMPTS_PREFIX = "attempts#"
 """Where items written before this version kept the attempt counter of their sequencer."""
 CLAIM_TRIES = 8
@@ -130,7 +135,12 @@ def record_to_item(record: DocumentRecord) -> dict[str, dict[str, str]]:
     item |= {f: {"N": str(getattr(record, f))} for f in _NUMBER_FIELDS}
     item |= {f: {"S": getattr(record, f).isoformat()} for f in _TIME_FIELDS}
     item |= {f: {"S": v.isoformat()} for f in _OPTIONAL_TIME_FIELDS if (v := getattr(record, f))}
+    item |= {f: {"S": _compact(getattr(record, f))} for f in _JSON_FIELDS}
     return item
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def record_from_item(item: dict[str, Any]) -> DocumentRecord:
@@ -138,6 +148,7 @@ def record_from_item(item: dict[str, Any]) -> DocumentRecord:
         f: item[f]["S"] for f in (*_TEXT_FIELDS, *_TIME_FIELDS, *_OPTIONAL_TIME_FIELDS) if f in item
     }
     fields |= {f: int(item[f]["N"]) for f in _NUMBER_FIELDS if f in item}
+    fields |= {f: json.loads(item[f]["S"]) for f in _JSON_FIELDS if f in item}
     if "attempts" not in fields:
         legacy = item.get(LEGACY_ATTEMPTS_PREFIX + fields.get("sequencer", ""))
         fields["attempts"] = int(legacy["N"]) if legacy else 0

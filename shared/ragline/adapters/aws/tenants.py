@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,6 +41,7 @@ from ragline import errors
 from ragline.adapters.aws.batch import Key, backoff, delete_keys
 from ragline.adapters.aws.errors import CONDITION_FAILED, call
 from ragline.adapters.aws.identity_providers import IdentityProviderItems
+from ragline.adapters.aws.namespace_requests import extend_schema_request, update_namespace_request
 from ragline.adapters.aws.tenant_items import (
     api_key_key,
     encode,
@@ -52,6 +53,7 @@ from ragline.adapters.aws.tenant_items import (
     touch_request,
 )
 from ragline.adapters.boto import LazyClient, error_code
+from ragline.domain.attributes import AttributeType, merge_schema
 from ragline.domain.identity import IdentityProvider
 from ragline.domain.keys import is_key_hash, require_key_hash, timestamp
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
@@ -60,6 +62,8 @@ TRANSACTION_CANCELED = "TransactionCanceledException"
 _RETRYABLE_CANCELLATIONS = frozenset(
     {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
 )
+SCHEMA_TRIES = 8
+"""Schema extensions checked again after a concurrent one; past this, the namespace is too contended."""
 BATCH_GET_LIMIT = 100
 BATCH_GET_ATTEMPTS = 5
 
@@ -309,12 +313,41 @@ class DynamoDbTenantRegistry:
 
     def update_namespace(self, namespace: Namespace) -> Namespace:
         try:
-            self._send("put_item", put_existing_request(self.table_name, namespace_to_item(namespace)))
+            response = self._send("update_item", update_namespace_request(self.table_name, namespace))
         except _ConditionFailed:
             raise errors.NamespaceNotFound(
                 f"namespace {namespace.namespace_id!r} does not exist", namespace=namespace.namespace_id
             ) from None
-        return namespace
+        return Namespace.model_validate(item_fields(response["Attributes"]))
+
+    def extend_metadata_schema(
+        self, tenant_id: str, namespace_id: str, types: Mapping[str, AttributeType]
+    ) -> dict[str, AttributeType]:
+        """Read, check (the clash and the limit, with the stored types named), then one conditional
+        write; a concurrent writer in between fails the condition and the check runs again on what
+        it wrote — so of two documents typing one key differently, exactly one wins."""
+        for _ in range(SCHEMA_TRIES):
+            item = self._get(namespace_key(tenant_id, namespace_id))
+            if item is None:
+                raise errors.NamespaceNotFound(
+                    f"namespace {namespace_id!r} does not exist", namespace=namespace_id
+                )
+            stored = item_fields(item).get("settings", {}).get("metadata_schema")
+            merged = merge_schema(stored or {}, types)
+            new = {k: v for k, v in types.items() if (stored or {}).get(k) != v}
+            if not new:
+                return merged
+            request = extend_schema_request(self.table_name, tenant_id, namespace_id, new, stored=stored)
+            try:
+                response = self._send("update_item", request)
+            except _ConditionFailed:
+                continue  # another writer came first: check again against what it stored
+            ns = Namespace.model_validate(item_fields(response["Attributes"]))
+            return dict(ns.settings.metadata_schema)
+        raise errors.Throttled(
+            "the namespace's metadata schema kept changing; retry later",
+            table=self.table_name, namespace=namespace_id,
+        )  # fmt: skip
 
     def clear_default_namespace(self, tenant_id: str, namespace_id: str) -> None:
         with contextlib.suppress(_ConditionFailed):  # gone meanwhile: nothing to clear

@@ -123,6 +123,8 @@ class ScopeIndex:
     vectors: _Vectors = field(repr=False)
     bm25: Bm25Index | None = None
     """Built on the first keyword query (under the store's lock), then carried through updates."""
+    masks: dict[object, NDArray[np.bool_]] = field(default_factory=dict, repr=False)
+    """Filter leaves' rows of this snapshot, by leaf (see ``store_filters``): readers' ``@*`` once."""
 
     @classmethod
     def load(cls, generation: int, rows: Sequence[Row], dimension: int) -> ScopeIndex:

@@ -33,8 +33,16 @@ from ragline import errors
 from ragline.adapters.embedded.bm25 import Bm25Index
 from ragline.adapters.embedded.scope_index import ScopeIndex, read_scope, read_texts
 from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
+from ragline.adapters.embedded.store_filters import (
+    admitted,
+    chunk_terms,
+    evaluate,
+    leaf_rows,
+    migrate,
+    sql_condition,
+)
 from ragline.adapters.embedded.store_schema import SCHEMA
-from ragline.domain.filters import ReadView
+from ragline.domain.filters import Prefix, Range, ReadView, Terms
 from ragline.domain.fusion import fuse_query
 from ragline.domain.models import (
     Chunk,
@@ -55,29 +63,31 @@ _COLUMNS = "c.rowid, c.document_id, c.seq, c.text, c.metadata"
 _OF_DOCUMENT = "tenant_id=? AND namespace_id=? AND document_id=?"
 _WRITE_SERVED = (
     "INSERT INTO chunks (tenant_id, namespace_id, scope_token, document_id, seq, filename,"
-    " text, metadata, embedding, generation) VALUES (?,?,?,?,?,?,?,?,?,?)"
+    " text, metadata, embedding, terms, generation) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
     " ON CONFLICT(tenant_id, namespace_id, document_id, seq) DO UPDATE SET"
     " filename=excluded.filename, text=excluded.text, metadata=excluded.metadata,"
-    " embedding=excluded.embedding, generation=excluded.generation"
+    " embedding=excluded.embedding, terms=excluded.terms, generation=excluded.generation"
     " WHERE excluded.generation >= chunks.generation"
 )
 """A write at the served generation: in place (direct changes only are counted, not FTS triggers)."""
 _WRITE_STAGED = (
     "INSERT INTO staged_chunks (tenant_id, namespace_id, document_id, seq, filename, text, metadata,"
-    " embedding, generation) VALUES (?,?,?,?,?,?,?,?,?)"
+    " embedding, terms, generation) VALUES (?,?,?,?,?,?,?,?,?,?)"
     " ON CONFLICT(tenant_id, namespace_id, document_id, generation, seq) DO UPDATE SET"
     " filename=excluded.filename, text=excluded.text, metadata=excluded.metadata,"
-    " embedding=excluded.embedding"
+    " embedding=excluded.embedding, terms=excluded.terms"
 )
 """A newer version's rows, kept apart from the served ones until its publish."""
 _PUBLISH_STAGED = (
     "INSERT INTO chunks (tenant_id, namespace_id, scope_token, document_id, seq, filename, text, metadata,"
-    " embedding, generation) SELECT tenant_id, namespace_id, ?, document_id, seq, filename, text, metadata,"
-    " embedding, generation FROM staged_chunks WHERE tenant_id=? AND namespace_id=? AND document_id=?"
-    " AND generation=? ORDER BY seq"
+    " embedding, terms, generation) SELECT tenant_id, namespace_id, ?, document_id, seq, filename, text,"
+    " metadata, embedding, terms, generation FROM staged_chunks"
+    " WHERE tenant_id=? AND namespace_id=? AND document_id=? AND generation=? ORDER BY seq"
 )
 """A version's staged rows become its served rows (after the document's older rows are deleted)."""
 LOG_PRUNE_EVERY = 256
+MASKS_KEPT = 64
+"""Filter leaves' row masks one scope snapshot keeps (then forgets them all and starts again)."""
 
 
 def scope_token(scope: TenantScope) -> str:
@@ -100,11 +110,17 @@ class SqliteVectorStoreProvider:
     def connection(self) -> sqlite3.Connection:
         with self._lock:
             if self._conn is None:
-                self._conn = open_sqlite(self.path, SCHEMA)
+                conn = open_sqlite(self.path, SCHEMA)
+                try:
+                    migrate(conn)
+                except BaseException:
+                    conn.close()
+                    raise
+                self._conn = conn
             return self._conn
 
     def scoped(self, scope: TenantScope, view: ReadView | None = None) -> SqliteVectorStore:
-        return SqliteVectorStore(self, scope)
+        return SqliteVectorStore(self, scope, view)
 
     def close(self) -> None:
         with self._lock:
@@ -161,9 +177,13 @@ class SqliteVectorStoreProvider:
 class SqliteVectorStore:
     """A scope-bound view of the SQLite store (see the module docstring for how scoping holds)."""
 
-    def __init__(self, provider: SqliteVectorStoreProvider, scope: TenantScope) -> None:
+    def __init__(
+        self, provider: SqliteVectorStoreProvider, scope: TenantScope, view: ReadView | None = None
+    ) -> None:
         self._p = provider
         self.scope = scope
+        self.view = None if view is None or view.everything else view
+        """What every read is narrowed to, in SQL (:mod:`.store_filters`); None: every chunk."""
         self._token = scope_token(scope)
 
     def capabilities(self) -> StoreCapabilities:
@@ -221,6 +241,7 @@ class SqliteVectorStore:
             c.text,
             c.metadata.model_dump_json(),
             vec.tobytes(),
+            chunk_terms(c.metadata),
         )
 
     def _fence(self, conn: sqlite3.Connection, document_id: str) -> int:
@@ -350,10 +371,18 @@ class SqliteVectorStore:
 
     # -- reads --------------------------------------------------------------------------------
     def count(self, document_id: str | None = None) -> int:
-        """A document's served chunks; the scope's every stored chunk (staged versions too)."""
+        """A document's served chunks; the scope's every stored chunk (staged versions too). With a
+        view, only the served chunks it admits, of the document or of the scope."""
         args: list[object] = [self.scope.tenant_id, self.scope.namespace_id]
+        narrowed = admitted(self.view, None)
+        cond = None if narrowed is None else sql_condition(narrowed, self._token)
         with self._p._lock:
             conn = self._p.connection()
+            if cond is not None:
+                sql = "SELECT count(*) FROM chunks c WHERE c.tenant_id=? AND c.namespace_id=?"
+                if document_id is not None:
+                    sql, args = sql + " AND c.document_id=?", [*args, document_id]
+                return int(conn.execute(f"{sql} AND {cond[0]}", [*args, *cond[1]]).fetchone()[0])
             if document_id is not None:
                 sql = f"SELECT count(*) FROM chunks WHERE {_OF_DOCUMENT}"
                 return int(conn.execute(sql, [*args, document_id]).fetchone()[0])
@@ -370,18 +399,21 @@ class SqliteVectorStore:
         if window is None:
             return []
         before, after = window
+        narrowed = admitted(self.view, None)
+        cond, params = ("1", []) if narrowed is None else sql_condition(narrowed, self._token)
         with self._p._lock:
             rows = (
                 self._p.connection()
                 .execute(
                     f"SELECT {_COLUMNS} FROM chunks c WHERE c.tenant_id=? AND c.namespace_id=?"
-                    " AND c.document_id=? AND c.seq BETWEEN ? AND ? ORDER BY c.seq",
+                    f" AND c.document_id=? AND c.seq BETWEEN ? AND ? AND {cond} ORDER BY c.seq",
                     (
                         self.scope.tenant_id,
                         self.scope.namespace_id,
                         document_id,
                         sequence_number - before,
                         sequence_number + after,
+                        *params,
                     ),
                 )
                 .fetchall()
@@ -428,7 +460,7 @@ class SqliteVectorStore:
         if not len(m.rowids):
             return []
         scores = self._p.vectors(m) @ (q / (np.linalg.norm(q) or 1.0))
-        mask = _filter_mask(m, filters)
+        mask = self._mask(m, filters)
         if mask is not None:
             scores = np.where(mask, scores, -np.inf)
         k = min(k, int(np.isfinite(scores).sum()))
@@ -449,7 +481,7 @@ class SqliteVectorStore:
         if not len(m.rowids):
             return []
         scores = self._p.bm25(self.scope, m).scores(text)
-        mask = _filter_mask(m, filters)
+        mask = self._mask(m, filters)
         if mask is not None:
             scores = np.where(mask, scores, 0.0)
         matching = np.flatnonzero(scores > 0)
@@ -463,6 +495,28 @@ class SqliteVectorStore:
             rowid_of[m.chunk_ids[i]] = int(m.rowids[i])
             out.append((m.chunk_ids[i], float(scores[i])))
         return out
+
+    def _mask(self, m: ScopeIndex, filters: MetadataFilter) -> NDArray[np.bool_] | None:
+        """Which of ``m``'s rows the query may return (None: all): its document and filename
+        filters, and the rows the view narrowed by its ``where`` admits, found in SQL (read after
+        ``m``: a row changed since is judged as it is now)."""
+        mask = _filter_mask(m, filters)
+        narrowed = admitted(self.view, filters.where)
+        if narrowed is None:
+            return mask
+        hit = evaluate(narrowed, lambda leaf: self._leaf_rows(m, leaf))
+        return hit if mask is None else mask & hit
+
+    def _leaf_rows(self, m: ScopeIndex, leaf: Terms | Prefix | Range) -> NDArray[np.bool_]:
+        """Which of ``m``'s rows hold a term ``leaf`` tests for: one index range scan, kept on the
+        snapshot (a user's ``@*``, a popular filter's leaves are read once per scope generation)."""
+        with self._p._lock:
+            mask = m.masks.get(leaf)  # leaves are frozen dataclasses: equal leaves, one entry
+            if mask is None:
+                if len(m.masks) >= MASKS_KEPT:
+                    m.masks.clear()
+                mask = m.masks[leaf] = leaf_rows(self._p.connection(), self._token, m.rowids, leaf)
+            return mask
 
     def _hits(
         self, ranked: list[tuple[str, ScoreBreakdown]], rowid_of: dict[str, int], score_field: str

@@ -15,6 +15,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     metadata TEXT NOT NULL,
     embedding BLOB NOT NULL,
     generation INTEGER NOT NULL DEFAULT 0,
+    terms TEXT NOT NULL DEFAULT '["@*"]',
     UNIQUE (tenant_id, namespace_id, document_id, seq)
 );
 -- A version written above its document's published generation waits here, invisible to every
@@ -29,8 +30,18 @@ CREATE TABLE IF NOT EXISTS staged_chunks (
     text TEXT NOT NULL,
     metadata TEXT NOT NULL,
     embedding BLOB NOT NULL,
+    terms TEXT NOT NULL DEFAULT '["@*"]',
     PRIMARY KEY (tenant_id, namespace_id, document_id, generation, seq)
 );
+-- Each served chunk's attribute and reader terms (its ``terms`` JSON list, kept equal by triggers:
+-- see store_filters.py), so a filter is index range scans over one scope's terms.
+CREATE TABLE IF NOT EXISTS chunk_terms (
+    scope_token TEXT NOT NULL,
+    term TEXT NOT NULL,
+    chunk INTEGER NOT NULL,
+    PRIMARY KEY (scope_token, term, chunk)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS chunk_terms_by_chunk ON chunk_terms (chunk);
 CREATE TABLE IF NOT EXISTS fences (
     tenant_id TEXT NOT NULL,
     namespace_id TEXT NOT NULL,

@@ -15,12 +15,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ragline import errors
 from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
 from ragline.adapters.embedded.tenants_schema import FIND_IDENTITY_PROVIDER, SCHEMA, TOUCH_KEY
+from ragline.domain.attributes import AttributeType, merge_schema
 from ragline.domain.identity import IdentityProvider
 from ragline.domain.keys import is_key_hash, require_key_hash, timestamp, touch_cutoff
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
@@ -110,15 +113,52 @@ class SqliteTenantRegistry:
 
     def update_namespace(self, namespace: Namespace) -> Namespace:
         with self._lock:
-            cur = self._db().execute(
-                "UPDATE namespaces SET body=? WHERE tenant_id=? AND namespace_id=?",
-                (namespace.model_dump_json(), namespace.tenant_id, namespace.namespace_id),
-            )
-        if cur.rowcount == 0:
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                stored = _stored_schema(db, namespace.tenant_id, namespace.namespace_id)
+                kept = _with_schema(namespace, stored or {})
+                if stored is not None:
+                    db.execute(
+                        "UPDATE namespaces SET body=? WHERE tenant_id=? AND namespace_id=?",
+                        (kept.model_dump_json(), namespace.tenant_id, namespace.namespace_id),
+                    )
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        if stored is None:
             raise errors.NamespaceNotFound(
                 f"namespace {namespace.namespace_id!r} does not exist", namespace=namespace.namespace_id
             )
-        return namespace
+        return kept
+
+    def extend_metadata_schema(
+        self, tenant_id: str, namespace_id: str, types: Mapping[str, AttributeType]
+    ) -> dict[str, AttributeType]:
+        with self._lock:
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")  # the write lock first: concurrent extenders are serialised
+            try:
+                stored = _stored_schema(db, tenant_id, namespace_id)
+                if stored is None:
+                    raise errors.NamespaceNotFound(
+                        f"namespace {namespace_id!r} does not exist", namespace=namespace_id
+                    )
+                merged = merge_schema(stored, types)
+                if merged != stored:
+                    db.execute(
+                        "UPDATE namespaces SET body=json_set(body, '$.settings.metadata_schema', json(?))"
+                        " WHERE tenant_id=? AND namespace_id=?",
+                        (json.dumps(merged), tenant_id, namespace_id),
+                    )
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        return merged
 
     def clear_default_namespace(self, tenant_id: str, namespace_id: str) -> None:
         with self._lock:
@@ -245,6 +285,23 @@ class SqliteTenantRegistry:
         with self._lock:
             row = self._db().execute(FIND_IDENTITY_PROVIDER, (issuer,)).fetchone()
         return (str(row[0]), IdentityProvider.from_json(row[1])) if row else None
+
+
+def _stored_schema(db: sqlite3.Connection, tenant_id: str, namespace_id: str) -> dict[str, Any] | None:
+    """The namespace's stored metadata schema (``{}`` when it has none), ``None`` when it is absent."""
+    row = db.execute(
+        "SELECT json_extract(body, '$.settings.metadata_schema') FROM namespaces"
+        " WHERE tenant_id=? AND namespace_id=?",
+        (tenant_id, namespace_id),
+    ).fetchone()
+    if row is None:
+        return None
+    return dict(json.loads(row[0])) if row[0] else {}
+
+
+def _with_schema(namespace: Namespace, schema: dict[str, Any]) -> Namespace:
+    settings = namespace.settings.model_copy(update={"metadata_schema": schema})
+    return namespace.model_copy(update={"settings": settings})
 
 
 def _key_from_row(row: tuple[str, str | None, str | None]) -> ApiKeyRecord:

@@ -14,6 +14,8 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
+from ragline.adapters.opensearch.filtering import FIELDS, chunk_fields, view_clauses
+from ragline.domain.filters import ReadView
 from ragline.domain.models import Chunk, MetadataFilter, TenantScope
 
 VECTOR_FIELD = "embedding"
@@ -93,6 +95,7 @@ def index_body(
                 "filename": {"type": "keyword"},
                 "text": {"type": "text", "analyzer": "ragline_text"},
                 "metadata": {"type": "object", "enabled": False},
+                **FIELDS,
                 VECTOR_FIELD: {
                     "type": "knn_vector",
                     "dimension": dimension,
@@ -153,7 +156,10 @@ def doc_id(scope: TenantScope, chunk_id: str, generation: int = 0) -> str:
     return f"{hashlib.sha256(base.encode()).hexdigest()}@{generation}"
 
 
-def scope_filter(scope: TenantScope, filters: MetadataFilter | None = None) -> list[dict[str, Any]]:
+def scope_filter(
+    scope: TenantScope, filters: MetadataFilter | None = None, view: ReadView | None = None
+) -> list[dict[str, Any]]:
+    """The scope, a query's ``filters`` and what a bound ``view`` admits (:mod:`.filtering`)."""
     clauses: list[dict[str, Any]] = [
         {"term": {"tenant_id": scope.tenant_id}},
         {"term": {"namespace_id": scope.namespace_id}},
@@ -162,11 +168,17 @@ def scope_filter(scope: TenantScope, filters: MetadataFilter | None = None) -> l
         clauses.append({"terms": {"document_id": list(filters.document_ids)}})
     if filters and filters.filenames:
         clauses.append({"terms": {"filename": list(filters.filenames)}})
+    clauses += view_clauses(view, filters.where if filters else None)
     return clauses
 
 
 def knn_search(
-    scope: TenantScope, vector: Sequence[float], k: int, filters: MetadataFilter, candidates: int = 0
+    scope: TenantScope,
+    vector: Sequence[float],
+    k: int,
+    filters: MetadataFilter,
+    candidates: int = 0,
+    view: ReadView | None = None,
 ) -> dict[str, Any]:
     """The ``k`` nearest chunks of the scope, found among at least ``candidates`` graph candidates."""
     return {
@@ -177,19 +189,24 @@ def knn_search(
                 VECTOR_FIELD: {
                     "vector": [float(x) for x in vector],
                     "k": max(k, candidates),
-                    "filter": {"bool": {"filter": scope_filter(scope, filters)}},
+                    "filter": {"bool": {"filter": scope_filter(scope, filters, view)}},
                 }
             }
         },
     }
 
 
-def bm25_search(scope: TenantScope, text: str, k: int, filters: MetadataFilter) -> dict[str, Any]:
+def bm25_search(
+    scope: TenantScope, text: str, k: int, filters: MetadataFilter, view: ReadView | None = None
+) -> dict[str, Any]:
     return {
         "size": k,
         "_source": {"excludes": SOURCE_EXCLUDES},
         "query": {
-            "bool": {"must": [{"match": {"text": {"query": text}}}], "filter": scope_filter(scope, filters)}
+            "bool": {
+                "must": [{"match": {"text": {"query": text}}}],
+                "filter": scope_filter(scope, filters, view),
+            }
         },
         "sort": ["_score", {"sequence_number": "asc"}, {"document_id": "asc"}],
         "track_scores": True,
@@ -204,8 +221,9 @@ def document_query(
     seq_to: int | None = None,
     older_than: int | None = None,
     generation: int | None = None,
+    view: ReadView | None = None,
 ) -> dict[str, Any]:
-    clauses = [*scope_filter(scope), {"term": {"document_id": document_id}}]
+    clauses = [*scope_filter(scope, view=view), {"term": {"document_id": document_id}}]
     if generation is not None:
         clauses.append({"term": {"generation": generation}})
     if seq_from is not None or seq_to is not None:
@@ -237,13 +255,25 @@ def older_versions_query(scope: TenantScope, generations: Sequence[tuple[str, in
 
 
 def neighbors_search(
-    scope: TenantScope, document_id: str, seq: int, before: int, after: int, *, generation: int | None = None
+    scope: TenantScope,
+    document_id: str,
+    seq: int,
+    before: int,
+    after: int,
+    *,
+    generation: int | None = None,
+    view: ReadView | None = None,
 ) -> dict[str, Any]:
     return {
         "size": min(before + after + 1, MAX_RESULT_WINDOW),
         "_source": {"excludes": SOURCE_EXCLUDES},
         "query": document_query(
-            scope, document_id, seq_from=max(0, seq - before), seq_to=seq + after, generation=generation
+            scope,
+            document_id,
+            seq_from=max(0, seq - before),
+            seq_to=seq + after,
+            generation=generation,
+            view=view,
         ),
         "sort": [{"sequence_number": "asc"}],
     }
@@ -280,6 +310,7 @@ def chunk_line(action: str, scope: TenantScope, chunk: Chunk, **extra: int) -> b
         "filename": chunk.metadata.filename,
         "text": chunk.text,
         "metadata": chunk.metadata.model_dump(mode="json"),
+        **chunk_fields(chunk.metadata),
     }
     head = json.dumps(source, ensure_ascii=False, separators=(",", ":"))[:-1]
     return f'{action}\n{head},"{VECTOR_FIELD}":{vector_json(chunk.embedding or ())}}}\n'.encode()

@@ -27,6 +27,7 @@ from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch import serverless_requests as srq
 from ragline.adapters.opensearch.client import build_client, translate
 from ragline.adapters.opensearch.fences import DynamoFences
+from ragline.adapters.opensearch.filtering import ensure_fields
 from ragline.adapters.opensearch.serverless_visibility import PENDING, Expectation, PendingWrites, wait_until
 from ragline.config import Settings
 from ragline.domain.filters import ReadView
@@ -97,6 +98,8 @@ class ServerlessVectorStoreProvider:
                 except RequestError as exc:
                     if exc.error != "resource_already_exists_exception":
                         raise
+            else:  # an index made before chunks carried filter fields gets them (see .filtering)
+                ensure_fields(self.client, self.index)
             self._ready = True
 
     def drop(self) -> None:
@@ -109,7 +112,7 @@ class ServerlessVectorStoreProvider:
         from ragline.adapters.opensearch.serverless_store import ServerlessVectorStore
 
         self.ensure_index()
-        return ServerlessVectorStore(self, scope)
+        return ServerlessVectorStore(self, scope, view)
 
     def purge_tenant(self, tenant_id: str) -> int:
         """The tenant's chunks in every namespace (searched, then deleted by ``_id``), then its fences."""

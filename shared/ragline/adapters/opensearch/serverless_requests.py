@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragline.adapters.opensearch import requests as rq
+from ragline.domain.filters import ReadView
 from ragline.domain.models import Chunk, TenantScope
 
 ENGINE = "faiss"
@@ -60,12 +61,14 @@ def chunk_query(
     stamp: int | None = None,
     stamp_below: int | None = None,
     seqs: Sequence[int] | None = None,
+    view: ReadView | None = None,
 ) -> dict[str, Any]:
-    """The scope's chunks (of one document), narrowed by generation, stamp and sequence numbers."""
+    """The scope's chunks (of one document), narrowed by generation, stamp, sequence numbers and
+    what a bound ``view`` admits."""
     if document_id is None:
-        query: dict[str, Any] = {"bool": {"filter": rq.scope_filter(scope)}}
+        query: dict[str, Any] = {"bool": {"filter": rq.scope_filter(scope, view=view)}}
     else:
-        query = rq.document_query(scope, document_id, generation=generation, older_than=older_than)
+        query = rq.document_query(scope, document_id, generation=generation, older_than=older_than, view=view)
     clauses: list[dict[str, Any]] = query["bool"]["filter"]
     if stamp is not None:
         clauses.append({"term": {"stamp": stamp}})

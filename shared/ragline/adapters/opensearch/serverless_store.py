@@ -16,6 +16,7 @@ from ragline.adapters.opensearch import serverless_requests as srq
 from ragline.adapters.opensearch.fences import written_attr
 from ragline.adapters.opensearch.serverless_hits import Leg, chunk_of, cid, field, newest, ranked
 from ragline.adapters.opensearch.serverless_visibility import Expectation, wait_until
+from ragline.domain.filters import ReadView
 from ragline.domain.fusion import fuse_query
 from ragline.domain.models import (
     Chunk,
@@ -40,9 +41,13 @@ _T = TypeVar("_T")
 
 
 class ServerlessVectorStore:
-    def __init__(self, provider: ServerlessVectorStoreProvider, scope: TenantScope) -> None:
+    def __init__(
+        self, provider: ServerlessVectorStoreProvider, scope: TenantScope, view: ReadView | None = None
+    ) -> None:
         self._p = provider
         self.scope = scope
+        self.view = None if view is None or view.everything else view
+        """Inside every read's query (:mod:`.filtering`); None: every chunk."""
 
     def capabilities(self) -> StoreCapabilities:
         return StoreCapabilities()
@@ -155,11 +160,12 @@ class ServerlessVectorStore:
     def count(self, document_id: str | None = None) -> int:
         self._p.settle()
         if document_id is None:
-            return self._p.count(srq.chunk_query(self.scope))
-        return self._at_served(document_id, lambda g: len(self._served_seqs(document_id, g)))
+            return self._p.count(srq.chunk_query(self.scope, view=self.view))
+        return self._at_served(document_id, lambda g: len(self._served_seqs(document_id, g, self.view)))
 
-    def _served_seqs(self, document_id: str, generation: int) -> set[int]:
-        hits = self._p.list_chunks(srq.chunk_query(self.scope, document_id, generation=generation))
+    def _served_seqs(self, document_id: str, generation: int, view: ReadView | None = None) -> set[int]:
+        query = srq.chunk_query(self.scope, document_id, generation=generation, view=view)
+        hits = self._p.list_chunks(query)
         return {field(h, "sequence_number") for h in hits}
 
     def neighbors(
@@ -172,7 +178,7 @@ class ServerlessVectorStore:
 
         def read(generation: int) -> list[Chunk]:
             body = rq.neighbors_search(
-                self.scope, document_id, sequence_number, *window, generation=generation
+                self.scope, document_id, sequence_number, *window, generation=generation, view=self.view
             )
             body["size"] = min(2 * body["size"], rq.MAX_RESULT_WINDOW)  # room for a replaced copy
             body["sort"] = [{"sequence_number": "asc"}, {"stamp": "desc"}]
@@ -198,7 +204,10 @@ class ServerlessVectorStore:
         self._p.settle()
         if isinstance(query, HybridQuery):
             size = query.candidates
-            bodies = [self._knn(query, size), rq.bm25_search(self.scope, query.text, size, query.filters)]
+            bodies = [
+                self._knn(query, size),
+                rq.bm25_search(self.scope, query.text, size, query.filters, self.view),
+            ]
             sem, kw = self._visible(self._p.msearch(bodies))
             fused = fuse_query(query, ranked(sem, "semantic"), ranked(kw, "keyword"))
             sources = {cid(h): h["_source"] for h in sem + kw}
@@ -252,7 +261,9 @@ class ServerlessVectorStore:
                 expected=self._p.dimension,
                 got=len(query.vector),
             )
-        return rq.knn_search(self.scope, query.vector, size, query.filters, candidates=self._p.knn_candidates)
+        return rq.knn_search(
+            self.scope, query.vector, size, query.filters, candidates=self._p.knn_candidates, view=self.view
+        )
 
     def _bm25(self, query: KeywordQuery, size: int) -> dict[str, Any]:
-        return rq.bm25_search(self.scope, query.text, size, query.filters)
+        return rq.bm25_search(self.scope, query.text, size, query.filters, self.view)

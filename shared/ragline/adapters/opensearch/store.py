@@ -20,6 +20,7 @@ from ragline import errors
 from ragline.adapters.opensearch import hybrid as node_fusion
 from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch.client import build_client, translate
+from ragline.adapters.opensearch.filtering import ensure_fields
 from ragline.adapters.opensearch.hybrid import NORMALIZATION, Normalization
 from ragline.adapters.opensearch.visibility import UNREFRESHED, Refresh
 from ragline.config import Settings
@@ -120,6 +121,10 @@ class OpenSearchVectorStoreProvider:
                     except RequestError as exc:
                         if exc.error != "resource_already_exists_exception":
                             raise
+                elif name == self.index:
+                    # an index made before chunks carried filter fields gets them (idempotent; its
+                    # old chunks lack them and read as open to everyone, without attributes)
+                    ensure_fields(self.client, name)
             self._ready = True
 
     def drop(self) -> None:
@@ -131,7 +136,7 @@ class OpenSearchVectorStoreProvider:
 
     def scoped(self, scope: TenantScope, view: ReadView | None = None) -> OpenSearchVectorStore:
         self.ensure_index()
-        return OpenSearchVectorStore(self, scope)
+        return OpenSearchVectorStore(self, scope, view)
 
     def purge_tenant(self, tenant_id: str) -> int:
         """The tenant's chunks (one routed delete-by-query over every namespace), then its fences."""
@@ -188,9 +193,13 @@ class OpenSearchVectorStoreProvider:
 
 
 class OpenSearchVectorStore:
-    def __init__(self, provider: OpenSearchVectorStoreProvider, scope: TenantScope) -> None:
+    def __init__(
+        self, provider: OpenSearchVectorStoreProvider, scope: TenantScope, view: ReadView | None = None
+    ) -> None:
         self._p = provider
         self.scope = scope
+        self.view = None if view is None or view.everything else view
+        """Inside every read's query (:mod:`.filtering`); None: every chunk."""
         self._routing = scope.tenant_id
 
     def capabilities(self) -> StoreCapabilities:
@@ -363,12 +372,14 @@ class OpenSearchVectorStore:
         return deleted
 
     def count(self, document_id: str | None = None) -> int:
-        """A document's served chunks (at its published generation); the scope's every stored chunk."""
+        """A document's served chunks (at its published generation); the scope's every stored chunk
+        (with a view: every stored chunk it admits)."""
         self._p.before_read()
         if document_id is None:
-            return self._count({"bool": {"filter": rq.scope_filter(self.scope)}})
+            return self._count({"bool": {"filter": rq.scope_filter(self.scope, view=self.view)}})
         return self._at_served(
-            document_id, lambda g: self._count(rq.document_query(self.scope, document_id, generation=g))
+            document_id,
+            lambda g: self._count(rq.document_query(self.scope, document_id, generation=g, view=self.view)),
         )
 
     def _count(self, query: dict[str, Any]) -> int:
@@ -386,7 +397,7 @@ class OpenSearchVectorStore:
 
         def read(generation: int) -> list[Chunk]:
             body = rq.neighbors_search(
-                self.scope, document_id, sequence_number, *window, generation=generation
+                self.scope, document_id, sequence_number, *window, generation=generation, view=self.view
             )
             with translate("neighbors"):
                 resp = self._p.client.search(index=self._p.index, body=body, routing=self._routing)
@@ -459,12 +470,15 @@ class OpenSearchVectorStore:
             legs = [_leg_hits(self._send(self._knn(query.vector, size, query)), "semantic")]
         elif isinstance(query, KeywordQuery):
             legs = [
-                _leg_hits(self._send(rq.bm25_search(self.scope, query.text, size, query.filters)), "keyword")
+                _leg_hits(
+                    self._send(rq.bm25_search(self.scope, query.text, size, query.filters, self.view)),
+                    "keyword",
+                )
             ]
         else:
             assert isinstance(query, HybridQuery)
             knn = rq.ids_only(self._knn(query.vector, size, query))
-            bm25 = rq.ids_only(rq.bm25_search(self.scope, query.text, size, query.filters))
+            bm25 = rq.ids_only(rq.bm25_search(self.scope, query.text, size, query.filters, self.view))
             if self._p.hybrid == "msearch":
                 sem, kw = self._msearch([knn, bm25])
             else:
@@ -520,7 +534,9 @@ class OpenSearchVectorStore:
             raise errors.EmbeddingMismatch(
                 "query vector does not match the index dimension", expected=self._p.dimension, got=len(vector)
             )
-        return rq.knn_search(self.scope, vector, k, query.filters, candidates=self._p.knn_candidates)
+        return rq.knn_search(
+            self.scope, vector, k, query.filters, candidates=self._p.knn_candidates, view=self.view
+        )
 
     def _send(self, body: dict[str, Any]) -> dict[str, Any]:
         with translate("search"):
