@@ -41,6 +41,7 @@ ROUTES = {
     ("POST", DOCS): "document_writes",
     ("GET", DOC): "document_writes",
     ("DELETE", DOC): "document_writes",
+    ("PATCH", DOC): "document_writes",
     ("POST", "/v1/chat"): "chat_streams, chat_agents",
 }
 """Every API route → the scenario step that calls it through the built stack; checked against the
@@ -299,9 +300,25 @@ def document_writes(w: World, ctx: dict[str, Any]) -> None:
     """Text added through the API is indexed at once (embedded, metered) and deleted with its chunks
     (200); deleting the S3-sourced document deletes its object, and the chunks follow its event (202)."""
     fn = "DocumentsFunction"
-    added_text = {"filename": "notes.md", "text": "Helmets are sold at the front desk of every store."}
+    added_text = {
+        "filename": "notes.md", "text": "Helmets are sold at the front desk of every store.",
+        "metadata": {"year": 2024}, "access": {"groups": ["staff"]},
+    }  # fmt: skip
     status, added = call(w, fn, "POST", "/v1/namespaces/docs/documents", DOCS, ctx, added_text)
     assert status == 201 and (added["documentId"], added["status"]) == ("notes.md", "ready"), added
+    assert added["metadata"] == {"year": 2024.0}, added
+    # Metadata changes: an API document is re-labelled at once (its chunks rewritten, no embedding); an
+    # S3 document's sidecar is written, and its event (the ingestion function) re-labels it.
+    relabel = {"metadata": {"year": 2025, "topic": "safety"}}
+    status, done = call(w, fn, "PATCH", "/v1/namespaces/docs/documents/notes.md", DOC, ctx, relabel)
+    assert status == 200 and done["document"]["metadata"] == {"year": 2025.0, "topic": "safety"}, done
+    status, done = call(
+        w, fn, "PATCH", "/v1/namespaces/docs/documents/faq.txt", DOC, ctx, {"metadata": {"shelf": "b"}}
+    )
+    assert status == 202 and done["status"] == "updating", done
+    deliver_s3_events(w)
+    status, faq = call(w, fn, "GET", "/v1/namespaces/docs/documents/faq.txt", DOC, ctx)
+    assert status == 200 and faq["metadata"] == {"shelf": "b"}, faq
     status, got = call(w, fn, "GET", "/v1/namespaces/docs/documents/notes.md", DOC, ctx)
     assert status == 200 and got["documentId"] == "notes.md" and got["status"] == "ready", got
     status, deleted = call(w, fn, "DELETE", "/v1/namespaces/docs/documents/notes.md", DOC, ctx)

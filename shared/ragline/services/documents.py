@@ -6,8 +6,9 @@ names it — nothing tells "exists, not yours" from "no such document" — and a
 who else may read a document (``access`` is left out). A key without a user context sees every
 document and its ACL (issue 29's trust model).
 
-The delete rule lives here: a document that came from S3 is deleted by removing its object (its
-``ObjectRemoved`` event then removes the chunks, ordered with the uploads by the event sequencer);
+The delete rule lives here: a document that came from S3 is deleted by removing its object and its
+metadata sidecar (its ``ObjectRemoved`` event then removes the chunks, ordered with the uploads by the
+event sequencer);
 a document sent as text through the API has no object, so its chunks are removed at once.
 """
 
@@ -109,6 +110,7 @@ class DocumentService:
         key = object_key_of(record.source)
         if key is not None:
             self._objects.delete(key)
+            self._objects.delete(sidecar_of(key))  # its metadata goes with it (a no-op when none)
             return DocumentDeletion(document_id=record.document_id, status="deleting")
         self._ingest.remove(s, record.document_id)
         gone = self._find(s, record.document_id)
