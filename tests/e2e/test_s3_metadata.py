@@ -162,3 +162,6 @@ def test_the_api_changes_an_s3_documents_metadata_by_writing_its_sidecar(
     [sidecar] = world.receive(1)
     assert handler([sidecar]) == {"batchItemFailures": []}
     assert_served_with(world, {"year": 2025.0}, ("g:eng",))
+    assert service.delete(Principal.operator("acme"), "docs", "pump.md").status == "deleting"
+    current = world.s3.list_objects_v2(Bucket=world.bucket, Prefix="acme/docs/").get("Contents", [])
+    assert current == []  # the object and its sidecar (moto sends no event for their delete markers)
