@@ -255,3 +255,36 @@ def test_a_version_that_serves_nothing_shows_no_metadata(container: Container) -
     assert status >= 400 and error["error"]["code"] == "empty_document"
     status, view = docs(container, "GET", "/pump.md")
     assert view["serving"] == "nothing" and view["metadata"] == {} and view["access"]["everyone"]
+
+
+def test_two_documents_typing_a_new_key_differently_at_once_exactly_one_is_indexed(
+    container: Container,
+) -> None:
+    import threading
+
+    from ragline import errors
+    from ragline.domain.document_metadata import MetadataInput
+
+    start = threading.Barrier(2)
+    outcomes: dict[str, str] = {}
+
+    def ingest(name: str, year: object) -> None:
+        start.wait()
+        try:
+            container.ingest.ingest(
+                SCOPE, filename=name, data=PUMP.encode(), metadata=MetadataInput({"year": year})
+            )
+            outcomes[name] = "indexed"
+        except errors.MetadataTypeClash:
+            outcomes[name] = "clash"
+
+    threads = [threading.Thread(target=ingest, args=a) for a in (("a.md", 2024), ("b.md", "2024"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes.values()) == ["clash", "indexed"]
+    winner = next(n for n, o in outcomes.items() if o == "indexed")
+    assert schema(container) == {"year": "number" if winner == "a.md" else "string"}
+    loser = "b.md" if winner == "a.md" else "a.md"
+    assert container.documents.get("acme", "docs", loser) is None  # refused before its claim
