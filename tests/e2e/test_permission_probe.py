@@ -35,7 +35,7 @@ from ragline.agents.planners import LlmPlanner
 from ragline.cli.mcp import read_namespace, run_tool
 from ragline.config import Settings
 from ragline.domain.access import UserContext
-from ragline.domain.api import ChatRequest, DocumentLabels, HostingSearchRequest, SearchRequest
+from ragline.domain.api import AddText, ChatRequest, DocumentLabels, HostingSearchRequest, SearchRequest
 from ragline.domain.filters import ReadView, parse_filter
 from ragline.services.chat import ChatService
 from ragline.services.hosting_search import HostingSearchService
@@ -173,6 +173,7 @@ def test_documents_show_only_what_the_user_may_read_and_hide_the_rest_as_missing
         assert listed == {d.document_id for d in DOCS if d.namespace == ns and readable(user, d)}
         assert read_namespace(c, p, ns)["documentCount"] == len(listed)
     missing = error_of(lambda: c.document_service.get(p, "docs", "no-such-document"))
+    generation_before = c.documents.get("acme", "docs", "hr-salaries").generation  # type: ignore[union-attr]
     relabel = DocumentLabels.model_validate({"access": {"users": [], "groups": []}})
     for doc in DOCS:
         if doc.namespace != "docs":
@@ -187,6 +188,7 @@ def test_documents_show_only_what_the_user_may_read_and_hide_the_rest_as_missing
             lambda doc=doc: c.document_service.get(p, "docs", doc.document_id),
             lambda doc=doc: c.document_service.delete(p, "docs", doc.document_id),
             lambda doc=doc: c.document_service.relabel(p, "docs", doc.document_id, relabel),
+            lambda doc=doc: c.document_service.add_text(p, "docs", overwrite(doc.document_id)),
         ):
             got = error_of(attempt)
             assert got == (
@@ -194,8 +196,16 @@ def test_documents_show_only_what_the_user_may_read_and_hide_the_rest_as_missing
                 missing[1].replace("no-such-document", doc.document_id),
                 {"document_id": doc.document_id},
             ), (who, doc.document_id)
-    stored = c.documents.get("acme", "docs", "hr-salaries")  # a refused delete or re-label changed nothing
-    assert stored is not None and stored.readers == ("g:hr",) and stored.status == "ready"
+    stored = c.documents.get("acme", "docs", "hr-salaries")  # a refused delete, re-label or overwrite
+    assert stored is not None and stored.readers == ("g:hr",) and stored.status == "ready"  # changed nothing
+    assert stored.generation == generation_before
+
+
+def overwrite(document_id: str) -> AddText:
+    """A text document that would replace ``document_id`` and open it to everyone."""
+    return AddText.model_validate(
+        {"documentId": document_id, "filename": "x.txt", "text": "overwritten", "access": {"users": []}}
+    )
 
 
 def error_of(attempt: Any) -> tuple[str, str, dict[str, Any]]:

@@ -31,7 +31,7 @@ from ragline.domain.s3_events import object_key_of
 from ragline.domain.tenancy import Scope
 from ragline.ports import DocumentRegistry, ObjectStore, TenantRegistry
 from ragline.services.authentication import Principal
-from ragline.services.ingest import IngestService
+from ragline.services.ingest import IngestService, document_id_of
 from ragline.services.namespaces import require_namespace
 from ragline.services.read_views import may_see
 
@@ -64,7 +64,14 @@ class DocumentService:
         return self._view(principal, self._find(s, document_id, principal))
 
     def add_text(self, principal: Principal, namespace: str, body: AddText) -> DocumentView:
+        """Add or replace a text document. Under an end user's context, replacing a document that
+        user may not read is the 404 of a missing one, and changes nothing (a key that must act for
+        a user cannot overwrite what that user cannot see)."""
         s = self._scope(principal, namespace, ("ingest",))
+        if principal.user is not None:
+            existing = self._documents.get(s.tenant_id, s.namespace_id, document_id_of_text(body))
+            if existing is not None and existing.status != "deleted":
+                self._find(s, existing.document_id, principal)
         result = self._ingest.ingest(
             s,
             filename=body.filename,
@@ -136,3 +143,8 @@ class DocumentService:
         if record is None or (principal is not None and not may_see(principal, record.readers)):
             raise errors.NotFound(f"no document {document_id!r}", document_id=document_id)
         return record
+
+
+def document_id_of_text(body: AddText) -> str:
+    """The id a text document is stored under (as :meth:`IngestService.ingest` derives it)."""
+    return body.document_id or document_id_of(body.filename)
