@@ -24,7 +24,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from ragline.domain.access import stored_reader_terms
+from ragline.domain.access import EVERYONE, stored_reader_terms
 from ragline.domain.attributes import attribute_terms
 from ragline.domain.filters import AllOf, AnyOf, Filter, Not, Plan, Prefix, Range, ReadView, Terms, plan
 from ragline.domain.models import ChunkMetadata
@@ -88,7 +88,12 @@ def admitted(view: ReadView | None, where: Filter | None) -> Plan | None:
     if view.where is not None:
         parts.append(plan(view.where))
     if view.readers is not None:
-        parts.append(Terms(tuple(sorted(READER_TAG + r for r in view.readers))))
+        # everyone's term apart: the scan most searches share (kept per scope snapshot), the user's
+        # own terms (few chunks each) another
+        everyone = READER_TAG + EVERYONE
+        own = tuple(sorted(READER_TAG + r for r in view.readers if r != EVERYONE))
+        leaves = ([Terms((everyone,))] if EVERYONE in view.readers else []) + ([Terms(own)] if own else [])
+        parts.append(AnyOf(tuple(leaves)) if len(leaves) > 1 else leaves[0] if leaves else Terms(()))
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else AllOf(tuple(parts))
