@@ -40,6 +40,7 @@ from ragline.adapters.embedded.store_filters import (
     leaf_rows,
     migrate,
     sql_condition,
+    vetted,
 )
 from ragline.adapters.embedded.store_schema import SCHEMA
 from ragline.domain.filters import Prefix, Range, ReadView, Terms
@@ -422,7 +423,11 @@ class SqliteVectorStore:
         return [_chunk(r) for r in rows]
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
-        """Legs rank bare (chunk id, score) pairs; only the hits returned are read and built."""
+        """Legs rank bare (chunk id, score) pairs over the admitted rows only; only the hits returned
+        are read and built, and checked against the view once more as read (:func:`vetted`)."""
+        return vetted(self._search(query), self.view, query.filters.where)
+
+    def _search(self, query: SearchQuery) -> list[SearchHit]:
         rowid_of: dict[str, int] = {}
         if isinstance(query, SemanticQuery):
             ranked = self._semantic(query.vector, query.k, query.filters, rowid_of)
