@@ -147,6 +147,7 @@ def check_reads(
         mine = [c.id for c in seen if c.document_id == doc]
         assert [c.id for c in store.neighbors(doc, 0, before=0, after=10)] == mine
         assert store.count(doc) == len(mine)
+    assert store.count() == len(seen)  # every chunk is published: the scope's figure is the view's
 
 
 class FilterContract:

@@ -40,6 +40,7 @@ from ragline.adapters.embedded.store_filters import (
     leaf_rows,
     migrate,
     sql_condition,
+    vetted,
 )
 from ragline.adapters.embedded.store_schema import SCHEMA
 from ragline.domain.filters import Prefix, Range, ReadView, Terms
@@ -375,14 +376,15 @@ class SqliteVectorStore:
         view, only the served chunks it admits, of the document or of the scope."""
         args: list[object] = [self.scope.tenant_id, self.scope.namespace_id]
         narrowed = admitted(self.view, None)
-        cond = None if narrowed is None else sql_condition(narrowed, self._token)
+        if narrowed is not None and document_id is None:  # the admitted rows, as a search finds them
+            m = self._p.matrix(self.scope)
+            return int(evaluate(narrowed, lambda leaf: self._leaf_rows(m, leaf)).sum())
         with self._p._lock:
             conn = self._p.connection()
-            if cond is not None:
-                sql = "SELECT count(*) FROM chunks c WHERE c.tenant_id=? AND c.namespace_id=?"
-                if document_id is not None:
-                    sql, args = sql + " AND c.document_id=?", [*args, document_id]
-                return int(conn.execute(f"{sql} AND {cond[0]}", [*args, *cond[1]]).fetchone()[0])
+            if narrowed is not None:
+                cond, params = sql_condition(narrowed, self._token)
+                sql = f"SELECT count(*) FROM chunks c WHERE {_OF_DOCUMENT} AND {cond}"
+                return int(conn.execute(sql, [*args, document_id, *params]).fetchone()[0])
             if document_id is not None:
                 sql = f"SELECT count(*) FROM chunks WHERE {_OF_DOCUMENT}"
                 return int(conn.execute(sql, [*args, document_id]).fetchone()[0])
@@ -421,7 +423,11 @@ class SqliteVectorStore:
         return [_chunk(r) for r in rows]
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
-        """Legs rank bare (chunk id, score) pairs; only the hits returned are read and built."""
+        """Legs rank bare (chunk id, score) pairs over the admitted rows only; only the hits returned
+        are read and built, and checked against the view once more as read (:func:`vetted`)."""
+        return vetted(self._search(query), self.view, query.filters.where)
+
+    def _search(self, query: SearchQuery) -> list[SearchHit]:
         rowid_of: dict[str, int] = {}
         if isinstance(query, SemanticQuery):
             ranked = self._semantic(query.vector, query.k, query.filters, rowid_of)

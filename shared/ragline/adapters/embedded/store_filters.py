@@ -24,10 +24,10 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from ragline.domain.access import stored_reader_terms
+from ragline.domain.access import EVERYONE, stored_reader_terms
 from ragline.domain.attributes import attribute_terms
 from ragline.domain.filters import AllOf, AnyOf, Filter, Not, Plan, Prefix, Range, ReadView, Terms, plan
-from ragline.domain.models import ChunkMetadata
+from ragline.domain.models import ChunkMetadata, SearchHit
 
 READER_TAG = "@"
 EVERYONE_TERMS = '["@*"]'
@@ -88,7 +88,12 @@ def admitted(view: ReadView | None, where: Filter | None) -> Plan | None:
     if view.where is not None:
         parts.append(plan(view.where))
     if view.readers is not None:
-        parts.append(Terms(tuple(sorted(READER_TAG + r for r in view.readers))))
+        # everyone's term apart: the scan most searches share (kept per scope snapshot), the user's
+        # own terms (few chunks each) another
+        everyone = READER_TAG + EVERYONE
+        own = tuple(sorted(READER_TAG + r for r in view.readers if r != EVERYONE))
+        leaves = ([Terms((everyone,))] if EVERYONE in view.readers else []) + ([Terms(own)] if own else [])
+        parts.append(AnyOf(tuple(leaves)) if len(leaves) > 1 else leaves[0] if leaves else Terms(()))
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else AllOf(tuple(parts))
@@ -162,3 +167,13 @@ def leaf_rows(
     sql = f"SELECT chunk FROM chunk_terms WHERE scope_token=? AND {condition}"
     rows = conn.execute(sql, [token, *values]).fetchall()
     return np.isin(rowids, np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
+
+
+def vetted(hits: list[SearchHit], view: ReadView | None, where: Filter | None) -> list[SearchHit]:
+    """``hits`` whose chunk, as read, the view narrowed by ``where`` admits: the filter ran inside
+    the search, and this second look at each returned chunk only matters when a row was rewritten
+    between the two (a race may then drop a hit; it can never return one the user may not read)."""
+    if view is None and where is None:
+        return hits
+    rule = (view or ReadView()).narrowed(where)
+    return [h for h in hits if rule.admits(h.chunk.metadata.attributes, h.chunk.metadata.readers)]

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ragline.domain.access import stored_reader_terms
 from ragline.domain.attributes import attribute_terms
 from ragline.domain.filters import AllOf, AnyOf, Filter, Not, Plan, Prefix, Range, ReadView, Terms, plan
-from ragline.domain.models import ChunkMetadata
+from ragline.domain.models import ChunkMetadata, SearchHit
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -106,3 +106,13 @@ def compile_plan(p: Plan) -> dict[str, Any]:
         "lte" if p.include_upper else "lt": p.upper,
     }
     return {"range": {ATTRIBUTES_FIELD: bounds}}
+
+
+def vetted(hits: list[SearchHit], view: ReadView | None, where: Filter | None) -> list[SearchHit]:
+    """``hits`` whose chunk, as read, the view narrowed by ``where`` admits: the filter ran inside
+    the search; this second look only matters when a chunk was rewritten at its generation between
+    the search and the read of its source (a race may then drop a hit, never return an unreadable one)."""
+    if view is None and where is None:
+        return hits
+    rule = (view or ReadView()).narrowed(where)
+    return [h for h in hits if rule.admits(h.chunk.metadata.attributes, h.chunk.metadata.readers)]

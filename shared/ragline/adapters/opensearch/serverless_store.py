@@ -14,6 +14,7 @@ from ragline import errors
 from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch import serverless_requests as srq
 from ragline.adapters.opensearch.fences import written_attr
+from ragline.adapters.opensearch.filtering import vetted
 from ragline.adapters.opensearch.serverless_hits import Leg, chunk_of, cid, field, newest, ranked
 from ragline.adapters.opensearch.serverless_visibility import Expectation, wait_until
 from ragline.domain.filters import ReadView
@@ -200,6 +201,10 @@ class ServerlessVectorStore:
         return read(served)
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
+        """:meth:`_search`, each hit checked against the view once more as read (:func:`.vetted`)."""
+        return vetted(self._search(query), self.view, query.filters.where)
+
+    def _search(self, query: SearchQuery) -> list[SearchHit]:
         """Each leg keeps only hits at their document's fence, the newest copy of each chunk."""
         self._p.settle()
         if isinstance(query, HybridQuery):

@@ -20,7 +20,7 @@ from ragline import errors
 from ragline.adapters.opensearch import hybrid as node_fusion
 from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch.client import build_client, translate
-from ragline.adapters.opensearch.filtering import ensure_fields
+from ragline.adapters.opensearch.filtering import ensure_fields, vetted
 from ragline.adapters.opensearch.hybrid import NORMALIZATION, Normalization
 from ragline.adapters.opensearch.visibility import UNREFRESHED, Refresh
 from ragline.config import Settings
@@ -420,6 +420,10 @@ class OpenSearchVectorStore:
         return read(served)
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
+        """:meth:`_search`, each hit checked against the view once more as read (:func:`.vetted`)."""
+        return vetted(self._search(query), self.view, query.filters.where)
+
+    def _search(self, query: SearchQuery) -> list[SearchHit]:
         """Each leg's hits are kept only at their document's published generation (its fence, read
         in real time; 0 before any publish), so a version written beside the served one — in flight,
         or orphaned by a worker that died — is never seen, and never two versions at once. A hit
