@@ -137,6 +137,13 @@ class Settings(BaseModel):
     hybrid_alpha: float = 0.4
     """Semantic weight of ``convex`` fusion, chosen on SciFact train (docs/benchmarks.md)."""
 
+    reindex_queue_url: str = ""
+    """Where a reindex's steps go on AWS (the ingestion queue); empty: a thread of this process."""
+    reindex_step_documents: int = Field(default=20, ge=1, le=500)
+    """Documents one reindex step rebuilds (one SQS message's work)."""
+    reindex_retire_seconds: float = Field(default=900.0, ge=0)
+    """How long a reindex keeps the old generation after its switch (runs bound to it end first)."""
+
     @property
     def llm_read_timeout_s(self) -> float:
         """``llm_timeout_s``, or its default for the endpoint: 60 s for OpenAI, 300 s for any other."""

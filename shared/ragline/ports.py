@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold
     from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
     from ragline.domain.documents import Claim, DocumentRecord
     from ragline.domain.filters import ReadView
+    from ragline.domain.generations import ReindexStep
     from ragline.domain.identity import IdentityProvider
     from ragline.domain.keys import KeyGrant
     from ragline.domain.models import (
@@ -121,6 +122,15 @@ class VectorStoreProvider(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class StepQueue(Protocol):
+    """Runs a reindex's steps later, one at a time per rebuild (each step queues its successor): the
+    ingestion queue on AWS, a background thread in a local server, the CLI's own loop."""
+
+    def submit(self, step: ReindexStep, *, delay_seconds: float = 0.0) -> None:
+        """Queue ``step`` to run after ``delay_seconds`` (at least; SQS caps a delay at 900 s)."""
+        ...
 
 
 class Embedder(Protocol):
@@ -293,6 +303,13 @@ class TenantRegistry(Protocol):
         exactly one wins), a schema past :data:`~ragline.domain.attributes.MAX_SCHEMA_KEYS` keys
         ``InvalidRequest``, a missing namespace ``NamespaceNotFound``. Keys already of their type are
         no-ops (idempotent)."""
+        ...
+
+    def swap_namespace(self, namespace: Namespace, *, revision: int) -> Namespace | None:
+        """Replace the stored namespace iff its ``revision`` is still ``revision`` (a record stored
+        without one counts as 0), storing it at ``revision + 1``; ``None`` when another write came
+        first (nothing changed). ``NamespaceNotFound`` when it does not exist. The one conditional
+        write a reindex's start, progress and switch go through."""
         ...
 
     def clear_default_namespace(self, tenant_id: str, namespace_id: str) -> None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
         Embedder,
         ObjectStore,
         Reranker,
+        StepQueue,
         TenantRegistry,
         Tokenizer,
         UsageLedger,
@@ -35,11 +36,13 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
     from ragline.services.chat import ChatService
     from ragline.services.documents import DocumentService
     from ragline.services.evaluation import EvaluationService
+    from ragline.services.generations import ModelCatalog
     from ragline.services.hosting_search import HostingSearchService
     from ragline.services.identity_providers import IdentityProviderService
     from ragline.services.ingest import IngestService
     from ragline.services.metering import Metering
     from ragline.services.namespaces import NamespaceService
+    from ragline.services.reindex import ReindexService
     from ragline.services.retrieval import RetrievalService
     from ragline.services.search import SearchService
     from ragline.services.tenancy import TenancyService
@@ -121,23 +124,41 @@ class Container:
 
     @cached_property
     def stores(self) -> VectorStoreProvider:
+        return self.stores_for(self.embedder)
+
+    def stores_for(self, embedder: Embedder) -> VectorStoreProvider:
+        """The store vectors of ``embedder`` live in: an OpenSearch index per model, or the SQLite
+        file (whose scopes carry vectors of any one dimension)."""
         if self.settings.resolved_store == "opensearch" and self.settings.opensearch_service == "aoss":
             from ragline.adapters.opensearch.serverless import ServerlessVectorStoreProvider
 
             return ServerlessVectorStoreProvider.from_settings(
-                self.settings, dimension=self.embedder.dimension, model_id=self.embedder.model_id
+                self.settings, dimension=embedder.dimension, model_id=embedder.model_id
             )
         if self.settings.resolved_store == "opensearch":
             from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
 
             return OpenSearchVectorStoreProvider.from_settings(
-                self.settings, dimension=self.embedder.dimension, model_id=self.embedder.model_id
+                self.settings, dimension=embedder.dimension, model_id=embedder.model_id
             )
         from ragline.adapters.embedded.store import SqliteVectorStoreProvider
 
-        return SqliteVectorStoreProvider(
-            self.settings.home / "store.sqlite", dimension=self.embedder.dimension
-        )
+        return SqliteVectorStoreProvider(self.settings.home / "store.sqlite", dimension=embedder.dimension)
+
+    @cached_property
+    def catalog(self) -> ModelCatalog:
+        """The embedding models a namespace may use: the configured one, and the offline MiniLM
+        (both its generations' embedders, tokenizers and stores, built on first use). Tests pass
+        their own (``Container(settings, catalog=...)``)."""
+        from ragline.services.generations import ModelCatalog, Space
+
+        builders = {self.embedder.model_id: lambda: Space(self.embedder, self.tokenizer, self.stores)}
+        if self.settings.embedding_provider != "local":
+            from ragline.documents.chunker import WordCachedCounter
+
+            local = self.local_model
+            builders[local.model_id] = lambda: Space(local, WordCachedCounter(local), self.stores_for(local))
+        return ModelCatalog(self.embedder.model_id, builders)
 
     @cached_property
     def chat_model(self) -> ChatModel:
@@ -218,6 +239,7 @@ class Container:
             fusion=s.hybrid_fusion,
             rrf_k=s.rrf_k,
             alpha=s.hybrid_alpha,
+            catalog=self.catalog,
         )
 
     @cached_property
@@ -285,6 +307,7 @@ class Container:
             ),
             bucket=s.documents_bucket,
             ledger=self.ledger,
+            catalog=self.catalog,
         )
 
     @cached_property
@@ -299,7 +322,47 @@ class Container:
     def namespaces(self) -> NamespaceService:
         from ragline.services.namespaces import NamespaceService
 
-        return NamespaceService(registry=self.registry, documents=self.documents)
+        return NamespaceService(registry=self.registry, documents=self.documents, reindex=self.reindex)
+
+    @cached_property
+    def reindex(self) -> ReindexService:
+        from ragline.services.generation_writer import GenerationWriter, WriterSettings
+        from ragline.services.reindex import ReindexService, ReindexSettings
+
+        s = self.settings
+        writer = GenerationWriter(
+            registry=self.registry,
+            catalog=self.catalog,
+            settings=WriterSettings(
+                chunk_tokens=s.chunk_tokens,
+                chunk_overlap_tokens=s.chunk_overlap_tokens,
+                max_document_bytes=s.max_document_bytes,
+                max_document_seconds=s.max_document_seconds,
+            ),
+            ledger=self.ledger,
+        )
+        return ReindexService(
+            registry=self.registry,
+            documents=self.documents,
+            objects=self.objects,
+            catalog=self.catalog,
+            writer=writer,
+            queue=self.step_queue,
+            settings=ReindexSettings(
+                step_documents=s.reindex_step_documents, retire_seconds=s.reindex_retire_seconds
+            ),
+        )
+
+    @cached_property
+    def step_queue(self) -> StepQueue:
+        """Where a reindex's steps run: the ingestion queue (``reindex_queue_url``), else a thread."""
+        if self.settings.reindex_queue_url:
+            from ragline.adapters.aws.step_queue import SqsStepQueue
+
+            return SqsStepQueue(self.settings.reindex_queue_url)
+        from ragline.adapters.embedded.step_queue import ThreadStepQueue
+
+        return ThreadStepQueue(lambda step: self.reindex.run(step))  # noqa: PLW0108 (reindex needs this queue first)
 
     @cached_property
     def tenancy(self) -> TenancyService:
@@ -416,7 +479,7 @@ SERVICE_MODULES: dict[str, tuple[str, ...]] = {
     "chat": ("ragline.services.chat", "ragline.agents.planners"),
     "document_service": ("ragline.services.documents", "ragline.services.ingest"),
     "ingest": ("ragline.services.ingest",),
-    "namespaces": ("ragline.services.namespaces",),
+    "namespaces": ("ragline.services.namespaces", "ragline.services.reindex"),
     "tenancy": ("ragline.services.tenancy",),
     "metering": ("ragline.services.metering",),
     "identity_providers": ("ragline.services.identity_providers",),

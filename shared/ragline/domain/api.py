@@ -28,6 +28,7 @@ from ragline.domain.document_metadata import MetadataInput, access_of
 from ragline.domain.documents import DocumentRecord, DocumentStatus, check_document_id
 from ragline.domain.filter_schema import filter_json_schema
 from ragline.domain.filters import parse_filter
+from ragline.domain.generations import Rebuild
 from ragline.domain.models import Chunk, IngestUsage, RunUsage, SearchHit, SearchMode
 from ragline.domain.retrieval import Evidence, Notice, RetrievedHit
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Scope
@@ -337,6 +338,60 @@ class NamespacePatch(ApiRequest):
         description="Metadata keys to declare, with their types; adds keys (a key already typed"
         " otherwise is a 409 metadata_type_clash). Declare dates: a date is never inferred.",
     )
+    embedding_model: str | None = Field(default=None, min_length=1, max_length=200)
+    """A different model (or chunking below) starts a reindex: the namespace serves as it is until
+    the rebuild is complete."""
+    chunk_tokens: int | None = Field(default=None, ge=0, le=8192)
+    chunk_overlap_tokens: int | None = Field(default=None, ge=0, le=4096)
+
+    def reindex_request(self) -> ReindexRequest | None:
+        """The rebuild this patch asks for (``None``: it changes neither model nor chunking)."""
+        if self.embedding_model is None and self.chunk_tokens is None and self.chunk_overlap_tokens is None:
+            return None
+        return ReindexRequest.model_validate(
+            {
+                "embeddingModel": self.embedding_model,
+                "chunkTokens": self.chunk_tokens,
+                "chunkOverlapTokens": self.chunk_overlap_tokens,
+            }
+        )
+
+
+class ReindexRequest(ApiRequest):
+    """Rebuild the namespace with another embedding model and/or chunking (unnamed: kept as they are;
+    0: the deployment's chunking)."""
+
+    embedding_model: str | None = Field(default=None, min_length=1, max_length=200)
+    chunk_tokens: int | None = Field(default=None, ge=0, le=8192)
+    chunk_overlap_tokens: int | None = Field(default=None, ge=0, le=4096)
+
+
+class RebuildView(ApiModel):
+    """A generation being built by a reindex (or the last that failed: the served one kept serving)."""
+
+    generation: int
+    state: str
+    embedding_model: str
+    chunk_tokens: int
+    chunk_overlap_tokens: int
+    documents_done: int
+    documents_total: int
+    started_at: str
+    error: str = ""
+
+    @classmethod
+    def of(cls, rebuild: Rebuild) -> RebuildView:
+        return cls(
+            generation=rebuild.generation,
+            state=rebuild.state,
+            embedding_model=rebuild.embedding_model,
+            chunk_tokens=rebuild.chunking.chunk_tokens,
+            chunk_overlap_tokens=rebuild.chunking.chunk_overlap_tokens,
+            documents_done=rebuild.documents_done,
+            documents_total=rebuild.documents_total,
+            started_at=rebuild.started_at.isoformat(),
+            error=rebuild.error,
+        )
 
 
 class NamespaceView(ApiModel):
@@ -349,6 +404,12 @@ class NamespaceView(ApiModel):
     created_at: str
     metadata_schema: dict[str, str] = Field(default_factory=dict)
     """Each document metadata key's type: declared, or fixed by the first document carrying it."""
+    generation: int = 1
+    """The served generation (a reindex's switch moves it)."""
+    chunk_tokens: int = 0
+    """The served generation's chunk size (0: the deployment's)."""
+    chunk_overlap_tokens: int = 0
+    rebuild: RebuildView | None = None
 
     @classmethod
     def of(cls, ns: Namespace) -> NamespaceView:
@@ -361,6 +422,10 @@ class NamespaceView(ApiModel):
             chunks_per_search=ns.settings.chunks_per_search,
             created_at=ns.created_at.isoformat(),
             metadata_schema=dict(ns.settings.metadata_schema),
+            generation=ns.settings.generation,
+            chunk_tokens=ns.settings.chunking.chunk_tokens,
+            chunk_overlap_tokens=ns.settings.chunking.chunk_overlap_tokens,
+            rebuild=RebuildView.of(ns.settings.rebuild) if ns.settings.rebuild else None,
         )
 
 

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from ragline.domain.attributes import AttributeType
+from ragline.domain.generations import Chunking, Rebuild
 from ragline.domain.models import check_identifier
 
 
@@ -28,6 +29,12 @@ class NamespaceSettings(BaseModel):
     """The type of each document metadata key (:mod:`ragline.domain.attributes`): declared, or fixed
     by the first document that carries the key. Only grows, and only through
     :meth:`~ragline.ports.TenantRegistry.extend_metadata_schema` (``update_namespace`` keeps it)."""
+    chunking: Chunking = Chunking()
+    """How the served generation was cut (0s: the deployment's settings)."""
+    generation: int = 1
+    """The served generation (see :mod:`ragline.domain.generations`)."""
+    rebuild: Rebuild | None = None
+    """The generation being built by a reindex, or the last one that failed."""
 
 
 class Namespace(BaseModel):
@@ -37,6 +44,8 @@ class Namespace(BaseModel):
     default: bool = False
     settings: NamespaceSettings = NamespaceSettings()
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    revision: int = 0
+    """Bumped by every conditional write (:meth:`~ragline.ports.TenantRegistry.swap_namespace`)."""
 
     @field_validator("tenant_id")
     @classmethod

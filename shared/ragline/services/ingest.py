@@ -86,9 +86,12 @@ from ragline.services.embedding_run import (
     EmbeddingRun,
     WorkerDeadline,
 )
+from ragline.services.generation_writer import GenerationWriter, WriterSettings, stamped
+from ragline.services.generations import Generation, ModelCatalog, Space, serving
 from ragline.services.ingest_batch import IngestBatch, settle
 from ragline.services.metadata import resolve_metadata
 from ragline.services.namespaces import claim_embedding_space, require_namespace
+from ragline.services.originals import drop_original, is_original_key, keep_original
 
 Outcome = Literal["indexed", "unchanged", "deleted", "stale", "duplicate", "ignored"]
 WRITE_BATCH = 500
@@ -177,8 +180,24 @@ class IngestService:
         objects: ObjectStore | None = None,
         bucket: str = "",
         ledger: UsageLedger | None = None,
+        catalog: ModelCatalog | None = None,
     ) -> None:
         self._registry = registry
+        self._catalog = catalog or ModelCatalog.single(Space(embedder, tokenizer, stores))
+        """The embedding models a namespace's generations use (``embedder``: the configured one)."""
+        self._writer = GenerationWriter(
+            registry=registry,
+            catalog=self._catalog,
+            settings=WriterSettings(
+                chunk_tokens=settings.chunk_tokens,
+                chunk_overlap_tokens=settings.chunk_overlap_tokens,
+                max_document_bytes=settings.max_document_bytes,
+                max_document_seconds=settings.max_document_seconds,
+                max_chunk_bytes=settings.max_chunk_bytes,
+            ),
+            ledger=ledger,
+        )
+        """Writes each version into the generation a reindex is building, too."""
         self._documents = documents
         self._stores = stores
         self._embedder = embedder
@@ -245,6 +264,9 @@ class IngestService:
         doc_id = document_id or document_id_of(filename)
         labels = resolve_metadata(self._registry, namespace, metadata)
         self._before_claim(scope, doc_id)
+        if self._objects is not None and not (source or "").startswith("s3://"):
+            # before the claim: a reindex that sees the claim reads this version's bytes
+            keep_original(self._objects, scope.tenant_id, scope.namespace_id, doc_id, filename, data)
         claim = self._documents.claim(
             scope.tenant_id,
             scope.namespace_id,
@@ -332,7 +354,7 @@ class IngestService:
             try:
                 data = self._read(event)
             except errors.DocumentTooLarge as too_large:
-                self._reject(self._stores.scoped(scope), record, too_large)
+                self._reject(self._serving(namespace).store(), record, too_large)
                 raise
             if data is None:
                 return self._delete(record)  # S3 serves nothing under this key any more
@@ -397,6 +419,9 @@ class IngestService:
             if s3.key.endswith("/"):
                 results.append(_ignored(s3.key, "a folder marker, not a document"))
                 continue
+            if is_original_key(s3.key):
+                results.append(_ignored(s3.key, "a kept original, not a document"))
+                continue
             scope, path = split_key(s3.key)
             obj = s3.s3.object
             event = ObjectEvent(
@@ -425,7 +450,10 @@ class IngestService:
         )
         if not claim.granted:
             return self._refused(claim.record, claim.reason)
-        return self._delete(claim.record)
+        result = self._delete(claim.record)
+        if self._objects is not None:
+            drop_original(self._objects, scope.tenant_id, scope.namespace_id, document_id)
+        return result
 
     def relabel(self, scope: TenantScope, document_id: str, metadata: MetadataInput) -> IngestResult:
         """Give a served document new metadata and readers without new content: its served chunks are
@@ -451,12 +479,14 @@ class IngestService:
             lease_seconds=self._settings.claim_lease_seconds,
         )  # fmt: skip
         record = claim.record
-        store = self._stores.scoped(scope)
+        generation = self._serving(namespace, record)
+        store = generation.store()
         try:
             served = store.neighbors(document_id, 0, before=0, after=MAX_SEQUENCE_NUMBER)
-            run = EmbeddingRun(self._embedder, store.vectors(document_id), batch_size=WRITE_BATCH)
+            run = EmbeddingRun(generation.space.embedder, store.vectors(document_id), batch_size=WRITE_BATCH)
             for batch in run.batches(stamped(served, labels)):
                 store.upsert(batch, generation=record.generation)
+            self._writer.relabel(namespace, generation.number, record, labels)
         except errors.Superseded:
             store.discard(document_id, generation=record.generation)
             raise
@@ -497,15 +527,17 @@ class IngestService:
         progress: Callable[[int], None] | None,
         labels: DocumentMetadata,
     ) -> IngestResult:
-        store = self._stores.scoped(_scope(record))
+        generation = self._serving(namespace, record)
+        store = generation.store()
+        embedder = generation.space.embedder
         try:
             began = self._now()
-            parsed, chunks = self._prepare(record, filename, data)
+            parsed, chunks = self._prepare(record, filename, data, generation)
             chunks = stamped(chunks, labels)
-            claim_embedding_space(self._registry, namespace, self._embedder)
+            claim_embedding_space(self._registry, namespace, embedder)
             known = store.vectors(record.document_id) if record.generation > 1 else {}
             run = EmbeddingRun(
-                self._embedder,
+                embedder,
                 known,
                 batch_size=WRITE_BATCH,
                 clock=self._embedding_clock(
@@ -519,8 +551,9 @@ class IngestService:
                 if progress:
                     progress(done)
             embedded = run.embedded
-            embedded_tokens = sum(self._tokenizer.count_many(embedded))
+            embedded_tokens = sum(generation.space.tokenizer.count_many(embedded))
             self._meter(record, chunks=len(chunks), pages=parsed.pages, embedded_tokens=embedded_tokens)
+            self._writer.mirror(namespace, generation.number, record, filename, data, labels)
         except errors.Superseded:
             store.discard(record.document_id, generation=record.generation)
             raise
@@ -574,7 +607,7 @@ class IngestService:
         )
 
     def _prepare(
-        self, record: DocumentRecord, filename: str, data: bytes
+        self, record: DocumentRecord, filename: str, data: bytes, generation: Generation
     ) -> tuple[ParsedDocument, list[Chunk]]:
         """Parse and chunk within the settings' budget — or the worker's time left, if shorter: a
         document that runs out of the *worker's* time is retried, not failed."""
@@ -582,6 +615,9 @@ class IngestService:
         worker_left = self._worker.remaining() - self._settings.reserve_seconds if self._worker else seconds
         clock = self._worker.clock if self._worker else time.monotonic
         deadline = Deadline(min(seconds, max(worker_left, 0.0)), clock=clock)
+        size, overlap = generation.chunk_sizes(
+            self._settings.chunk_tokens, self._settings.chunk_overlap_tokens
+        )
         try:
             parsed = parse_document(
                 filename, data, max_bytes=self._settings.max_document_bytes, deadline=deadline
@@ -589,9 +625,9 @@ class IngestService:
             chunks = chunk_document(
                 parsed,
                 document_id=record.document_id,
-                tokenizer=self._tokenizer,
-                chunk_tokens=self._settings.chunk_tokens,
-                overlap_tokens=self._settings.chunk_overlap_tokens,
+                tokenizer=generation.space.tokenizer,
+                chunk_tokens=size,
+                overlap_tokens=overlap,
                 filename=filename,
                 source=record.source or filename,
                 deadline=deadline,
@@ -634,7 +670,9 @@ class IngestService:
         settle(store, self._documents, done, store.publish(done.document_id, generation=done.generation))
 
     def _delete(self, record: DocumentRecord) -> IngestResult:
-        store = self._stores.scoped(_scope(record))
+        namespace = require_namespace(self._registry, record.tenant_id, record.namespace_id)
+        generation = self._serving(namespace, record)
+        store = generation.store()
         gone = record.model_copy(
             update={
                 "status": "deleted",
@@ -646,8 +684,19 @@ class IngestService:
                 "readers": (),
             }
         )
+        self._writer.mirror(namespace, generation.number, record, "", None)
         self._publish(store, record, gone)
         return IngestResult(record.document_id, "deleted", 0, 0, "", RunUsage())
+
+    def _serving(self, namespace: Namespace, record: DocumentRecord | None = None) -> Generation:
+        """Where the namespace's served generation lives and how it is made; a namespace this
+        deployment cannot embed for fails ``record`` (its served version stays as it was)."""
+        try:
+            return serving(self._catalog, namespace)
+        except errors.RaglineError as exc:
+            if record is not None:
+                self._documents.fail(record, exc.code, exc.message)
+            raise
 
     def _reject(self, store: VectorStore, record: DocumentRecord, exc: errors.RaglineError) -> None:
         """A version that cannot be indexed replaces the served one with nothing (S3 no longer
@@ -681,28 +730,9 @@ class IngestService:
             and stored.status in ("ready", "deleted", "failed")
             and stored.indexed_generation
         ):
-            self._stores.scoped(_scope(stored)).publish(
-                stored.document_id, generation=stored.indexed_generation
-            )
+            namespace = require_namespace(self._registry, stored.tenant_id, stored.namespace_id)
+            self._serving(namespace).store().publish(stored.document_id, generation=stored.indexed_generation)
         return _skipped(stored, "stale" if reason == "stale" else "duplicate")
-
-
-def stamped(chunks: list[Chunk], labels: DocumentMetadata) -> list[Chunk]:
-    """Every chunk carrying its document's metadata and readers (what the store filters on)."""
-    return [
-        c.model_copy(
-            update={
-                "metadata": c.metadata.model_copy(
-                    update={"attributes": labels.attributes, "readers": labels.readers}
-                )
-            }
-        )
-        for c in chunks
-    ]
-
-
-def _scope(record: DocumentRecord) -> TenantScope:
-    return TenantScope(tenant_id=record.tenant_id, namespace_id=record.namespace_id)
 
 
 def _skipped(record: DocumentRecord, outcome: Outcome, reason: str = "") -> IngestResult:

@@ -3,8 +3,18 @@ namespaces API."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Protocol
+
 from ragline import errors
-from ragline.domain.api import NamespaceDeleted, NamespaceList, NamespacePatch, NamespaceView, NewNamespace
+from ragline.domain.api import (
+    NamespaceDeleted,
+    NamespaceList,
+    NamespacePatch,
+    NamespaceView,
+    NewNamespace,
+    ReindexRequest,
+)
 from ragline.domain.attributes import check_key
 from ragline.domain.authority import may_change_tenant_wide
 from ragline.domain.tenancy import ALL_SCOPES, Namespace, NamespaceSettings
@@ -39,10 +49,42 @@ def claim_embedding_space(registry: TenantRegistry, namespace: Namespace, embedd
     check_embedding_space(namespace, embedder)
     if namespace.settings.embedding_model:
         return namespace
-    settings = namespace.settings.model_copy(
-        update={"embedding_model": embedder.model_id, "embedding_dimension": embedder.dimension}
+
+    def record(ns: Namespace) -> Namespace:
+        check_embedding_space(ns, embedder)  # another ingest (or a reindex) may have recorded one
+        if ns.settings.embedding_model:
+            return ns
+        settings = ns.settings.model_copy(
+            update={"embedding_model": embedder.model_id, "embedding_dimension": embedder.dimension}
+        )
+        return ns.model_copy(update={"settings": settings})
+
+    return change_namespace(registry, namespace, record)
+
+
+SWAP_ATTEMPTS = 8
+
+
+def change_namespace(
+    registry: TenantRegistry, namespace: Namespace, change: Callable[[Namespace], Namespace]
+) -> Namespace:
+    """Apply ``change`` to the stored namespace with a conditional write, re-reading and re-applying
+    it when another write came first: no writer ever overwrites a change it did not see (a settings
+    PATCH never undoes a reindex's switch). ``change`` returning its argument writes nothing."""
+    current = namespace
+    for _ in range(SWAP_ATTEMPTS):
+        changed = change(current)
+        if changed == current:
+            return current
+        saved = registry.swap_namespace(changed, revision=current.revision)
+        if saved is not None:
+            if saved.default:
+                clear_other_defaults(registry, saved)
+            return saved
+        current = registry.get_namespace(namespace.tenant_id, namespace.namespace_id)
+    raise errors.Conflict(
+        "the namespace kept changing under this write; retry", namespace=namespace.namespace_id
     )
-    return save_namespace(registry, namespace.model_copy(update={"settings": settings}))
 
 
 def new_namespace(
@@ -60,6 +102,14 @@ def new_namespace(
         raise errors.InvalidRequest(str(exc).splitlines()[-1].strip(), namespace=namespace_id) from exc
 
 
+class Reindexer(Protocol):
+    """Starts a namespace's rebuild (:class:`ragline.services.reindex.ReindexService`)."""
+
+    def begin(self, principal: Principal, namespace: str, request: ReindexRequest) -> Namespace:
+        """Record the rebuild on the namespace and dispatch it; the namespace as stored after."""
+        ...
+
+
 class NamespaceService:
     """The namespaces API: anyone may read the namespaces their key may use; changing them is admin.
 
@@ -69,9 +119,17 @@ class NamespaceService:
     A tenant has at most one default: making one the default clears it on every other.
     """
 
-    def __init__(self, *, registry: TenantRegistry, documents: DocumentRegistry) -> None:
+    def __init__(
+        self,
+        *,
+        registry: TenantRegistry,
+        documents: DocumentRegistry,
+        reindex: Reindexer | None = None,
+    ) -> None:
         self._registry = registry
         self._documents = documents
+        self._reindex = reindex
+        """Starts a rebuild when a patch changes the embedding model or chunking (``None``: refused)."""
 
     def list(self, principal: Principal) -> NamespaceList:
         spaces = self._registry.list_namespaces(principal.tenant_id)
@@ -97,23 +155,31 @@ class NamespaceService:
             require_tenant_wide(principal, "change the default namespace")
         if patch.metadata_schema:
             # First, and atomic: a clash (409) or a bad key (400) refuses the patch, nothing changed.
-            # The write below keeps the stored schema (update_namespace never writes it).
+            # The write below keeps the stored schema (a namespace write never writes it).
             for key in patch.metadata_schema:
                 check_key(key)
             self._registry.extend_metadata_schema(ns.tenant_id, ns.namespace_id, patch.metadata_schema)
-        settings = ns.settings
-        if patch.system_prompt is not None:
-            settings = settings.model_copy(update={"system_prompt": patch.system_prompt})
-        if patch.chunks_per_search is not None:
-            settings = settings.model_copy(update={"chunks_per_search": patch.chunks_per_search})
-        changed = ns.model_copy(
-            update={
-                "description": ns.description if patch.description is None else patch.description,
-                "default": ns.default if patch.default is None else patch.default,
-                "settings": settings,
-            }
-        )
-        return NamespaceView.of(save_namespace(self._registry, changed))
+
+        def apply(ns: Namespace) -> Namespace:
+            settings = ns.settings
+            if patch.system_prompt is not None:
+                settings = settings.model_copy(update={"system_prompt": patch.system_prompt})
+            if patch.chunks_per_search is not None:
+                settings = settings.model_copy(update={"chunks_per_search": patch.chunks_per_search})
+            return ns.model_copy(
+                update={
+                    "description": ns.description if patch.description is None else patch.description,
+                    "default": ns.default if patch.default is None else patch.default,
+                    "settings": settings,
+                }
+            )
+
+        request = patch.reindex_request()
+        if request is not None:  # a refused rebuild (409) changes nothing else either
+            if self._reindex is None:
+                raise errors.InvalidRequest("this deployment cannot reindex", namespace=namespace)
+            ns = self._reindex.begin(principal, namespace, request)
+        return NamespaceView.of(change_namespace(self._registry, ns, apply))
 
     def delete(self, principal: Principal, namespace: str) -> NamespaceDeleted:
         """Refused (409) while the namespace holds documents: deleting it must not orphan chunks.

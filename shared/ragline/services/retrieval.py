@@ -17,6 +17,7 @@ from typing import Literal
 from ragline import errors
 from ragline.domain.filters import Filter, ReadView
 from ragline.domain.fusion import fuse_across
+from ragline.domain.generations import Chunking
 from ragline.domain.models import (
     Chunk,
     HybridQuery,
@@ -39,12 +40,16 @@ from ragline.domain.retrieval import (
 from ragline.domain.tenancy import Namespace, Scope
 from ragline.ports import Embedder, Reranker, TenantRegistry, VectorStore, VectorStoreProvider
 from ragline.services.authentication import Principal
-from ragline.services.namespaces import check_embedding_space, require_namespace
+from ragline.services.generations import Generation, ModelCatalog, Space, serving
+from ragline.services.namespaces import require_namespace
 
 Fusion = Literal["rrf", "convex"]
-QueryBuilder = Callable[[str, SearchMode, int, "Fusion | None", RunUsage, "Filter | None"], SearchQuery]
-"""(text, mode, k, fusion, usage, where) → the store query (embedding the text, counted in ``usage``;
-``where`` narrows it inside the store's bound view)."""
+QueryBuilder = Callable[
+    [str, SearchMode, int, "Fusion | None", RunUsage, Embedder, "Filter | None"], SearchQuery
+]
+"""(text, mode, k, fusion, usage, embedder, where) → the store query (embedding the text with the
+embedder of the generation it searches, counted in ``usage``; ``where`` narrows it inside the store's
+bound view)."""
 
 FALLBACK_ERRORS: tuple[type[errors.RaglineError], ...] = (
     errors.RerankFailed,
@@ -66,10 +71,13 @@ class RetrievalService:
         fusion: Fusion = "convex",
         rrf_k: int = 60,
         alpha: float = 0.4,
+        catalog: ModelCatalog | None = None,
     ) -> None:
         self._registry = registry
         self._stores = stores
         self._embedder = embedder
+        self._catalog = catalog or ModelCatalog.single(Space(embedder, _NoTokenizer(), stores))
+        """The embedding models of the namespaces' served generations (``embedder``: the configured)."""
         self._reranker = reranker
         self._fusion: Fusion = fusion
         self._rrf_k = rrf_k
@@ -95,7 +103,7 @@ class RetrievalService:
             if not spaces:
                 raise errors.InvalidRequest("no default namespace: name the namespaces to search")
         for ns in spaces:
-            check_embedding_space(ns, self._embedder)
+            serving(self._catalog, ns)  # the embedding-space guard
         return spaces
 
     def readable(self, principal: Principal, need: Scope) -> tuple[list[Namespace], list[Notice]]:
@@ -108,7 +116,7 @@ class RetrievalService:
             if not principal.may_read(ns.namespace_id):
                 continue
             try:
-                check_embedding_space(ns, self._embedder)
+                serving(self._catalog, ns)
             except errors.EmbeddingMismatch as exc:
                 notices.append(
                     Notice("namespace_skipped", f"{ns.namespace_id!r} not searched: {exc.message}")
@@ -126,17 +134,28 @@ class RetrievalService:
         """A retriever over already-authorised scopes, adding what it spends to ``usage``; every store
         serves only what ``view`` admits (the request's filter and user: see :class:`ReadView`), or
         what ``view[namespace]`` admits (a filter typed by each namespace's schema). A mapping without
-        a scope's namespace is a bug, never "no view": it raises."""
+        a scope's namespace is a bug, never "no view": it raises. Each scope reads its namespace's
+        served generation as of now (its storage and its embedder): the run keeps it, so a reindex's
+        switch meanwhile never splits a run across two generations; hits carry the public scope."""
 
         def view_of(scope: TenantScope) -> ReadView | None:
             return view[scope.namespace_id] if isinstance(view, Mapping) else view
 
+        generations = {s: self._generation(s) for s in dict.fromkeys(scopes)}
         return Retriever(
-            stores={s: self._stores.scoped(s, view_of(s)) for s in dict.fromkeys(scopes)},
+            stores={s: g.store(view_of(s)) for s, g in generations.items()},
+            embedders={s: g.space.embedder for s, g in generations.items()},
             build_query=self._query,
             reranker=self._reranker,
             usage=usage if usage is not None else RunUsage(),
         )
+
+    def _generation(self, scope: TenantScope) -> Generation:
+        try:
+            namespace = self._registry.get_namespace(scope.tenant_id, scope.namespace_id)
+        except errors.NamespaceNotFound:  # deleted meanwhile: nothing of it was served (it was empty)
+            return Generation(scope, 1, self._catalog.default_space(), Chunking())
+        return serving(self._catalog, namespace)
 
     @property
     def reranker_name(self) -> str | None:
@@ -149,14 +168,15 @@ class RetrievalService:
         k: int,
         fusion: Fusion | None,
         usage: RunUsage,
+        embedder: Embedder,
         where: Filter | None = None,
     ) -> SearchQuery:
         filters = MetadataFilter(where=where)
         try:
             if mode == "keyword":
                 return KeywordQuery(text=text, k=k, filters=filters)
-            vector = tuple(float(x) for x in self._embedder.embed_query(text))
-            usage.embedded_tokens += self._embedder.count_tokens(text)
+            vector = tuple(float(x) for x in embedder.embed_query(text))
+            usage.embedded_tokens += embedder.count_tokens(text)
             if mode == "semantic":
                 return SemanticQuery(text=text, k=k, vector=vector, filters=filters)
             return HybridQuery(
@@ -181,11 +201,13 @@ class Retriever:
         self,
         *,
         stores: dict[TenantScope, VectorStore],
+        embedders: dict[TenantScope, Embedder],
         build_query: QueryBuilder,
         reranker: Reranker | None,
         usage: RunUsage,
     ) -> None:
         self._stores = stores
+        self._embedders = embedders
         self._build_query = build_query
         self._reranker = reranker
         self.usage = usage
@@ -225,9 +247,15 @@ class Retriever:
             )
             result.mode = mode = "semantic"
         try:
-            query = self._build_query(text, mode, candidates, fusion, result.usage, where)
+            queries: dict[str, SearchQuery] = {}  # one per embedding model: each text embedded once
+            query: SearchQuery | None = None
             found: list[RetrievedHit] = []
             for scope, store in self._stores.items():
+                embedder = self._embedders[scope]
+                query = queries.get(embedder.model_id)
+                if query is None:
+                    query = self._build_query(text, mode, candidates, fusion, result.usage, embedder, where)
+                    queries[embedder.model_id] = query
                 found.extend(RetrievedHit(scope, h) for h in store.search(query))
                 result.usage.retrievals += 1
             if isinstance(query, HybridQuery) and len(self._stores) > 1:
@@ -293,3 +321,10 @@ class Retriever:
         # chunk id and text, so that pair leads each copy back to its namespace.
         scope_of = {(h.hit.chunk.id, h.hit.chunk.text): h.scope for h in found}
         return [RetrievedHit(scope_of[(hit.chunk.id, hit.chunk.text)], hit) for hit in ranked.hits]
+
+
+class _NoTokenizer:
+    """Retrieval never chunks: a catalog built from a lone embedder needs no tokenizer."""
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        raise NotImplementedError("retrieval does not chunk")

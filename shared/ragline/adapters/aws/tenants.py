@@ -118,6 +118,19 @@ def clear_default_request(table_name: str, tenant_id: str, namespace_id: str) ->
     }
 
 
+def swap_request(table_name: str, namespace: Namespace, revision: int) -> dict[str, Any]:
+    """:func:`update_namespace_request` (every field but the metadata schema) of ``namespace``, only
+    while the stored one is at ``revision`` (a record without one counts as 0)."""
+    request = update_namespace_request(table_name, namespace)
+    matches = "#revision = :revision"
+    if revision == 0:
+        matches = f"(attribute_not_exists(#revision) OR {matches})"
+    request["ConditionExpression"] = f"attribute_exists(#pk) AND {matches}"
+    request["ExpressionAttributeNames"]["#revision"] = "revision"
+    request["ExpressionAttributeValues"][":revision"] = {"N": str(revision)}
+    return request
+
+
 def delete_existing_request(table_name: str, key: Key) -> dict[str, Any]:
     return {"TableName": table_name, "Key": key, "ConditionExpression": "attribute_exists(pk)"}
 
@@ -348,6 +361,15 @@ class DynamoDbTenantRegistry:
             "the namespace's metadata schema kept changing; retry later",
             table=self.table_name, namespace=namespace_id,
         )  # fmt: skip
+
+    def swap_namespace(self, namespace: Namespace, *, revision: int) -> Namespace | None:
+        changed = namespace.model_copy(update={"revision": revision + 1})
+        try:
+            response = self._send("update_item", swap_request(self.table_name, changed, revision))
+        except _ConditionFailed:
+            self.get_namespace(namespace.tenant_id, namespace.namespace_id)  # NamespaceNotFound if gone
+            return None
+        return Namespace.model_validate(item_fields(response["Attributes"]))
 
     def clear_default_namespace(self, tenant_id: str, namespace_id: str) -> None:
         with contextlib.suppress(_ConditionFailed):  # gone meanwhile: nothing to clear

@@ -160,6 +160,31 @@ class SqliteTenantRegistry:
                 raise
         return merged
 
+    def swap_namespace(self, namespace: Namespace, *, revision: int) -> Namespace | None:
+        """Like :meth:`update_namespace`, the stored metadata schema is kept (only
+        ``extend_metadata_schema`` writes it)."""
+        with self._lock:
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                schema = _stored_schema(db, namespace.tenant_id, namespace.namespace_id)
+                kept = _with_schema(namespace, schema or {}).model_copy(update={"revision": revision + 1})
+                cur = db.execute(
+                    "UPDATE namespaces SET body=? WHERE tenant_id=? AND namespace_id=?"
+                    " AND coalesce(json_extract(body, '$.revision'), 0)=?",
+                    (kept.model_dump_json(), namespace.tenant_id, namespace.namespace_id, revision),
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        if schema is None:
+            raise errors.NamespaceNotFound(
+                f"namespace {namespace.namespace_id!r} does not exist", namespace=namespace.namespace_id
+            )
+        return kept if cur.rowcount == 1 else None
+
     def clear_default_namespace(self, tenant_id: str, namespace_id: str) -> None:
         with self._lock:
             self._db().execute(

@@ -1,0 +1,66 @@
+""":class:`~ragline.ports.StepQueue` in process: one background thread runs the steps in order (a
+local server's reindex), a delayed step waits on a timer. ``run`` is the reindex service's step."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+
+from ragline.domain.generations import ReindexStep
+
+logger = logging.getLogger(__name__)
+
+
+class ThreadStepQueue:
+    def __init__(self, run: Callable[[ReindexStep], None]) -> None:
+        self._run = run
+        self._steps: queue.Queue[ReindexStep] = queue.Queue()
+        self._lock = threading.Lock()
+        self._worker: threading.Thread | None = None
+        self._pending = 0
+        self._idle = threading.Condition(self._lock)
+
+    def submit(self, step: ReindexStep, *, delay_seconds: float = 0.0) -> None:
+        with self._lock:
+            self._pending += 1
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._loop, name="ragline-reindex", daemon=True)
+                self._worker.start()
+        if delay_seconds > 0:
+            timer = threading.Timer(delay_seconds, self._steps.put, args=(step,))
+            timer.daemon = True
+            timer.start()
+        else:
+            self._steps.put(step)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until every submitted step ran (delayed ones too); False on timeout."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._pending == 0, timeout)
+
+    def _loop(self) -> None:
+        while True:
+            step = self._steps.get()
+            try:
+                self._run(step)
+            except Exception:  # the rebuild's state says what failed; the thread serves the next
+                logger.exception("reindex step failed", extra={"step": step.body()})
+            finally:
+                with self._idle:
+                    self._pending -= 1
+                    self._idle.notify_all()
+
+
+class InlineStepQueue:
+    """Steps run by whoever drains it (the CLI's reindex command, tests): nothing runs on its own."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[ReindexStep, float]] = []
+
+    def submit(self, step: ReindexStep, *, delay_seconds: float = 0.0) -> None:
+        self.steps.append((step, delay_seconds))
+
+    def take(self) -> tuple[ReindexStep, float] | None:
+        return self.steps.pop(0) if self.steps else None

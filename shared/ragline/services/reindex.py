@@ -1,0 +1,271 @@
+"""Reindex a namespace without downtime: build the next generation beside the served one, switch.
+
+1. :meth:`ReindexService.begin` records the rebuild on the namespace (one conditional write: the
+   target model, chunking and generation, state ``building``, documents total) and dispatches its
+   first :class:`ReindexStep`. A second request while one builds is refused (409).
+2. Each ``build`` step rebuilds the next :attr:`ReindexSettings.step_documents` live documents (in id
+   order, after the last one done) from their stored originals into the new generation's storage
+   scope, with the new model's embedder and the new chunking, records the progress, and dispatches
+   the next step — so on AWS every step is one short SQS message of the ingestion queue, never one
+   long request. Meanwhile ingests and deletes write the served generation *and* the one being built
+   (:meth:`~ragline.services.generation_writer.GenerationWriter.mirror`).
+3. The last step re-does every document changed since the rebuild began (a write that raced its
+   start), then switches: one conditional write of the namespace moves the served generation, its
+   model and chunking. Every reader resolves the served generation per run, so a search answers
+   from the old generation or the new one, never both, never neither.
+4. A ``retire`` step, ``retire_seconds`` later (runs bound to the old generation just before the
+   switch end first), drops the old generation's chunks.
+
+A step that fails marks the rebuild ``failed`` with the reason and drops what it built; the old
+generation never stopped serving.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from ragline import errors
+from ragline.domain.api import NamespaceView, ReindexRequest
+from ragline.domain.documents import DocumentRecord
+from ragline.domain.generations import Chunking, Rebuild, ReindexStep, storage_scope
+from ragline.domain.models import TenantScope
+from ragline.domain.tenancy import Namespace
+from ragline.ports import DocumentRegistry, ObjectStore, StepQueue, TenantRegistry
+from ragline.services.authentication import Principal
+from ragline.services.generation_writer import GenerationWriter
+from ragline.services.generations import Generation, ModelCatalog, building, serving
+from ragline.services.namespaces import change_namespace, require_namespace
+from ragline.services.originals import read_original
+
+
+@dataclass(frozen=True)
+class ReindexSettings:
+    step_documents: int = 20
+    """Documents one step rebuilds (an SQS message's work: well within a Lambda invocation)."""
+    retire_seconds: float = 900.0
+    """How long the old generation is kept after the switch (a run bound to it ends first)."""
+    settle_seconds: float = 330.0
+    """Writes claimed this long before the rebuild began may not have seen it: re-done at the end."""
+
+
+LIVE = ("ready", "processing")
+"""Documents a generation must hold: served ones, and ones being (re)written now."""
+
+
+class ReindexService:
+    def __init__(
+        self,
+        *,
+        registry: TenantRegistry,
+        documents: DocumentRegistry,
+        objects: ObjectStore | None,
+        catalog: ModelCatalog,
+        writer: GenerationWriter,
+        queue: StepQueue,
+        settings: ReindexSettings,
+    ) -> None:
+        self._registry = registry
+        self._documents = documents
+        self._objects = objects
+        self._catalog = catalog
+        self._writer = writer
+        self._queue = queue
+        self._settings = settings
+
+    # -- starting --------------------------------------------------------------------------------
+    def start(self, principal: Principal, namespace: str, request: ReindexRequest) -> NamespaceView:
+        """``POST /namespaces/{ns}/reindex``: rebuild even when nothing changes (e.g. new parsers)."""
+        return NamespaceView.of(self.begin(principal, namespace, request, force=True))
+
+    def begin(
+        self, principal: Principal, namespace: str, request: ReindexRequest, *, force: bool = False
+    ) -> Namespace:
+        principal.require("admin", namespace)
+        ns = require_namespace(self._registry, principal.tenant_id, namespace)
+        current = ns.settings
+        model = request.embedding_model or current.embedding_model or self._catalog.default
+        space = self._catalog.space(model)
+        if space is None:
+            raise errors.InvalidRequest(
+                f"this deployment cannot embed with {model!r}", available=self._catalog.models()
+            )
+        chunking = Chunking(
+            chunk_tokens=current.chunking.chunk_tokens
+            if request.chunk_tokens is None
+            else request.chunk_tokens,
+            chunk_overlap_tokens=current.chunking.chunk_overlap_tokens
+            if request.chunk_overlap_tokens is None
+            else request.chunk_overlap_tokens,
+        )
+        deployment = self._writer.settings
+        size, overlap = Generation(_public(ns), 0, space, chunking).chunk_sizes(
+            deployment.chunk_tokens, deployment.chunk_overlap_tokens
+        )
+        if overlap >= size:
+            raise errors.InvalidRequest("chunkOverlapTokens must be below chunkTokens", chunk_tokens=size)
+        same = model == (current.embedding_model or self._catalog.default) and chunking == current.chunking
+        if same and not force:
+            return ns
+        total = len(self._live(ns))
+
+        def record(stored: Namespace) -> Namespace:
+            running = stored.settings.rebuild
+            if running is not None and running.state == "building":
+                raise errors.Conflict(
+                    "a reindex of this namespace is already running",
+                    namespace=namespace,
+                    generation=running.generation,
+                    documents_done=running.documents_done,
+                    documents_total=running.documents_total,
+                )
+            used = max(stored.settings.generation, running.generation if running else 0)
+            rebuild = Rebuild(
+                generation=used + 1,
+                embedding_model=model,
+                embedding_dimension=space.embedder.dimension,
+                chunking=chunking,
+                documents_total=total,
+            )
+            return stored.model_copy(
+                update={"settings": stored.settings.model_copy(update={"rebuild": rebuild})}
+            )
+
+        saved = change_namespace(self._registry, ns, record)
+        rebuild = saved.settings.rebuild
+        assert rebuild is not None
+        self._queue.submit(ReindexStep(saved.tenant_id, saved.namespace_id, rebuild.generation))
+        return saved
+
+    # -- running ---------------------------------------------------------------------------------
+    def run(self, step: ReindexStep) -> None:
+        """One step; a step of a rebuild that is no longer running (superseded, failed) does nothing."""
+        if step.kind == "retire":
+            self._drop(step.tenant_id, step.namespace_id, step.generation, step.model)
+            return
+        ns = self._registry.get_namespace(step.tenant_id, step.namespace_id)
+        target = building(self._catalog, ns)
+        if target is None or target.number != step.generation:
+            return
+        try:
+            self._build(ns, target)
+        except errors.WorkerOutOfTime:
+            raise  # the message comes back
+        except errors.RaglineError as exc:
+            self._fail(ns, target, exc.message)
+
+    def _build(self, ns: Namespace, target: Generation) -> None:
+        rebuild = ns.settings.rebuild
+        assert rebuild is not None
+        pending = [r for r in self._live(ns) if r.document_id > rebuild.after]
+        batch = pending[: self._settings.step_documents]
+        for record in batch:
+            self._rebuild(target, record)
+        if len(pending) > len(batch):
+            self._progress(ns, target, batch[-1].document_id, len(batch))
+            self._queue.submit(ReindexStep(ns.tenant_id, ns.namespace_id, target.number))
+            return
+        self._finish(ns, target, len(batch))
+
+    def _rebuild(self, target: Generation, record: DocumentRecord) -> None:
+        found = read_original(self._objects, record)
+        if found is None:  # its removal is in flight: the delete writes this generation too
+            return
+        filename, data = found
+        try:
+            self._writer.write(target, record, filename, data)
+        except errors.RaglineError as exc:
+            raise type(exc)(f"{record.document_id}: {exc.message}", document_id=record.document_id) from exc
+
+    def _finish(self, ns: Namespace, target: Generation, done_now: int) -> None:
+        rebuild = ns.settings.rebuild
+        assert rebuild is not None
+        since = rebuild.started_at - timedelta(seconds=self._settings.settle_seconds)
+        for record in self._documents.list(ns.tenant_id, ns.namespace_id):
+            if record.updated_at < since:
+                continue
+            if record.status == "deleted":
+                self._writer.remove(target, record)
+            elif record.status in LIVE:
+                self._rebuild(target, record)
+        old = serving(self._catalog, ns)
+
+        def switch(stored: Namespace) -> Namespace:
+            running = stored.settings.rebuild
+            if running is None or running.generation != target.number or running.state != "building":
+                raise errors.Superseded("the rebuild was replaced", namespace=stored.namespace_id)
+            done = running.model_copy(
+                update={
+                    "state": "ready",
+                    "documents_done": running.documents_done + done_now,
+                    "finished_at": datetime.now(UTC),
+                }
+            )
+            settings = stored.settings.model_copy(
+                update={
+                    "generation": target.number,
+                    "embedding_model": running.embedding_model,
+                    "embedding_dimension": running.embedding_dimension,
+                    "chunking": running.chunking,
+                    "rebuild": done,
+                }
+            )
+            return stored.model_copy(update={"settings": settings})
+
+        change_namespace(self._registry, ns, switch)
+        self._queue.submit(
+            ReindexStep(ns.tenant_id, ns.namespace_id, old.number, "retire", old.space.embedder.model_id),
+            delay_seconds=self._settings.retire_seconds,
+        )
+
+    def _progress(self, ns: Namespace, target: Generation, after: str, done: int) -> None:
+        def advance(stored: Namespace) -> Namespace:
+            running = stored.settings.rebuild
+            if running is None or running.generation != target.number or running.state != "building":
+                raise errors.Superseded("the rebuild was replaced", namespace=stored.namespace_id)
+            moved = running.model_copy(
+                update={"after": after, "documents_done": running.documents_done + done}
+            )
+            return stored.model_copy(
+                update={"settings": stored.settings.model_copy(update={"rebuild": moved})}
+            )
+
+        change_namespace(self._registry, ns, advance)
+
+    def _fail(self, ns: Namespace, target: Generation, reason: str) -> None:
+        def fail(stored: Namespace) -> Namespace:
+            running = stored.settings.rebuild
+            if running is None or running.generation != target.number or running.state != "building":
+                return stored
+            failed = running.model_copy(
+                update={"state": "failed", "error": reason, "finished_at": datetime.now(UTC)}
+            )
+            return stored.model_copy(
+                update={"settings": stored.settings.model_copy(update={"rebuild": failed})}
+            )
+
+        change_namespace(self._registry, ns, fail)
+        self._drop(ns.tenant_id, ns.namespace_id, target.number, target.space.embedder.model_id)
+
+    def _drop(self, tenant_id: str, namespace_id: str, generation: int, model: str) -> None:
+        """Delete every chunk of a generation that no longer serves (the old one, or a failed build)."""
+        ns = self._registry.get_namespace(tenant_id, namespace_id)
+        if ns.settings.generation == generation:
+            return  # serving (never drop what answers queries)
+        space = self._catalog.space(model)
+        if space is None:
+            return
+        store = space.stores.scoped(storage_scope(_public(ns), generation))
+        for record in self._documents.list(tenant_id, namespace_id):
+            store.delete_document(record.document_id)
+
+    def _live(self, ns: Namespace) -> list[DocumentRecord]:
+        records = self._documents.list(ns.tenant_id, ns.namespace_id)
+        return sorted(
+            (r for r in records if r.status in LIVE),
+            key=lambda r: r.document_id,
+        )
+
+
+def _public(namespace: Namespace) -> TenantScope:
+    return TenantScope(tenant_id=namespace.tenant_id, namespace_id=namespace.namespace_id)
