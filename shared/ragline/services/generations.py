@@ -84,11 +84,13 @@ class Generation:
         return self.space.stores.scoped(self.scope, view)
 
     def chunk_sizes(self, chunk_tokens: int, overlap_tokens: int) -> tuple[int, int]:
-        """This generation's chunk size and overlap, the deployment's where it sets none."""
-        return (
-            self.chunking.chunk_tokens or chunk_tokens,
-            self.chunking.chunk_overlap_tokens or overlap_tokens,
-        )
+        """This generation's chunk size and overlap, the deployment's where it sets none (a size set
+        without an overlap overlaps by the deployment's, at most a quarter of the size)."""
+        own = self.chunking
+        size = own.chunk_tokens or chunk_tokens
+        if own.chunk_overlap_tokens:
+            return size, own.chunk_overlap_tokens
+        return size, min(overlap_tokens, size // 4) if own.chunk_tokens else overlap_tokens
 
 
 def serving(catalog: ModelCatalog, namespace: Namespace) -> Generation:

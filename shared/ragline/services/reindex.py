@@ -34,7 +34,7 @@ from ragline.domain.tenancy import Namespace
 from ragline.ports import DocumentRegistry, ObjectStore, StepQueue, TenantRegistry
 from ragline.services.authentication import Principal
 from ragline.services.generation_writer import GenerationWriter
-from ragline.services.generations import Generation, ModelCatalog, building, serving
+from ragline.services.generations import Generation, ModelCatalog, building
 from ragline.services.namespaces import change_namespace, require_namespace
 from ragline.services.originals import read_original
 
@@ -188,7 +188,8 @@ class ReindexService:
                 self._writer.remove(target, record)
             elif record.status in LIVE:
                 self._rebuild(target, record)
-        old = serving(self._catalog, ns)
+        old_generation = ns.settings.generation
+        old_model = ns.settings.embedding_model or self._catalog.default
 
         def switch(stored: Namespace) -> Namespace:
             running = stored.settings.rebuild
@@ -214,7 +215,7 @@ class ReindexService:
 
         change_namespace(self._registry, ns, switch)
         self._queue.submit(
-            ReindexStep(ns.tenant_id, ns.namespace_id, old.number, "retire", old.space.embedder.model_id),
+            ReindexStep(ns.tenant_id, ns.namespace_id, old_generation, "retire", old_model),
             delay_seconds=self._settings.retire_seconds,
         )
 
@@ -252,9 +253,9 @@ class ReindexService:
         ns = self._registry.get_namespace(tenant_id, namespace_id)
         if ns.settings.generation == generation:
             return  # serving (never drop what answers queries)
-        space = self._catalog.space(model)
-        if space is None:
-            return
+        # a model this deployment no longer has: its generation number is the namespace's alone,
+        # so dropping that scope wherever the default model keeps vectors touches nothing else
+        space = self._catalog.space(model) or self._catalog.default_space()
         store = space.stores.scoped(storage_scope(_public(ns), generation))
         for record in self._documents.list(tenant_id, namespace_id):
             store.delete_document(record.document_id)
