@@ -28,7 +28,7 @@ from ragline.domain.generations import storage_scope
 from ragline.domain.models import TenantScope
 from ragline.services.authentication import Principal
 from ragline.services.generations import ModelCatalog, Space
-from ragline.services.namespaces import new_namespace
+from ragline.services.namespaces import change_namespace, new_namespace
 from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
 from tests.support.vectors import DIM, bow_vector
@@ -300,13 +300,16 @@ def test_a_write_that_did_not_see_the_rebuild_is_redone_before_the_switch(
     c.reindex.start(
         admin(), "docs", ReindexRequest.model_validate({"embeddingModel": "bow-b", "chunkTokens": SHORT})
     )
-    other.ingest.ingest(SCOPE, filename="quiet.txt", data=b"papa quebec oscar november")
-    assert stored(c, "bow-b", 2, "quiet.txt") == 0
+    step, _ = queue(c).take() or (None, 0)
+    assert step is not None
+    c.reindex.run(step)  # past the first documents in id order
+    other.ingest.ingest(SCOPE, filename="a-quiet.txt", data=b"papa quebec oscar november")
+    assert stored(c, "bow-b", 2, "a-quiet.txt") == 0
     # When the rebuild ends
     run_builds(c)
     # Then the document is in the new generation all the same
     hits = search(c, "papa quebec")
-    assert hits and hits[0].document_id == "quiet.txt"
+    assert hits and hits[0].document_id == "a-quiet.txt"
 
 
 def test_a_namespace_of_a_model_the_deployment_cannot_embed_with_is_refused_not_mixed(
@@ -353,3 +356,15 @@ def test_namespace_writes_are_conditional_on_the_revision_read(
     assert registry.get_namespace("acme", "docs").description == "first"
     with pytest.raises(errors.NamespaceNotFound):
         registry.swap_namespace(new_namespace("acme", "ghost"), revision=0)
+
+
+def test_a_settings_write_made_from_a_read_before_the_switch_does_not_undo_it(c: Container) -> None:
+    # Given a writer that read the namespace before a reindex switched it
+    stale = c.registry.get_namespace("acme", "docs")
+    c.reindex.start(admin(), "docs", ReindexRequest.model_validate({"embeddingModel": "bow-b"}))
+    run_builds(c)
+    # When it writes its change
+    change_namespace(c.registry, stale, lambda ns: ns.model_copy(update={"description": "manuals"}))
+    # Then its change is applied to the switched namespace, which still serves the new generation
+    now = c.registry.get_namespace("acme", "docs")
+    assert (now.description, now.settings.generation, now.settings.embedding_model) == ("manuals", 2, "bow-b")
