@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ragline import errors, snapstart, telemetry, wiring
+from ragline.domain.generations import ReindexStep
 from ragline.services.embedding_run import WorkerDeadline
 
 if TYPE_CHECKING:
@@ -30,12 +31,22 @@ tracer = telemetry.handler_tracer()
 def lambda_handler(
     event: dict[str, Any], context: Any, *, container: Container | None = None
 ) -> dict[str, list[dict[str, str]]]:
-    batch = (container or wiring.container()).ingest.batch(WorkerDeadline.of_lambda(context))
+    c = container or wiring.container()
+    deadline = WorkerDeadline.of_lambda(context)
+    batch = c.ingest.batch(deadline)
+    failures: list[dict[str, str]] = []
     for record in event["Records"]:
         logger.append_keys(message_id=record["messageId"])  # the correlation id of this message's lines
-        batch.notification(record["messageId"], record["body"])
+        step = ReindexStep.parse(record["body"])
+        if step is None:
+            batch.notification(record["messageId"], record["body"])
+            continue
+        try:  # a reindex's step (README "Reindexing a namespace"); it queues its successor
+            c.reindex.run(step, deadline)
+        except errors.RaglineError:
+            logger.warning("reindex step failed", exc_info=True)
+            failures.append({"itemIdentifier": record["messageId"]})
     done: list[tuple[str, int]] = []
-    failures: list[dict[str, str]] = []
     for outcome in batch.finish():  # every message's documents published together, then reported
         logger.append_keys(message_id=outcome.key)
         if outcome.error is None:

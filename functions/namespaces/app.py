@@ -41,6 +41,12 @@ def update_namespace(namespace: str, body: api.NamespacePatch) -> api.NamespaceV
     return services(app).namespaces.update(caller(app), namespace, body)
 
 
+@app.post("/v1/namespaces/<namespace>/reindex", status_code=202)
+def reindex_namespace(namespace: str, body: api.ReindexRequest) -> Response[api.NamespaceView]:
+    """Start rebuilding the namespace (another model or chunking); it serves as it is meanwhile."""
+    return Response(202, "application/json", services(app).reindex.start(caller(app), namespace, body))
+
+
 @app.delete("/v1/namespaces/<namespace>")
 def delete_namespace(namespace: str) -> api.NamespaceDeleted:
     return services(app).namespaces.delete(caller(app), namespace)

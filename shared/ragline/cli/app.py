@@ -93,6 +93,36 @@ def namespaces_list(home: Home = None, tenant: Tenant = "local") -> None:
         typer.echo(f"{ns.namespace_id}\t{ns.settings.embedding_model or '-'}\t{ns.description}")
 
 
+@namespaces_app.command("reindex")
+def namespaces_reindex(
+    namespace_id: str,
+    home: Home = None,
+    tenant: Tenant = "local",
+    model: Annotated[str | None, typer.Option(help="Embedding model id (default: the current one).")] = None,
+    chunk_tokens: Annotated[
+        int | None, typer.Option(help="Chunk size in tokens (0: the deployment's).")
+    ] = None,
+    overlap_tokens: Annotated[int | None, typer.Option(help="Chunk overlap in tokens.")] = None,
+    keep_old_for: Annotated[
+        float, typer.Option(help="Seconds the old generation is kept after the switch.")
+    ] = 30.0,
+) -> None:
+    """Rebuild a namespace with another embedding model or chunking; it serves as it is meanwhile."""
+    from ragline.cli.reindex import run_reindex
+    from ragline.config import Settings
+    from ragline.errors import RaglineError
+
+    settings = Settings.from_env(home=home) if home is not None else Settings.from_env()
+    try:
+        code = run_reindex(
+            settings, tenant, namespace_id, model=model, chunk_tokens=chunk_tokens,
+            overlap_tokens=overlap_tokens, keep_old_for=keep_old_for, echo=typer.echo,
+        )  # fmt: skip
+    except RaglineError as exc:
+        raise _fail(exc) from exc
+    raise typer.Exit(code)
+
+
 @tenants_app.command("create")
 def tenants_create(
     tenant_id: str,

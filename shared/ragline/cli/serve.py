@@ -45,6 +45,7 @@ REST_ROUTES = {
     "namespaces": [
         ("/v1/namespaces", ["GET", "POST"]),
         ("/v1/namespaces/{namespace}", ["GET", "PATCH", "DELETE"]),
+        ("/v1/namespaces/{namespace}/reindex", ["POST"]),
     ],
     "keys": [
         ("/v1/keys", ["GET", "POST"]),

@@ -33,6 +33,7 @@ from ragline.domain.models import TenantScope
 from ragline.domain.tenancy import Namespace
 from ragline.ports import DocumentRegistry, ObjectStore, StepQueue, TenantRegistry
 from ragline.services.authentication import Principal
+from ragline.services.embedding_run import WorkerDeadline
 from ragline.services.generation_writer import GenerationWriter
 from ragline.services.generations import Generation, ModelCatalog, building
 from ragline.services.namespaces import change_namespace, require_namespace
@@ -45,6 +46,9 @@ class ReindexSettings:
     """Documents one step rebuilds (an SQS message's work: well within a Lambda invocation)."""
     retire_seconds: float = 900.0
     """How long the old generation is kept after the switch (a run bound to it ends first)."""
+    reserve_seconds: float = 150.0
+    """Of an invocation's time, what a step keeps for its last document and its writes: a step
+    starts no further document with less left (a document's parse budget is 120 s)."""
     settle_seconds: float = 330.0
     """Writes claimed this long before the rebuild began may not have seen it: re-done at the end."""
 
@@ -138,8 +142,9 @@ class ReindexService:
         return saved
 
     # -- running ---------------------------------------------------------------------------------
-    def run(self, step: ReindexStep) -> None:
-        """One step; a step of a rebuild that is no longer running (superseded, failed) does nothing."""
+    def run(self, step: ReindexStep, deadline: WorkerDeadline | None = None) -> None:
+        """One step; a step of a rebuild that is no longer running (superseded, failed) does nothing.
+        With a ``deadline`` (a Lambda invocation's), the step stops early enough to queue the next."""
         if step.kind == "retire":
             self._drop(step.tenant_id, step.namespace_id, step.generation, step.model)
             return
@@ -148,19 +153,22 @@ class ReindexService:
         if target is None or target.number != step.generation:
             return
         try:
-            self._build(ns, target)
+            self._build(ns, target, deadline)
         except errors.WorkerOutOfTime:
             raise  # the message comes back
         except errors.RaglineError as exc:
             self._fail(ns, target, exc.message)
 
-    def _build(self, ns: Namespace, target: Generation) -> None:
+    def _build(self, ns: Namespace, target: Generation, deadline: WorkerDeadline | None) -> None:
         rebuild = ns.settings.rebuild
         assert rebuild is not None
         pending = [r for r in self._live(ns) if r.document_id > rebuild.after]
-        batch = pending[: self._settings.step_documents]
-        for record in batch:
+        batch: list[DocumentRecord] = []
+        for record in pending[: self._settings.step_documents]:
+            if batch and deadline is not None and deadline.remaining() < self._settings.reserve_seconds:
+                break  # the rest in the next step (a new invocation)
             self._rebuild(target, record)
+            batch.append(record)
         if len(pending) > len(batch):
             self._progress(ns, target, batch[-1].document_id, len(batch))
             self._queue.submit(ReindexStep(ns.tenant_id, ns.namespace_id, target.number))
