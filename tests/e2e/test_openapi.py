@@ -38,6 +38,7 @@ def test_every_route_is_documented_with_its_models_and_the_one_error_shape() -> 
         ("GET", "/v1/namespaces/{namespace}"),
         ("PATCH", "/v1/namespaces/{namespace}"),
         ("DELETE", "/v1/namespaces/{namespace}"),
+        ("POST", "/v1/namespaces/{namespace}/reindex"),
         ("GET", "/v1/namespaces/{namespace}/documents"),
         ("POST", "/v1/namespaces/{namespace}/documents"),
         ("GET", "/v1/namespaces/{namespace}/documents/{document_id}"),

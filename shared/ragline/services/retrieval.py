@@ -143,7 +143,7 @@ class RetrievalService:
 
         generations = {s: self._generation(s) for s in dict.fromkeys(scopes)}
         return Retriever(
-            stores={s: g.store(view_of(s)) for s, g in generations.items()},
+            stores={s: self._store(g, view_of(s)) for s, g in generations.items()},
             embedders={s: g.space.embedder for s, g in generations.items()},
             build_query=self._query,
             reranker=self._reranker,
@@ -156,6 +156,12 @@ class RetrievalService:
         except errors.NamespaceNotFound:  # deleted meanwhile: nothing of it was served (it was empty)
             return Generation(scope, 1, self._catalog.default_space(), Chunking())
         return serving(self._catalog, namespace)
+
+    def _store(self, generation: Generation, view: ReadView | None) -> VectorStore:
+        """The generation's store: through this service's own ``stores`` for the configured model."""
+        if generation.space.embedder.model_id == self._catalog.default:
+            return self._stores.scoped(generation.scope, view)
+        return generation.store(view)
 
     @property
     def reranker_name(self) -> str | None:

@@ -80,6 +80,8 @@ def test_namespace_item_nests_its_settings_as_a_map() -> None:
             "system_prompt": {"S": "p"},
             "chunks_per_search": {"N": "0"},
             "metadata_schema": {"M": {}},
+            "chunking": {"M": {"chunk_tokens": {"N": "0"}, "chunk_overlap_tokens": {"N": "0"}}},
+            "generation": {"N": "1"},
         }
     }
     # an item written before chunks_per_search existed still reads, with the deployment's setting
