@@ -310,6 +310,24 @@ class RaglineClient:
         body = {k: v for k, v in patch.items() if v is not None}
         return self._call(NamespaceView, "PATCH", f"/v1/namespaces/{_seg(namespace)}", body)
 
+    def reindex_namespace(
+        self,
+        namespace: str,
+        *,
+        embedding_model: str | None = None,
+        chunk_tokens: int | None = None,
+        chunk_overlap_tokens: int | None = None,
+    ) -> NamespaceView:
+        """Start rebuilding ``namespace`` with another embedding model or chunking; it keeps serving
+        meanwhile, and ``get_namespace(...).rebuild`` shows the progress."""
+        request = {
+            "embeddingModel": embedding_model,
+            "chunkTokens": chunk_tokens,
+            "chunkOverlapTokens": chunk_overlap_tokens,
+        }
+        body = {k: v for k, v in request.items() if v is not None}
+        return self._call(NamespaceView, "POST", f"/v1/namespaces/{_seg(namespace)}/reindex", body)
+
     def delete_namespace(self, namespace: str) -> NamespaceDeleted:
         return self._call(NamespaceDeleted, "DELETE", f"/v1/namespaces/{_seg(namespace)}")
 

@@ -19,12 +19,9 @@ class ThreadStepQueue:
         self._steps: queue.Queue[ReindexStep] = queue.Queue()
         self._lock = threading.Lock()
         self._worker: threading.Thread | None = None
-        self._pending = 0
-        self._idle = threading.Condition(self._lock)
 
     def submit(self, step: ReindexStep, *, delay_seconds: float = 0.0) -> None:
         with self._lock:
-            self._pending += 1
             if self._worker is None:
                 self._worker = threading.Thread(target=self._loop, name="ragline-reindex", daemon=True)
                 self._worker.start()
@@ -35,11 +32,6 @@ class ThreadStepQueue:
         else:
             self._steps.put(step)
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until every submitted step ran (delayed ones too); False on timeout."""
-        with self._idle:
-            return self._idle.wait_for(lambda: self._pending == 0, timeout)
-
     def _loop(self) -> None:
         while True:
             step = self._steps.get()
@@ -47,10 +39,6 @@ class ThreadStepQueue:
                 self._run(step)
             except Exception:  # the rebuild's state says what failed; the thread serves the next
                 logger.exception("reindex step failed", extra={"step": step.body()})
-            finally:
-                with self._idle:
-                    self._pending -= 1
-                    self._idle.notify_all()
 
 
 class InlineStepQueue:
