@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from ragline import errors
+from ragline.domain.generations import storage_scope
 from ragline.domain.metrics import dedupe_documents, mrr_at, ndcg_at, recall_at
 from ragline.domain.models import Chunk, ChunkMetadata, SearchMode, TenantScope
 from ragline.domain.tenancy import Namespace
@@ -100,7 +101,7 @@ class EvaluationService:
                 new_namespace(scope.tenant_id, scope.namespace_id, "BEIR eval")
             )
         claim_embedding_space(self._registry, ns, self._embedder)
-        store = self._stores.scoped(scope)
+        store = self._stores.scoped(storage_scope(scope, ns.settings.generation))  # the one searched
         if store.count() == len(data.corpus):
             return 0
         ids = list(data.corpus)

@@ -88,7 +88,7 @@ class GenerationWriter:
                 store.upsert(batch, generation=record.generation)
         except errors.Superseded:
             return 0  # a newer version is served there already
-        tokens = sum(embedder.count_tokens(t) for t in run.embedded)
+        tokens = sum(target.space.tokenizer.count_many(run.embedded))
         if not store.publish(record.document_id, generation=record.generation):
             store.discard(record.document_id, generation=record.generation)
             return 0
