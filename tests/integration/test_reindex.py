@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -242,6 +243,29 @@ def test_a_second_reindex_while_one_builds_is_refused(c: Container) -> None:
             admin(), "docs", NamespacePatch.model_validate({"description": "x", "chunkTokens": SHORT})
         )
     assert c.namespaces.get(admin(), "docs").description == ""
+
+
+def test_a_build_that_lost_its_steps_is_replaced_by_a_new_reindex(c: Container) -> None:
+    # Given a build whose steps were lost an hour ago (a crashed worker, a message in the DLQ)
+    c.reindex.start(admin(), "docs", ReindexRequest.model_validate({"embeddingModel": "bow-b"}))
+    queue(c).steps.clear()
+    ns = c.registry.get_namespace("acme", "docs")
+    assert ns.settings.rebuild is not None
+    lost = ns.settings.rebuild.model_copy(
+        update={"started_at": ns.settings.rebuild.started_at - timedelta(hours=2)}
+    )
+    change_namespace(
+        c.registry,
+        ns,
+        lambda n: n.model_copy(update={"settings": n.settings.model_copy(update={"rebuild": lost})}),
+    )
+    # When a new reindex is asked for, it replaces it (no 409 forever) and completes
+    c.reindex.start(
+        admin(), "docs", ReindexRequest.model_validate({"embeddingModel": "bow-b", "chunkTokens": SHORT})
+    )
+    run_builds(c)
+    view = c.namespaces.get(admin(), "docs")
+    assert (view.generation, view.embedding_model, view.chunk_tokens) == (3, "bow-b", SHORT)
 
 
 def test_progress_shows_on_the_namespace_while_it_builds(c: Container) -> None:

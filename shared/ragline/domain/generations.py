@@ -65,6 +65,8 @@ class Rebuild(BaseModel):
     after: str = ""
     """The last document id rebuilt, in id order (where the next step continues)."""
     started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    progressed_at: datetime | None = None
+    """When its last step recorded progress (a build without any for long has lost its steps)."""
     finished_at: datetime | None = None
     error: str = ""
 

@@ -49,6 +49,9 @@ class ReindexSettings:
     reserve_seconds: float = 150.0
     """Of an invocation's time, what a step keeps for its last document and its writes: a step
     starts no further document with less left (a document's parse budget is 120 s)."""
+    stall_seconds: float = 3600.0
+    """A build with no progress for this long has lost its steps: a new reindex replaces it (a step
+    takes at most one invocation, 900 s, and a redelivery comes within the queue's visibility)."""
     settle_seconds: float = 330.0
     """Writes claimed this long before the rebuild began may not have seen it: re-done at the end."""
 
@@ -113,9 +116,14 @@ class ReindexService:
             return ns
         total = len(self._live(ns))
 
+        abandoned: list[Rebuild] = []
+
         def record(stored: Namespace) -> Namespace:
             running = stored.settings.rebuild
-            if running is not None and running.state == "building":
+            abandoned.clear()
+            if running is not None and running.state == "building" and self._stalled(running):
+                abandoned.append(running)  # its steps were lost (a crash, a message in the DLQ)
+            elif running is not None and running.state == "building":
                 raise errors.Conflict(
                     "a reindex of this namespace is already running",
                     namespace=namespace,
@@ -139,7 +147,17 @@ class ReindexService:
         rebuild = saved.settings.rebuild
         assert rebuild is not None
         self._queue.submit(ReindexStep(saved.tenant_id, saved.namespace_id, rebuild.generation))
+        for old in abandoned:  # what the stalled build wrote goes
+            retire = ReindexStep(
+                saved.tenant_id, saved.namespace_id, old.generation, "retire", old.embedding_model
+            )
+            self._queue.submit(retire)
         return saved
+
+    def _stalled(self, rebuild: Rebuild) -> bool:
+        """A build whose last step is older than ``stall_seconds``: its chain of steps was lost."""
+        last = rebuild.progressed_at or rebuild.started_at
+        return datetime.now(UTC) - last > timedelta(seconds=self._settings.stall_seconds)
 
     # -- running ---------------------------------------------------------------------------------
     def run(self, step: ReindexStep, deadline: WorkerDeadline | None = None) -> None:
@@ -233,7 +251,11 @@ class ReindexService:
             if running is None or running.generation != target.number or running.state != "building":
                 raise errors.Superseded("the rebuild was replaced", namespace=stored.namespace_id)
             moved = running.model_copy(
-                update={"after": after, "documents_done": running.documents_done + done}
+                update={
+                    "after": after,
+                    "documents_done": running.documents_done + done,
+                    "progressed_at": datetime.now(UTC),
+                }
             )
             return stored.model_copy(
                 update={"settings": stored.settings.model_copy(update={"rebuild": moved})}
