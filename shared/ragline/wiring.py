@@ -395,6 +395,7 @@ class Container:
             stores=self.stores,
             documents=self.documents,
             ledger=self.ledger,
+            catalog=self.catalog,
         )
 
     @cached_property

@@ -153,3 +153,20 @@ def test_the_model_switches_under_concurrent_searches_on_aws(world: tuple[Contai
     assert view.rebuild is not None and (view.rebuild.documents_done, view.rebuild.documents_total) == (8, 8)
     old = c.stores.scoped(storage_scope(SCOPE, 1))
     assert all(old.count(f"d{i}.txt") == 0 for i in range(8))  # the old generation was dropped
+
+
+def test_deleting_the_tenant_purges_every_model_s_store(world: tuple[Container, Any, str]) -> None:
+    # Given a namespace rebuilt with another model, whose generation lives in that model's index
+    c, sqs, queue_url = world
+    principal = Principal(tenant_id="acme", scopes=frozenset({"admin"}))
+    c.namespaces.update(principal, "docs", NamespacePatch.model_validate({"embeddingModel": "bow-b"}))
+    for _ in range(50):
+        if c.registry.get_namespace("acme", "docs").settings.generation == 2:
+            break
+        deliver(c, sqs, queue_url)
+    b = c.catalog.space("bow-b")
+    assert b is not None and b.stores.scoped(storage_scope(SCOPE, 2)).count() > 0
+    # When the tenant is deleted, then nothing of it is left in either model's index
+    c.tenant_deletion.delete("acme")
+    assert b.stores.scoped(storage_scope(SCOPE, 2)).count() == 0
+    assert c.stores.scoped(SCOPE).count() == 0

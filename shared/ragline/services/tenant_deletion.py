@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ragline.ports import DocumentRegistry, ObjectStore, TenantRegistry, UsageLedger, VectorStoreProvider
+from ragline.services.generations import ModelCatalog
 from ragline.services.tenancy import TenancyService
 
 
@@ -46,8 +47,12 @@ class TenantDeletion:
         stores: VectorStoreProvider,
         documents: DocumentRegistry,
         ledger: UsageLedger,
+        catalog: ModelCatalog | None = None,
     ) -> None:
         self._tenancy = tenancy
+        self._catalog = catalog
+        """Every embedding model's stores are purged too: a reindexed namespace may keep its
+        generations in another model's store (an OpenSearch index per model)."""
         self._registry = registry
         self._objects = objects
         self._stores = stores
@@ -60,7 +65,7 @@ class TenantDeletion:
         purge = TenantPurge(
             tenant_id=tenant_id,
             objects=self._objects.purge(f"{tenant_id}/"),
-            chunks=self._stores.purge_tenant(tenant_id),
+            chunks=self._purge_chunks(tenant_id),
             documents=self._documents.purge_tenant(tenant_id),
             usage_details=self._ledger.purge_tenant(tenant_id),
         )
@@ -68,3 +73,11 @@ class TenantDeletion:
         if tenant.name:
             self._registry.update_tenant(tenant.model_copy(update={"name": ""}))
         return purge
+
+    def _purge_chunks(self, tenant_id: str) -> int:
+        chunks = self._stores.purge_tenant(tenant_id)
+        for model in self._catalog.models() if self._catalog else []:
+            space = self._catalog.space(model) if self._catalog else None
+            if space is not None and space.stores is not self._stores:
+                chunks += space.stores.purge_tenant(tenant_id)
+        return chunks
