@@ -210,7 +210,9 @@ class ReindexService:
         for record in self._documents.list(ns.tenant_id, ns.namespace_id):
             if record.updated_at < since:
                 continue
-            if record.status == "deleted":
+            if record.status == "deleted" or (
+                record.status == "failed" and record.indexed_generation == record.generation
+            ):  # serves nothing now (removed, or a version that could not be indexed)
                 self._writer.remove(target, record)
             elif record.status in LIVE:
                 self._rebuild(target, record)
