@@ -392,3 +392,20 @@ def test_a_settings_write_made_from_a_read_before_the_switch_does_not_undo_it(c:
     # Then its change is applied to the switched namespace, which still serves the new generation
     now = c.registry.get_namespace("acme", "docs")
     assert (now.description, now.settings.generation, now.settings.embedding_model) == ("manuals", 2, "bow-b")
+
+
+def test_a_version_rejected_during_the_rebuild_serves_nothing_after_the_switch(c: Container) -> None:
+    c.reindex.start(
+        admin(), "docs", ReindexRequest.model_validate({"embeddingModel": "bow-b", "chunkTokens": SHORT})
+    )
+    step, _ = queue(c).take() or (None, 0)
+    assert step is not None
+    c.reindex.run(step)  # d0, d1, d2 rebuilt
+    # When a new version of d1 cannot be indexed (empty): it serves nothing any more
+    with pytest.raises(errors.EmptyDocument):
+        c.ingest.ingest(SCOPE, filename="d1.txt", data=b"   ")
+    run_builds(c)
+    # Then after the switch d1 serves nothing either
+    assert c.namespaces.get(admin(), "docs").generation == 2
+    hits = c.search.search(admin(), "docs", SearchRequest(query="alpha1 bravo", k=100, mode="keyword")).hits
+    assert "d1.txt" not in {h.document_id for h in hits} and hits
