@@ -9,7 +9,7 @@ the old generation keeps its model's embedder while the new one is built with an
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ragline.domain.filters import ReadView
@@ -43,8 +43,13 @@ class ModelCatalog:
         self._lock = threading.Lock()
 
     @classmethod
-    def single(cls, space: Space) -> ModelCatalog:
-        return cls(space.embedder.model_id, {space.embedder.model_id: lambda: space})
+    def of(
+        cls, embedder: Embedder, stores: VectorStoreProvider, tokenizer: Tokenizer | None = None
+    ) -> ModelCatalog:
+        """A catalog of one model (a service built without the deployment's catalog). Without a
+        tokenizer, its generations can be read but not chunked into."""
+        space = Space(embedder, tokenizer or _NoTokenizer(), stores)
+        return cls(embedder.model_id, {embedder.model_id: lambda: space})
 
     def models(self) -> list[str]:
         return sorted(self._builders)
@@ -117,3 +122,10 @@ def building(catalog: ModelCatalog, namespace: Namespace) -> Generation | None:
 
 def _public(namespace: Namespace) -> TenantScope:
     return TenantScope(tenant_id=namespace.tenant_id, namespace_id=namespace.namespace_id)
+
+
+class _NoTokenizer:
+    """A read-only catalog's tokenizer: reading never chunks."""
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        raise NotImplementedError("this catalog only reads")

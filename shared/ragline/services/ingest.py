@@ -87,7 +87,7 @@ from ragline.services.embedding_run import (
     WorkerDeadline,
 )
 from ragline.services.generation_writer import GenerationWriter, WriterSettings, stamped
-from ragline.services.generations import Generation, ModelCatalog, Space, serving
+from ragline.services.generations import Generation, ModelCatalog, serving
 from ragline.services.ingest_batch import IngestBatch, settle
 from ragline.services.metadata import resolve_metadata
 from ragline.services.namespaces import claim_embedding_space, require_namespace
@@ -183,7 +183,7 @@ class IngestService:
         catalog: ModelCatalog | None = None,
     ) -> None:
         self._registry = registry
-        self._catalog = catalog or ModelCatalog.single(Space(embedder, tokenizer, stores))
+        self._catalog = catalog or ModelCatalog.of(embedder, stores, tokenizer)
         """The embedding models a namespace's generations use (``embedder``: the configured one)."""
         self._writer = GenerationWriter(
             registry=registry,

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 from ragline import errors
+from ragline.domain import rebuilds
 from ragline.domain.api import NamespaceView, ReindexRequest
 from ragline.domain.documents import DocumentRecord
 from ragline.domain.generations import Chunking, Rebuild, ReindexStep, storage_scope
@@ -139,9 +141,7 @@ class ReindexService:
                 chunking=chunking,
                 documents_total=total,
             )
-            return stored.model_copy(
-                update={"settings": stored.settings.model_copy(update={"rebuild": rebuild})}
-            )
+            return rebuilds.started(stored, rebuild)
 
         saved = change_namespace(self._registry, ns, record)
         rebuild = saved.settings.rebuild
@@ -157,7 +157,7 @@ class ReindexService:
     def _stalled(self, rebuild: Rebuild) -> bool:
         """A build whose last step is older than ``stall_seconds``: its chain of steps was lost."""
         last = rebuild.progressed_at or rebuild.started_at
-        return datetime.now(UTC) - last > timedelta(seconds=self._settings.stall_seconds)
+        return _now() - last > timedelta(seconds=self._settings.stall_seconds)
 
     # -- running ---------------------------------------------------------------------------------
     def run(self, step: ReindexStep, deadline: WorkerDeadline | None = None) -> None:
@@ -218,29 +218,7 @@ class ReindexService:
                 self._rebuild(target, record)
         old_generation = ns.settings.generation
         old_model = ns.settings.embedding_model or self._catalog.default
-
-        def switch(stored: Namespace) -> Namespace:
-            running = stored.settings.rebuild
-            if running is None or running.generation != target.number or running.state != "building":
-                raise errors.Superseded("the rebuild was replaced", namespace=stored.namespace_id)
-            done = running.model_copy(
-                update={
-                    "state": "ready",
-                    "documents_done": running.documents_done + done_now,
-                    "finished_at": datetime.now(UTC),
-                }
-            )
-            settings = stored.settings.model_copy(
-                update={
-                    "generation": target.number,
-                    "embedding_model": running.embedding_model,
-                    "embedding_dimension": running.embedding_dimension,
-                    "chunking": running.chunking,
-                    "rebuild": done,
-                }
-            )
-            return stored.model_copy(update={"settings": settings})
-
+        switch = partial(rebuilds.switched, generation=target.number, done=done_now, at=_now())
         change_namespace(self._registry, ns, switch)
         self._queue.submit(
             ReindexStep(ns.tenant_id, ns.namespace_id, old_generation, "retire", old_model),
@@ -248,35 +226,11 @@ class ReindexService:
         )
 
     def _progress(self, ns: Namespace, target: Generation, after: str, done: int) -> None:
-        def advance(stored: Namespace) -> Namespace:
-            running = stored.settings.rebuild
-            if running is None or running.generation != target.number or running.state != "building":
-                raise errors.Superseded("the rebuild was replaced", namespace=stored.namespace_id)
-            moved = running.model_copy(
-                update={
-                    "after": after,
-                    "documents_done": running.documents_done + done,
-                    "progressed_at": datetime.now(UTC),
-                }
-            )
-            return stored.model_copy(
-                update={"settings": stored.settings.model_copy(update={"rebuild": moved})}
-            )
-
+        advance = partial(rebuilds.advanced, generation=target.number, after=after, done=done, at=_now())
         change_namespace(self._registry, ns, advance)
 
     def _fail(self, ns: Namespace, target: Generation, reason: str) -> None:
-        def fail(stored: Namespace) -> Namespace:
-            running = stored.settings.rebuild
-            if running is None or running.generation != target.number or running.state != "building":
-                return stored
-            failed = running.model_copy(
-                update={"state": "failed", "error": reason, "finished_at": datetime.now(UTC)}
-            )
-            return stored.model_copy(
-                update={"settings": stored.settings.model_copy(update={"rebuild": failed})}
-            )
-
+        fail = partial(rebuilds.failed, generation=target.number, reason=reason, at=_now())
         change_namespace(self._registry, ns, fail)
         self._drop(ns.tenant_id, ns.namespace_id, target.number, target.space.embedder.model_id)
 
@@ -302,3 +256,7 @@ class ReindexService:
 
 def _public(namespace: Namespace) -> TenantScope:
     return TenantScope(tenant_id=namespace.tenant_id, namespace_id=namespace.namespace_id)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

@@ -40,7 +40,7 @@ from ragline.domain.retrieval import (
 from ragline.domain.tenancy import Namespace, Scope
 from ragline.ports import Embedder, Reranker, TenantRegistry, VectorStore, VectorStoreProvider
 from ragline.services.authentication import Principal
-from ragline.services.generations import Generation, ModelCatalog, Space, serving
+from ragline.services.generations import Generation, ModelCatalog, serving
 from ragline.services.namespaces import require_namespace
 
 Fusion = Literal["rrf", "convex"]
@@ -76,7 +76,7 @@ class RetrievalService:
         self._registry = registry
         self._stores = stores
         self._embedder = embedder
-        self._catalog = catalog or ModelCatalog.single(Space(embedder, _NoTokenizer(), stores))
+        self._catalog = catalog or ModelCatalog.of(embedder, stores)
         """The embedding models of the namespaces' served generations (``embedder``: the configured)."""
         self._reranker = reranker
         self._fusion: Fusion = fusion
@@ -327,10 +327,3 @@ class Retriever:
         # chunk id and text, so that pair leads each copy back to its namespace.
         scope_of = {(h.hit.chunk.id, h.hit.chunk.text): h.scope for h in found}
         return [RetrievedHit(scope_of[(hit.chunk.id, hit.chunk.text)], hit) for hit in ranked.hits]
-
-
-class _NoTokenizer:
-    """Retrieval never chunks: a catalog built from a lone embedder needs no tokenizer."""
-
-    def count_many(self, texts: Sequence[str]) -> list[int]:
-        raise NotImplementedError("retrieval does not chunk")
