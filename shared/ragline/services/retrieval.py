@@ -159,9 +159,11 @@ class RetrievalService:
 
     def _store(self, generation: Generation, view: ReadView | None) -> VectorStore:
         """The generation's store: through this service's own ``stores`` for the configured model."""
-        if generation.space.embedder.model_id == self._catalog.default:
-            return self._stores.scoped(generation.scope, view)
-        return generation.store(view)
+        if generation.space.embedder.model_id != self._catalog.default:
+            return generation.store(view)
+        if view is None:  # no view: the provider's plain call (what a store without views takes)
+            return self._stores.scoped(generation.scope)
+        return self._stores.scoped(generation.scope, view)
 
     @property
     def reranker_name(self) -> str | None:
