@@ -86,6 +86,8 @@ class Generation:
 
     def store(self, view: ReadView | None = None) -> VectorStore:
         """Its store, serving only what ``view`` admits (None: every chunk)."""
+        if view is None:
+            return self.space.stores.scoped(self.scope)
         return self.space.stores.scoped(self.scope, view)
 
     def chunk_sizes(self, chunk_tokens: int, overlap_tokens: int) -> tuple[int, int]:
