@@ -432,7 +432,11 @@ def test_a_namespace_update_writes_every_field_but_the_metadata_schema() -> None
         update={"settings": ns.settings.model_copy(update={"metadata_schema": {"y": "number"}})}
     )
     request = nr.update_namespace_request(TABLE, ns)
-    assert "metadata_schema" not in str(request) and "REMOVE" not in request["UpdateExpression"]
+    assert "metadata_schema" not in str(request)
+    _, _, removed = request["UpdateExpression"].partition(" REMOVE ")
+    names = request["ExpressionAttributeNames"]
+    # only a field now None goes (no rebuild recorded), never the schema
+    assert {names[p.split(".")[-1]] for p in removed.split(", ") if p} == {"rebuild"}
     assert request["ConditionExpression"] == "attribute_exists(#pk)"
     written = {request["ExpressionAttributeNames"][n] for n in request["ExpressionAttributeNames"]}
     assert {"description", "default", "embedding_model", "system_prompt", "chunks_per_search"} <= written
