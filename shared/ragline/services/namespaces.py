@@ -159,6 +159,7 @@ class NamespaceService:
             for key in patch.metadata_schema:
                 check_key(key)
             self._registry.extend_metadata_schema(ns.tenant_id, ns.namespace_id, patch.metadata_schema)
+            ns = require_namespace(self._registry, principal.tenant_id, namespace)  # with its new keys
 
         def apply(ns: Namespace) -> Namespace:
             settings = ns.settings
