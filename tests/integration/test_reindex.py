@@ -409,3 +409,21 @@ def test_a_version_rejected_during_the_rebuild_serves_nothing_after_the_switch(c
     assert c.namespaces.get(admin(), "docs").generation == 2
     hits = c.search.search(admin(), "docs", SearchRequest(query="alpha1 bravo", k=100, mode="keyword")).hits
     assert "d1.txt" not in {h.document_id for h in hits} and hits
+
+
+def test_new_labels_given_during_the_rebuild_are_on_the_new_generation(c: Container) -> None:
+    from ragline.domain.document_metadata import MetadataInput
+
+    c.reindex.start(
+        admin(), "docs", ReindexRequest.model_validate({"embeddingModel": "bow-b", "chunkTokens": SHORT})
+    )
+    step, _ = queue(c).take() or (None, 0)
+    assert step is not None
+    c.reindex.run(step)  # d0, d1, d2 rebuilt, with no readers
+    # When d1 is restricted to one group while the rebuild goes on
+    c.ingest.relabel(SCOPE, "d1.txt", MetadataInput(groups=["hr"]))
+    b = c.catalog.space("bow-b")
+    assert b is not None
+    new = b.stores.scoped(storage_scope(SCOPE, 2)).neighbors("d1.txt", 0, before=0, after=100)
+    # Then the generation being built carries the restriction already (it serves it after the switch)
+    assert new and all(ch.metadata.readers == ("g:hr",) for ch in new)
