@@ -427,3 +427,18 @@ def test_new_labels_given_during_the_rebuild_are_on_the_new_generation(c: Contai
     new = b.stores.scoped(storage_scope(SCOPE, 2)).neighbors("d1.txt", 0, before=0, after=100)
     # Then the generation being built carries the restriction already (it serves it after the switch)
     assert new and all(ch.metadata.readers == ("g:hr",) for ch in new)
+
+
+def test_a_rebuilt_document_keeps_its_metadata_and_readers(c: Container) -> None:
+    from ragline.domain.document_metadata import MetadataInput
+
+    labels = MetadataInput(attributes={"team": "people"}, groups=["hr"])
+    c.ingest.ingest(SCOPE, filename="leave.txt", data=b"parental leave policy", metadata=labels)
+    c.reindex.start(admin(), "docs", ReindexRequest.model_validate({"embeddingModel": "bow-b"}))
+    run_builds(c)
+    b = c.catalog.space("bow-b")
+    assert b is not None
+    new = b.stores.scoped(storage_scope(SCOPE, 2)).neighbors("leave.txt", 0, before=0, after=100)
+    assert new and all(
+        (ch.metadata.attributes, ch.metadata.readers) == ({"team": "people"}, ("g:hr",)) for ch in new
+    )
