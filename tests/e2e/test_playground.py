@@ -114,7 +114,7 @@ def test_swagger_ui_renders_every_operation_offline(url: str, browser: webdriver
     wait = WebDriverWait(browser, 60)
     wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, ".opblock")))
     operations = browser.find_elements(By.CSS_SELECTOR, ".opblock")
-    assert len(operations) == 16, len(operations)
+    assert len(operations) == operation_count(url) >= 16, len(operations)
     summaries = " ".join(op.text for op in operations)
     assert "/v1/chat" in summaries and "/v1/hosting-search" in summaries
     # every script and stylesheet came from this server
@@ -123,3 +123,14 @@ def test_swagger_ui_renders_every_operation_offline(url: str, browser: webdriver
         ".concat([...document.querySelectorAll('link')].map(l => l.href))"
     )
     assert sources and all(s == "" or s.startswith(url) for s in sources), sources
+
+
+def operation_count(url: str) -> int:
+    """Every operation of the OpenAPI document the server gives Swagger UI."""
+    import json
+    from urllib.request import urlopen
+
+    with urlopen(url + "openapi.json", timeout=30) as response:  # the local server (127.0.0.1)
+        paths = json.load(response)["paths"]
+    methods = {"get", "put", "post", "patch", "delete"}
+    return sum(len(methods & set(item)) for item in paths.values())

@@ -52,6 +52,12 @@ def table_arn(name: str, index: str = "") -> str:
     return f"{arn}/index/{index}" if index else arn
 
 
+def queue_arn(url: str) -> str:
+    """The ARN of a queue from its URL (``…/<account>/<name>``, as SQS and moto give it)."""
+    account, name = url.rstrip("/").split("/")[-2:]
+    return f"arn:{PARTITION}:sqs:{REGION}:{account}:{name}"
+
+
 class UnmappedCalls(Exception):
     """Calls whose IAM action and resource the mapper does not know: a new operation (or a new shape
     of a known one) must be mapped before the rehearsal can vouch for the role that allows it."""
@@ -107,6 +113,8 @@ def iam_calls(
     if service == "secretsmanager" and operation == "GetSecretValue":
         secret = params["SecretId"]
         return [AwsCall(function, f"secretsmanager:{operation}", secret_arns.get(secret, secret))]
+    if service == "sqs" and operation == "SendMessage":
+        return [AwsCall(function, "sqs:SendMessage", queue_arn(params["QueueUrl"]))]
     if service == "bedrock-runtime":
         return bedrock_model_calls(function, _RUNTIME_ACTION[operation], params["modelId"])
     if service == "bedrock-agent-runtime" and operation == "Rerank":

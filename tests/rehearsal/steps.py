@@ -28,6 +28,7 @@ ROUTES = {
     ("GET", NS): "namespace_lifecycle",
     ("PATCH", NS): "namespace_lifecycle",
     ("DELETE", NS): "namespace_lifecycle",
+    ("POST", "/v1/namespaces/{namespace}/reindex"): "reindex_namespace",
     ("GET", "/v1/keys"): "key_lifecycle",
     ("POST", "/v1/keys"): "key_lifecycle",
     ("DELETE", "/v1/keys/{key_id}"): "key_lifecycle",
@@ -327,3 +328,32 @@ def document_writes(w: World, ctx: dict[str, Any]) -> None:
     assert status == 202 and (deleting["documentId"], deleting["status"]) == ("faq.txt", "deleting"), deleting
     remaining = w.s3.list_objects_v2(Bucket=w.bucket, Prefix="acme/docs/").get("Contents", [])
     assert not remaining, remaining
+
+
+def reindex_namespace(w: World, ctx: dict[str, Any]) -> None:
+    """A reindex with another chunk size: the namespaces function queues the first step, the
+    ingestion function runs the steps from the queue (each queueing the next), the namespace switches
+    to generation 2 in one write, and a search answers from it."""
+    fn, route = "NamespacesFunction", "/v1/namespaces/{namespace}/reindex"
+    status, started = call(w, fn, "POST", "/v1/namespaces/docs/reindex", route, ctx, {"chunkTokens": 120})
+    assert status == 202 and started["rebuild"]["state"] == "building", started
+    for _ in range(20):
+        status, ns = call(w, fn, "GET", "/v1/namespaces/docs", NS, ctx)
+        assert status == 200, ns
+        if ns["generation"] == 2:
+            break
+        got = w.sqs.receive_message(QueueUrl=w.queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
+        source = {"eventSource": "aws:sqs", "eventSourceARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:ingest"}
+        records = [
+            {"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
+             "attributes": {}, "messageAttributes": {}, "md5OfBody": m["MD5OfBody"], **source}
+            for m in got.get("Messages", [])
+        ]  # fmt: skip
+        if records:
+            assert w.deliver("sqs:IngestQueue", {"Records": records}) == {"batchItemFailures": []}
+    assert ns["generation"] == 2 and ns["chunkTokens"] == 120, ns
+    assert ns["rebuild"] is None or ns["rebuild"]["state"] != "failed", ns
+    status, found = call(w, "SearchFunction", "POST", "/v1/namespaces/docs/search",
+                         "/v1/namespaces/{namespace}/search", ctx,
+                         {"query": "Can I return a used bike?", "k": 3})  # fmt: skip
+    assert status == 200 and found["hits"] and found["hits"][0]["documentId"] == "faq.txt", found

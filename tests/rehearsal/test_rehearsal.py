@@ -40,6 +40,7 @@ from tests.rehearsal.steps import (
     ingest_from_s3,
     key_lifecycle,
     namespace_lifecycle,
+    reindex_namespace,
 )
 from tests.rehearsal.world import World
 
@@ -74,6 +75,7 @@ def scenario(w: World, proxy: SignedProxy) -> None:
     assert status == 200 and usage["runs"] == 2, usage
     chat_agents(w, ctx)
     hosting_search(w, ctx)
+    reindex_namespace(w, ctx)
     delete_from_s3(w, ctx)
     namespace_lifecycle(w, ctx)
     key_lifecycle(w, ctx)

@@ -122,8 +122,15 @@ class World:
             "ARN"
         ]
         layer = next(k for k in art.translated["Resources"] if k.startswith("RaglineLayer"))
-        refs = {**tables, "DocumentsBucket": self.bucket, "LlmApiKeySecret": self.secret_arn, layer: layer}
+        refs = {
+            **tables,
+            "DocumentsBucket": self.bucket,
+            "LlmApiKeySecret": self.secret_arn,
+            "IngestQueue": self.queue_url,  # a reindex's steps are messages of the ingestion queue
+            layer: layer,
+        }
         attrs = {f"{t}.Arn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{n}" for t, n in tables.items()}
+        attrs["IngestQueue.Arn"] = queue_arn["Attributes"]["QueueArn"]
         self.roles = {
             fn: art.translated["Resources"][fn]["Properties"]["Role"]["Fn::GetAtt"][0] for fn in FUNCTIONS
         }

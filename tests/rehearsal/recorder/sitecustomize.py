@@ -24,6 +24,7 @@ _KEYS = (
     "SecretId",
     "modelId",
     "rerankingConfiguration",
+    "QueueUrl",
 )
 
 
