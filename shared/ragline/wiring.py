@@ -287,6 +287,17 @@ class Container:
             ),
         )
 
+    @property
+    def _chunking(self) -> dict[str, Any]:
+        """The deployment's parsing and chunking, as ingestion and a reindex's writer both use it."""
+        s = self.settings
+        return {
+            "chunk_tokens": s.chunk_tokens,
+            "chunk_overlap_tokens": s.chunk_overlap_tokens,
+            "max_document_bytes": s.max_document_bytes,
+            "max_document_seconds": s.max_document_seconds,
+        }
+
     @cached_property
     def ingest(self) -> IngestService:
         from ragline.services.ingest import IngestService, IngestSettings
@@ -299,12 +310,7 @@ class Container:
             stores=self.stores,
             embedder=self.embedder,
             tokenizer=self.tokenizer,
-            settings=IngestSettings(
-                chunk_tokens=s.chunk_tokens,
-                chunk_overlap_tokens=s.chunk_overlap_tokens,
-                max_document_bytes=s.max_document_bytes,
-                max_document_seconds=s.max_document_seconds,
-            ),
+            settings=IngestSettings(**self._chunking),
             bucket=s.documents_bucket,
             ledger=self.ledger,
             catalog=self.catalog,
@@ -333,12 +339,7 @@ class Container:
         writer = GenerationWriter(
             registry=self.registry,
             catalog=self.catalog,
-            settings=WriterSettings(
-                chunk_tokens=s.chunk_tokens,
-                chunk_overlap_tokens=s.chunk_overlap_tokens,
-                max_document_bytes=s.max_document_bytes,
-                max_document_seconds=s.max_document_seconds,
-            ),
+            settings=WriterSettings(**self._chunking),
             ledger=self.ledger,
         )
         return ReindexService(

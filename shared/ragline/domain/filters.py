@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
 from ragline import errors
 from ragline.domain.access import may_read
@@ -48,16 +48,7 @@ CompareOp = Literal[
     "startsWith",
     "listContains",
 ]
-COMPARE_OPS: tuple[CompareOp, ...] = (
-    "equals",
-    "notEquals",
-    "greaterThan",
-    "greaterThanOrEquals",
-    "lessThan",
-    "lessThanOrEquals",
-    "startsWith",
-    "listContains",
-)
+COMPARE_OPS: tuple[CompareOp, ...] = get_args(CompareOp)
 RANGE_OPS = ("greaterThan", "greaterThanOrEquals", "lessThan", "lessThanOrEquals")
 MAX_FILTER_DEPTH = 8
 MAX_FILTER_NODES = 64

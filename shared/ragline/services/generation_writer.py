@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ragline import errors
 from ragline.documents.chunker import chunk_document
 from ragline.documents.limits import DEFAULT_MAX_CHUNK_BYTES, Deadline
-from ragline.documents.parsers import parse_document
+from ragline.documents.parsers import ParsedDocument, parse_document
 from ragline.domain.document_metadata import DocumentMetadata
 from ragline.domain.documents import DocumentRecord
 from ragline.domain.models import MAX_SEQUENCE_NUMBER, Chunk, IngestUsage
@@ -28,11 +28,17 @@ WRITE_BATCH = 500
 
 @dataclass(frozen=True)
 class WriterSettings:
+    """How a version is parsed and chunked (the deployment's chunking: a namespace may override it);
+    :class:`~ragline.services.ingest.IngestSettings` adds the worker's timing to these."""
+
     chunk_tokens: int = 200
     chunk_overlap_tokens: int = 32
     max_document_bytes: int = 50 * 1024 * 1024
     max_document_seconds: float = 120.0
+    """One budget for parsing and chunking a document; over it, the version fails with the reason."""
     max_chunk_bytes: int = DEFAULT_MAX_CHUNK_BYTES
+    """What one document's chunks may total (text, sentence windows, metadata); over it, the version
+    fails as too large before anything is embedded or written."""
 
 
 class GenerationWriter:
@@ -64,21 +70,8 @@ class GenerationWriter:
         """Index ``data`` as ``record``'s version in ``target``, every chunk carrying ``labels`` (the
         record's metadata and readers when none are given); the chunks written (0 when a newer
         version of the document is already published there)."""
-        s = self._settings
-        size, overlap = target.chunk_sizes(s.chunk_tokens, s.chunk_overlap_tokens)
-        deadline = Deadline(s.max_document_seconds)
-        parsed = parse_document(filename, data, max_bytes=s.max_document_bytes, deadline=deadline)
-        chunks = chunk_document(
-            parsed,
-            document_id=record.document_id,
-            tokenizer=target.space.tokenizer,
-            chunk_tokens=size,
-            overlap_tokens=overlap,
-            filename=filename,
-            source=record.source or filename,
-            deadline=deadline,
-            max_bytes=s.max_chunk_bytes,
-        )
+        deadline = Deadline(self._settings.max_document_seconds)
+        parsed, chunks = parse_and_chunk(self._settings, target, record, filename, data, deadline)
         chunks = stamped(chunks, labels or DocumentMetadata(dict(record.attributes), tuple(record.readers)))
         store = target.store()
         embedder = target.space.embedder
@@ -160,3 +153,29 @@ def stamped(chunks: list[Chunk], labels: DocumentMetadata) -> list[Chunk]:
         )
         for c in chunks
     ]
+
+
+def parse_and_chunk(
+    settings: WriterSettings,
+    target: Generation,
+    record: DocumentRecord,
+    filename: str,
+    data: bytes,
+    deadline: Deadline,
+) -> tuple[ParsedDocument, list[Chunk]]:
+    """``data`` parsed and chunked for ``target`` (its model's tokenizer, its chunk sizes), within
+    ``deadline`` and the settings' size bounds: what ingestion and a rebuild both write."""
+    size, overlap = target.chunk_sizes(settings.chunk_tokens, settings.chunk_overlap_tokens)
+    parsed = parse_document(filename, data, max_bytes=settings.max_document_bytes, deadline=deadline)
+    chunks = chunk_document(
+        parsed,
+        document_id=record.document_id,
+        tokenizer=target.space.tokenizer,
+        chunk_tokens=size,
+        overlap_tokens=overlap,
+        filename=filename,
+        source=record.source or filename,
+        deadline=deadline,
+        max_bytes=settings.max_chunk_bytes,
+    )
+    return parsed, chunks

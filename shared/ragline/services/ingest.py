@@ -47,9 +47,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ragline import errors
-from ragline.documents.chunker import chunk_document
-from ragline.documents.limits import DEFAULT_MAX_CHUNK_BYTES, Deadline
-from ragline.documents.parsers import ParsedDocument, parse_document
+from ragline.documents.limits import Deadline
+from ragline.documents.parsers import ParsedDocument
 from ragline.domain.document_metadata import (
     MAX_SIDECAR_BYTES,
     NO_METADATA,
@@ -86,7 +85,7 @@ from ragline.services.embedding_run import (
     EmbeddingRun,
     WorkerDeadline,
 )
-from ragline.services.generation_writer import GenerationWriter, WriterSettings, stamped
+from ragline.services.generation_writer import GenerationWriter, WriterSettings, parse_and_chunk, stamped
 from ragline.services.generations import Generation, ModelCatalog, serving
 from ragline.services.ingest_batch import IngestBatch, settle
 from ragline.services.metadata import resolve_metadata
@@ -116,15 +115,9 @@ def document_id_of(path: str) -> str:
 
 
 @dataclass(frozen=True)
-class IngestSettings:
-    chunk_tokens: int = 200
-    chunk_overlap_tokens: int = 32
-    max_document_bytes: int = 50 * 1024 * 1024
-    max_document_seconds: float = 120.0
-    """One budget for parsing and chunking a document; over it, the version fails with the reason."""
-    max_chunk_bytes: int = DEFAULT_MAX_CHUNK_BYTES
-    """What one document's chunks may total (text, sentence windows, metadata); over it, the version
-    fails as too large before anything is embedded or written."""
+class IngestSettings(WriterSettings):
+    """The writer's parsing and chunking, and the worker's timing."""
+
     reserve_seconds: float = 10.0
     """Of a worker's time (see :meth:`IngestService.within`), what is kept for writing the last
     batch, publishing and completing the records (a batch's, together, after its last message):
@@ -188,13 +181,7 @@ class IngestService:
         self._writer = GenerationWriter(
             registry=registry,
             catalog=self._catalog,
-            settings=WriterSettings(
-                chunk_tokens=settings.chunk_tokens,
-                chunk_overlap_tokens=settings.chunk_overlap_tokens,
-                max_document_bytes=settings.max_document_bytes,
-                max_document_seconds=settings.max_document_seconds,
-                max_chunk_bytes=settings.max_chunk_bytes,
-            ),
+            settings=settings,
             ledger=ledger,
         )
         """Writes each version into the generation a reindex is building, too."""
@@ -615,24 +602,8 @@ class IngestService:
         worker_left = self._worker.remaining() - self._settings.reserve_seconds if self._worker else seconds
         clock = self._worker.clock if self._worker else time.monotonic
         deadline = Deadline(min(seconds, max(worker_left, 0.0)), clock=clock)
-        size, overlap = generation.chunk_sizes(
-            self._settings.chunk_tokens, self._settings.chunk_overlap_tokens
-        )
         try:
-            parsed = parse_document(
-                filename, data, max_bytes=self._settings.max_document_bytes, deadline=deadline
-            )
-            chunks = chunk_document(
-                parsed,
-                document_id=record.document_id,
-                tokenizer=generation.space.tokenizer,
-                chunk_tokens=size,
-                overlap_tokens=overlap,
-                filename=filename,
-                source=record.source or filename,
-                deadline=deadline,
-                max_bytes=self._settings.max_chunk_bytes,
-            )
+            parsed, chunks = parse_and_chunk(self._settings, generation, record, filename, data, deadline)
         except errors.DocumentDeadlineExceeded as exc:
             if worker_left >= seconds:
                 raise  # the document's own budget: its fault

@@ -33,8 +33,7 @@ def may_see(principal: Principal, document_readers: Sequence[str]) -> bool:
 
 def schema_of(ns: Namespace) -> Schema:
     """The namespace's declared or inferred metadata schema (none before any document typed a key)."""
-    schema: Schema = getattr(ns.settings, "metadata_schema", None) or {}
-    return schema
+    return ns.settings.metadata_schema
 
 
 @dataclass(frozen=True)
