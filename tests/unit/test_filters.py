@@ -87,6 +87,9 @@ def test_typing_clashes_and_canonical_dates() -> None:
     attrs, new = normalise({"published": "2024-05-01T10:00:00+02:00"}, schema)  # type: ignore[arg-type]
     assert attrs == {"published": "2024-05-01T08:00:00Z"} and not new
     assert matches(f, attrs)
+    same = typed(parse_filter({"equals": {"key": "published", "value": "2024-05-01T10:00+02:00"}}), schema)  # type: ignore[arg-type]
+    assert same == parse_filter({"equals": {"key": "published", "value": "2024-05-01T08:00:00Z"}})
+    assert matches(same, attrs)  # the literal is read as the stored canonical date
     with pytest.raises(errors.MetadataTypeClash):
         normalise({"draft": "yes"}, schema)  # type: ignore[arg-type]
     _, new = normalise({"owner": "ann", "score": 3}, {})
@@ -106,3 +109,17 @@ def test_a_tool_filter_only_narrows_the_bound_view() -> None:
     assert wide.admits({"product": "kettle"}, ())
     assert not wide.admits({"product": "kettle"}, ("u:bob",))
     assert wide.admits({"product": "kettle"}, ("u:bob", "u:ann"))
+
+
+def test_reader_terms_admit_the_named_user_their_groups_and_everyone_only() -> None:
+    from ragline.domain.access import UserContext, document_readers, may_read
+
+    bob = UserContext.of("bob", ["hr"]).reader_terms()
+    assert may_read(None, document_readers(["alice"]))  # no user context: every document
+    assert may_read(bob, document_readers())  # a document naming no one is everyone's
+    assert may_read(bob, document_readers(["bob"]))
+    assert may_read(bob, document_readers(groups=["hr"]))
+    assert not may_read(bob, document_readers(["alice"], ["eng"]))
+    assert not may_read(bob, document_readers(["hr"]))  # a user named like bob's group is not bob
+    hr_user = UserContext.of("hr").reader_terms()
+    assert not may_read(hr_user, document_readers(groups=["hr"]))
