@@ -104,6 +104,57 @@ def test_the_committed_types_are_generated_from_the_committed_document(npm: str)
     assert checked.returncode == 0, checked.stderr + "\n(regenerate with `make ts-client`)"
 
 
+CONSUMER = """
+import { RaglineClient, RaglineError } from "@ragline/client";
+import type { RunEventOf, SearchResponse } from "@ragline/client";
+
+const rl = new RaglineClient({ baseUrl: "http://127.0.0.1:1", apiKey: "rl_x" });
+export async function answer(): Promise<string> {
+  for await (const event of rl.chat("q", { namespaces: ["docs"] })) {
+    if (event.type === "final") return (event satisfies RunEventOf<"final">).answer;
+  }
+  return "";
+}
+export const hits = (r: SearchResponse): number => r.hits.length;
+// @ts-expect-error: k is a number in the generated SearchRequest
+export const wrong = () => rl.search("docs", "q", { k: "ten" });
+console.log(typeof RaglineClient, new RaglineError({ status: 404, code: "not_found", message: "m" }).status);
+"""
+
+
+def test_the_packed_package_imports_and_types_in_a_consumer_project(npm: str, tmp_path: Path) -> None:
+    """What ``npm publish`` would ship (``npm pack``), installed into a project of its own: its ESM
+    entry point loads under Node and its declarations type a consumer's code (a wrong field fails)."""
+    packed = run(npm, "pack", "--silent", "--pack-destination", str(tmp_path))
+    assert packed.returncode == 0, packed.stderr
+    tarball = tmp_path / packed.stdout.strip().splitlines()[-1]
+    files = subprocess.run(["tar", "-tzf", str(tarball)], capture_output=True, text=True, check=True)
+    assert {"package/dist/index.js", "package/dist/index.d.ts", "package/README.md"} <= set(
+        files.stdout.split()
+    )
+    assert not [f for f in files.stdout.split() if f.startswith(("package/test/", "package/build/"))]
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "package.json").write_text('{"name": "app", "private": true, "type": "module"}')
+    (app / "main.ts").write_text(CONSUMER)
+    (app / "tsconfig.json").write_text(
+        '{"compilerOptions": {"strict": true, "module": "NodeNext", "moduleResolution": "NodeNext",'
+        ' "target": "ES2022", "lib": ["ES2022", "DOM"], "types": [], "outDir": "out"}, "files": ["main.ts"]}'
+    )
+    installed = subprocess.run(
+        [npm, "install", "--offline", "--no-audit", "--no-fund", str(tarball)],
+        cwd=app, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    compiled = subprocess.run(
+        [str(PACKAGE / "node_modules" / ".bin" / "tsc"), "-p", "tsconfig.json"],
+        cwd=app, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert compiled.returncode == 0, compiled.stdout
+    ran = subprocess.run(["node", "out/main.js"], cwd=app, capture_output=True, text=True, check=False)
+    assert (ran.returncode, ran.stdout) == (0, "function 404\n"), ran.stderr
+
+
 def test_the_node_suite_passes_against_ragline_serve(npm: str, serve: tuple[str, str]) -> None:
     url, key = serve
     env = {**os.environ, "RAGLINE_TEST_URL": url, "RAGLINE_TEST_API_KEY": key}

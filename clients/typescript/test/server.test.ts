@@ -50,6 +50,8 @@ describe("documents", () => {
     const listed = await rl.listDocuments(NS);
     assert.deepEqual(listed.documents.map((d) => d.documentId).sort(), ["notes/returns.md", "warranty.md"]);
     assert.equal((await rl.getDocument(NS, "notes/returns.md")).chunkCount, 1);
+    const relabelled = await rl.updateDocument(NS, "notes/returns.md", { metadata: { year: 2025 } });
+    assert.deepEqual([relabelled.status, relabelled.document.metadata], ["updated", { year: 2025 }]);
     assert.equal((await rl.deleteDocument(NS, "notes/returns.md")).status, "deleted");
     const gone = await rl.getDocument(NS, "notes/returns.md");
     assert.deepEqual([gone.status, gone.chunkCount], ["deleted", 0]);
@@ -70,6 +72,12 @@ describe("runs", () => {
     const found = await rl.search(NS, "frame warranty", { k: 3, mode: "hybrid" });
     assert.equal(found.hits[0]?.documentId, "warranty.md");
     assert.ok(found.runId);
+  });
+
+  it("runs a hosting search over the namespaces named", async () => {
+    const found = await rl.hostingSearch("How long is the frame warranty?", { namespaces: [NS], maxEvals: 1 });
+    assert.ok(found.chunks.some((c) => c.documentId === "warranty.md"));
+    assert.ok(found.runId && found.exitReason);
   });
 
   it("replays a run named by the same idempotency key", async () => {
