@@ -38,6 +38,7 @@ SUITES = {
     "bodyChunks",
     "RaglineError.fromResponse",
     "retryAfterSeconds",
+    "transport",
 }
 
 
