@@ -11,6 +11,7 @@
  * Every refusal is a `RaglineError` (status, code, message, details, request id, Retry-After).
  */
 import { RaglineError } from "./errors.js";
+import { type Method, type PathOf, type RequestInit, type ResponseOf, fillPath } from "./request.js";
 import { bodyChunks, parseSse, runEvents } from "./sse.js";
 import { type Call, type Fetch, Transport, runKey, segment } from "./transport.js";
 import type * as T from "./types.js";
@@ -216,6 +217,31 @@ export class RaglineClient {
   /** The tenant's usage in a billing period (`YYYY-MM`; default: the current one). */
   usage(period?: string, options: RequestOptions = {}): Promise<T.UsageReport> {
     return this.call({ method: "GET", path: "/v1/usage", query: { period }, ...options });
+  }
+
+  /** Any operation of the API by method and path template, typed from the OpenAPI document, e.g.
+   * `request("get", "/v1/namespaces/{namespace}", { params: { namespace: "docs" } })`. */
+  request<M extends Method, P extends PathOf<M>>(
+    method: M,
+    path: P,
+    ...[init]: {} extends RequestInit<M, P> ? [RequestInit<M, P>?] : [RequestInit<M, P>]
+  ): Promise<ResponseOf<M, P>> {
+    const { params, query, body, idempotencyKey, signal } = (init ?? {}) as {
+      params?: Record<string, string>;
+      query?: Record<string, unknown>;
+      body?: unknown;
+      idempotencyKey?: string;
+      signal?: AbortSignal;
+    };
+    const strings = Object.entries(query ?? {}).filter(([, v]) => v !== undefined && v !== null);
+    return this.call({
+      method: method.toUpperCase() as Call["method"],
+      path: fillPath(path, params, segment),
+      query: Object.fromEntries(strings.map(([k, v]) => [k, String(v)])),
+      body,
+      run: idempotencyKey,
+      signal,
+    });
   }
 
   private call<R>(call: Call): Promise<R> {

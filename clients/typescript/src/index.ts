@@ -10,6 +10,7 @@ export type {
   RunOptions,
   SearchOptions,
 } from "./client.js";
+export type { Method, PathOf, RequestInit, ResponseOf } from "./request.js";
 export { RaglineError, retryAfterSeconds } from "./errors.js";
 export type { RaglineErrorInit } from "./errors.js";
 export { parseSse, runEvents } from "./sse.js";

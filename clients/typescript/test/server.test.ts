@@ -59,6 +59,15 @@ describe("documents", () => {
     assert.deepEqual([never.status, never.code, never.details["documentId"]], [404, "not_found", "never.md"]);
   });
 
+  it("calls an operation by its path template (request)", async () => {
+    const doc = await rl.request("get", "/v1/namespaces/{namespace}/documents/{document_id}", {
+      params: { namespace: NS, document_id: "warranty.md" },
+    });
+    assert.equal(doc.documentId, "warranty.md");
+    const error = await refusal(rl.request("get", "/v1/namespaces/{namespace}", { params: { namespace: "nope" } }));
+    assert.deepEqual([error.status, error.code], [404, "namespace_not_found"]);
+  });
+
   it("lists namespaces and reports usage", async () => {
     const spaces = await rl.listNamespaces();
     assert.ok(spaces.namespaces.some((n) => n.namespaceId === NS && n.description === "Shop policies"));

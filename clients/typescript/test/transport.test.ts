@@ -63,3 +63,41 @@ describe("transport", () => {
     assert.equal(headers.get("ragline-user-groups"), "hr,eng");
   });
 });
+
+describe("request", () => {
+  it("calls any operation by its path template, typed from the OpenAPI document", async () => {
+    const seen: Array<[string, string, string | null]> = [];
+    const record: typeof fetch = async (input, init) => {
+      seen.push([init?.method ?? "", String(input), (init?.body as string | null) ?? null]);
+      return new Response(JSON.stringify({ namespaceId: "a/b" }), { status: 200 });
+    };
+    const rl = new RaglineClient({ baseUrl: "http://ragline.test", fetch: record });
+    const view = await rl.request("get", "/v1/namespaces/{namespace}", { params: { namespace: "a/b" } });
+    assert.equal(view.namespaceId, "a/b");
+    await rl.request("get", "/v1/usage", { query: { period: "2026-01" } });
+    await rl.request("post", "/v1/namespaces/{namespace}/search", {
+      params: { namespace: "docs" },
+      body: { query: "warranty", k: 3 },
+    });
+    assert.deepEqual(seen, [
+      ["GET", "http://ragline.test/v1/namespaces/a%2Fb", null],
+      ["GET", "http://ragline.test/v1/usage?period=2026-01", null],
+      ["POST", "http://ragline.test/v1/namespaces/docs/search", '{"query":"warranty","k":3}'],
+    ]);
+  });
+});
+
+// Compiled, never run: the types refuse what the OpenAPI document does not allow (tsc fails the build
+// when an expected error is missing).
+export function typeChecks(rl: RaglineClient): void {
+  // @ts-expect-error: no such route
+  void rl.request("get", "/v1/nowhere");
+  // @ts-expect-error: the path's parameter is required
+  void rl.request("get", "/v1/namespaces/{namespace}");
+  // @ts-expect-error: k is a number
+  void rl.request("post", "/v1/namespaces/{namespace}/search", { params: { namespace: "d" }, body: { query: "q", k: "3" } });
+  // @ts-expect-error: GET /v1/namespaces has no body
+  void rl.request("get", "/v1/namespaces", { body: {} });
+  // @ts-expect-error: a search hit has no `answer`
+  void rl.search("d", "q").then((r) => r.hits[0]?.answer);
+}
