@@ -67,24 +67,19 @@ def npm() -> str:
 def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """``ragline serve --api-keys`` on a free port (its URL and an admin key of tenant ``acme``)."""
     home = tmp_path_factory.mktemp("home")
-    container = Container(Settings.from_env(home=home))
+    # The server's settings are the defaults (the embedded backend, the offline models): nothing in
+    # this process's environment (a RAGLINE_* or OPENAI_* variable) may point it elsewhere.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGLINE_", "OPENAI_"))}
+    container = Container(Settings.from_env(env, home=home))
     container.tenancy.create_tenant("acme")
     key, _ = container.tenancy.create_key("acme", scopes=["chat", "search", "ingest", "admin"])
     container.close()
     log = home / "serve.log"
     command = [sys.executable, "-c", "from ragline.cli.app import main; main()", "serve", "--api-keys"]
-    command += [
-        "--tenant",
-        "acme",
-        "--port",
-        "0",
-        "--home",
-        str(home),
-        "--functions",
-        str(ROOT / "functions"),
-    ]
+    command += ["--tenant", "acme", "--port", "0", "--home", str(home)]
+    command += ["--functions", str(ROOT / "functions")]
     with log.open("w") as out:
-        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
     try:
         url = None
         for _ in range(1200):  # the app imports its models first: up to two minutes
