@@ -52,6 +52,7 @@ export class RaglineClient {
   private readonly transport: Transport;
   private readonly user: Record<string, string>;
 
+  /** `user`: the end-user headers `forUser` sets (pass none; call `forUser`). */
   constructor(options: ClientOptions, user: Record<string, string> = {}) {
     this.transport = new Transport({
       baseUrl: options.baseUrl,
