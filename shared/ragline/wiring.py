@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
         DocumentRegistry,
         Embedder,
         ObjectStore,
+        RateLimiter,
         Reranker,
         StepQueue,
         TenantRegistry,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
     from ragline.services.hosting_search import HostingSearchService
     from ragline.services.identity_providers import IdentityProviderService
     from ragline.services.ingest import IngestService
+    from ragline.services.limits import FairShare
     from ragline.services.metering import Metering
     from ragline.services.namespaces import NamespaceService
     from ragline.services.reindex import ReindexService
@@ -78,6 +80,10 @@ class Container:
     @cached_property
     def ledger(self) -> UsageLedger:
         return self.backend.ledger()
+
+    @cached_property
+    def limiter(self) -> RateLimiter:
+        return self.backend.limiter()
 
     @cached_property
     def objects(self) -> ObjectStore:
@@ -246,7 +252,9 @@ class Container:
     def metering(self) -> Metering:
         from ragline.services.metering import Metering
 
-        return Metering(ledger=self.ledger, registry=self.registry, documents=self.documents)
+        return Metering(
+            ledger=self.ledger, registry=self.registry, documents=self.documents, fair_share=self.fair_share
+        )
 
     @cached_property
     def search(self) -> SearchService:
@@ -383,7 +391,13 @@ class Container:
     def tenant_gate(self) -> TenantGate:
         from ragline.services.tenant_gate import TenantGate
 
-        return TenantGate(self.registry)
+        return TenantGate(self.registry, fair_share=self.fair_share)
+
+    @cached_property
+    def fair_share(self) -> FairShare:
+        from ragline.services.limits import FairShare
+
+        return FairShare(self.limiter, defaults=self.settings.default_limits)
 
     @cached_property
     def tenant_deletion(self) -> TenantDeletion:

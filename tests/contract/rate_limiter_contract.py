@@ -58,6 +58,18 @@ def in_threads(n: int, target: Callable[[], Any]) -> list[Any]:
     return results
 
 
+def round_robin(processes: list[RateLimiter], call: Callable[[RateLimiter], Any]) -> Callable[[], Any]:
+    """A thread target that calls ``call`` on the next of ``processes`` (each thread another one)."""
+    turn, lock = iter(range(1_000_000)), threading.Lock()
+
+    def target() -> Any:
+        with lock:
+            mine = processes[next(turn) % len(processes)]
+        return call(mine)
+
+    return target
+
+
 def fresh_tenant() -> str:
     return f"t{uuid.uuid4().hex[:12]}"
 
@@ -117,15 +129,8 @@ class RateLimiterContract:
 
     def test_concurrent_takes_admit_exactly_the_tokens_there_are(self, limiters: Factory) -> None:
         processes = [limiters() for _ in range(4)]
-        bucket, turn = Bucket(fresh_tenant()), iter(range(1000))
-        lock = threading.Lock()
-
-        def take() -> int:
-            with lock:
-                mine = processes[next(turn) % len(processes)]
-            return mine.take(bucket, RATE)
-
-        waits = in_threads(12, take)
+        bucket = Bucket(fresh_tenant())
+        waits = in_threads(12, round_robin(processes, lambda mine: mine.take(bucket, RATE)))
         assert sum(1 for w in waits if w == 0) == 5
 
     # -- property: any schedule of concurrent takes admits what the serial bucket admits ---------
@@ -154,15 +159,7 @@ class RateLimiterContract:
                 answer = admit(tat, clock.now, rate)
                 expected, tat = expected + answer.admitted, answer.tat
             if concurrent:
-                turn = iter(range(concurrent))
-                lock = threading.Lock()
-
-                def take() -> int:
-                    with lock:
-                        mine = processes[next(turn) % len(processes)]
-                    return mine.take(bucket, rate)
-
-                waits = in_threads(concurrent, take)
+                waits = in_threads(concurrent, round_robin(processes, lambda p: p.take(bucket, rate)))
                 assert sum(1 for w in waits if w == 0) == expected
             clock.advance(later)
 
@@ -199,14 +196,8 @@ class RateLimiterContract:
     def test_concurrent_leases_never_exceed_the_slots(self, limiters: Factory) -> None:
         processes = [limiters() for _ in range(4)]
         bucket = Bucket(fresh_tenant())
-        turn, lock = iter(range(1000)), threading.Lock()
-
-        def lease() -> str | None:
-            with lock:
-                mine = processes[next(turn) % len(processes)]
-            return mine.lease(bucket, 3, 60)
-
-        held = [lease_id for lease_id in in_threads(10, lease) if lease_id]
+        leases = in_threads(10, round_robin(processes, lambda mine: mine.lease(bucket, 3, 60)))
+        held = [lease_id for lease_id in leases if lease_id]
         assert len(held) == 3 and len(set(held)) == 3
 
     # -- refusal counts and purge -----------------------------------------------------------------

@@ -28,7 +28,9 @@ class Limits(BaseModel):
     """Limits set on a tenant or a key; a field left ``None`` is not set here (a tenant's: the
     deployment's default; a key's: only the tenant's limit applies). Camel-case in the API."""
 
-    model_config = ConfigDict(alias_generator=to_camel, validate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        alias_generator=to_camel, validate_by_name=True, serialize_by_alias=True, extra="forbid"
+    )
 
     requests_per_second: float | None = Field(default=None, gt=0, le=100_000)
     """Sustained requests a second (every route); None: not limited here."""

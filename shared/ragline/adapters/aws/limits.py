@@ -33,6 +33,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from ragline.adapters.aws.batch import delete_keys
@@ -199,10 +200,8 @@ class DynamoDbRateLimiter:
                     "ConditionExpression": "lease_id = :lease",
                     "ExpressionAttributeValues": {":lease": {"S": lease_id}},
                 }
-                try:
+                with suppress(_Failed):  # expired and taken over: the slot is another lease's now
                     self._send("delete_item", request)
-                except _Failed:
-                    pass  # expired and taken over: the slot is another lease's now
 
     def _query(self, tenant_id: str, prefix: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
