@@ -190,7 +190,9 @@ class RateLimited(Throttled):
 
     code = "rate_limited"
 
-    def __init__(self, message: str, *, retry_after: int, **details: Any) -> None:
+    def __init__(self, message: str, *, retry_after: int | None = None, **details: Any) -> None:
+        if retry_after is None:  # rebuilt from the error shape (the client): its camelCase detail
+            retry_after = int(details.pop("retryAfter", 1))
         super().__init__(message, retry_after=retry_after, **details)
         self.retry_after = retry_after
 

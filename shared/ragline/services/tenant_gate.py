@@ -35,7 +35,7 @@ STATUS_TTL = 30.0
 
 class Known(NamedTuple):
     """What the gate keeps of a tenant for ``ttl``: its status, its limits and its keys' limits
-    (read on the first request of a key, None until then)."""
+    (read on the first request of a key it does not know, None until then)."""
 
     status: str | None
     limits: Limits | None
@@ -116,7 +116,8 @@ class TenantGate:
         from ragline.domain.limits import Limits
 
         known = self._tenant(principal.tenant_id)
-        if principal.key_id and known.keys is None and known.status is not None:
+        unknown_key = known.keys is None or principal.key_id not in known.keys  # e.g. created since
+        if principal.key_id and unknown_key and known.status is not None:
             keys = {k.key_id: k.limits for k in self._registry.list_api_keys(principal.tenant_id)}
             known = known._replace(keys=keys)
             with self._lock:
