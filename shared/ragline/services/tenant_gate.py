@@ -119,6 +119,7 @@ class TenantGate:
         unknown_key = known.keys is None or principal.key_id not in known.keys  # e.g. created since
         if principal.key_id and unknown_key and known.status is not None:
             keys = {k.key_id: k.limits for k in self._registry.list_api_keys(principal.tenant_id)}
+            keys.setdefault(principal.key_id, None)  # no such record: read again only after ttl
             known = known._replace(keys=keys)
             with self._lock:
                 self._known[principal.tenant_id] = known
