@@ -168,12 +168,13 @@ class DynamoDbRateLimiter:
         return int(item["tat"]["N"]) if item and "tat" in item else None
 
     def lease(self, bucket: Bucket, slots: int, seconds: float) -> str | None:
-        lease_id = uuid.uuid4().hex
+        """The lease id names its slot (``<slot>.<uuid>``): a release is one conditional delete."""
         for _ in range(2):
             now = self._clock()
             free = [s for s in range(slots) if s not in self._live_slots(bucket, now)]
             random.shuffle(free)  # concurrent takers spread over the free slots
             for slot in free:
+                lease_id = f"{slot}.{uuid.uuid4().hex}"
                 try:
                     self._send(
                         "put_item", lease_request(self.table_name, bucket, slot, lease_id, now, seconds)
@@ -191,17 +192,17 @@ class DynamoDbRateLimiter:
         return {int(i["sk"]["S"][len(prefix) :]) for i in items if int(i["lease_expires"]["N"]) > now}
 
     def release(self, bucket: Bucket, lease_id: str) -> None:
-        prefix = f"SLOT#{bucket.name}#"
-        for item in self._query(bucket.tenant_id, prefix):
-            if item.get("lease_id", {}).get("S") == lease_id:
-                request = {
-                    "TableName": self.table_name,
-                    "Key": {"pk": item["pk"], "sk": item["sk"]},
-                    "ConditionExpression": "lease_id = :lease",
-                    "ExpressionAttributeValues": {":lease": {"S": lease_id}},
-                }
-                with suppress(_Failed):  # expired and taken over: the slot is another lease's now
-                    self._send("delete_item", request)
+        slot, _, _ = lease_id.partition(".")
+        if not slot.isdigit():
+            return  # not a lease of this adapter's: nothing of it is held
+        request = {
+            "TableName": self.table_name,
+            "Key": key(bucket.tenant_id, f"SLOT#{bucket.name}#{slot}"),
+            "ConditionExpression": "lease_id = :lease",
+            "ExpressionAttributeValues": {":lease": {"S": lease_id}},
+        }
+        with suppress(_Failed):  # expired and taken over: the slot is another lease's now
+            self._send("delete_item", request)
 
     def _query(self, tenant_id: str, prefix: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
