@@ -411,6 +411,7 @@ class Container:
             documents=self.documents,
             ledger=self.ledger,
             catalog=self.catalog,
+            limiter=self.limiter,
         )
 
     @cached_property

@@ -138,3 +138,18 @@ def test_limits_set_by_the_operator_are_kept_on_the_tenant_record(tmp_path: Path
     tenancy.set_limits("acme", Limits(requests_per_second=5, max_concurrent_runs=2))
     stored: Tenant = registry.get_tenant("acme")
     assert stored.limits == Limits(requests_per_second=5, max_concurrent_runs=2)
+
+
+def test_deleting_a_tenant_forgets_its_buckets_slots_and_counts(tmp_path: Path) -> None:
+    from ragline.config import Settings
+    from ragline.wiring import Container
+
+    c = Container(Settings(home=tmp_path))
+    c.tenancy.create_tenant("acme", limits=Limits(requests_per_second=1, burst=1, max_concurrent_runs=1))
+    c.fair_share.admit(key("k"), Limits(requests_per_second=1, burst=1))
+    with pytest.raises(errors.RateLimited):
+        c.fair_share.admit(key("k"), Limits(requests_per_second=1, burst=1))
+    c.fair_share.run_slot(key("k"), Limits(max_concurrent_runs=1))
+    purge = c.tenant_deletion.delete("acme")
+    assert purge.usage_details >= 3
+    assert c.limiter.refusals("acme", current_period()) == 0
