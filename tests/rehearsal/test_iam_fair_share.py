@@ -4,6 +4,8 @@ usage table (``dynamodb:LeadingKeys``), never on the ledger's own items."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -11,7 +13,8 @@ import pytest
 from ragline.adapters.aws.limits import DynamoDbRateLimiter
 from ragline.domain.limits import Bucket, Rate
 from tests.rehearsal.cloudformation import FunctionSpec
-from tests.rehearsal.iam import iam_calls, table_arn
+from tests.rehearsal.iam import calls_from_log, iam_calls, table_arn
+from tests.rehearsal.test_rehearsal_checks import recorder
 from tests.support.cfn_tables import load_template
 
 pytestmark = pytest.mark.unit
@@ -62,15 +65,22 @@ def limiter_calls() -> list[tuple[str, dict[str, Any]]]:
 
 
 @pytest.mark.parametrize("function", API_FUNCTIONS)
-def test_every_call_of_the_limiter_is_granted_to_each_api_function(function: str) -> None:
+def test_every_call_of_the_limiter_is_granted_to_each_api_function(
+    function: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spec = FunctionSpec(function, "app.h", [], {}, [fair_share_statement(function)], 30, 1024, "Active")
     calls = limiter_calls()
     operations = {operation for operation, _ in calls}
     assert operations == {"update_item", "query", "put_item", "delete_item", "get_item"}
+    log = tmp_path / "calls.jsonl"
+    record = recorder(log, monkeypatch)._record  # what the rehearsal's recorder keeps of each call
     for operation, params in calls:
         name = "".join(part.title() for part in operation.split("_"))
-        for call in iam_calls(function, "dynamodb", name, params, {}):
-            assert spec.allows(call.action, call.resource, call.context), call
+        record(SimpleNamespace(name=name, service_model=SimpleNamespace(service_name="dynamodb")), params)
+    mapped = calls_from_log(function, log, {})
+    assert len(mapped) == len(calls)
+    for call in mapped:
+        assert spec.allows(call.action, call.resource, call.context), call
 
 
 def test_the_statement_grants_nothing_on_the_ledgers_items() -> None:
