@@ -40,9 +40,12 @@ class Limits(BaseModel):
     """Chat, search and hosting-search runs in flight at once; None: not limited here."""
 
     def over(self, defaults: Limits) -> Limits:
-        """These limits, each unset field taken from ``defaults``."""
-        mine = self.model_dump(exclude_none=True)
-        return Limits.model_validate({**defaults.model_dump(exclude_none=True), **mine})
+        """These limits, each unset field taken from ``defaults`` — but a rate set here without a
+        burst keeps its own burst (twice the rate), not the default rate's."""
+        inherited = defaults.model_dump(exclude_none=True, by_alias=False)
+        if self.requests_per_second is not None:
+            inherited.pop("burst", None)
+        return Limits.model_validate({**inherited, **self.model_dump(exclude_none=True, by_alias=False)})
 
     def rate(self) -> Rate | None:
         """The token bucket of these limits (None: no rate limit)."""

@@ -11,7 +11,7 @@ from ragline import errors
 from ragline.adapters.embedded.limits import SqliteRateLimiter
 from ragline.adapters.embedded.tenants import SqliteTenantRegistry
 from ragline.domain.billing import current_period
-from ragline.domain.limits import MICROS, Limits
+from ragline.domain.limits import MICROS, Limits, Rate
 from ragline.domain.tenancy import Tenant
 from ragline.services.authentication import Principal
 from ragline.services.limits import FairShare
@@ -153,3 +153,14 @@ def test_deleting_a_tenant_forgets_its_buckets_slots_and_counts(tmp_path: Path) 
     purge = c.tenant_deletion.delete("acme")
     assert purge.usage_details >= 3
     assert c.limiter.refusals("acme", current_period()) == 0
+
+
+def test_a_tenants_own_rate_keeps_its_own_burst_not_the_defaults() -> None:
+    defaults = Limits(requests_per_second=10, burst=20, max_concurrent_runs=10)
+    assert Limits(requests_per_second=100).over(defaults) == Limits(
+        requests_per_second=100, max_concurrent_runs=10
+    )
+    assert Limits(requests_per_second=100).over(defaults).rate() == Rate.of(100, 200)
+    assert Limits(max_concurrent_runs=2).over(defaults) == Limits(
+        requests_per_second=10, burst=20, max_concurrent_runs=2
+    )
