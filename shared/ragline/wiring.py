@@ -469,7 +469,8 @@ class Container:
         s = self.settings
         modules = [m for part in parts or tuple(SERVICE_MODULES) for m in SERVICE_MODULES[part]]
         backend = "aws" if s.backend == "aws" else "embedded"
-        modules += [f"ragline.adapters.{backend}.{m}" for m in ("tenants", "documents", "ledger", "objects")]
+        adapters = ("tenants", "documents", "ledger", "objects", "limits")
+        modules += [f"ragline.adapters.{backend}.{m}" for m in adapters]
         if s.resolved_store == "opensearch" and s.opensearch_service == "aoss":
             modules += [
                 "ragline.adapters.opensearch.serverless",
@@ -485,7 +486,7 @@ class Container:
             modules += [f"ragline.adapters.{s.chat_backend}.chat", "ragline.agents.fitting"]
         if s.llm_configured:
             modules.append("ragline.adapters.rerank")
-        for module in ["ragline.services.tenant_gate", *modules]:
+        for module in ["ragline.services.tenant_gate", "ragline.services.limits", *modules]:
             importlib.import_module(module)
         warm_models(self.aws_services())
 
