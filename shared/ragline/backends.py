@@ -15,7 +15,14 @@ from ragline.errors import ConfigurationError
 
 if TYPE_CHECKING:  # importing this costs no pydantic (the authorizer's cold start)
     from ragline.config import Settings
-    from ragline.ports import ApiKeyLookup, DocumentRegistry, ObjectStore, TenantRegistry, UsageLedger
+    from ragline.ports import (
+        ApiKeyLookup,
+        DocumentRegistry,
+        ObjectStore,
+        RateLimiter,
+        TenantRegistry,
+        UsageLedger,
+    )
 
 
 class Backend(Protocol):
@@ -25,6 +32,7 @@ class Backend(Protocol):
     def documents(self) -> DocumentRegistry: ...
     def ledger(self) -> UsageLedger: ...
     def objects(self) -> ObjectStore: ...
+    def limiter(self) -> RateLimiter: ...
 
 
 class EmbeddedBackend:
@@ -53,6 +61,11 @@ class EmbeddedBackend:
 
         return LocalObjectStore(self._home / "objects")
 
+    def limiter(self) -> RateLimiter:
+        from ragline.adapters.embedded.limits import SqliteRateLimiter
+
+        return SqliteRateLimiter(self._home / "limits.sqlite")
+
 
 class AwsBackend:
     """DynamoDB tables and the S3 documents bucket named by the settings."""
@@ -79,6 +92,12 @@ class AwsBackend:
         from ragline.adapters.aws.objects import S3ObjectStore
 
         return S3ObjectStore(required("documents_bucket", self._settings.documents_bucket))
+
+    def limiter(self) -> RateLimiter:
+        """Buckets and run slots live in the usage table, under ``LIMIT#`` keys of their own."""
+        from ragline.adapters.aws.limits import DynamoDbRateLimiter
+
+        return DynamoDbRateLimiter(required("usage_table", self._settings.usage_table))
 
 
 TENANTS_FILE = "tenants.sqlite"

@@ -9,11 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ragline.environment import DEFAULT_HOME, env_values
+
+if TYPE_CHECKING:
+    from ragline.domain.limits import Limits
 
 
 class Settings(BaseModel):
@@ -143,6 +146,25 @@ class Settings(BaseModel):
     """Documents one reindex step rebuilds (one SQS message's work)."""
     reindex_retire_seconds: float = Field(default=900.0, ge=0)
     """How long a reindex keeps the old generation after its switch (runs bound to it end first)."""
+
+    limit_requests_per_second: float = Field(default=0.0, ge=0)
+    """A tenant's request rate where its record sets none (``RAGLINE_LIMIT_REQUESTS_PER_SECOND``);
+    0: not limited. The template sets the deployed default; see "Limits and fair sharing"."""
+    limit_burst: int = Field(default=0, ge=0)
+    """Requests at once after a quiet spell (0: twice the rate)."""
+    limit_concurrent_runs: int = Field(default=0, ge=0)
+    """A tenant's chat, search and hosting-search runs in flight at once (0: not limited)."""
+
+    @property
+    def default_limits(self) -> Limits:
+        """A tenant's limits where its record sets none (fair sharing)."""
+        from ragline.domain.limits import Limits
+
+        return Limits(
+            requests_per_second=self.limit_requests_per_second or None,
+            burst=self.limit_burst or None,
+            max_concurrent_runs=self.limit_concurrent_runs or None,
+        )
 
     @property
     def llm_read_timeout_s(self) -> float:

@@ -184,6 +184,26 @@ class ModelThrottled(Throttled):
     code = "model_throttled"
 
 
+class RateLimited(Throttled):
+    """The tenant's or the key's request rate is at its limit (fair sharing): nothing was done; retry
+    after ``retry_after`` seconds (also the response's ``Retry-After`` header)."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: int | None = None, **details: Any) -> None:
+        if retry_after is None:  # rebuilt from the error shape (the client): its camelCase detail
+            retry_after = int(details.pop("retryAfter", 1))
+        super().__init__(message, retry_after=retry_after, **details)
+        self.retry_after = retry_after
+
+
+class TooManyRuns(RateLimited):
+    """The tenant or the key already has its most concurrent runs (chat, search, hosting search) in
+    flight: nothing was done; retry when one has ended."""
+
+    code = "too_many_runs"
+
+
 class DependencyUnavailable(RaglineError):
     """A dependency (store, model endpoint) is down or timed out; retryable."""
 

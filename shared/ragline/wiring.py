@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
         DocumentRegistry,
         Embedder,
         ObjectStore,
+        RateLimiter,
         Reranker,
         StepQueue,
         TenantRegistry,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
     from ragline.services.hosting_search import HostingSearchService
     from ragline.services.identity_providers import IdentityProviderService
     from ragline.services.ingest import IngestService
+    from ragline.services.limits import FairShare
     from ragline.services.metering import Metering
     from ragline.services.namespaces import NamespaceService
     from ragline.services.reindex import ReindexService
@@ -78,6 +80,10 @@ class Container:
     @cached_property
     def ledger(self) -> UsageLedger:
         return self.backend.ledger()
+
+    @cached_property
+    def limiter(self) -> RateLimiter:
+        return self.backend.limiter()
 
     @cached_property
     def objects(self) -> ObjectStore:
@@ -246,7 +252,9 @@ class Container:
     def metering(self) -> Metering:
         from ragline.services.metering import Metering
 
-        return Metering(ledger=self.ledger, registry=self.registry, documents=self.documents)
+        return Metering(
+            ledger=self.ledger, registry=self.registry, documents=self.documents, fair_share=self.fair_share
+        )
 
     @cached_property
     def search(self) -> SearchService:
@@ -383,7 +391,13 @@ class Container:
     def tenant_gate(self) -> TenantGate:
         from ragline.services.tenant_gate import TenantGate
 
-        return TenantGate(self.registry)
+        return TenantGate(self.registry, fair_share=self.fair_share)
+
+    @cached_property
+    def fair_share(self) -> FairShare:
+        from ragline.services.limits import FairShare
+
+        return FairShare(self.limiter, defaults=self.settings.default_limits)
 
     @cached_property
     def tenant_deletion(self) -> TenantDeletion:
@@ -397,6 +411,7 @@ class Container:
             documents=self.documents,
             ledger=self.ledger,
             catalog=self.catalog,
+            limiter=self.limiter,
         )
 
     @cached_property
@@ -454,7 +469,8 @@ class Container:
         s = self.settings
         modules = [m for part in parts or tuple(SERVICE_MODULES) for m in SERVICE_MODULES[part]]
         backend = "aws" if s.backend == "aws" else "embedded"
-        modules += [f"ragline.adapters.{backend}.{m}" for m in ("tenants", "documents", "ledger", "objects")]
+        adapters = ("tenants", "documents", "ledger", "objects", "limits")
+        modules += [f"ragline.adapters.{backend}.{m}" for m in adapters]
         if s.resolved_store == "opensearch" and s.opensearch_service == "aoss":
             modules += [
                 "ragline.adapters.opensearch.serverless",
@@ -470,7 +486,7 @@ class Container:
             modules += [f"ragline.adapters.{s.chat_backend}.chat", "ragline.agents.fitting"]
         if s.llm_configured:
             modules.append("ragline.adapters.rerank")
-        for module in ["ragline.services.tenant_gate", *modules]:
+        for module in ["ragline.services.tenant_gate", "ragline.services.limits", *modules]:
             importlib.import_module(module)
         warm_models(self.aws_services())
 

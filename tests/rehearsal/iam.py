@@ -127,10 +127,24 @@ def iam_calls(
     raise KeyError(f"{service}:{operation}")
 
 
+def leading_key(params: dict[str, Any]) -> str | None:
+    """The partition key value a one-table call names (IAM's ``dynamodb:LeadingKeys``): its ``Key`` or
+    ``Item``, or a query's ``pk = :value``; None when the call names none (a scan)."""
+    for part in ("Key", "Item"):
+        if "pk" in params.get(part, {}):
+            return str(params[part]["pk"]["S"])
+    match = re.search(r"\bpk\s*=\s*(:\w+)", params.get("KeyConditionExpression", ""))
+    if match:
+        return str(params["ExpressionAttributeValues"][match.group(1)]["S"])
+    return None
+
+
 def _dynamodb(function: str, operation: str, params: dict[str, Any]) -> list[AwsCall]:
     if operation in _DYNAMODB_ONE_TABLE:
         resource = table_arn(params["TableName"], params.get("IndexName", ""))
-        return [AwsCall(function, f"dynamodb:{operation}", resource)]
+        pk = leading_key(params)
+        context = (("dynamodb:LeadingKeys", pk),) if pk is not None else ()
+        return [AwsCall(function, f"dynamodb:{operation}", resource, context)]
     if operation in _DYNAMODB_BATCH:
         return [AwsCall(function, f"dynamodb:{operation}", table_arn(t)) for t in params["RequestItems"]]
     # Transactions have no IAM action of their own: each item needs the permission of its operation.

@@ -11,7 +11,8 @@ The order is what makes it safe to interrupt and to run again:
 5. its namespaces and API keys;
 6. the recorded results of its runs (they quote its chunks) and its ingestion entries (they name its
    documents); charges and period counters stay, as the operator's billing record, and so does the
-   tenant's item, as the ``deleted`` tombstone that keeps the id from being reused.
+   tenant's item, as the ``deleted`` tombstone that keeps the id from being reused; its token
+   buckets, run slots and refusal counts (fair sharing) go too.
 
 Every step is idempotent, so a deletion that failed half-way is finished by running it again. A worker
 that was already indexing one of the tenant's documents when step 1 happened may still write it after
@@ -22,7 +23,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragline.ports import DocumentRegistry, ObjectStore, TenantRegistry, UsageLedger, VectorStoreProvider
+from ragline.ports import (
+    DocumentRegistry,
+    ObjectStore,
+    RateLimiter,
+    TenantRegistry,
+    UsageLedger,
+    VectorStoreProvider,
+)
 from ragline.services.generations import ModelCatalog
 from ragline.services.tenancy import TenancyService
 
@@ -34,7 +42,8 @@ class TenantPurge:
     chunks: int
     documents: int
     usage_details: int
-    """Recorded run results dropped and ingestion entries deleted (charges and counters stay)."""
+    """Recorded run results dropped, ingestion entries and limit items deleted (charges and counters
+    stay)."""
 
 
 class TenantDeletion:
@@ -48,6 +57,7 @@ class TenantDeletion:
         documents: DocumentRegistry,
         ledger: UsageLedger,
         catalog: ModelCatalog | None = None,
+        limiter: RateLimiter | None = None,
     ) -> None:
         self._tenancy = tenancy
         self._catalog = catalog
@@ -58,6 +68,7 @@ class TenantDeletion:
         self._stores = stores
         self._documents = documents
         self._ledger = ledger
+        self._limiter = limiter
 
     def delete(self, tenant_id: str) -> TenantPurge:
         """Delete the tenant and everything it stored (``NotFound`` for a tenant that never existed)."""
@@ -67,7 +78,8 @@ class TenantDeletion:
             objects=self._objects.purge(f"{tenant_id}/"),
             chunks=self._purge_chunks(tenant_id),
             documents=self._documents.purge_tenant(tenant_id),
-            usage_details=self._ledger.purge_tenant(tenant_id),
+            usage_details=self._ledger.purge_tenant(tenant_id)
+            + (self._limiter.purge_tenant(tenant_id) if self._limiter else 0),
         )
         self._registry.purge_tenant(tenant_id)
         if tenant.name:
