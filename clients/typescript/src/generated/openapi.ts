@@ -883,12 +883,26 @@ export interface components {
              * @default false
              */
             requireUser: boolean;
+            limits?: components["schemas"]["Limits"] | null;
             /** Createdat */
             createdAt: string;
             /** Lastusedat */
             lastUsedAt: string | null;
             /** Revoked */
             revoked: boolean;
+        };
+        /**
+         * Limits
+         * @description Limits set on a tenant or a key; a field left ``None`` is not set here (a tenant's: the
+         *     deployment's default; a key's: only the tenant's limit applies). Camel-case in the API.
+         */
+        Limits: {
+            /** Requestspersecond */
+            requestsPerSecond?: number | null;
+            /** Burst */
+            burst?: number | null;
+            /** Maxconcurrentruns */
+            maxConcurrentRuns?: number | null;
         };
         /** NamespaceDeleted */
         NamespaceDeleted: {
@@ -990,6 +1004,7 @@ export interface components {
              * @default false
              */
             requireUser: boolean;
+            limits?: components["schemas"]["Limits"] | null;
         };
         /** NewKeyView */
         NewKeyView: {
@@ -1011,6 +1026,7 @@ export interface components {
              * @default false
              */
             requireUser: boolean;
+            limits?: components["schemas"]["Limits"] | null;
             /** Createdat */
             createdAt: string;
             /** Lastusedat */
@@ -1401,6 +1417,12 @@ export interface components {
             runs: number;
             usage: components["schemas"]["Usage"];
             ingestion?: components["schemas"]["IngestionUsage"];
+            limits?: components["schemas"]["Limits"];
+            /**
+             * Throttled
+             * @default 0
+             */
+            throttled: number;
         };
         /** Warning */
         Warning: {
@@ -1553,6 +1575,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1701,6 +1725,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1843,6 +1869,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1989,6 +2017,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2133,6 +2163,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2275,6 +2307,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2421,6 +2455,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2565,6 +2601,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2709,6 +2747,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2857,6 +2897,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3001,6 +3043,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3149,6 +3193,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3294,6 +3340,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3448,6 +3496,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3606,6 +3656,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3754,6 +3806,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3904,6 +3958,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4046,6 +4102,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4192,6 +4250,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4334,6 +4394,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4478,6 +4540,8 @@ export interface operations {
             /** @description An error, in the one shape (`error.code` says which). */
             429: {
                 headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
