@@ -16,12 +16,18 @@ admissions do not invalidate each other (see :mod:`ragline.adapters.aws.limits`)
 from __future__ import annotations
 
 import math
+import time
 from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 MICROS = 1_000_000
+
+
+def now_micros() -> int:
+    """The wall clock in microseconds (the buckets' unit)."""
+    return time.time_ns() // 1000
 
 
 class Limits(BaseModel):

@@ -39,8 +39,7 @@ from typing import Any
 from ragline.adapters.aws.batch import delete_keys
 from ragline.adapters.aws.errors import CONDITION_FAILED, call
 from ragline.adapters.boto import LazyClient, error_code
-from ragline.adapters.embedded.limits import now_micros
-from ragline.domain.limits import MICROS, Bucket, Rate, admit
+from ragline.domain.limits import MICROS, Bucket, Rate, admit, now_micros
 
 ATTEMPTS = 4
 IDLE_TTL = 86_400

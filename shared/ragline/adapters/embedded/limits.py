@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
-from ragline.domain.limits import MICROS, Bucket, Rate, admit
+from ragline.domain.limits import MICROS, Bucket, Rate, admit, now_micros
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS buckets (
@@ -33,10 +32,6 @@ CREATE TABLE IF NOT EXISTS refusals (
     PRIMARY KEY (tenant_id, period)
 );
 """
-
-
-def now_micros() -> int:
-    return time.time_ns() // 1000
 
 
 @maps_sqlite_errors
