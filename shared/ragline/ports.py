@@ -6,7 +6,7 @@ suite in ``tests/contract`` that both pass.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold starts)
@@ -278,7 +278,10 @@ class RateLimiter(Protocol):
     - ``count_refusal(tenant, period)`` adds one to the tenant's refused requests of ``period``
       (``YYYY-MM``); ``refusals`` reads it (0 when none).
     - ``purge_tenant(tenant)`` forgets every bucket, lease and count of the tenant; idempotent.
+    - ``clock()`` is the limiter's time in microseconds, the time its buckets are kept in.
     """
+
+    clock: Callable[[], int]
 
     def take(self, bucket: Bucket, rate: Rate) -> int: ...
 

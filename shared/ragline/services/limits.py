@@ -9,6 +9,11 @@ slot of its key and of its tenant (:meth:`FairShare.run_slot`) from before it is
 ends; a slot's lease outlives any run (:data:`RUN_LEASE_SECONDS`, the longest function timeout), so
 a crashed holder frees it. A refusal is :class:`~ragline.errors.RateLimited` (429, ``Retry-After``),
 counted per tenant and period (the usage report shows it).
+
+A refused bucket is remembered in the process until its ``Retry-After`` moment (:data:`REMEMBERED`
+buckets at most): a bucket's next admissible instant only moves later, so every request before it
+is refused here without a store write — a tenant bursting far over its limit costs the store one
+conditional write per refusal *window*, not per request, and leaves the capacity to its neighbours.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ragline import errors
 from ragline.domain.billing import current_period
-from ragline.domain.limits import Bucket, Limits
+from ragline.domain.limits import MICROS, Bucket, Limits, Rate
 
 if TYPE_CHECKING:
     from ragline.ports import RateLimiter
@@ -32,6 +37,9 @@ T = TypeVar("T")
 RUN_LEASE_SECONDS = 960.0
 """A run slot's lease: longer than any run can last (the longest function timeout, 900 s, plus a
 margin), so it never expires under a live run, and frees a crashed run's slot within it."""
+
+REMEMBERED = 10_000
+"""Refused buckets a process remembers at most (past it, the expired ones are forgotten first)."""
 
 
 class RunSlot:
@@ -79,6 +87,9 @@ class FairShare:
         self._limiter = limiter
         self.defaults = defaults or Limits()
         self._lease_seconds = lease_seconds
+        self._refused_until: dict[tuple[Bucket, Rate], int] = {}
+        """A refused bucket (at a rate) → the limiter's instant (µs) before which it admits nothing."""
+        self._lock = threading.Lock()
 
     def _buckets(
         self, principal: Principal, tenant: Limits, key: Limits | None
@@ -90,9 +101,33 @@ class FairShare:
         """Take one request token of the key, then of the tenant; ``RateLimited`` when either has none."""
         for bucket, limits in self._buckets(principal, tenant, key):
             rate = limits.rate()
-            wait = self._limiter.take(bucket, rate) if rate else 0
+            if not rate:
+                continue
+            wait = self._remembered(bucket, rate)
+            if wait is None:
+                wait = self._limiter.take(bucket, rate)
+                if wait:
+                    self._remember(bucket, rate, wait)
             if wait:
-                raise self._refused(bucket, "requestsPerSecond", -(-wait // 1_000_000))
+                raise self._refused(bucket, "requestsPerSecond", -(-wait // MICROS))
+
+    def _remembered(self, bucket: Bucket, rate: Rate) -> int | None:
+        """Microseconds left of a refusal this process saw for the bucket at this rate, or None."""
+        with self._lock:
+            until = self._refused_until.get((bucket, rate))
+        left = None if until is None else until - self._limiter.clock()
+        return left if left is not None and left > 0 else None
+
+    def _remember(self, bucket: Bucket, rate: Rate, wait: int) -> None:
+        now = self._limiter.clock()
+        with self._lock:
+            if len(self._refused_until) >= REMEMBERED:
+                expired = [k for k, until in self._refused_until.items() if until <= now]
+                for k in expired:
+                    del self._refused_until[k]
+                if len(self._refused_until) >= REMEMBERED:
+                    self._refused_until.clear()
+            self._refused_until[(bucket, rate)] = now + wait
 
     def run_slot(self, principal: Principal, tenant: Limits, key: Limits | None = None) -> RunSlot:
         """Hold a run slot of the key and of the tenant; ``TooManyRuns`` (nothing held) when either

@@ -4,6 +4,7 @@ the deployment's defaults, run slots released on every path, and the gate readin
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -164,3 +165,60 @@ def test_a_tenants_own_rate_keeps_its_own_burst_not_the_defaults() -> None:
     assert Limits(max_concurrent_runs=2).over(defaults) == Limits(
         requests_per_second=10, burst=20, max_concurrent_runs=2
     )
+
+
+class CountingLimiter:
+    """The SQLite limiter on a hand-moved clock, counting the takes that reach it."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.now = NOW
+        self.inner = SqliteRateLimiter(tmp_path / "counted.sqlite", clock=lambda: self.now)
+        self.clock = self.inner.clock
+        self.takes = 0
+
+    def take(self, bucket: Any, rate: Rate) -> int:
+        self.takes += 1
+        return self.inner.take(bucket, rate)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_a_refused_bucket_is_refused_in_process_until_its_retry_moment(tmp_path: Path) -> None:
+    """Given a bucket the limiter refused for 4 s, later requests within those 4 s are refused without
+    a store write, with the time left; at the moment itself the limiter is asked again and admits."""
+    limiter = CountingLimiter(tmp_path)
+    share, slow = FairShare(limiter), Limits(requests_per_second=0.25, burst=1)
+    share.admit(key("k"), slow)
+    with pytest.raises(errors.RateLimited):
+        share.admit(key("k"), slow)
+    assert limiter.takes == 2
+    limiter.now += 1 * MICROS
+    for _ in range(50):  # a burst far over the limit
+        with pytest.raises(errors.RateLimited) as refused:
+            share.admit(key("k"), slow)
+    assert limiter.takes == 2 and refused.value.retry_after == 3
+    assert share.throttled("acme", current_period()) == 51  # every refusal still counted
+    limiter.now += 3 * MICROS
+    share.admit(key("k"), slow)
+    assert limiter.takes == 3
+
+
+def test_a_changed_limit_is_not_held_to_the_old_refusal(tmp_path: Path) -> None:
+    limiter = CountingLimiter(tmp_path)
+    share = FairShare(limiter)
+    share.admit(key("k"), Limits(requests_per_second=0.25, burst=1))
+    with pytest.raises(errors.RateLimited):
+        share.admit(key("k"), Limits(requests_per_second=0.25, burst=1))
+    share.admit(key("k"), Limits(requests_per_second=0.25, burst=5))  # the operator raised the burst
+
+
+def test_the_refusals_remembered_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("ragline.services.limits.REMEMBERED", 10)
+    limiter = CountingLimiter(tmp_path)
+    share, one = FairShare(limiter), Limits(requests_per_second=0.25, burst=1)
+    for i in range(25):
+        share.admit(key("k", tenant=f"t{i}"), one)
+        with pytest.raises(errors.RateLimited):
+            share.admit(key("k", tenant=f"t{i}"), one)
+        assert len(share._refused_until) <= 10

@@ -134,7 +134,7 @@ class DynamoDbRateLimiter:
     ) -> None:
         self.table_name = table_name
         self._client = LazyClient("dynamodb", client=client, region=region)
-        self._clock = clock
+        self.clock = clock
         self._idle: dict[Bucket, bool] = {}
         """Which case a bucket was in last time here: the first write tries it (one round trip)."""
 
@@ -142,7 +142,7 @@ class DynamoDbRateLimiter:
         return call(self._client(), action, request, _condition_failed)
 
     def take(self, bucket: Bucket, rate: Rate) -> int:
-        now = self._clock()
+        now = self.clock()
         idle = self._idle.get(bucket, True)
         for _ in range(ATTEMPTS):
             build = idle_request if idle else busy_request
@@ -169,7 +169,7 @@ class DynamoDbRateLimiter:
     def lease(self, bucket: Bucket, slots: int, seconds: float) -> str | None:
         """The lease id names its slot (``<slot>.<uuid>``): a release is one conditional delete."""
         for _ in range(2):
-            now = self._clock()
+            now = self.clock()
             free = [s for s in range(slots) if s not in self._live_slots(bucket, now)]
             random.shuffle(free)  # concurrent takers spread over the free slots
             for slot in free:
@@ -229,7 +229,7 @@ class DynamoDbRateLimiter:
             "UpdateExpression": "ADD refusals :one SET expires_at = if_not_exists(expires_at, :expires)",
             "ExpressionAttributeValues": {
                 ":one": {"N": "1"},
-                ":expires": {"N": str(_expiry(self._clock(), REFUSALS_TTL))},
+                ":expires": {"N": str(_expiry(self.clock(), REFUSALS_TTL))},
             },
         }
         self._send("update_item", request)

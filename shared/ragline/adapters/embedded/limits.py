@@ -40,7 +40,7 @@ class SqliteRateLimiter:
 
     def __init__(self, path: Path | str, *, clock: Callable[[], int] = now_micros) -> None:
         self.path = Path(path)
-        self._clock = clock
+        self.clock = clock
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
 
@@ -63,7 +63,7 @@ class SqliteRateLimiter:
             row = db.execute(
                 "SELECT tat FROM buckets WHERE tenant_id=? AND bucket=?", (bucket.tenant_id, bucket.name)
             ).fetchone()
-            answer = admit(row[0] if row else None, self._clock(), rate)
+            answer = admit(row[0] if row else None, self.clock(), rate)
             if answer.admitted:
                 db.execute(
                     "INSERT INTO buckets VALUES (?,?,?) ON CONFLICT(tenant_id, bucket) DO UPDATE"
@@ -73,7 +73,7 @@ class SqliteRateLimiter:
             return answer.wait
 
     def lease(self, bucket: Bucket, slots: int, seconds: float) -> str | None:
-        now = self._clock()
+        now = self.clock()
         with self._transaction() as db:
             live = {
                 slot
