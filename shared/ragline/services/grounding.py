@@ -117,9 +117,11 @@ class GroundingService:
         if self._scorer is None:
             return Assessment(Grounding(status="off", scorer="none"))
         found = cited_claims(answer, chunks, self.limits)
-        base = {"scorer": self._scorer.name, "unchecked": found.unchecked, "uncited": found.uncited}
+        base = Grounding(
+            status="no_citations", scorer=self._scorer.name, unchecked=found.unchecked, uncited=found.uncited
+        )
         if not found.claims:
-            return Assessment(Grounding(status="no_citations", **base))
+            return Assessment(base)
         try:
             checked = self._scorer.check(found.claims)
             if len(checked.verdicts) != len(found.claims):
@@ -134,12 +136,10 @@ class GroundingService:
             return self._unavailable(exc, usage, base)
         usage.add(checked.usage)
         sentences = [_view(c, v) for c, v in zip(found.claims, checked.verdicts, strict=True)]
-        grounding = Grounding(
-            status="scored", score=answer_score(checked.verdicts), sentences=sentences, **base
-        )
-        return Assessment(grounding, _contradictions(sentences))
+        scored = {"status": "scored", "score": answer_score(checked.verdicts), "sentences": sentences}
+        return Assessment(base.model_copy(update=scored), _contradictions(sentences))
 
-    def _unavailable(self, exc: Exception, usage: RunUsage, base: dict[str, object]) -> Assessment:
+    def _unavailable(self, exc: Exception, usage: RunUsage, base: Grounding) -> Assessment:
         spent = getattr(exc, "usage", None)
         if isinstance(spent, RunUsage):
             usage.add(spent)
@@ -148,9 +148,9 @@ class GroundingService:
         warning = Warning(
             code="grounding_unavailable",
             message=f"the answer's grounding could not be checked: {reason}",
-            details={"scorer": base["scorer"], "cause": code},
+            details={"scorer": base.scorer, "cause": code},
         )
-        return Assessment(Grounding(status="unavailable", **base), [warning])  # type: ignore[arg-type]
+        return Assessment(base.model_copy(update={"status": "unavailable"}), [warning])
 
 
 def _view(claim: CitedClaim, verdict: Verdict) -> SentenceGrounding:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from ragline.domain.grounding import Checked, CitedClaim, EvidenceRef, Verdict
+from ragline.domain.grounding import Checked, CitedClaim, EvidenceRef, GroundingLabel, Verdict
 
 STOPWORDS = frozenset(
     "a an and are as at be been being but by for from has have had if in into is it its of on or such"
@@ -135,5 +135,5 @@ class OverlapGroundingScorer:
                 break
             if contradiction_cue(wanted, words, everywhere) is not None:
                 return Verdict("contradicted", round(support * 0.25, 4), (EvidenceRef(cid, n),))
-        label = "supported" if support >= self.support_min else "not_enough_info"
+        label: GroundingLabel = "supported" if support >= self.support_min else "not_enough_info"
         return Verdict(label, round(min(support, 1.0), 4), evidence)
