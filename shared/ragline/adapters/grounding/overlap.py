@@ -49,6 +49,7 @@ _NUMBER_WORDS = {
 } | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "hundred": "100", "thousand": "1000"}
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|\w+")
 _NUMBER = re.compile(r"^\d")
+_CLAUSE = re.compile(r"[,;:()\[\]]|[.!?](?:\s|$)")
 
 
 @lru_cache(maxsize=1)
@@ -75,14 +76,34 @@ def terms(text: str) -> list[str]:
     return [_NUMBER_WORDS.get(w, w if _NUMBER.match(w) else _stem(w)) for w in words if w not in STOPWORDS]
 
 
-def _negated(words: set[str]) -> bool:
-    return bool(words & NEGATIONS)
+def negated_terms(text: str, window: int = 3) -> set[str]:
+    """The terms a negation governs: up to ``window`` terms after each negation word, within its clause
+    (a comma, colon, semicolon, bracket or sentence end closes the scope)."""
+    scoped: set[str] = set()
+    for clause in _CLAUSE.split(text):
+        words = terms(clause)
+        for n, word in enumerate(words):
+            if word in NEGATIONS:
+                scoped.update(w for w in words[n + 1 : n + 1 + window] if w not in NEGATIONS)
+    return scoped
 
 
-def contradiction_cue(claim: set[str], sentence: set[str], passage: set[str]) -> str | None:
-    """Why ``claim`` and a passage sentence disagree (``negation``, ``antonym``, ``number``) or None."""
-    if _negated(claim) != _negated(sentence):
+def contradiction_cue(claim: str, sentence: str, passage: set[str]) -> str | None:
+    """Why ``claim`` and a passage sentence disagree (``negation``, ``antonym``, ``number``) or None.
+
+    ``negation``: one side negates something the other side states, and the other side does not
+    negate it; ``antonym``: the claim says a word whose opposite the sentence says instead;
+    ``number``: the claim states a number no cited passage states, where the sentence states another.
+    """
+    wanted, said = set(terms(claim)), set(terms(sentence))
+    if (negated_terms(claim) & said) - negated_terms(sentence) or (negated_terms(sentence) & wanted) - (
+        negated_terms(claim)
+    ):
         return "negation"
+    return _opposed(wanted, said, passage)
+
+
+def _opposed(claim: set[str], sentence: set[str], passage: set[str]) -> str | None:
     for word in claim - sentence:
         if _OPPOSITE.get(word, set()) & (sentence - claim):
             return "antonym"
@@ -115,7 +136,8 @@ class OverlapGroundingScorer:
 
     def verdict(self, claim: CitedClaim) -> Verdict:
         wanted = set(terms(claim.text))
-        rows = [(p.chunk_id, n, set(terms(s))) for p in claim.passages for n, s in enumerate(p.sentences)]
+        texts = {(p.chunk_id, n): s for p in claim.passages for n, s in enumerate(p.sentences)}
+        rows = [(cid, n, set(terms(s))) for (cid, n), s in texts.items()]
         if not wanted or not rows:
             return Verdict("not_enough_info", 0.0)
         everywhere = set().union(*(r[2] for r in rows))
@@ -133,7 +155,7 @@ class OverlapGroundingScorer:
         for share, cid, n, words in scored:
             if share < self.contradict_min:
                 break
-            if contradiction_cue(wanted, words, everywhere) is not None:
+            if contradiction_cue(claim.text, texts[(cid, n)], everywhere) is not None:
                 return Verdict("contradicted", round(support * 0.25, 4), (EvidenceRef(cid, n),))
         label: GroundingLabel = "supported" if support >= self.support_min else "not_enough_info"
         return Verdict(label, round(min(support, 1.0), 4), evidence)
