@@ -47,7 +47,8 @@ _NUMBER_WORDS = {
         "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
         " sixteen seventeen eighteen nineteen twenty".split()
     )
-} | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "hundred": "100", "thousand": "1000"}
+} | {w: str(10 * n) for n, w in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), start=3)}
+_NUMBER_WORDS |= {"hundred": "100", "thousand": "1000", "million": "1000000"}
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|\w+")
 _NUMBER = re.compile(r"^\d")
 _CLAUSE = re.compile(r"[,;:()\[\]]|[.!?](?:\s|$)")
