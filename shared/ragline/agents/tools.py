@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 from ragline import errors
 from ragline.agents.tool_arguments import argument_problem
 from ragline.domain.chat import ToolSpec
-from ragline.domain.filters import Filter, parse_filter
+from ragline.domain.filters import Filter, Narrowed, parse_filter
 from ragline.domain.models import MAX_SEQUENCE_NUMBER, Chunk, RunUsage, SearchMode, TenantScope
 from ragline.domain.retrieval import Evidence, EvidenceTable, RetrievalResult
 
@@ -43,7 +43,7 @@ class Retriever(Protocol):
         candidates: int = ...,
         keep: int = ...,
         rerank: bool = ...,
-        where: Filter | None = ...,
+        where: Narrowed | None = ...,
     ) -> RetrievalResult: ...
 
     def neighbors(
@@ -102,7 +102,7 @@ class ToolContext:
     """Everything the tools need that the model must not control."""
 
     retriever: Retriever
-    narrowing: Callable[[object], Filter | None] = field(default=parse_narrowing)
+    narrowing: Callable[[object], Narrowed | None] = field(default=parse_narrowing)
     """A search call's ``filter`` argument → the filter its search is narrowed by (parsed and typed for
     the run's namespaces; InvalidRequest when bad: a tool error)."""
     candidates: int = 10
