@@ -66,10 +66,15 @@ def _stem(word: str) -> str:
     return str(_stemmer().stemWord(word))
 
 
-_OPPOSITE: dict[str, set[str]] = {}
-for _a, _b in _ANTONYMS:
-    _OPPOSITE.setdefault(_stem(_a), set()).add(_stem(_b))
-    _OPPOSITE.setdefault(_stem(_b), set()).add(_stem(_a))
+@lru_cache(maxsize=1)
+def _opposites() -> dict[str, frozenset[str]]:
+    """Each stemmed word of :data:`_ANTONYMS` → its stemmed opposites (built on first use: the stemmer
+    is imported then, not when this module is)."""
+    found: dict[str, set[str]] = {}
+    for a, b in _ANTONYMS:
+        found.setdefault(_stem(a), set()).add(_stem(b))
+        found.setdefault(_stem(b), set()).add(_stem(a))
+    return {word: frozenset(others) for word, others in found.items()}
 
 
 def terms(text: str) -> list[str]:
@@ -107,7 +112,7 @@ def contradiction_cue(claim: str, sentence: str, passage: set[str]) -> str | Non
 
 def _opposed(claim: set[str], sentence: set[str], passage: set[str]) -> str | None:
     for word in claim - sentence:
-        if _OPPOSITE.get(word, set()) & (sentence - claim):
+        if _opposites().get(word, frozenset()) & (sentence - claim):
             return "antonym"
     stated = {w for w in claim if _NUMBER.match(w)}
     others = {w for w in sentence if _NUMBER.match(w)}
