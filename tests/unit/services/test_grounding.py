@@ -174,3 +174,27 @@ def test_no_cited_sentence_or_no_scorer_asks_nothing() -> None:
 
     assert nothing.grounding.status == "no_citations" and nothing.grounding.uncited == 1 and not scorer.asked
     assert off.grounding.status == "off" and off.grounding.scorer == "none"
+
+
+def test_a_recorded_final_too_large_for_a_replay_drops_its_grounding_with_its_answer() -> None:
+    from datetime import UTC, datetime
+
+    from ragline.agents.events import Grounding, GroundingEvidence, RunFinished, SentenceGrounding
+    from ragline.domain.api import Usage
+    from ragline.domain.billing import MAX_RESULT_BYTES
+    from ragline.domain.retrieval import EvidenceTable
+    from ragline.services.chat_replays import recorded
+
+    quote = "x" * 2000
+    sentence = SentenceGrounding(
+        text=quote, citations=["a#0"], label="supported", score=1.0,
+        evidence=[GroundingEvidence(chunk_id="a#0", sentence=0, text=quote)] * 2,
+    )  # fmt: skip
+    grounding = Grounding(status="scored", scorer="overlap", score=1.0, sentences=[sentence] * 12)
+    final = RunFinished(
+        run_id="r", exit_reason="answered", answer="short", usage=Usage(), grounding=grounding
+    )
+
+    text = recorded(final, EvidenceTable(), datetime.now(UTC))
+
+    assert len(text.encode()) <= MAX_RESULT_BYTES and quote not in text
