@@ -1,5 +1,6 @@
 """The CLI's rendering of an answer's grounding: a summary line, then each checked sentence with its
-label, its score and the ``[n]`` numbers its citations got in the streamed answer."""
+label, its score and the ``[n]`` numbers its citations got in the streamed answer. A sentence is named
+by its first words only: the answer itself is on screen once (issue 30 #5)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ragline.agents.events import Grounding
 
 STYLE = {"supported": "green", "contradicted": "bold red", "not_enough_info": "yellow"}
 MARK = {"supported": "✔", "contradicted": "✘", "not_enough_info": "?"}
+EXCERPT_WORDS = 5
 
 
 def print_grounding(console: Console, grounding: Grounding | None, numbers: dict[str, int]) -> None:
@@ -28,6 +30,7 @@ def print_grounding(console: Console, grounding: Grounding | None, numbers: dict
     console.print(f"[bold]Grounding[/bold] ({escape(grounding.scorer)}): score {score} · {tally}{extra}")
     for s in grounding.sentences:
         cited = "".join(f"[{numbers[i]}]" for i in s.citations if i in numbers)
-        text = s.text if len(s.text) <= 90 else s.text[:89] + "…"
+        words = s.text.split()
+        text = " ".join(words[:EXCERPT_WORDS]) + ("…" if len(words) > EXCERPT_WORDS else "")
         line = f"  {MARK[s.label]} {s.label.replace('_', ' ')} {s.score:.2f} {cited}: {text}"
         console.print(escape(line), style=STYLE[s.label], highlight=False)
