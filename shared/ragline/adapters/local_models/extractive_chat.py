@@ -84,9 +84,10 @@ class ExtractiveChatModel:
         yield TurnEnd(finish_reason="tool_calls")
 
 
-_RESULT = re.compile(r"^\[(?P<id>\S+)\] .*? — (?P<text>[^\n]*(?:\n(?!Context: )[^\n]+)*)", re.M)
-"""A result of the compact layout: ``[id] filename — text`` up to a blank or ``Context:`` line (an id
-holds no whitespace, so it ends at the last ``]`` before the space, whatever brackets it holds)."""
+_RESULT = re.compile(r"^\[(?P<id>\S+)\] .*? — (?P<text>[^\n]*(?:\n(?!Context: |Metadata: )[^\n]+)*)", re.M)
+"""A result of the compact layout: ``[id] filename — text`` up to a blank, ``Context:`` or
+``Metadata:`` line (an id holds no whitespace, so it ends at the last ``]`` before the space,
+whatever brackets it holds)."""
 
 
 def _parse(content: str) -> list[dict[str, Any]]:
