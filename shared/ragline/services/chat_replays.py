@@ -19,7 +19,6 @@ from ragline.domain.retrieval import EvidenceTable
 from ragline.services.metering import Metering
 from ragline.services.replays import MASKED, MASKED_MESSAGE, DocumentRef, sealed
 
-
 WITHOUT_TEXT = {"answer": "", "grounding": None}
 """A final event stripped of every text it quotes: the answer, and its grounding (the answer's
 sentences and the chunks' evidence sentences)."""
