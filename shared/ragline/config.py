@@ -125,6 +125,21 @@ class Settings(BaseModel):
     cross_encoder_model: str = ""
     cross_encoder_tokenizer: str = ""
 
+    grounding: Literal["auto", "none", "overlap", "judge", "bedrock"] = "auto"
+    """How the final answer's cited sentences are checked against their chunks (``RAGLINE_GROUNDING``):
+    ``overlap``, the offline lexical scorer (no model; the embedded and AWS default); ``judge``, the
+    configured chat model (one extra call per answer, metered with the run); ``bedrock``, a Bedrock
+    guardrail's contextual grounding check; ``none``: off. ``auto``: ``bedrock`` when
+    :attr:`grounding_guardrail_id` is set, else ``overlap``."""
+    grounding_guardrail_id: str = ""
+    """A Bedrock guardrail (id or ARN) with a contextual grounding policy
+    (``RAGLINE_GROUNDING_GUARDRAIL_ID``)."""
+    grounding_guardrail_version: str = "DRAFT"
+    grounding_max_sentences: int = Field(default=12, ge=1, le=100)
+    """Cited sentences checked per answer (the rest are counted as unchecked)."""
+    grounding_max_chunk_chars: int = Field(default=2000, ge=100, le=100_000)
+    """Characters of each cited chunk shown to the scorer (whole sentences up to this)."""
+
     chunk_tokens: int = 200
     chunk_overlap_tokens: int = 32
     max_document_bytes: int = 50 * 1024 * 1024
@@ -186,6 +201,12 @@ class Settings(BaseModel):
     def llm_configured(self) -> bool:
         """True when a model (Bedrock or an OpenAI-compatible endpoint) replaces the offline one."""
         return self.chat_backend != "offline"
+
+    @property
+    def resolved_grounding(self) -> Literal["none", "overlap", "judge", "bedrock"]:
+        if self.grounding != "auto":
+            return self.grounding
+        return "bedrock" if self.grounding_guardrail_id else "overlap"
 
     @property
     def resolved_store(self) -> Literal["sqlite", "opensearch"]:

@@ -252,5 +252,19 @@ class RerankFailed(DependencyFailed):
         self.output_tokens = output_tokens
 
 
+class GroundingFailed(DependencyFailed):
+    """The grounding scorer could not check an answer (model or service error, malformed verdicts);
+    the run still answers, with ``grounding.status: "unavailable"`` and a warning.
+
+    ``usage`` is what the failed attempt still cost (model tokens), so it is metered with the run.
+    """
+
+    code = "grounding_failed"
+
+    def __init__(self, message: str, *, usage: Any = None, **details: Any) -> None:
+        super().__init__(message, **details)
+        self.usage = usage
+
+
 RETRYABLE: tuple[type[RaglineError], ...] = (Throttled, DependencyUnavailable)
 """Errors a caller may retry with backoff (SQS redelivery, client retries)."""

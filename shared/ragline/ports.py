@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold
     from ragline.domain.documents import Claim, DocumentRecord
     from ragline.domain.filters import ReadView
     from ragline.domain.generations import ReindexStep
+    from ragline.domain.grounding import Checked, CitedClaim
     from ragline.domain.identity import IdentityProvider
     from ragline.domain.keys import KeyGrant
     from ragline.domain.limits import Bucket, Rate
@@ -186,6 +187,24 @@ class ChatModel(Protocol):
     def stream(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: ChatOptions
     ) -> Iterator[ModelEvent]: ...
+
+
+class GroundingScorer(Protocol):
+    """Checks each cited sentence of an answer against the chunks it cites.
+
+    Contract: ``check(claims)`` returns :class:`~ragline.domain.grounding.Checked` with exactly one
+    verdict per claim, in order: ``supported`` (the passages entail the sentence), ``contradicted``
+    (they say otherwise) or ``not_enough_info``, a support score in [0, 1], and the passages' sentences
+    (``chunk_id`` + index into ``Passage.sentences``) that decided, where the scorer can tell. It
+    checks only what it is given (the caller has already applied the limits) and spends no tokens on an
+    empty list. Whatever it spent (model tokens) is in ``Checked.usage``. Any failure raises
+    :class:`~ragline.errors.GroundingFailed` (carrying what it spent); the caller degrades to
+    "grounding unavailable" and never fails the answer. No I/O at construction.
+    """
+
+    name: str
+
+    def check(self, claims: Sequence[CitedClaim]) -> Checked: ...
 
 
 class UsageLedger(Protocol):

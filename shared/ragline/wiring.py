@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
         ChatModel,
         DocumentRegistry,
         Embedder,
+        GroundingScorer,
         ObjectStore,
         RateLimiter,
         Reranker,
@@ -231,6 +232,29 @@ class Container:
 
         return LlmListwiseReranker(self.chat_model)
 
+    @cached_property
+    def grounding_scorer(self) -> GroundingScorer | None:
+        """``settings.resolved_grounding``'s scorer (None: grounding off)."""
+        s = self.settings
+        choice = s.resolved_grounding
+        if choice == "none":
+            return None
+        if choice == "bedrock":
+            from ragline.adapters.bedrock.guardrail import BedrockGuardrailGroundingScorer
+
+            return BedrockGuardrailGroundingScorer(
+                guardrail_id=s.grounding_guardrail_id,
+                version=s.grounding_guardrail_version,
+                region=s.aws_region,
+            )
+        if choice == "judge":
+            from ragline.adapters.grounding.judge import ChatJudgeGroundingScorer
+
+            return ChatJudgeGroundingScorer(self.chat_model)
+        from ragline.adapters.grounding.overlap import OverlapGroundingScorer
+
+        return OverlapGroundingScorer()
+
     # -- services ------------------------------------------------------------------------------
     @cached_property
     def retrieval(self) -> RetrievalService:
@@ -276,9 +300,14 @@ class Container:
     @cached_property
     def chat(self) -> ChatService:
         from ragline.agents.base import LoopLimits
+        from ragline.domain.grounding import GroundingLimits
         from ragline.services.chat import ChatService
+        from ragline.services.grounding import GroundingService
 
         s = self.settings
+        limits = GroundingLimits(
+            max_sentences=s.grounding_max_sentences, max_passage_chars=s.grounding_max_chunk_chars
+        )
         return ChatService(
             retrieval=self.retrieval,
             model=self.chat_model,
@@ -287,6 +316,7 @@ class Container:
             search_first=s.tool_choice == "required_first",
             chunks_per_search=s.chunks_per_search,
             layout=s.tool_results,
+            grounding=GroundingService(self.grounding_scorer, limits),
             limits=LoopLimits(
                 max_output_tokens=s.max_output_tokens,
                 turn_output_tokens=s.turn_output_tokens,
@@ -451,7 +481,7 @@ class Container:
         """The AWS services this configuration calls (their models are worth parsing at init)."""
         s = self.settings
         services = ["dynamodb", "s3"] if s.backend == "aws" else []
-        if "bedrock" in (s.embedding_provider, s.chat_backend):
+        if "bedrock" in (s.embedding_provider, s.chat_backend, s.resolved_grounding):
             services.append("bedrock-runtime")
         if s.reranker == "bedrock":
             services.append("bedrock-agent-runtime")
@@ -486,15 +516,24 @@ class Container:
             modules += [f"ragline.adapters.{s.chat_backend}.chat", "ragline.agents.fitting"]
         if s.llm_configured:
             modules.append("ragline.adapters.rerank")
+        modules += GROUNDING_MODULES[s.resolved_grounding]
         for module in ["ragline.services.tenant_gate", "ragline.services.limits", *modules]:
             importlib.import_module(module)
         warm_models(self.aws_services())
 
 
+GROUNDING_MODULES: dict[str, list[str]] = {
+    "none": [],
+    "overlap": ["ragline.adapters.grounding.overlap", "snowballstemmer"],
+    "judge": ["ragline.adapters.grounding.judge"],
+    "bedrock": ["ragline.adapters.bedrock.guardrail"],
+}
+"""The grounding scorer's modules, by ``settings.resolved_grounding``."""
+
 SERVICE_MODULES: dict[str, tuple[str, ...]] = {
     "search": ("ragline.services.search",),
     "hosting_search": ("ragline.services.hosting_search", "ragline.agents.planners"),
-    "chat": ("ragline.services.chat", "ragline.agents.planners"),
+    "chat": ("ragline.services.chat", "ragline.agents.planners", "ragline.services.grounding"),
     "document_service": ("ragline.services.documents", "ragline.services.ingest"),
     "ingest": ("ragline.services.ingest",),
     "namespaces": ("ragline.services.namespaces", "ragline.services.reindex"),

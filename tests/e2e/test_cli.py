@@ -344,3 +344,21 @@ def test_the_operator_creates_user_keys_and_sets_a_tenants_identity_provider(tmp
     assert refused.exit_code == 2 and "algorithms" in refused.output, refused.output
     assert cli("tenants", "identity-provider", "delete", "--tenant", "acme", "--home", home)[0] == 0
     assert Container(Settings(home=tmp_path)).registry.get_identity_provider("acme") is None
+
+
+def test_chat_prints_the_grounding_of_each_cited_sentence_under_the_sources(home: Path) -> None:
+    # Issue 30 #1: each cited sentence checked against its chunks, numbered as in the streamed answer
+    _, out = cli("chat", "Can I return a used bike?", "-n", "northwind", "--home", str(home))
+    _, after_sources = out.split("\nSources\n", 1)
+    summary = re.search(r"^Grounding \(overlap\): score (\d\.\d\d) · (\d+) supported", after_sources, re.M)
+    assert summary is not None, out
+    assert 0.0 < float(summary[1]) <= 1.0 and int(summary[2]) >= 1
+    assert re.search(r"^  ✔ supported \d\.\d\d \[1\]: ", after_sources, re.M), out
+
+
+def test_the_grounding_names_sentences_by_their_first_words_and_never_repeats_the_answer(home: Path) -> None:
+    _, out = cli("chat", "How often should I lubricate the chain?", "-n", "northwind", "--home", str(home))
+    _, after_sources = out.split("\nSources\n", 1)
+    grounding = after_sources[after_sources.index("Grounding (overlap)") :]
+    assert "Clean and lubricate the chain…" in grounding
+    assert "200 kilometres" not in grounding

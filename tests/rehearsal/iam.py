@@ -101,6 +101,10 @@ _S3_ON_OBJECT = {
 """S3 operations → the IAM action on the object (``…Version`` when the call names a ``VersionId``)."""
 
 
+def guardrail_arn(guardrail_id: str) -> str:
+    return f"arn:{PARTITION}:bedrock:{REGION}:{ACCOUNT}:guardrail/{guardrail_id}"
+
+
 def iam_calls(
     function: str, service: str, operation: str, params: dict[str, Any], secret_arns: dict[str, str]
 ) -> list[AwsCall]:
@@ -115,6 +119,10 @@ def iam_calls(
         return [AwsCall(function, f"secretsmanager:{operation}", secret_arns.get(secret, secret))]
     if service == "sqs" and operation == "SendMessage":
         return [AwsCall(function, "sqs:SendMessage", queue_arn(params["QueueUrl"]))]
+    if service == "bedrock-runtime" and operation == "ApplyGuardrail":
+        guardrail = params["guardrailIdentifier"]
+        arn = guardrail if guardrail.startswith("arn:") else guardrail_arn(guardrail)
+        return [AwsCall(function, "bedrock:ApplyGuardrail", arn)]
     if service == "bedrock-runtime":
         return bedrock_model_calls(function, _RUNTIME_ACTION[operation], params["modelId"])
     if service == "bedrock-agent-runtime" and operation == "Rerank":

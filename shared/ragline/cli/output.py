@@ -25,6 +25,7 @@ from ragline.agents.events import (
     Warning,
 )
 from ragline.cli.citation_marks import CitationMarks
+from ragline.cli.grounding_view import print_grounding
 from ragline.domain.api import ChunkView, HostingSearchResponse, Scores, SearchResponse
 from ragline.domain.models import TenantScope
 from ragline.services.evaluation import EvalMode, load_beir
@@ -117,6 +118,7 @@ def stream_chat(events: Iterable[RunEvent], model_name: str) -> None:
     console.print()
     _print_sources(marks.numbers, sources, removed)
     if final:
+        print_grounding(console, final.grounding, marks.numbers)
         u = final.usage
         console.print(
             f"[dim]run {final.run_id} · exit {final.exit_reason} · retrievals {u.retrievals}"

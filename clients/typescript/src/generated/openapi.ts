@@ -390,6 +390,8 @@ export interface components {
             /** @default null */
             collections: components["schemas"]["Collections"] | null;
             usage?: components["schemas"]["Usage"];
+            /** @default null */
+            grounding: components["schemas"]["Grounding"] | null;
             /**
              * Exitreason
              * @default
@@ -596,6 +598,54 @@ export interface components {
             details?: {
                 [key: string]: unknown;
             };
+        };
+        /**
+         * Grounding
+         * @description How well the final answer is supported by the chunks it cites.
+         *
+         *     ``status``: ``scored``; ``no_citations`` (nothing to check: the answer cites no chunk);
+         *     ``unavailable`` (the scorer failed: the answer stands, a ``grounding_unavailable`` warning says
+         *     why); ``off`` (the deployment turned grounding off). ``score``: the mean support of the checked
+         *     sentences. ``unchecked``: cited sentences past the deployment's cap; ``uncited``: sentences with no
+         *     citation (never checked: the ``ungrounded_answer`` warning covers an answer that cites nothing).
+         */
+        Grounding: {
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "scored" | "no_citations" | "unavailable" | "off";
+            /** Scorer */
+            scorer: string;
+            /**
+             * Score
+             * @default null
+             */
+            score: number | null;
+            /** Sentences */
+            sentences?: components["schemas"]["SentenceGrounding"][];
+            /**
+             * Unchecked
+             * @default 0
+             */
+            unchecked: number;
+            /**
+             * Uncited
+             * @default 0
+             */
+            uncited: number;
+        };
+        /**
+         * GroundingEvidence
+         * @description A sentence of a cited chunk that decided a verdict (``sentence``: its index in the chunk).
+         */
+        GroundingEvidence: {
+            /** Chunkid */
+            chunkId: string;
+            /** Sentence */
+            sentence: number;
+            /** Text */
+            text: string;
         };
         /** HostingQueryView */
         HostingQueryView: {
@@ -1171,6 +1221,8 @@ export interface components {
             /** Answer */
             answer: string;
             usage: components["schemas"]["Usage"];
+            /** @default null */
+            grounding: components["schemas"]["Grounding"] | null;
             /**
              * Replayed
              * @default false
@@ -1322,6 +1374,25 @@ export interface components {
              * @default false
              */
             replayed: boolean;
+        };
+        /**
+         * SentenceGrounding
+         * @description One cited sentence of the answer, checked against the chunks it cites.
+         */
+        SentenceGrounding: {
+            /** Text */
+            text: string;
+            /** Citations */
+            citations: string[];
+            /**
+             * Label
+             * @enum {string}
+             */
+            label: "supported" | "contradicted" | "not_enough_info";
+            /** Score */
+            score: number;
+            /** Evidence */
+            evidence?: components["schemas"]["GroundingEvidence"][];
         };
         /** Sources */
         Sources: {

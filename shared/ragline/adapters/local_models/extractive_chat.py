@@ -143,4 +143,5 @@ def _compose(question: str, chunks: list[dict[str, Any]]) -> str:
         return "I could not find an answer to that in the documents."
     best.sort(key=lambda s: s[1])  # keep document order for readability
     lines = [f"{sentence} {format_citation([cid])}" for _, _, sentence, cid in best]
-    return "From the documents (extractive answer, no LLM): " + " ".join(lines)
+    # The label on a line of its own: a sentence of no source, it is never checked as one (grounding).
+    return "From the documents (extractive answer, no LLM):\n" + " ".join(lines)
