@@ -33,7 +33,9 @@ from starlette.testclient import TestClient
 from ragline.cli.serve import build_app
 from ragline.config import Settings
 from ragline.domain.billing import current_period
+from ragline.domain.limits import Limits
 from ragline.domain.models import TenantScope
+from ragline.services.authentication import Principal
 from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
 
@@ -399,3 +401,41 @@ def test_http_refuses_a_user_context_from_a_key_without_the_right(world: World, 
 
     # Then it is refused before MCP sees it, as on every other route
     assert (reply.status_code, reply.json()["error"]["code"]) == (403, "forbidden")
+
+
+# -- fair sharing: MCP callers are held to their limits as REST callers are ----------------------------
+
+
+def test_http_refuses_a_tenant_over_its_rate_with_a_429_and_retry_after(world: World, http_url: str) -> None:
+    """Given a tenant allowed one request every 100 s, its second MCP request is a 429 in the one error
+    shape with Retry-After, refused before the MCP server sees it; another tenant is not held to it."""
+    world.c.tenancy.create_tenant("initech", limits=Limits(requests_per_second=0.01, burst=1))
+    plaintext, _ = world.c.tenancy.create_key("initech", scopes=["search"])
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+
+    def post(key: str) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"}
+        return httpx.post(http_url, json=call, headers=headers, timeout=30)
+
+    first, second = post(plaintext), post(plaintext)
+    assert first.status_code == 200 and "search" in first.text
+    assert second.status_code == 429 and int(second.headers["retry-after"]) > 1
+    assert second.json()["error"]["code"] == "rate_limited"
+    assert post(world.keys["globex"]).status_code == 200
+
+
+def test_a_tool_call_holds_a_run_slot_of_its_tenant(world: World) -> None:
+    """Given a tenant whose only run slot is taken, an MCP tool call is refused (too_many_runs) without
+    running; once the slot is free it runs."""
+    from ragline.cli.mcp import run_tool
+    from ragline.errors import TooManyRuns
+
+    world.c.tenancy.create_tenant("hooli", limits=Limits(max_concurrent_runs=1))
+    world.c.registry.create_namespace(new_namespace("hooli", "docs", default=True))
+    _, record = world.c.tenancy.create_key("hooli", scopes=["search"])
+    principal = Principal(tenant_id="hooli", scopes=frozenset({"search"}), key_id=record.key_id)
+    search = {"namespace": "docs", "query": "anything"}
+    with charged(world, "hooli", 1):
+        with world.c.tenant_gate.run_slot(principal), pytest.raises(TooManyRuns):
+            run_tool(world.c, principal, "search", search)
+        run_tool(world.c, principal, "search", search)

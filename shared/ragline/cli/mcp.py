@@ -39,7 +39,7 @@ from ragline.domain.api import (
     SearchResponse,
 )
 from ragline.http import error_body
-from ragline.services.authentication import Principal, with_asserted_user
+from ragline.services.authentication import Principal
 from ragline.services.read_views import may_see
 from ragline.streaming import error_response, log_failure
 
@@ -126,31 +126,37 @@ def tool_list() -> list[types.Tool]:
 
 
 def run_tool(container: Container, principal: Principal, name: str, arguments: dict[str, Any]) -> Any:
-    """One tool call through the route's service (blocking: run it in a worker thread)."""
+    """One tool call through the route's service (blocking: run it in a worker thread), holding a run
+    slot of the caller's key and tenant as the REST routes do."""
+    if name not in ("search", "hosting_search", "ask"):  # listed tools only: not reached
+        raise errors.InvalidRequest(f"unknown tool {name!r}", tool=name)
+    with container.tenant_gate.run_slot(principal):
+        return _run(container, principal, name, arguments)
+
+
+def _run(container: Container, principal: Principal, name: str, arguments: dict[str, Any]) -> Any:
     if name == "search":
         args = SearchArgs.model_validate(arguments)
         request = SearchRequest.model_validate(args.model_dump(by_alias=True, exclude={"namespace"}))
         return container.search.search(principal, args.namespace, request)
     if name == "hosting_search":
         return container.hosting_search.search(principal, HostingSearchRequest.model_validate(arguments))
-    if name == "ask":
-        ask = AskArgs.model_validate(arguments)
-        chat = ChatRequest.model_validate(
-            {
-                "messages": [{"role": "user", "content": ask.question}],
-                "namespaces": ask.namespaces,
-                "agent": ask.agent,
-                "mode": ask.mode,
-                "filter": ask.filter,
-                "stream": False,
-            }
-        )
-        events = container.chat.answer_chat(principal, chat)
-        try:
-            return ChatResponse.collect(events)
-        finally:
-            events.close()  # a run left half-read still finishes, and is charged, once
-    raise errors.InvalidRequest(f"unknown tool {name!r}", tool=name)  # listed tools only: not reached
+    ask = AskArgs.model_validate(arguments)
+    chat = ChatRequest.model_validate(
+        {
+            "messages": [{"role": "user", "content": ask.question}],
+            "namespaces": ask.namespaces,
+            "agent": ask.agent,
+            "mode": ask.mode,
+            "filter": ask.filter,
+            "stream": False,
+        }
+    )
+    events = container.chat.answer_chat(principal, chat)
+    try:
+        return ChatResponse.collect(events)
+    finally:
+        events.close()  # a run left half-read still finishes, and is charged, once
 
 
 def namespace_of(uri: str) -> str:
@@ -284,7 +290,7 @@ def stdio_caller(container: Container, api_key: str) -> Resolve:
         )
     authorization = f"Bearer {api_key.strip()}"
     container.tenancy.authenticate(authorization)
-    return lambda _request: container.tenancy.authenticate(authorization)
+    return lambda _request: container.tenant_gate.admit(container.tenancy.authenticate(authorization))
 
 
 def serve_stdio(container: Container, api_key: str) -> None:
@@ -343,7 +349,10 @@ class HttpEndpoint:
                 authenticate = self._container.tenancy.authenticate
                 principal = await anyio.to_thread.run_sync(authenticate, authorization)
                 headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-                principal = with_asserted_user(principal, headers)  # as the REST handlers do
+                # as the REST handlers hold the authorizer's answer: status, end user, request rate
+                principal = await anyio.to_thread.run_sync(
+                    self._container.tenant_gate.admit, principal, headers
+                )
                 if self._manager is None:
                     raise errors.DependencyUnavailable(
                         "the MCP endpoint is not running: start the app's lifespan"

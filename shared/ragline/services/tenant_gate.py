@@ -72,7 +72,12 @@ class TenantGate:
         right (:func:`~ragline.services.authentication.with_asserted_user`): API Gateway caches the
         authorizer's answer per ``Authorization`` header only. A token's user is in the context, and
         so is its expiry, checked here again: a cached answer must not outlive the token."""
-        principal = Principal.from_context(context)
+        return self.admit(Principal.from_context(context), headers)
+
+    def admit(self, principal: Principal, headers: Mapping[str, str] | None = None) -> Principal:
+        """An authenticated ``principal`` held to what :meth:`caller` holds an authorizer's answer to
+        (its token's expiry, its tenant's status, its asserted end user, the request rate), for a
+        transport that authenticates the key itself (MCP)."""
         if principal.expires_at and self._wall_clock() >= principal.expires_at:
             raise errors.Unauthorized("invalid identity token", reason="expired")
         status = self.status(principal.tenant_id)
