@@ -15,7 +15,15 @@ from ragline.errors import ConfigurationError
 
 if TYPE_CHECKING:  # importing this costs no pydantic (the authorizer's cold start)
     from ragline.config import Settings
-    from ragline.ports import ApiKeyLookup, DocumentRegistry, ObjectStore, TenantRegistry, UsageLedger
+    from ragline.ports import (
+        ApiKeyLookup,
+        DocumentRegistry,
+        ObjectStore,
+        OnceMarks,
+        TenantRegistry,
+        UsageLedger,
+        WebhookStore,
+    )
 
 
 class Backend(Protocol):
@@ -25,6 +33,8 @@ class Backend(Protocol):
     def documents(self) -> DocumentRegistry: ...
     def ledger(self) -> UsageLedger: ...
     def objects(self) -> ObjectStore: ...
+    def webhooks(self) -> WebhookStore: ...
+    def once_marks(self) -> OnceMarks: ...
 
 
 class EmbeddedBackend:
@@ -53,6 +63,16 @@ class EmbeddedBackend:
 
         return LocalObjectStore(self._home / "objects")
 
+    def webhooks(self) -> WebhookStore:
+        from ragline.adapters.embedded.webhooks import SqliteWebhookStore
+
+        return SqliteWebhookStore(self._home / EVENTS_FILE)
+
+    def once_marks(self) -> OnceMarks:
+        from ragline.adapters.embedded.webhooks import SqliteOnceMarks
+
+        return SqliteOnceMarks(self._home / EVENTS_FILE)
+
 
 class AwsBackend:
     """DynamoDB tables and the S3 documents bucket named by the settings."""
@@ -80,7 +100,19 @@ class AwsBackend:
 
         return S3ObjectStore(required("documents_bucket", self._settings.documents_bucket))
 
+    def webhooks(self) -> WebhookStore:
+        from ragline.adapters.aws.webhooks import DynamoDbWebhookStore
 
+        return DynamoDbWebhookStore(required("tenants_table", self._settings.tenants_table))
+
+    def once_marks(self) -> OnceMarks:
+        from ragline.adapters.aws.webhooks import DynamoDbOnceMarks
+
+        return DynamoDbOnceMarks(required("usage_table", self._settings.usage_table))
+
+
+EVENTS_FILE = "events.sqlite"
+"""The embedded webhook subscriptions, once-marks and event outbox under ``settings.home``."""
 TENANTS_FILE = "tenants.sqlite"
 """The embedded tenant registry's file under ``settings.home``."""
 

@@ -25,17 +25,21 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
         ChatModel,
         DocumentRegistry,
         Embedder,
+        EventPublisher,
         ObjectStore,
+        OnceMarks,
         Reranker,
         StepQueue,
         TenantRegistry,
         Tokenizer,
         UsageLedger,
         VectorStoreProvider,
+        WebhookStore,
     )
     from ragline.services.chat import ChatService
     from ragline.services.documents import DocumentService
     from ragline.services.evaluation import EvaluationService
+    from ragline.services.events import Announcer, QuotaWatch
     from ragline.services.generations import ModelCatalog
     from ragline.services.hosting_search import HostingSearchService
     from ragline.services.identity_providers import IdentityProviderService
@@ -48,6 +52,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
     from ragline.services.tenancy import TenancyService
     from ragline.services.tenant_deletion import TenantDeletion
     from ragline.services.tenant_gate import TenantGate
+    from ragline.services.webhooks import WebhookDelivery, WebhookService
 
 
 class Container:
@@ -73,7 +78,11 @@ class Container:
 
     @cached_property
     def documents(self) -> DocumentRegistry:
-        return self.backend.documents()
+        """Announcing each settled record when events are on (see :mod:`ragline.services.events`)."""
+        from ragline.services.events import AnnouncingDocuments
+
+        inner = self.backend.documents()
+        return AnnouncingDocuments(inner, self.announcer) if self.announcer.enabled else inner
 
     @cached_property
     def ledger(self) -> UsageLedger:
@@ -225,7 +234,61 @@ class Container:
 
         return LlmListwiseReranker(self.chat_model)
 
+    @cached_property
+    def event_publisher(self) -> EventPublisher | None:
+        """aws: the EventBridge bus (``event_bus_name``; none: no events); embedded: the outbox under
+        ``home``, relayed to this process's webhook delivery."""
+        s = self.settings
+        if s.backend == "aws":
+            if not s.event_bus_name:
+                return None
+            from ragline.adapters.aws.events import EventBridgePublisher
+
+            return EventBridgePublisher(s.event_bus_name, region=s.aws_region)
+        from ragline.adapters.embedded.events import SqliteEventOutbox
+        from ragline.backends import EVENTS_FILE
+
+        return SqliteEventOutbox(s.home / EVENTS_FILE, deliver=self.webhook_delivery.deliver)
+
+    @cached_property
+    def webhook_store(self) -> WebhookStore:
+        return self.backend.webhooks()
+
+    @cached_property
+    def once_marks(self) -> OnceMarks:
+        return self.backend.once_marks()
+
     # -- services ------------------------------------------------------------------------------
+    @cached_property
+    def announcer(self) -> Announcer:
+        from ragline.services.events import Announcer
+
+        return Announcer(self.event_publisher)
+
+    @cached_property
+    def quota_watch(self) -> QuotaWatch:
+        from ragline.services.events import QuotaWatch
+
+        return QuotaWatch(ledger=self.ledger, marks=self.once_marks, announcer=self.announcer)
+
+    @cached_property
+    def webhooks(self) -> WebhookService:
+        from ragline.services.webhooks import WebhookService
+
+        return WebhookService(self.webhook_store, loopback_http=self.settings.webhook_loopback_http)
+
+    @cached_property
+    def webhook_delivery(self) -> WebhookDelivery:
+        from ragline.adapters.webhook_http import HttpWebhookTransport
+        from ragline.services.webhooks import WebhookDelivery
+
+        return WebhookDelivery(
+            self.webhook_store,
+            self.once_marks,
+            HttpWebhookTransport(),
+            loopback_http=self.settings.webhook_loopback_http,
+        )
+
     @cached_property
     def retrieval(self) -> RetrievalService:
         from ragline.services.retrieval import RetrievalService
@@ -246,7 +309,9 @@ class Container:
     def metering(self) -> Metering:
         from ragline.services.metering import Metering
 
-        return Metering(ledger=self.ledger, registry=self.registry, documents=self.documents)
+        return Metering(
+            ledger=self.ledger, registry=self.registry, documents=self.documents, quota_watch=self.quota_watch
+        )
 
     @cached_property
     def search(self) -> SearchService:
@@ -314,6 +379,7 @@ class Container:
             bucket=s.documents_bucket,
             ledger=self.ledger,
             catalog=self.catalog,
+            announcer=self.announcer,
         )
 
     @cached_property
@@ -352,6 +418,7 @@ class Container:
             settings=ReindexSettings(
                 step_documents=s.reindex_step_documents, retire_seconds=s.reindex_retire_seconds
             ),
+            announcer=self.announcer,
         )
 
     @cached_property
@@ -485,6 +552,8 @@ SERVICE_MODULES: dict[str, tuple[str, ...]] = {
     "tenancy": ("ragline.services.tenancy",),
     "metering": ("ragline.services.metering",),
     "identity_providers": ("ragline.services.identity_providers",),
+    "webhooks": ("ragline.services.webhooks", "ragline.domain.webhook_api"),
+    "webhook_delivery": ("ragline.services.webhooks", "ragline.adapters.webhook_http"),
 }
 """The modules a container service's construction and first use import (SnapStart's init warms them)."""
 

@@ -85,6 +85,7 @@ from ragline.services.embedding_run import (
     EmbeddingRun,
     WorkerDeadline,
 )
+from ragline.services.events import Announcer
 from ragline.services.generation_writer import GenerationWriter, WriterSettings, parse_and_chunk, stamped
 from ragline.services.generations import Generation, ModelCatalog, serving
 from ragline.services.ingest_batch import IngestBatch, settle
@@ -174,8 +175,12 @@ class IngestService:
         bucket: str = "",
         ledger: UsageLedger | None = None,
         catalog: ModelCatalog | None = None,
+        announcer: Announcer | None = None,
     ) -> None:
         self._registry = registry
+        self._announcer = announcer
+        """Re-announces a redelivered event's settled change (its first announcement is the
+        registry's: :class:`~ragline.services.events.AnnouncingDocuments`)."""
         self._catalog = catalog or ModelCatalog.of(embedder, stores, tokenizer)
         """The embedding models a namespace's generations use (``embedder``: the configured one)."""
         self._writer = GenerationWriter(
@@ -279,6 +284,7 @@ class IngestService:
         self._before_claim(scope, doc_id)
         stored = self._documents.get(scope.tenant_id, scope.namespace_id, doc_id)
         if already_applied(stored, seq):
+            self._announce_again(stored)
             return _skipped(stored, "duplicate")  # the cheap path: one registry read
         claim = self._documents.claim(
             scope.tenant_id,
@@ -293,6 +299,8 @@ class IngestService:
             lease_seconds=self._settings.claim_lease_seconds,
         )
         if not claim.granted:
+            if claim.reason == "duplicate" and claim.record.sequencer == seq:
+                self._announce_again(claim.record)
             return self._refused(claim.record, claim.reason)
         return self._sync_claimed(claim.record, event)
 
@@ -491,6 +499,12 @@ class IngestService:
         )
         self._publish(store, record, done)
         return IngestResult(document_id, "indexed", len(served), done.pages, done.content_hash, RunUsage())
+
+    def _announce_again(self, stored: DocumentRecord) -> None:
+        """A redelivered S3 event whose change settled: its event again, same id (the first
+        publish may have been lost with the worker that settled it; consumers dedupe)."""
+        if self._announcer is not None:
+            self._announcer.settled(stored)
 
     def _before_claim(self, scope: TenantScope, document_id: str) -> None:
         if self._batch is not None:

@@ -23,6 +23,7 @@ from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
 from ragline.domain.models import RunUsage
 from ragline.ports import ChatModel, DocumentRegistry, TenantRegistry, UsageLedger
 from ragline.services.authentication import Principal
+from ragline.services.events import QuotaWatch
 from ragline.services.replays import MASKED, MASKED_MESSAGE, Opened, opened, sealed
 
 R = TypeVar("R", bound=ApiModel)
@@ -77,6 +78,8 @@ class MeteredRun:
     """Set when the run id already completed: answer from it, do no work, ``finish`` charges nothing."""
     usage: RunUsage = field(default_factory=RunUsage)
     charged: RunUsage | None = None
+    watch: QuotaWatch | None = None
+    """Announces the quota thresholds a charge crosses (see :class:`~ragline.services.events.QuotaWatch`)."""
     started: bool = False
     """A model answered this run (its first event): work began, though a streamed model reports its
     usage only at the end (a client that hangs up before then is still charged)."""
@@ -104,6 +107,8 @@ class MeteredRun:
                 self.charged = self.ledger.commit(
                     self.tenant_id, self.run_id, self.usage, self.limit, result, self.fingerprint
                 )
+                if self.watch is not None:
+                    self.watch.after_charge(self.tenant_id, self.limit)
             else:
                 self.charged = self.ledger.complete_uncharged(
                     self.tenant_id, self.run_id, result, self.fingerprint
@@ -133,6 +138,7 @@ class Metering:
         registry: TenantRegistry,
         documents: DocumentRegistry,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        quota_watch: QuotaWatch | None = None,
     ) -> None:
         """``documents``: what a replay re-checks its recorded result against; ``clock``: when a run
         starts and a replay is served (the result's retention)."""
@@ -140,6 +146,7 @@ class Metering:
         self._registry = registry
         self._documents = documents
         self._clock = clock
+        self._quota_watch = quota_watch
 
     def opened(
         self, tenant_id: str, replay: CompletedRun, readers: frozenset[str] | None = None
@@ -160,6 +167,7 @@ class Metering:
             limit=limit,
             fingerprint=fingerprint,
             started_at=self._clock(),
+            watch=self._quota_watch,
         )
         run.replay = self._ledger.reserve(tenant_id, run.run_id, limit, fingerprint)
         return run
