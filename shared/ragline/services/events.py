@@ -45,8 +45,17 @@ class Announcer:
         return self._publisher is not None
 
     def publish(self, events: Sequence[Event]) -> None:
-        if self._publisher is not None and events:
+        """Publish, or raise :class:`~ragline.errors.EventNotPublished` (the change stands: the
+        caller must not undo or fail it, only let its work be retried)."""
+        if self._publisher is None or not events:
+            return
+        try:
             self._publisher.publish(events)
+        except errors.RaglineError as exc:
+            raise errors.EventNotPublished(
+                f"the change is recorded; its event was not published ({exc.code}): retried",
+                event_ids=[e.id for e in events],
+            ) from exc
 
     def settled(self, record: DocumentRecord) -> None:
         """Announce the change ``record`` settled in (ready, deleted or failed; nothing otherwise)."""

@@ -103,7 +103,11 @@ DOCUMENT_ERRORS: tuple[type[errors.RaglineError], ...] = (
     errors.EmptyDocument,
 )
 """What is wrong with the file itself: the version settles as ``failed`` and the document serves nothing."""
-SETTLED: tuple[type[errors.RaglineError], ...] = (errors.Superseded, *DOCUMENT_ERRORS)
+SETTLED: tuple[type[errors.RaglineError], ...] = (
+    errors.Superseded,
+    errors.EventNotPublished,
+    *DOCUMENT_ERRORS,
+)
 """Errors whose record is already written when they propagate (the generic handler must not fail it)."""
 
 
