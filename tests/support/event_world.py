@@ -55,7 +55,7 @@ class EventWorld:
         self.queue = ListQueue()
         self.outbox = SqliteEventOutbox(
             home / "events.sqlite",
-            deliver=lambda e: self.container.webhook_delivery.deliver(e),
+            deliver=lambda e: self.container.webhook_delivery.deliver(e),  # noqa: PLW0108 (built below)
             background=False,
             clock=lambda: self.now,
             max_attempts=4,
