@@ -464,6 +464,7 @@ class Container:
             documents=self.documents,
             ledger=self.ledger,
             catalog=self.catalog,
+            webhooks=self.webhook_store,
         )
 
     @cached_property

@@ -148,3 +148,11 @@ def test_event_ids_name_the_change() -> None:
     assert a != event_id("document.indexed", "acme", "docs", "guide.md", "0002")
     assert a != event_id("document.deleted", "acme", "docs", "guide.md", "0001")
     assert a != event_id("document.indexed", "globex", "docs", "guide.md", "0001")
+
+
+def test_a_deleted_tenant_keeps_no_webhook(tmp_path: Path, receiver: Receiver) -> None:
+    world = EventWorld(tmp_path, receiver)
+    world.subscribe("/hook")
+    world.bucket.purge = lambda prefix: 0  # type: ignore[attr-defined] (the test bucket keeps nothing to purge)
+    world.container.tenant_deletion.delete("acme")
+    assert world.container.webhook_store.list("acme") == []
