@@ -31,7 +31,7 @@ _KEYS = (
 def _tables_of(params):
     """What IAM keys on in the calls that name their tables inside: batch calls (``RequestItems``, table
     name → requests: the names only) and transactions (``TransactItems``: each item's kind and table),
-    and ``DeleteObjects``' keys; never the items themselves."""
+    ``DeleteObjects``' keys and ``PutEvents``' buses; never the items or the events themselves."""
     out = {}
     if "RequestItems" in params:
         out["RequestItems"] = sorted(params["RequestItems"])
@@ -40,6 +40,8 @@ def _tables_of(params):
             {kind: {"TableName": body.get("TableName")} for kind, body in item.items()}
             for item in params["TransactItems"]
         ]
+    if "Entries" in params and isinstance(params["Entries"], list):  # PutEvents: each entry's bus only
+        out["Entries"] = [{"EventBusName": e.get("EventBusName", "default")} for e in params["Entries"]]
     if "Delete" in params and isinstance(params["Delete"], dict):
         out["Delete"] = {
             "Objects": [
