@@ -136,7 +136,8 @@ def test_put_events_needs_put_events_on_each_entrys_bus(tmp_path: Path) -> None:
     log.write_text(json.dumps(entry) + "\n")
     found = calls_from_log("IngestionFunction", log, {})
     ours = f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/rh-events"
-    assert [(c.action, c.resource) for c in found] == [("events:PutEvents", ours), ("events:PutEvents", other)]
+    assert [c.resource for c in found] == [ours, other]
+    assert {c.action for c in found} == {"events:PutEvents"}
     statement = {"Effect": "Allow", "Action": "events:PutEvents", "Resource": ours}
     spec = FunctionSpec("IngestionFunction", "app.h", [], {}, [statement], 30, 1024, "Active")
     assert spec.allows("events:PutEvents", ours) and not spec.allows("events:PutEvents", other)
