@@ -29,9 +29,8 @@ def charge(world: EventWorld) -> None:
 
 
 def thresholds(world: EventWorld) -> list[int]:
-    return sorted(
-        int(e.detail["threshold_percent"]) for e in world.publisher.published if e.type == "usage.quota_threshold"
-    )
+    published = world.publisher.published
+    return sorted(int(e.detail["threshold_percent"]) for e in published if e.type == "usage.quota_threshold")
 
 
 def test_concurrent_runs_announce_each_threshold_once(tmp_path: Path, receiver: Receiver) -> None:
