@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ragline import errors
 from tests.support.event_world import EventWorld
 from tests.support.webhook_receiver import Receiver
 
@@ -74,3 +75,17 @@ def test_an_unlimited_tenant_announces_nothing(tmp_path: Path, receiver: Receive
     for _ in range(3):
         charge(world)
     assert thresholds(world) == []
+
+
+def test_a_refused_run_retries_lost_announcements(tmp_path: Path, receiver: Receiver) -> None:
+    # Given a quota of 2 runs whose last run's announcement failed
+    world = EventWorld(tmp_path, receiver, max_runs=2)
+    charge(world)
+    world.publisher.fail_next = 1
+    charge(world)
+    assert thresholds(world) == []  # the 2nd run reached 80 % and 100 %: both announcements lost
+    # When the next run is refused for the quota
+    with pytest.raises(errors.QuotaExceeded):
+        world.container.metering.start("acme")
+    # Then it announces both thresholds
+    assert thresholds(world) == [80, 100]

@@ -169,7 +169,12 @@ class Metering:
             started_at=self._clock(),
             watch=self._quota_watch,
         )
-        run.replay = self._ledger.reserve(tenant_id, run.run_id, limit, fingerprint)
+        try:
+            run.replay = self._ledger.reserve(tenant_id, run.run_id, limit, fingerprint)
+        except errors.QuotaExceeded:
+            if self._quota_watch is not None:  # a 100 % announcement that failed gets another chance
+                self._quota_watch.after_charge(tenant_id, limit)
+            raise
         return run
 
     def usage_report(self, principal: Principal, period: str | None = None) -> UsageReport:
