@@ -43,7 +43,7 @@ class HttpWebhookTransport:
         try:
             with self._http().stream("POST", url, content=body, headers=sent) as response:
                 read = 0
-                for chunk in response.iter_raw(8192):
+                for chunk in response.iter_raw():  # as the bytes arrive (a chunk size would wait to fill it)
                     read += len(chunk)
                     if read >= MAX_RESPONSE_BYTES or time.monotonic() - started > self._total:
                         break
