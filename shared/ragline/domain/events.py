@@ -35,8 +35,8 @@ def event_id(event_type: str, tenant_id: str, *parts: object) -> str:
 
 @dataclass(frozen=True)
 class Event:
-    """One change. ``time`` is when it became true (the record's ``updated_at``), so a re-announced
-    change carries the same body, not only the same id."""
+    """One change. ``time`` is when it was recorded as the announcer read it (a document's record
+    ``updated_at``); a re-announcement may carry a later ``time``: the ``id`` is what identifies it."""
 
     id: str
     type: str
