@@ -260,6 +260,7 @@ class IngestService:
         doc_id = document_id or document_id_of(filename)
         labels = resolve_metadata(self._registry, namespace, metadata)
         self._before_claim(scope, doc_id)
+        self._announce_previous(scope, doc_id)
         if self._objects is not None and not (source or "").startswith("s3://"):
             # before the claim: a reindex that sees the claim reads this version's bytes
             keep_original(self._objects, scope.tenant_id, scope.namespace_id, doc_id, filename, data)
@@ -290,6 +291,7 @@ class IngestService:
         if already_applied(stored, seq):
             self._announce_again(stored)
             return _skipped(stored, "duplicate")  # the cheap path: one registry read
+        self._announce_again(stored)  # the change this event replaces, in case its event was lost
         claim = self._documents.claim(
             scope.tenant_id,
             scope.namespace_id,
@@ -330,6 +332,7 @@ class IngestService:
         if stored is None or stored.status == "deleted" or not stored.source.startswith(S3_SOURCE):
             return _ignored(event.key, "a metadata sidecar; its document's own event reads it")
         self._before_claim(scope, doc_id)
+        self._announce_again(stored)
         claim = self._documents.claim(
             scope.tenant_id,
             scope.namespace_id,
@@ -440,6 +443,7 @@ class IngestService:
     def remove(self, scope: TenantScope, document_id: str, sequencer: str | None = None) -> IngestResult:
         """Delete a document's chunks and mark it ``deleted`` (the API's delete of a text document)."""
         self._before_claim(scope, document_id)
+        self._announce_previous(scope, document_id)
         claim = self._documents.claim(
             scope.tenant_id,
             scope.namespace_id,
@@ -504,11 +508,18 @@ class IngestService:
         self._publish(store, record, done)
         return IngestResult(document_id, "indexed", len(served), done.pages, done.content_hash, RunUsage())
 
-    def _announce_again(self, stored: DocumentRecord) -> None:
-        """A redelivered S3 event whose change settled: its event again, same id (the first
-        publish may have been lost with the worker that settled it; consumers dedupe)."""
-        if self._announcer is not None:
+    def _announce_again(self, stored: DocumentRecord | None) -> None:
+        """The settled change ``stored`` holds, announced again under its id: a redelivered event's
+        (its first publish may have been lost with the worker that settled it), or the change a new
+        event is about to replace (else a change whose publish failed, superseded before its message
+        came back, would never be announced). Consumers dedupe; nothing is sent twice to a webhook."""
+        if self._announcer is not None and stored is not None:
             self._announcer.settled(stored)
+
+    def _announce_previous(self, scope: TenantScope, document_id: str) -> None:
+        """:meth:`_announce_again` for a local write (one more registry read, only with events on)."""
+        if self._announcer is not None and self._announcer.enabled:
+            self._announce_again(self._documents.get(scope.tenant_id, scope.namespace_id, document_id))
 
     def _before_claim(self, scope: TenantScope, document_id: str) -> None:
         if self._batch is not None:
