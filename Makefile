@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_HOME := .ragline/demo
 
-.PHONY: demo test rehearse install lint typecheck openapi browser sam-validate sam-build pytest opensearch-start opensearch-stop clean offline-layer
+.PHONY: demo test rehearse install lint typecheck openapi ts-client browser sam-validate sam-build pytest opensearch-start opensearch-stop clean offline-layer
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,11 @@ typecheck: install
 # The OpenAPI document, generated from the handlers; tests/e2e/test_openapi.py fails when it is stale.
 openapi: install
 	$(BIN)/ragline openapi --out docs/openapi.json
+
+# The TypeScript client's types, generated from docs/openapi.json (run after `make openapi`);
+# tests/e2e/test_typescript_client.py fails when they are stale, and runs the client's Node tests.
+ts-client:
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npm run generate && npm run build
 
 sam-validate:
 	infra/sam/validate

@@ -28,6 +28,7 @@ def create_app(container: Container | None = None) -> Starlette:
     async def chat(request: Request) -> Response:
         context = gateway_context(request.headers.get("x-amzn-request-context", ""))
         ids = {"request_id": str(context.get("requestId") or "")}  # named by an unexpected error's answer
+        slot = None
         try:
             services = container or wiring.container()
             # a suspended tenant: 401; the end user a key asserts: this request's headers
@@ -37,10 +38,13 @@ def create_app(container: Container | None = None) -> Starlette:
             key = checked_idempotency_key(request.headers.get("idempotency-key"))  # > 255 chars: 400
             run_id = key or context.get("requestId") or None
             ids["run_id"] = str(run_id or "")
-            events = services.chat.answer_chat(caller, body, run_id=run_id)
+            slot = services.tenant_gate.run_slot(caller)  # too many runs in flight: 429, before any work
+            events = slot.around(services.chat.answer_chat(caller, body, run_id=run_id))
             logger.info("chat run", extra={"run_id": run_id, "tenant": caller.tenant_id, "mode": body.mode})
             events = telemetry.observe_chat(events)
         except Exception as exc:  # the edge: every error becomes the one JSON shape
+            if slot is not None:
+                slot.release()
             return error_response(exc, ids=ids)
         if not body.stream:
             return await json_reply(events, ids)

@@ -26,7 +26,9 @@ app = rest_app(logger)
 def hosting_search(body: HostingSearchRequest) -> HostingSearchResponse:
     started, run = time.perf_counter(), run_id(app)
     telemetry.correlate(run, logger, tracer)
-    response = services(app).hosting_search.search(caller(app), body, run_id=run)
+    principal = caller(app)
+    with services(app).tenant_gate.run_slot(principal):  # too many runs in flight: 429, before any work
+        response = services(app).hosting_search.search(principal, body, run_id=run)
     telemetry.record_run(
         "hosting_search", response.usage, response.exit_reason, started, len(response.rounds)
     )

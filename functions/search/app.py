@@ -26,7 +26,9 @@ app = rest_app(logger)
 def search(namespace: str, body: SearchRequest) -> SearchResponse:
     started, run = time.perf_counter(), run_id(app)
     telemetry.correlate(run, logger, tracer)
-    response = services(app).search.search(caller(app), namespace, body, run_id=run)
+    principal = caller(app)
+    with services(app).tenant_gate.run_slot(principal):  # too many runs in flight: 429, before any work
+        response = services(app).search.search(principal, namespace, body, run_id=run)
     telemetry.record_run("search", response.usage, "answered", started)
     return response
 

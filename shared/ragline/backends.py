@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # importing this costs no pydantic (the authorizer's cold sta
         DocumentRegistry,
         ObjectStore,
         OnceMarks,
+        RateLimiter,
         TenantRegistry,
         UsageLedger,
         WebhookStore,
@@ -33,6 +34,7 @@ class Backend(Protocol):
     def documents(self) -> DocumentRegistry: ...
     def ledger(self) -> UsageLedger: ...
     def objects(self) -> ObjectStore: ...
+    def limiter(self) -> RateLimiter: ...
     def webhooks(self) -> WebhookStore: ...
     def once_marks(self) -> OnceMarks: ...
 
@@ -73,6 +75,11 @@ class EmbeddedBackend:
 
         return SqliteOnceMarks(self._home / EVENTS_FILE)
 
+    def limiter(self) -> RateLimiter:
+        from ragline.adapters.embedded.limits import SqliteRateLimiter
+
+        return SqliteRateLimiter(self._home / "limits.sqlite")
+
 
 class AwsBackend:
     """DynamoDB tables and the S3 documents bucket named by the settings."""
@@ -109,6 +116,12 @@ class AwsBackend:
         from ragline.adapters.aws.webhooks import DynamoDbOnceMarks
 
         return DynamoDbOnceMarks(required("usage_table", self._settings.usage_table))
+
+    def limiter(self) -> RateLimiter:
+        """Buckets and run slots live in the usage table, under ``LIMIT#`` keys of their own."""
+        from ragline.adapters.aws.limits import DynamoDbRateLimiter
+
+        return DynamoDbRateLimiter(required("usage_table", self._settings.usage_table))
 
 
 EVENTS_FILE = "events.sqlite"

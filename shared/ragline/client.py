@@ -57,6 +57,7 @@ from ragline.domain.api import (
     SearchResponse,
     UsageReport,
 )
+from ragline.domain.limits import Limits
 from ragline.domain.webhook_api import NewWebhookView, WebhookList, WebhookView
 
 M = TypeVar("M", bound=BaseModel)
@@ -343,15 +344,19 @@ class RaglineClient:
         namespaces: Sequence[str] = (),
         assert_user: bool = False,
         require_user: bool = False,
+        limits: Limits | None = None,
     ) -> NewKeyView:
-        """``assert_user``: the key may act for an end user (:meth:`for_user`); ``require_user``: it must."""
-        body = {
+        """``assert_user``: the key may act for an end user (:meth:`for_user`); ``require_user``: it must.
+        ``limits``: the key's own request rate and concurrent runs, within its tenant's."""
+        body: dict[str, Any] = {
             "scopes": list(scopes),
             "name": name,
             "namespaces": list(namespaces),
             "assertUser": assert_user,
             "requireUser": require_user,
         }
+        if limits is not None:
+            body["limits"] = limits.model_dump(exclude_none=True)
         return self._call(NewKeyView, "POST", "/v1/keys", body)
 
     def get_identity_provider(self) -> IdentityProviderView:

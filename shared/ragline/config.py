@@ -9,11 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ragline.environment import DEFAULT_HOME, env_values
+
+if TYPE_CHECKING:
+    from ragline.domain.limits import Limits
 
 
 class Settings(BaseModel):
@@ -128,6 +131,21 @@ class Settings(BaseModel):
     cross_encoder_model: str = ""
     cross_encoder_tokenizer: str = ""
 
+    grounding: Literal["auto", "none", "overlap", "judge", "bedrock"] = "auto"
+    """How the final answer's cited sentences are checked against their chunks (``RAGLINE_GROUNDING``):
+    ``overlap``, the offline lexical scorer (no model; the embedded and AWS default); ``judge``, the
+    configured chat model (one extra call per answer, metered with the run); ``bedrock``, a Bedrock
+    guardrail's contextual grounding check; ``none``: off. ``auto``: ``bedrock`` when
+    :attr:`grounding_guardrail_id` is set, else ``overlap``."""
+    grounding_guardrail_id: str = ""
+    """A Bedrock guardrail (id or ARN) with a contextual grounding policy
+    (``RAGLINE_GROUNDING_GUARDRAIL_ID``)."""
+    grounding_guardrail_version: str = "DRAFT"
+    grounding_max_sentences: int = Field(default=12, ge=1, le=100)
+    """Cited sentences checked per answer (the rest are counted as unchecked)."""
+    grounding_max_chunk_chars: int = Field(default=2000, ge=100, le=100_000)
+    """Characters of each cited chunk shown to the scorer (whole sentences up to this)."""
+
     chunk_tokens: int = 200
     chunk_overlap_tokens: int = 32
     max_document_bytes: int = 50 * 1024 * 1024
@@ -150,6 +168,25 @@ class Settings(BaseModel):
     reindex_retire_seconds: float = Field(default=900.0, ge=0)
     """How long a reindex keeps the old generation after its switch (runs bound to it end first)."""
 
+    limit_requests_per_second: float = Field(default=0.0, ge=0)
+    """A tenant's request rate where its record sets none (``RAGLINE_LIMIT_REQUESTS_PER_SECOND``);
+    0: not limited. The template sets the deployed default; see "Limits and fair sharing"."""
+    limit_burst: int = Field(default=0, ge=0)
+    """Requests at once after a quiet spell (0: twice the rate)."""
+    limit_concurrent_runs: int = Field(default=0, ge=0)
+    """A tenant's chat, search and hosting-search runs in flight at once (0: not limited)."""
+
+    @property
+    def default_limits(self) -> Limits:
+        """A tenant's limits where its record sets none (fair sharing)."""
+        from ragline.domain.limits import Limits
+
+        return Limits(
+            requests_per_second=self.limit_requests_per_second or None,
+            burst=self.limit_burst or None,
+            max_concurrent_runs=self.limit_concurrent_runs or None,
+        )
+
     @property
     def llm_read_timeout_s(self) -> float:
         """``llm_timeout_s``, or its default for the endpoint: 60 s for OpenAI, 300 s for any other."""
@@ -170,6 +207,12 @@ class Settings(BaseModel):
     def llm_configured(self) -> bool:
         """True when a model (Bedrock or an OpenAI-compatible endpoint) replaces the offline one."""
         return self.chat_backend != "offline"
+
+    @property
+    def resolved_grounding(self) -> Literal["none", "overlap", "judge", "bedrock"]:
+        if self.grounding != "auto":
+            return self.grounding
+        return "bedrock" if self.grounding_guardrail_id else "overlap"
 
     @property
     def resolved_store(self) -> Literal["sqlite", "opensearch"]:

@@ -184,6 +184,26 @@ class ModelThrottled(Throttled):
     code = "model_throttled"
 
 
+class RateLimited(Throttled):
+    """The tenant's or the key's request rate is at its limit (fair sharing): nothing was done; retry
+    after ``retry_after`` seconds (also the response's ``Retry-After`` header)."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: int | None = None, **details: Any) -> None:
+        if retry_after is None:  # rebuilt from the error shape (the client): its camelCase detail
+            retry_after = int(details.pop("retryAfter", 1))
+        super().__init__(message, retry_after=retry_after, **details)
+        self.retry_after = retry_after
+
+
+class TooManyRuns(RateLimited):
+    """The tenant or the key already has its most concurrent runs (chat, search, hosting search) in
+    flight: nothing was done; retry when one has ended."""
+
+    code = "too_many_runs"
+
+
 class DependencyUnavailable(RaglineError):
     """A dependency (store, model endpoint) is down or timed out; retryable."""
 
@@ -237,6 +257,20 @@ class RerankFailed(DependencyFailed):
         super().__init__(message, **details)
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens
+
+
+class GroundingFailed(DependencyFailed):
+    """The grounding scorer could not check an answer (model or service error, malformed verdicts);
+    the run still answers, with ``grounding.status: "unavailable"`` and a warning.
+
+    ``usage`` is what the failed attempt still cost (model tokens), so it is metered with the run.
+    """
+
+    code = "grounding_failed"
+
+    def __init__(self, message: str, *, usage: Any = None, **details: Any) -> None:
+        super().__init__(message, **details)
+        self.usage = usage
 
 
 RETRYABLE: tuple[type[RaglineError], ...] = (Throttled, DependencyUnavailable)

@@ -68,6 +68,11 @@ def count_refusal(exc: BaseException) -> None:
         telemetry.record_quota_exceeded()
 
 
+def retry_headers(exc: BaseException) -> dict[str, str]:
+    """A limit's refusal says when to come back: ``Retry-After`` (whole seconds, RFC 9110)."""
+    return {"Retry-After": str(exc.retry_after)} if isinstance(exc, errors.RateLimited) else {}
+
+
 def route_not_found(method: str, path: str) -> errors.NotFound:
     """No route has this path (the same error from every edge: handlers, chat, ``ragline serve``)."""
     return errors.NotFound("no such route", method=method, path=path)
@@ -152,7 +157,8 @@ def install_error_handlers(app: APIGatewayRestResolver, logger: Logger) -> None:
     def respond(exc: BaseException, headers: dict[str, str] | None = None) -> Response[str]:
         count_refusal(exc)
         status, body = error_body(exc)
-        return Response(status, "application/json", json.dumps(body), headers=headers)
+        headers = {**(headers or {}), **retry_headers(exc)}
+        return Response(status, "application/json", json.dumps(body), headers=headers or None)
 
     def invalid_body(exc: RequestValidationError) -> Response[str]:
         problems = [{k: v for k, v in e.items() if k in ("type", "loc", "msg")} for e in exc.errors()[:20]]

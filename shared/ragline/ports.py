@@ -6,7 +6,7 @@ suite in ``tests/contract`` that both pass.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold starts)
@@ -20,8 +20,10 @@ if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold
     from ragline.domain.events import Event
     from ragline.domain.filters import ReadView
     from ragline.domain.generations import ReindexStep
+    from ragline.domain.grounding import Checked, CitedClaim
     from ragline.domain.identity import IdentityProvider
     from ragline.domain.keys import KeyGrant
+    from ragline.domain.limits import Bucket, Rate
     from ragline.domain.models import (
         Chunk,
         IngestUsage,
@@ -189,6 +191,24 @@ class ChatModel(Protocol):
     ) -> Iterator[ModelEvent]: ...
 
 
+class GroundingScorer(Protocol):
+    """Checks each cited sentence of an answer against the chunks it cites.
+
+    Contract: ``check(claims)`` returns :class:`~ragline.domain.grounding.Checked` with exactly one
+    verdict per claim, in order: ``supported`` (the passages entail the sentence), ``contradicted``
+    (they say otherwise) or ``not_enough_info``, a support score in [0, 1], and the passages' sentences
+    (``chunk_id`` + index into ``Passage.sentences``) that decided, where the scorer can tell. It
+    checks only what it is given (the caller has already applied the limits) and spends no tokens on an
+    empty list. Whatever it spent (model tokens) is in ``Checked.usage``. Any failure raises
+    :class:`~ragline.errors.GroundingFailed` (carrying what it spent); the caller degrades to
+    "grounding unavailable" and never fails the answer. No I/O at construction.
+    """
+
+    name: str
+
+    def check(self, claims: Sequence[CitedClaim]) -> Checked: ...
+
+
 class UsageLedger(Protocol):
     """Counts each run's usage exactly once, per tenant and period (``YYYY-MM``, UTC), and makes a run
     id (a client's ``Idempotency-Key``) name one request whose work is done once.
@@ -259,6 +279,42 @@ class UsageLedger(Protocol):
         ingestion entries (keyed by document) — keeping every charge and period counter (the
         operator's billing record); returns how many items changed. Idempotent."""
         ...
+
+
+class RateLimiter(Protocol):
+    """Token buckets and run slots shared by every process of a deployment (fair sharing, issue 30).
+
+    Contract (``now`` is the limiter's own clock, microseconds):
+    - ``take(bucket, rate)`` takes one token from ``bucket`` in one atomic step and returns 0, or
+      takes nothing and returns the microseconds until one is due (> 0). Its answers are those of
+      :func:`~ragline.domain.limits.admit` applied to the requests in *some* serial order, whatever
+      the interleaving of processes: of concurrent takes from a bucket holding ``n`` tokens, exactly
+      ``n`` are admitted. A bucket not used for long may be forgotten (it is then full).
+    - ``lease(bucket, slots, seconds)`` holds one of ``slots`` run slots of ``bucket`` and returns a
+      lease id, or returns None (nothing held) when ``slots`` live leases hold them all. A lease
+      lives until ``release`` or for ``seconds`` (so a crashed holder frees its slot); of concurrent
+      leases never more than ``slots`` are live at once.
+    - ``release(bucket, lease_id)`` frees that lease's slot; idempotent, and a no-op on a slot that
+      expired and was taken by another lease.
+    - ``count_refusal(tenant, period)`` adds one to the tenant's refused requests of ``period``
+      (``YYYY-MM``); ``refusals`` reads it (0 when none).
+    - ``purge_tenant(tenant)`` forgets every bucket, lease and count of the tenant; idempotent.
+    - ``clock()`` is the limiter's time in microseconds, the time its buckets are kept in.
+    """
+
+    clock: Callable[[], int]
+
+    def take(self, bucket: Bucket, rate: Rate) -> int: ...
+
+    def lease(self, bucket: Bucket, slots: int, seconds: float) -> str | None: ...
+
+    def release(self, bucket: Bucket, lease_id: str) -> None: ...
+
+    def count_refusal(self, tenant_id: str, period: str) -> None: ...
+
+    def refusals(self, tenant_id: str, period: str) -> int: ...
+
+    def purge_tenant(self, tenant_id: str) -> int: ...
 
 
 class TenantRegistry(Protocol):

@@ -21,7 +21,14 @@ from starlette.responses import JSONResponse, Response
 
 from ragline import errors
 from ragline.agents.events import ChatResponse, RunError, RunEvent
-from ragline.http import count_refusal, error_body, json_text, method_not_allowed, route_not_found
+from ragline.http import (
+    count_refusal,
+    error_body,
+    json_text,
+    method_not_allowed,
+    retry_headers,
+    route_not_found,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +51,7 @@ def error_response(
     count_refusal(exc)
     status, body = error_body(exc, **ids)
     log_failure(exc, status, ids)
-    return JSONResponse(body, status_code=status, headers=headers)
+    return JSONResponse(body, status_code=status, headers={**(headers or {}), **retry_headers(exc)})
 
 
 def log_failure(exc: BaseException, status: int, ids: dict[str, str] | None = None) -> None:

@@ -26,8 +26,10 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
         DocumentRegistry,
         Embedder,
         EventPublisher,
+        GroundingScorer,
         ObjectStore,
         OnceMarks,
+        RateLimiter,
         Reranker,
         StepQueue,
         TenantRegistry,
@@ -44,6 +46,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
     from ragline.services.hosting_search import HostingSearchService
     from ragline.services.identity_providers import IdentityProviderService
     from ragline.services.ingest import IngestService
+    from ragline.services.limits import FairShare
     from ragline.services.metering import Metering
     from ragline.services.namespaces import NamespaceService
     from ragline.services.reindex import ReindexService
@@ -87,6 +90,10 @@ class Container:
     @cached_property
     def ledger(self) -> UsageLedger:
         return self.backend.ledger()
+
+    @cached_property
+    def limiter(self) -> RateLimiter:
+        return self.backend.limiter()
 
     @cached_property
     def objects(self) -> ObjectStore:
@@ -258,6 +265,29 @@ class Container:
     def once_marks(self) -> OnceMarks:
         return self.backend.once_marks()
 
+    @cached_property
+    def grounding_scorer(self) -> GroundingScorer | None:
+        """``settings.resolved_grounding``'s scorer (None: grounding off)."""
+        s = self.settings
+        choice = s.resolved_grounding
+        if choice == "none":
+            return None
+        if choice == "bedrock":
+            from ragline.adapters.bedrock.guardrail import BedrockGuardrailGroundingScorer
+
+            return BedrockGuardrailGroundingScorer(
+                guardrail_id=s.grounding_guardrail_id,
+                version=s.grounding_guardrail_version,
+                region=s.aws_region,
+            )
+        if choice == "judge":
+            from ragline.adapters.grounding.judge import ChatJudgeGroundingScorer
+
+            return ChatJudgeGroundingScorer(self.chat_model)
+        from ragline.adapters.grounding.overlap import OverlapGroundingScorer
+
+        return OverlapGroundingScorer()
+
     # -- services ------------------------------------------------------------------------------
     @cached_property
     def announcer(self) -> Announcer:
@@ -310,7 +340,11 @@ class Container:
         from ragline.services.metering import Metering
 
         return Metering(
-            ledger=self.ledger, registry=self.registry, documents=self.documents, quota_watch=self.quota_watch
+            ledger=self.ledger,
+            registry=self.registry,
+            documents=self.documents,
+            fair_share=self.fair_share,
+            quota_watch=self.quota_watch,
         )
 
     @cached_property
@@ -333,9 +367,14 @@ class Container:
     @cached_property
     def chat(self) -> ChatService:
         from ragline.agents.base import LoopLimits
+        from ragline.domain.grounding import GroundingLimits
         from ragline.services.chat import ChatService
+        from ragline.services.grounding import GroundingService
 
         s = self.settings
+        limits = GroundingLimits(
+            max_sentences=s.grounding_max_sentences, max_passage_chars=s.grounding_max_chunk_chars
+        )
         return ChatService(
             retrieval=self.retrieval,
             model=self.chat_model,
@@ -344,6 +383,7 @@ class Container:
             search_first=s.tool_choice == "required_first",
             chunks_per_search=s.chunks_per_search,
             layout=s.tool_results,
+            grounding=GroundingService(self.grounding_scorer, limits),
             limits=LoopLimits(
                 max_output_tokens=s.max_output_tokens,
                 turn_output_tokens=s.turn_output_tokens,
@@ -450,7 +490,13 @@ class Container:
     def tenant_gate(self) -> TenantGate:
         from ragline.services.tenant_gate import TenantGate
 
-        return TenantGate(self.registry)
+        return TenantGate(self.registry, fair_share=self.fair_share)
+
+    @cached_property
+    def fair_share(self) -> FairShare:
+        from ragline.services.limits import FairShare
+
+        return FairShare(self.limiter, defaults=self.settings.default_limits)
 
     @cached_property
     def tenant_deletion(self) -> TenantDeletion:
@@ -465,6 +511,7 @@ class Container:
             ledger=self.ledger,
             catalog=self.catalog,
             webhooks=self.webhook_store,
+            limiter=self.limiter,
         )
 
     @cached_property
@@ -504,7 +551,7 @@ class Container:
         """The AWS services this configuration calls (their models are worth parsing at init)."""
         s = self.settings
         services = ["dynamodb", "s3"] if s.backend == "aws" else []
-        if "bedrock" in (s.embedding_provider, s.chat_backend):
+        if "bedrock" in (s.embedding_provider, s.chat_backend, s.resolved_grounding):
             services.append("bedrock-runtime")
         if s.reranker == "bedrock":
             services.append("bedrock-agent-runtime")
@@ -522,7 +569,8 @@ class Container:
         s = self.settings
         modules = [m for part in parts or tuple(SERVICE_MODULES) for m in SERVICE_MODULES[part]]
         backend = "aws" if s.backend == "aws" else "embedded"
-        modules += [f"ragline.adapters.{backend}.{m}" for m in ("tenants", "documents", "ledger", "objects")]
+        adapters = ("tenants", "documents", "ledger", "objects", "limits")
+        modules += [f"ragline.adapters.{backend}.{m}" for m in adapters]
         if s.resolved_store == "opensearch" and s.opensearch_service == "aoss":
             modules += [
                 "ragline.adapters.opensearch.serverless",
@@ -538,15 +586,24 @@ class Container:
             modules += [f"ragline.adapters.{s.chat_backend}.chat", "ragline.agents.fitting"]
         if s.llm_configured:
             modules.append("ragline.adapters.rerank")
-        for module in ["ragline.services.tenant_gate", *modules]:
+        modules += GROUNDING_MODULES[s.resolved_grounding]
+        for module in ["ragline.services.tenant_gate", "ragline.services.limits", *modules]:
             importlib.import_module(module)
         warm_models(self.aws_services())
 
 
+GROUNDING_MODULES: dict[str, list[str]] = {
+    "none": [],
+    "overlap": ["ragline.adapters.grounding.overlap", "snowballstemmer"],
+    "judge": ["ragline.adapters.grounding.judge"],
+    "bedrock": ["ragline.adapters.bedrock.guardrail"],
+}
+"""The grounding scorer's modules, by ``settings.resolved_grounding``."""
+
 SERVICE_MODULES: dict[str, tuple[str, ...]] = {
     "search": ("ragline.services.search",),
     "hosting_search": ("ragline.services.hosting_search", "ragline.agents.planners"),
-    "chat": ("ragline.services.chat", "ragline.agents.planners"),
+    "chat": ("ragline.services.chat", "ragline.agents.planners", "ragline.services.grounding"),
     "document_service": ("ragline.services.documents", "ragline.services.ingest"),
     "ingest": ("ragline.services.ingest",),
     "namespaces": ("ragline.services.namespaces", "ragline.services.reindex"),

@@ -68,6 +68,36 @@ def test_hits_are_read_by_rowid_not_by_scanning_the_scope(tmp_path: Path) -> Non
     provider.close()
 
 
+@pytest.mark.parametrize("mode", ["semantic", "keyword", "hybrid"])
+def test_a_document_deleted_between_ranking_and_reading_is_left_out(
+    tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Given a search that has ranked a document's chunks, when another process deletes the document
+    before the hits are read, the search returns the chunks still there (no KeyError, nothing gone)."""
+    from tests.contract.vector_store_contract import hybrid, semantic
+
+    scope = TenantScope(tenant_id="acme", namespace_id="docs")
+    reader = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
+    writer = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
+    writer.scoped(scope).upsert(
+        make_chunks("gone", ["bees buzz loudly"]) + make_chunks("kept", ["bees buzz"])
+    )
+    store = reader.scoped(scope)
+    read = store._by_rowid
+
+    def slow_read(rowids: list[int]) -> dict[int, object]:
+        assert len(rowids) == 2  # both were ranked
+        writer.scoped(scope).delete_document("gone")
+        return read(rowids)  # type: ignore[return-value]
+
+    monkeypatch.setattr(store, "_by_rowid", slow_read)
+    text = "bees buzz"
+    query = {"semantic": semantic(text), "keyword": KeywordQuery(text=text), "hybrid": hybrid(text)}[mode]
+    assert [h.chunk.id for h in store.search(query)] == ["kept#0"]
+    reader.close()
+    writer.close()
+
+
 def test_a_file_written_before_filters_reads_its_chunks_as_open_and_without_attributes(
     tmp_path: Path,
 ) -> None:

@@ -179,8 +179,10 @@ def test_json_mode_and_idempotency_key(on_sqlite: Served) -> None:
     # Then each is one camelCase body under the client's run id, and the run is charged once
     assert set(first) == {
         *("answer", "sources", "warnings", "steps", "error", "usage", "exitReason", "runId"),
-        *("route", "collections"),
+        *("route", "collections", "grounding"),
     }
+    assert first["grounding"]["status"] == "scored" and first["grounding"]["scorer"] == "overlap"
+    assert first["grounding"]["sentences"] and 0.0 <= first["grounding"]["score"] <= 1.0
     assert first["route"] is None and first["collections"]["namespaces"] == ["northwind"]
     assert first["runId"] == second["runId"] == "client-key-1" and first["exitReason"] == "answered"
     assert "final sale" in first["answer"] and first["sources"]

@@ -56,17 +56,24 @@ def test_ingest_indexes_every_sample_format_and_prints_a_summary(home: Path) -> 
     assert code == 0 and out.count("unchanged") == 7
 
 
+def _answer_and_sources(out: str) -> tuple[str, dict[int, str]]:
+    """The streamed answer (after the tool lines) and the numbered sources listed after it."""
+    answer, listing = out.split("\nSources\n", 1)
+    sources = {int(n): cid for n, cid in re.findall(r"^  \[(\d+)\] (\S+#\d+) — ", listing, re.M)}
+    return answer, sources
+
+
 def test_chat_streams_an_answer_that_cites_real_chunks(home: Path) -> None:
     code, out = cli("chat", "How often should I lubricate the chain?", "-n", "northwind", "--home", str(home))
     assert code == 0, out
     assert "200 kilometres" in out or "200 km" in out
-    cited = re.findall(r'<citation ids="([^"]+)"', out)
-    assert cited
-    for ids in cited:
-        for cid in ids.split(","):
-            doc, seq = cid.rsplit("#", 1)
-            assert stored(home, doc) > int(seq), cid
-    assert "Sources" in out and "extractive" in out
+    answer, sources = _answer_and_sources(out)
+    cited = {int(n) for n in re.findall(r"\[(\d+)\]", answer)}
+    assert cited and cited == set(sources)  # every number in the text is a listed source, and back
+    for cid in sources.values():
+        doc, seq = cid.rsplit("#", 1)
+        assert stored(home, doc) > int(seq), cid
+    assert "extractive" in out
 
 
 @pytest.mark.parametrize("agent", ["auto", "deep_search", "chain_of_rag"])
@@ -77,7 +84,8 @@ def test_chat_with_each_agent_offline_routes_and_cites(home: Path, agent: str) -
     assert "namespaces: northwind" in out  # no -n: the collection router took the only namespace
     if agent == "auto":
         assert "agent: agentic" in out and "offline" in out
-    assert re.search(r'<citation ids="[^"]+"', out) and "Sources" in out and "exit answered" in out
+    answer, sources = _answer_and_sources(out)
+    assert "<citation" not in out and "[1]" in answer and 1 in sources and "exit answered" in out
 
 
 def test_chat_in_a_tenant_with_no_namespace_is_not_charged(tmp_path: Path) -> None:
@@ -201,8 +209,7 @@ def test_chat_over_two_namespaces_cites_the_answer_from_either(
     # offline model answered from northwind's test-ride and returns chunks instead
     code, out = cli("chat", question, "-n", "northwind", "-n", hr, "--home", str(home))
     assert code == 0, out
-    cited = {cid for ids in re.findall(r'<citation ids="([^"]+)"', out) for cid in ids.split(",")}
-    assert answer in cited, out
+    assert answer in _answer_and_sources(out)[1].values(), out
 
 
 def test_search_accepts_convex_fusion_and_rejects_unknown_ones(home: Path) -> None:
@@ -264,11 +271,14 @@ def test_chat_prints_an_upstream_error_with_its_reason(home: Path, openai_replay
     assert f"model: {SERVED_MODEL}" in result.output  # the served model's name, not a made-up default
 
 
-def test_chat_ends_with_the_verified_answer_and_numbered_sources(home: Path) -> None:
+def test_chat_shows_the_answer_once_with_numbered_citations(home: Path) -> None:
+    # Issue 30 #5: the answer streams once, markers shown as [n], never as raw markup
     _, out = cli("chat", "How often should I lubricate the chain?", "-n", "northwind", "--home", str(home))
-    answer = out.split("Answer (citations verified)", 1)[1].split("Sources", 1)[0]
-    assert "<citation" not in answer and "[1]" in answer
-    assert re.search(r"\[1\] \S+#\d+ — ", out.split("Sources", 1)[1])
+    answer, sources = _answer_and_sources(out)
+    assert "<citation" not in out and "citation ids" not in out
+    sentence = "Clean and lubricate the chain every 200 kilometres"
+    assert out.count(sentence) == 1 and sentence in answer
+    assert "[1]" in answer and sources[1].endswith("#0")
 
 
 def test_a_new_default_namespace_from_the_cli_takes_over_the_default(tmp_path: Path) -> None:
@@ -334,6 +344,24 @@ def test_the_operator_creates_user_keys_and_sets_a_tenants_identity_provider(tmp
     assert refused.exit_code == 2 and "algorithms" in refused.output, refused.output
     assert cli("tenants", "identity-provider", "delete", "--tenant", "acme", "--home", home)[0] == 0
     assert Container(Settings(home=tmp_path)).registry.get_identity_provider("acme") is None
+
+
+def test_chat_prints_the_grounding_of_each_cited_sentence_under_the_sources(home: Path) -> None:
+    # Issue 30 #1: each cited sentence checked against its chunks, numbered as in the streamed answer
+    _, out = cli("chat", "Can I return a used bike?", "-n", "northwind", "--home", str(home))
+    _, after_sources = out.split("\nSources\n", 1)
+    summary = re.search(r"^Grounding \(overlap\): score (\d\.\d\d) · (\d+) supported", after_sources, re.M)
+    assert summary is not None, out
+    assert 0.0 < float(summary[1]) <= 1.0 and int(summary[2]) >= 1
+    assert re.search(r"^  ✔ supported \d\.\d\d \[1\]: ", after_sources, re.M), out
+
+
+def test_the_grounding_names_sentences_by_their_first_words_and_never_repeats_the_answer(home: Path) -> None:
+    _, out = cli("chat", "How often should I lubricate the chain?", "-n", "northwind", "--home", str(home))
+    _, after_sources = out.split("\nSources\n", 1)
+    grounding = after_sources[after_sources.index("Grounding (overlap)") :]
+    assert "Clean and lubricate the chain…" in grounding
+    assert "200 kilometres" not in grounding
 
 
 def test_the_operator_adds_lists_and_removes_a_tenants_webhook(tmp_path: Path) -> None:

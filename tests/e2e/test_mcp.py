@@ -214,6 +214,10 @@ def test_stdio_serves_the_tools_and_resources_as_the_environment_key(world: Worl
     assert "ten years" in answer["answer"] and '<citation ids="warranty.txt#0"/>' in answer["answer"]
     assert cited_ids(answer) == {"warranty.txt"} and answer["usage"]["retrievals"] >= 1
     assert answer["runId"] and answer["exitReason"]
+    # with its grounding: each cited sentence checked against the chunk it cites (issue 30 #1)
+    grounding = answer["grounding"]
+    assert grounding["status"] == "scored" and 0.0 <= grounding["score"] <= 1.0
+    assert grounding["sentences"][0]["citations"] == ["warranty.txt#0"]
 
 
 def test_stdio_tool_errors_carry_the_one_error_shape(world: World) -> None:

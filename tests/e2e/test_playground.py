@@ -84,6 +84,11 @@ def test_ask_stream_cite_and_search(
     steps = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#steps li")]
     assert steps and steps[0].startswith("search:") and "hits" in steps[0]
     assert "exit answered" in browser.find_element(By.ID, "usage").text
+    # and under it the answer's grounding: each cited sentence's label and score (issue 30 #1)
+    grounding = browser.find_element(By.ID, "grounding")
+    assert grounding.text.startswith("Grounding (overlap): score "), grounding.text
+    labels = [li.get_attribute("data-label") for li in grounding.find_elements(By.TAG_NAME, "li")]
+    assert labels and set(labels) <= {"supported", "contradicted", "not_enough_info"}
 
     # A citation links to its source, which carries its score breakdown
     citation = browser.find_element(By.CSS_SELECTOR, "#answer a.citation")

@@ -153,6 +153,7 @@ def test_a_replay_after_a_document_is_deleted_no_longer_shows_its_text(world: Wo
         assert body.get("queries", []) == []  # a hosting search's queries may quote what it found
     status, body = world.chat("admin", "c-1", ["private"], question="What is the payroll?")
     assert status == 200 and body["replayed"] is True and body["answer"] == ""
+    assert chatted["grounding"]["sentences"] and PAYROLL not in json.dumps(body)  # its grounding is gone too
     assert body["usage"] == chatted["usage"]  # the charge is the first run's, not a new one
 
 

@@ -190,14 +190,21 @@ class FunctionSpec:
 
 
 def _satisfied(condition: dict[str, Any], context: dict[str, str]) -> bool:
-    """IAM's condition block, for the operators the template uses (``StringEquals``); a key the request
-    does not carry fails the test, as in IAM. Any other operator raises, so it cannot pass unchecked."""
+    """IAM's condition block, for the operators the template uses (``StringEquals``, and
+    ``ForAllValues:StringLike`` on a single-valued key such as ``dynamodb:LeadingKeys``); a key the
+    request does not carry fails the test (stricter than IAM's ``ForAllValues`` on an absent key, which
+    passes). Any other operator raises, so it cannot pass unchecked."""
     for operator, tests in condition.items():
-        if operator != "StringEquals":
+        if operator not in ("StringEquals", "ForAllValues:StringLike"):
             raise Unresolvable(f"condition operator {operator} is not supported by the rehearsal")
         for key, wanted in tests.items():
             allowed = wanted if isinstance(wanted, list) else [wanted]
-            if context.get(key) not in allowed:
+            value = context.get(key)
+            if value is None:
+                return False
+            if operator == "StringEquals" and value not in allowed:
+                return False
+            if operator != "StringEquals" and not any(fnmatch.fnmatchcase(value, p) for p in allowed):
                 return False
     return True
 

@@ -105,6 +105,10 @@ _S3_ON_OBJECT = {
 """S3 operations → the IAM action on the object (``…Version`` when the call names a ``VersionId``)."""
 
 
+def guardrail_arn(guardrail_id: str) -> str:
+    return f"arn:{PARTITION}:bedrock:{REGION}:{ACCOUNT}:guardrail/{guardrail_id}"
+
+
 def iam_calls(
     function: str, service: str, operation: str, params: dict[str, Any], secret_arns: dict[str, str]
 ) -> list[AwsCall]:
@@ -121,6 +125,10 @@ def iam_calls(
         return [AwsCall(function, "events:PutEvents", bus_arn(e["EventBusName"])) for e in params["Entries"]]
     if service == "sqs" and operation == "SendMessage":
         return [AwsCall(function, "sqs:SendMessage", queue_arn(params["QueueUrl"]))]
+    if service == "bedrock-runtime" and operation == "ApplyGuardrail":
+        guardrail = params["guardrailIdentifier"]
+        arn = guardrail if guardrail.startswith("arn:") else guardrail_arn(guardrail)
+        return [AwsCall(function, "bedrock:ApplyGuardrail", arn)]
     if service == "bedrock-runtime":
         return bedrock_model_calls(function, _RUNTIME_ACTION[operation], params["modelId"])
     if service == "bedrock-agent-runtime" and operation == "Rerank":
@@ -133,10 +141,24 @@ def iam_calls(
     raise KeyError(f"{service}:{operation}")
 
 
+def leading_key(params: dict[str, Any]) -> str | None:
+    """The partition key value a one-table call names (IAM's ``dynamodb:LeadingKeys``): its ``Key`` or
+    ``Item``, or a query's ``pk = :value``; None when the call names none (a scan)."""
+    for part in ("Key", "Item"):
+        if "pk" in params.get(part, {}):
+            return str(params[part]["pk"]["S"])
+    match = re.search(r"\bpk\s*=\s*(:\w+)", params.get("KeyConditionExpression", ""))
+    if match:
+        return str(params["ExpressionAttributeValues"][match.group(1)]["S"])
+    return None
+
+
 def _dynamodb(function: str, operation: str, params: dict[str, Any]) -> list[AwsCall]:
     if operation in _DYNAMODB_ONE_TABLE:
         resource = table_arn(params["TableName"], params.get("IndexName", ""))
-        return [AwsCall(function, f"dynamodb:{operation}", resource)]
+        pk = leading_key(params)
+        context = (("dynamodb:LeadingKeys", pk),) if pk is not None else ()
+        return [AwsCall(function, f"dynamodb:{operation}", resource, context)]
     if operation in _DYNAMODB_BATCH:
         return [AwsCall(function, f"dynamodb:{operation}", table_arn(t)) for t in params["RequestItems"]]
     # Transactions have no IAM action of their own: each item needs the permission of its operation.

@@ -141,6 +141,10 @@ def chat_streams(w: World, ctx: dict[str, Any]) -> None:
     assert kinds[-1] == "final" and "text" in kinds and "sources" in kinds, kinds
     final = json.loads(events[-1].split("data: ", 1)[1])
     assert final["exitReason"] == "answered" and "faq.txt#0" in final["answer"]
+    # the built layer checks the cited sentence against its chunk (the template's default scorer)
+    grounding = final["grounding"]
+    assert grounding["status"] == "scored" and grounding["scorer"] == "overlap", grounding
+    assert grounding["sentences"][0]["citations"] == ["faq.txt#0"], grounding
     posts = w.taps["ChatFunction"].response_posts()
     assert posts, "the adapter never posted a response"
     first_text = next(t for t, data in posts[-1] if b"event: text" in data)

@@ -28,6 +28,7 @@ from tests.rehearsal.checks import (
 from tests.rehearsal.host import (
     blame_last,
 )
+from tests.rehearsal.limits_step import fair_sharing
 from tests.rehearsal.signed_proxy import SignedProxy
 from tests.rehearsal.steps import (
     bootstrap_tenant,
@@ -83,6 +84,7 @@ def scenario(w: World, proxy: SignedProxy) -> None:
     end_users(w, ctx)
     document_writes(w, ctx)
     webhooks(w, ctx)
+    fair_sharing(w)
     check_routes(w)
     calls = check_iam(w, proxy)
     if w.mode == "serverless":

@@ -21,6 +21,8 @@ Operations (both services share one endpoint; botocore signs both with signing n
   ``numberOfResults`` 1..number of sources). ``relevanceScore`` is ``(1 + cosine) / 2`` of the MiniLM
   vectors of query and document, results best first. ``rerank_page_size`` splits them into pages
   joined by ``nextToken``.
+- ``POST /guardrail/{id}/version/{version}/apply`` (bedrock-runtime ``ApplyGuardrail``): a contextual
+  grounding check, see :mod:`tests.support.bedrock_guardrail`.
 - ``POST /model/{modelId}/converse`` and ``/converse-stream`` (bedrock-runtime ``Converse`` /
   ``ConverseStream``, any model or inference-profile id): answered from scripted turns, see
   :mod:`tests.support.bedrock_converse` (:meth:`BedrockServer.script_converse`).
@@ -57,6 +59,8 @@ if TYPE_CHECKING:
 
 from tests.support.bedrock_converse import ConverseTurn, Reply, reply
 from tests.support.bedrock_converse_checks import check_request
+from tests.support.bedrock_guardrail import PATH as GUARDRAIL_PATH
+from tests.support.bedrock_guardrail import apply_guardrail
 from tests.support.bedrock_requests import RERANK_MODELS, rerank, titan_request
 from tests.support.bedrock_wire import ERROR_STATUS, ServiceError
 
@@ -72,7 +76,7 @@ _AUTHORIZATION = re.compile(
     r"SignedHeaders=(?P<signed>[a-z0-9;-]+),\s*Signature=[0-9a-f]{64}$"
 )
 
-Operation = Literal["InvokeModel", "Rerank", "Converse", "ConverseStream"]
+Operation = Literal["InvokeModel", "Rerank", "Converse", "ConverseStream", "ApplyGuardrail"]
 _OPERATIONS = {"invoke": "InvokeModel", "converse": "Converse", "converse-stream": "ConverseStream"}
 
 
@@ -281,6 +285,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         invoke = re.fullmatch(r"/model/(?P<model>[^/]+)/(?P<op>invoke|converse|converse-stream)", path)
         operation = _OPERATIONS[invoke["op"]] if invoke else "Rerank" if path == "/rerank" else "Unknown"
+        if GUARDRAIL_PATH.match(path):
+            operation = "ApplyGuardrail"
         headers = {k.lower(): v for k, v in self.headers.items()}
         bedrock = self.server.bedrock
         try:
@@ -306,6 +312,8 @@ class _Handler(BaseHTTPRequestHandler):
                     self._converse(body, stream=operation == "ConverseStream")
                 elif invoke:
                     self._invoke(unquote(invoke["model"]), headers, body)
+                elif operation == "ApplyGuardrail":
+                    self._json(200, apply_guardrail(path, body))
                 elif operation == "Rerank":
                     region = _AUTHORIZATION.match(headers["authorization"])["region"]  # type: ignore[index]
                     self._json(200, rerank(body, bedrock, region))

@@ -11,7 +11,7 @@ _HEAD = re.compile(r"\[(?P<id>\S+)\] (?P<filename>.*?) — (?P<text>.*)", re.S)
 
 def tool_results(content: str) -> Any:
     """The results as the JSON layout's objects (``id``, ``documentId``, ``sequenceNumber``,
-    ``filename``, ``text``, ``context`` when shown), or an error object as it was sent."""
+    ``filename``, ``text``, ``context`` and ``metadata`` when shown), or an error object as it was sent."""
     if content.startswith(("[{", "[]", "{")):
         return json.loads(content)
     if content == "No results.":
@@ -20,7 +20,8 @@ def tool_results(content: str) -> Any:
     for block in content.split("\n\n"):
         match = _HEAD.fullmatch(block)
         assert match, f"not a compact result block: {block[:200]!r}"
-        text, _, context = match["text"].partition("\nContext: ")
+        body, _, shown = match["text"].partition("\nMetadata: ")
+        text, _, context = body.partition("\nContext: ")
         document_id, _, seq = match["id"].rpartition("#")
         view: dict[str, Any] = {
             "id": match["id"],
@@ -31,5 +32,7 @@ def tool_results(content: str) -> Any:
         }
         if context:
             view["context"] = context
+        if shown:
+            view["metadata"] = dict(pair.split(": ", 1) for pair in shown.split("; "))
         found.append(view)
     return found

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ragline.domain.api import ApiModel, ChunkView, Usage
+from ragline.domain.grounding import GroundingLabel
 
 
 class AnswerDelta(ApiModel):
@@ -69,12 +70,51 @@ class RunError(ApiModel):
     message: str
 
 
+class GroundingEvidence(ApiModel):
+    """A sentence of a cited chunk that decided a verdict (``sentence``: its index in the chunk)."""
+
+    chunk_id: str
+    sentence: int
+    text: str
+
+
+class SentenceGrounding(ApiModel):
+    """One cited sentence of the answer, checked against the chunks it cites."""
+
+    text: str
+    citations: list[str]
+    label: GroundingLabel
+    score: float
+    """Support in [0, 1]: near 1 well supported, near 0 contradicted."""
+    evidence: list[GroundingEvidence] = Field(default_factory=list)
+
+
+class Grounding(ApiModel):
+    """How well the final answer is supported by the chunks it cites.
+
+    ``status``: ``scored``; ``no_citations`` (nothing to check: the answer cites no chunk);
+    ``unavailable`` (the scorer failed: the answer stands, a ``grounding_unavailable`` warning says
+    why); ``off`` (the deployment turned grounding off). ``score``: the mean support of the checked
+    sentences. ``unchecked``: cited sentences past the deployment's cap; ``uncited``: sentences with no
+    citation (never checked: the ``ungrounded_answer`` warning covers an answer that cites nothing).
+    """
+
+    status: Literal["scored", "no_citations", "unavailable", "off"]
+    scorer: str
+    score: float | None = None
+    sentences: list[SentenceGrounding] = Field(default_factory=list)
+    unchecked: int = 0
+    uncited: int = 0
+
+
 class RunFinished(ApiModel):
     type: Literal["final"] = "final"
     run_id: str
     exit_reason: str
     answer: str
     usage: Usage
+    grounding: Grounding | None = None
+    """Each cited sentence checked against its chunks (absent on runs recorded before it existed)."""
     replayed: bool = Field(default=False, exclude_if=lambda v: not v)
     """``true`` only on a replay of a completed ``Idempotency-Key`` (the run's only event then)."""
 
@@ -103,6 +143,7 @@ class ChatResponse(ApiModel):
     route: Route | None = None
     collections: Collections | None = None
     usage: Usage = Field(default_factory=Usage)
+    grounding: Grounding | None = None
     exit_reason: str = ""
     run_id: str = ""
     replayed: bool = Field(default=False, exclude_if=lambda v: not v)
@@ -124,7 +165,7 @@ class ChatResponse(ApiModel):
             elif isinstance(event, Collections):
                 body.collections = event
             elif isinstance(event, RunFinished):
-                body.answer, body.usage = event.answer, event.usage
+                body.answer, body.usage, body.grounding = event.answer, event.usage, event.grounding
                 body.exit_reason, body.run_id = event.exit_reason, event.run_id
                 body.replayed = event.replayed
         return body

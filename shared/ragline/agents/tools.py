@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal, Protocol
@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 from ragline import errors
 from ragline.agents.tool_arguments import argument_problem
 from ragline.domain.chat import ToolSpec
-from ragline.domain.filters import Filter, parse_filter
+from ragline.domain.filters import Filter, Narrowed, parse_filter
 from ragline.domain.models import MAX_SEQUENCE_NUMBER, Chunk, RunUsage, SearchMode, TenantScope
 from ragline.domain.retrieval import Evidence, EvidenceTable, RetrievalResult
 
@@ -43,7 +43,7 @@ class Retriever(Protocol):
         candidates: int = ...,
         keep: int = ...,
         rerank: bool = ...,
-        where: Filter | None = ...,
+        where: Narrowed | None = ...,
     ) -> RetrievalResult: ...
 
     def neighbors(
@@ -102,7 +102,7 @@ class ToolContext:
     """Everything the tools need that the model must not control."""
 
     retriever: Retriever
-    narrowing: Callable[[object], Filter | None] = field(default=parse_narrowing)
+    narrowing: Callable[[object], Narrowed | None] = field(default=parse_narrowing)
     """A search call's ``filter`` argument → the filter its search is narrowed by (parsed and typed for
     the run's namespaces; InvalidRequest when bad: a tool error)."""
     candidates: int = 10
@@ -163,6 +163,10 @@ _BLANK_LINES = re.compile(r"\n[ \t\r\f\v]*\n(?:[ \t\r\f\v]*\n)*")
 CONTEXT_CHARS = 2000
 """The most of a chunk's sentence window (``metadata.wider_text``) the model is shown."""
 
+METADATA_CHARS = 300
+"""The most of a document's metadata the model is shown per result (a document may carry 16 KiB):
+keys in name order, each whole or not at all, a list's items joined with ``, ``."""
+
 
 def compact(item: Evidence) -> dict[str, Any]:
     """What the model sees of a chunk: its run-unique ids to cite and expand it, nothing internal.
@@ -182,15 +186,39 @@ def compact(item: Evidence) -> dict[str, Any]:
     wider = chunk.metadata.wider_text.strip()
     if wider and wider != chunk.text.strip():
         view["context"] = _around(wider, chunk.text.strip(), CONTEXT_CHARS)
+    shown = _shown_metadata(chunk.metadata.attributes)
+    if shown:
+        view["metadata"] = shown
     return view
+
+
+def _shown_metadata(attributes: Mapping[str, object]) -> dict[str, str]:
+    """The document's metadata as the model reads it, within :data:`METADATA_CHARS` (its filters test
+    these keys, so a model that sees them can narrow a search by them)."""
+    shown: dict[str, str] = {}
+    used = 0
+    for key in sorted(attributes):
+        text = " ".join(_attribute_text(attributes[key]).split())  # one line: no block breaks inside
+        used += len(key) + len(text) + 4
+        if used > METADATA_CHARS:
+            break
+        shown[key] = text
+    return shown
+
+
+def _attribute_text(value: object) -> str:
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def render(found: Sequence[Evidence], layout: ToolResultLayout) -> str:
     """A tool's results as the model reads them.
 
     ``compact``: one block per chunk, ``[id] filename — text`` and, when there is one, a
-    ``Context:`` line with its sentence window; blank lines inside a chunk are closed up, so a blank
-    line always separates two results. No keys, quotes or escapes: 12–35 % fewer tokens than
+    ``Context:`` line with its sentence window and a ``Metadata:`` line with the document's metadata
+    (:data:`METADATA_CHARS`); blank lines inside a chunk are closed up, so a blank line always
+    separates two results. No keys, quotes or escapes: 12–35 % fewer tokens than
     ``json`` for the same chunks (``bench/tool_results.py``). ``json``: an array of :func:`compact`
     objects.
     """
@@ -202,8 +230,12 @@ def render(found: Sequence[Evidence], layout: ToolResultLayout) -> str:
     for item in found:
         view = compact(item)
         head = f"[{view['id']}] {view['filename'] or view['documentId']} — {_closed_up(view['text'])}"
-        context = view.get("context")
-        blocks.append(f"{head}\nContext: {_closed_up(context)}" if context else head)
+        lines = [head]
+        if view.get("context"):
+            lines.append(f"Context: {_closed_up(view['context'])}")
+        if view.get("metadata"):
+            lines.append("Metadata: " + "; ".join(f"{k}: {v}" for k, v in view["metadata"].items()))
+        blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
 

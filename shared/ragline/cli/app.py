@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ragline.cli.limits import Burst, MaxRuns, Rps, describe, limits_of
+
 if TYPE_CHECKING:
     from ragline.wiring import Container
 
@@ -30,8 +32,10 @@ app.add_typer(keys_app, name="keys")
 
 def _add_identity_commands() -> None:
     from ragline.cli.identity import identity_app
+    from ragline.cli.limits import tenants_limits
 
     tenants_app.add_typer(identity_app, name="identity-provider")
+    tenants_app.command("limits")(tenants_limits)
 
 
 def _add_webhook_commands() -> None:
@@ -135,13 +139,16 @@ def tenants_create(
     tenant_id: str,
     name: str = "",
     quota: Annotated[int | None, typer.Option(help="Runs per month (default: unlimited).")] = None,
+    rps: Rps = None,
+    burst: Burst = None,
+    max_runs: MaxRuns = None,
     home: Home = None,
 ) -> None:
     """Create a tenant (the first step of onboarding a customer)."""
     from ragline.errors import RaglineError
 
     try:
-        _container(home).tenancy.create_tenant(tenant_id, name, quota)
+        _container(home).tenancy.create_tenant(tenant_id, name, quota, limits_of(rps, burst, max_runs))
     except RaglineError as exc:
         raise _fail(exc) from exc
     typer.echo(f"created tenant {tenant_id}")
@@ -196,6 +203,9 @@ def keys_create(
     require_user: Annotated[
         bool, typer.Option("--require-user", help="Requests must name their end user (implies the above).")
     ] = False,
+    rps: Rps = None,
+    burst: Burst = None,
+    max_runs: MaxRuns = None,
     home: Home = None,
 ) -> None:
     """Create an API key; it is printed once and stored only as a hash."""
@@ -209,10 +219,13 @@ def keys_create(
             namespaces=[n.strip() for n in namespaces.split(",") if n.strip()],
             assert_user=assert_user,
             require_user=require_user,
+            limits=limits_of(rps, burst, max_runs),
         )
     except RaglineError as exc:
         raise _fail(exc) from exc
     typer.echo(f"key id: {record.key_id}\nscopes: {','.join(record.scopes)}")
+    if record.limits:
+        typer.echo(f"limits: {describe(record.limits)}")
     if record.may_assert_user:
         typer.echo(f"user context: {'required' if record.requires_user else 'may be asserted'}")
     typer.echo(f"API key (shown once, store it now): {plaintext}")

@@ -153,6 +153,13 @@ USER_HEADERS = [
 """Every route takes them: the same rule holds on every path a document can leave by."""
 
 
+RETRY_AFTER = {
+    "description": "Whole seconds until the tenant's or key's limit admits a request again"
+    " (`rate_limited`, `too_many_runs`); absent on a quota refusal.",
+    "schema": {"type": "integer", "minimum": 1},
+}
+
+
 def _finish(method: str, path: str, operation: dict[str, Any]) -> None:
     """The one error shape for every error status, and the ``Idempotency-Key`` of metered routes."""
     responses = operation["responses"]
@@ -162,6 +169,8 @@ def _finish(method: str, path: str, operation: dict[str, Any]) -> None:
             "description": "An error, in the one shape (`error.code` says which).",
             "content": {"application/json": {"schema": {"$ref": REF + "ErrorBody"}}},
         }
+    if "429" in responses:  # a limit's refusal (rate_limited, too_many_runs) says when to come back
+        responses["429"]["headers"] = {"Retry-After": RETRY_AFTER}
     operation["responses"] = dict(sorted(responses.items()))
     operation.setdefault("parameters", []).extend(USER_HEADERS)
     if (method, path) in METERED:

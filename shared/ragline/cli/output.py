@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -25,8 +24,9 @@ from ragline.agents.events import (
     ToolStarted,
     Warning,
 )
-from ragline.domain.api import HostingSearchResponse, Scores, SearchResponse
-from ragline.domain.citations import CITATION
+from ragline.cli.citation_marks import CitationMarks
+from ragline.cli.grounding_view import print_grounding
+from ragline.domain.api import ChunkView, HostingSearchResponse, Scores, SearchResponse
 from ragline.domain.models import TenantScope
 from ragline.services.evaluation import EvalMode, load_beir
 from ragline.wiring import Container
@@ -78,21 +78,29 @@ def print_hosting_search(response: HostingSearchResponse) -> None:
 
 
 def stream_chat(events: Iterable[RunEvent], model_name: str) -> None:
-    """The run as it streams (text, steps, routing, warnings and errors with their reasons), then the
-    verified answer — invented citations removed, the rest numbered — and its numbered sources."""
+    """The run as it streams — the answer once, its citations shown as ``[n]``, with steps, routing,
+    warnings and errors with their reasons — then the sources under the answer's numbers."""
     console.print(f"[dim]model: {escape(model_name)}[/dim]")
+    marks = CitationMarks()
+    streamed = False
     final: RunFinished | None = None
-    sources: Sources | None = None
+    sources: list[ChunkView] = []
+    removed: list[str] = []
     for ev in events:
         if isinstance(ev, AnswerDelta):
-            console.print(ev.text, end="", highlight=False, markup=False)
-        elif isinstance(ev, ToolStarted):
+            streamed = True
+            console.print(marks.feed(ev.text), end="", highlight=False, markup=False)
+            continue
+        console.print(marks.flush(), end="", highlight=False, markup=False)
+        if isinstance(ev, ToolStarted):
             console.print(f"[dim]→ {escape(ev.tool)}…[/dim]")
         elif isinstance(ev, ToolFinished):
             failed = f" ({ev.error})" if ev.error else ""
             console.print(escape(f"  {ev.label}: {ev.hits} hits{failed}"), style="dim")
         elif isinstance(ev, Warning):
             console.print(escape(f"\nwarning [{ev.code}]: {ev.message}"), style="yellow")
+            if ev.code == "unknown_citations":
+                removed = [str(i) for i in ev.details.get("ids", [])]
         elif isinstance(ev, RunError):
             console.print(escape(f"\nerror [{ev.code}]: {ev.message}"), style="bold red")
         elif isinstance(ev, Collections):
@@ -102,31 +110,40 @@ def stream_chat(events: Iterable[RunEvent], model_name: str) -> None:
         elif isinstance(ev, Route):
             console.print(escape(f"agent: {ev.agent} — {ev.reason}"), style="dim")
         elif isinstance(ev, Sources):
-            sources = ev
+            sources = ev.chunks
         elif isinstance(ev, RunFinished):
             final = ev
+    if final and final.answer and not streamed:  # a replayed run: its answer comes whole, at the end
+        console.print(marks.feed(final.answer) + marks.flush(), end="", highlight=False, markup=False)
     console.print()
-    chunks = sources.chunks if sources else []
-    if final and final.answer:
-        number = {c.id: i for i, c in enumerate(chunks, start=1)}
-
-        def marks(m: re.Match[str]) -> str:
-            return " " + "".join(f"[{number[i]}]" for i in m.group(1).split(",") if i in number)
-
-        console.print("[bold]Answer[/bold] (citations verified)")
-        console.print(escape(CITATION.sub(marks, final.answer).strip()), highlight=False)
-    if chunks:
-        console.print("[bold]Sources[/bold]")
-        for i, s in enumerate(chunks, start=1):
-            where = f", page {s.page}" if s.page else ""
-            text = " ".join(s.text.split())[:100]
-            console.print(escape(f"  [{i}] {s.id} — {s.filename}{where}: {text}"), highlight=False)
+    _print_sources(marks.numbers, sources, removed)
     if final:
+        print_grounding(console, final.grounding, marks.numbers)
         u = final.usage
         console.print(
             f"[dim]run {final.run_id} · exit {final.exit_reason} · retrievals {u.retrievals}"
             f" · tokens in/out {u.llm_input_tokens}/{u.llm_output_tokens}[/dim]"
         )
+
+
+def _print_sources(numbers: dict[str, int], chunks: list[ChunkView], removed: list[str]) -> None:
+    """The cited chunks under the numbers the streamed answer gave them; a number whose citation the
+    run removed (a chunk it never retrieved) says so rather than pointing at nothing."""
+    by_id = {c.id: c for c in chunks}
+    for chunk in chunks:  # a source the stream did not number (none expected) still gets one
+        numbers.setdefault(chunk.id, len(numbers) + 1)
+    if not numbers:
+        return
+    console.print("[bold]Sources[/bold]")
+    for cited, number in sorted(numbers.items(), key=lambda item: item[1]):
+        source = by_id.get(cited)
+        if source is None:
+            why = "not retrieved in this run: citation removed" if cited in removed else "not retrieved"
+            console.print(escape(f"  [{number}] {cited} — {why}"), style="dim", highlight=False)
+            continue
+        where = f", page {source.page}" if source.page else ""
+        text = " ".join(source.text.split())[:100]
+        console.print(escape(f"  [{number}] {cited} — {source.filename}{where}: {text}"), highlight=False)
 
 
 EVAL_MODES = ("keyword", "semantic", "hybrid", "hybrid:rrf", "hybrid:convex", "accurate")

@@ -29,6 +29,7 @@ from ragline.domain.documents import DocumentRecord, DocumentStatus, check_docum
 from ragline.domain.filter_schema import filter_json_schema
 from ragline.domain.filters import parse_filter
 from ragline.domain.generations import Rebuild
+from ragline.domain.limits import Limits
 from ragline.domain.models import Chunk, IngestUsage, RunUsage, SearchHit, SearchMode
 from ragline.domain.retrieval import Evidence, Notice, RetrievedHit
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Scope
@@ -447,6 +448,8 @@ class NewKey(ApiRequest):
     ``Ragline-User-Groups``); without it, sending those headers is a 403."""
     require_user: bool = False
     """Every request with the key must name one (implies ``assertUser``): a 403 otherwise."""
+    limits: Limits | None = None
+    """The key's own request rate and concurrent runs, enforced as well as its tenant's."""
 
 
 class KeyView(ApiModel):
@@ -458,6 +461,7 @@ class KeyView(ApiModel):
     namespaces: list[str]
     assert_user: bool = False
     require_user: bool = False
+    limits: Limits | None = None
     created_at: str
     last_used_at: str | None
     revoked: bool
@@ -471,6 +475,7 @@ class KeyView(ApiModel):
             namespaces=list(k.namespaces),
             assert_user=k.may_assert_user,
             require_user=k.requires_user,
+            limits=k.limits,
             created_at=k.created_at.isoformat(),
             last_used_at=k.last_used_at.isoformat() if k.last_used_at else None,
             revoked=not k.active,
@@ -554,6 +559,11 @@ class UsageReport(ApiModel):
     """What the period's runs (chat, search) used."""
     ingestion: IngestionUsage = Field(default_factory=IngestionUsage)
     """What indexing used; not runs, and not counted against the run quota."""
+    limits: Limits = Field(default_factory=Limits)
+    """The tenant's limits in force (its own, else the deployment's; a field absent: not limited)."""
+    throttled: int = 0
+    """Requests refused in the period for a rate or concurrent-run limit (429 ``rate_limited`` or
+    ``too_many_runs``)."""
 
 
 # -- documents ------------------------------------------------------------------------------------

@@ -94,6 +94,17 @@ class Not:
 
 Filter: TypeAlias = Compare | Among | Exists | AllOf | AnyOf | Not
 
+Narrowed: TypeAlias = "Filter | Mapping[str, Filter]"
+"""An agent tool's filter: one for every namespace, or one typed per namespace id (a key may have one
+type in one namespace and another type in the next: each store gets the filter typed by its own)."""
+
+
+def narrowed_for(where: Narrowed | None, namespace_id: str) -> Filter | None:
+    """The filter ``namespace_id``'s store is narrowed by (a per-namespace one missing the id: none)."""
+    if where is None or not isinstance(where, Mapping):
+        return where
+    return where.get(namespace_id)
+
 
 # -- parsing ---------------------------------------------------------------------------------------
 

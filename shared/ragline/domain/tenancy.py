@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from ragline.domain.attributes import AttributeType
 from ragline.domain.generations import Chunking, Rebuild
+from ragline.domain.limits import Limits
 from ragline.domain.models import check_identifier
 
 
@@ -74,6 +75,8 @@ class Tenant(BaseModel):
     max_runs_per_period: int | None = None
     status: TenantStatus = "active"
     """Only an ``active`` tenant's keys authenticate; ``suspended`` can be reactivated, ``deleted`` not."""
+    limits: Limits = Field(default_factory=Limits)
+    """Its request rate and concurrent runs (fair sharing); unset fields: the deployment's defaults."""
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
     @field_validator("tenant_id")
@@ -97,6 +100,8 @@ class ApiKeyRecord(BaseModel):
     """Requests may name the end user they act for (``Ragline-User-Id`` / ``Ragline-User-Groups``)."""
     requires_user: bool = False
     """Every request must name one (implies ``may_assert_user``)."""
+    limits: Limits | None = None
+    """The key's own limits, within its tenant's (None: only the tenant's apply)."""
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     last_used_at: datetime | None = None
     revoked_at: datetime | None = None

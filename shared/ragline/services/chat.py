@@ -33,6 +33,7 @@ from ragline.domain.tenancy import Namespace
 from ragline.ports import ChatModel
 from ragline.services.authentication import Principal
 from ragline.services.chat_replays import recorded, replayed
+from ragline.services.grounding import GroundingService
 from ragline.services.metering import MeteredRun, Metering
 from ragline.services.read_views import RequestAccess
 from ragline.services.replays import reach_of
@@ -90,12 +91,14 @@ class ChatService:
         search_first: bool = True,
         chunks_per_search: int = 10,
         layout: ToolResultLayout = "compact",
+        grounding: GroundingService | None = None,
     ) -> None:
         """``planner`` routes and plans (the same model as ``model`` behind an endpoint); None: the
         offline heuristics route and plan. ``search_first``: an ``accurate`` run's first model turn
         must call a tool (``tool_choice: required``). ``chunks_per_search``: what one search shows
         the model unless the run's namespaces set their own (the largest applies); ``layout``: how (see
-        :func:`ragline.agents.tools.render`)."""
+        :func:`ragline.agents.tools.render`). ``grounding``: checks the final answer's cited sentences
+        (None: off)."""
         self._retrieval = retrieval
         self._model = model
         self._planner = planner
@@ -104,6 +107,7 @@ class ChatService:
         self._search_first = search_first
         self._chunks_per_search = chunks_per_search
         self._layout = layout
+        self._grounding = grounding or GroundingService(None)
 
     def answer_chat(
         self, principal: Principal, request: ChatRequest, *, run_id: str | None = None
@@ -213,11 +217,11 @@ class ChatService:
         history = [ChatMessage(role="system", content=prompt), *conversation]
         yield from smooth_words(agent.run(history, ctx, outcome))
 
-    @staticmethod
     def _finish(
-        outcome: LoopOutcome, evidence: EvidenceTable, mode: ModeSettings, run: MeteredRun
+        self, outcome: LoopOutcome, evidence: EvidenceTable, mode: ModeSettings, run: MeteredRun
     ) -> Iterator[RunEvent]:
-        """Verified citations, warnings on the answer, the sources and the final event (with the charge)."""
+        """Verified citations, warnings on the answer, its grounding, the sources and the final event
+        (with the charge: what the grounding scorer spent is in the run's usage by then)."""
         verified = verify_citations(outcome.answer, evidence)
         if verified.invented:
             yield Warning(
@@ -225,16 +229,19 @@ class ChatService:
                 message="the answer cited chunks that were not retrieved; those citations were removed",
                 details={"ids": verified.invented},
             )
-        grounding = _ungrounded(outcome, verified.text, bool(verified.cited), run.usage, mode)
-        if grounding is not None:
-            yield Warning(code="ungrounded_answer", message=grounding)
-        cited = [evidence.get(alias) for alias in verified.cited]
-        yield Sources(chunks=[ChunkView.of_evidence(e) for e in cited if e is not None])
+        ungrounded = _ungrounded(outcome, verified.text, bool(verified.cited), run.usage, mode)
+        if ungrounded is not None:
+            yield Warning(code="ungrounded_answer", message=ungrounded)
+        cited = [e for e in (evidence.get(alias) for alias in verified.cited) if e is not None]
+        assessment = self._grounding.assess(verified.text, {e.alias: e.chunk.text for e in cited}, run.usage)
+        yield from assessment.warnings
+        yield Sources(chunks=[ChunkView.of_evidence(e) for e in cited])
         final = RunFinished(
             run_id=run.run_id,
             exit_reason=outcome.exit_reason,
             answer=verified.text,
             usage=Usage.of(run.usage),
+            grounding=assessment.grounding,
         )
         # A run that failed before doing any work keeps no result: the same request may run again
         # under its key (a retry after an outage), as nothing was done that a replay must not redo.

@@ -2,8 +2,9 @@
 
 A chat run records its final event with the documents of every chunk it retrieved (the answer may
 quote any of them, cited or not) and when it read them (see :mod:`ragline.services.replays`). A
-replay streams that final event again, flagged ``replayed`` — without its answer when any of those
-documents was deleted or changed since (an answer's text cannot be split by source).
+replay streams that final event again, flagged ``replayed`` — without its answer and its grounding
+(which quotes the answer and the chunks) when any of those documents was deleted or changed since
+(an answer's text cannot be split by source).
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from ragline.domain.retrieval import EvidenceTable
 from ragline.services.metering import Metering
 from ragline.services.replays import MASKED, MASKED_MESSAGE, DocumentRef, sealed
 
+WITHOUT_TEXT = {"answer": "", "grounding": None}
+"""A final event stripped of every text it quotes: the answer, and its grounding (the answer's
+sentences and the chunks' evidence sentences)."""
+
 
 def recorded(final: RunFinished, evidence: EvidenceTable, read_at: datetime) -> str:
     """What a replay gets: the final event (without its answer when the whole would be too large)
@@ -30,7 +35,7 @@ def recorded(final: RunFinished, evidence: EvidenceTable, read_at: datetime) -> 
     text = sealed(final, documents, read_at)
     if len(text.encode()) <= MAX_RESULT_BYTES:
         return text
-    return sealed(final.model_copy(update={"answer": ""}), documents, read_at)
+    return sealed(final.model_copy(update=WITHOUT_TEXT), documents, read_at)
 
 
 def replayed(
@@ -47,7 +52,7 @@ def replayed(
         final = RunFinished(run_id=run_id, exit_reason="replayed_without_result", answer="", usage=Usage())
     else:
         final = RunFinished.model_validate(recorded.result)
-        if recorded.masked and final.answer:
+        if recorded.masked and (final.answer or final.grounding):
             yield Warning(code=MASKED, message=MASKED_MESSAGE)
-            final = final.model_copy(update={"answer": ""})
+            final = final.model_copy(update=WITHOUT_TEXT)
     yield final.model_copy(update={"usage": Usage.of(replay.usage), "replayed": True})

@@ -15,9 +15,9 @@ in this order, each refusal an ``Unauthorized`` whose only detail is a ``reason`
    ``not_yet_valid``, ``lifetime``, ``claims``).
 
 The provider's ``jwks_uri`` is fetched with a bounded GET (:data:`FETCH_TIMEOUT`, :data:`MAX_JWKS_BYTES`,
-no redirects) and cached per process for :data:`JWKS_TTL`; an unknown ``kid`` refetches at most once
-per :data:`REFETCH_INTERVAL` (a key rotation is picked up, a flood of made-up ``kid`` s is not a flood
-of fetches).
+no redirects, a public address only — checked as the connection is made) and cached per process for
+:data:`JWKS_TTL`; an unknown ``kid`` refetches at most once per :data:`REFETCH_INTERVAL` (a key
+rotation is picked up, a flood of made-up ``kid`` s is not a flood of fetches).
 """
 
 from __future__ import annotations
@@ -71,25 +71,25 @@ def unverified_issuer(token: str) -> str:
     return issuer
 
 
-def fetch_jwks(uri: str) -> list[dict[str, Any]]:
-    """One bounded GET of a JWKS document (no redirects: a redirect could leave HTTPS)."""
-    import urllib.request
+def fetch_jwks(uri: str, *, allow_loopback: bool = False) -> list[dict[str, Any]]:
+    """One bounded GET of a JWKS document, to a public address only (checked as it connects: a
+    name that resolves to a private address is refused, :mod:`ragline.outbound`), no redirects."""
+    from ragline import outbound
 
-    class NoRedirects(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-            return None
-
-    opener = urllib.request.build_opener(NoRedirects)
-    request = urllib.request.Request(uri, headers={"Accept": "application/json"})
+    response = outbound.request(
+        "GET",
+        uri,
+        headers={"Accept": "application/json"},
+        timeout=FETCH_TIMEOUT,
+        max_bytes=MAX_JWKS_BYTES,
+        allow_loopback=allow_loopback,
+    )
+    if response.status != 200:
+        raise errors.DependencyUnavailable(
+            f"the identity provider's keys could not be fetched (HTTP {response.status})"
+        )
     try:
-        with opener.open(request, timeout=FETCH_TIMEOUT) as response:
-            body = response.read(MAX_JWKS_BYTES + 1)
-    except (OSError, ValueError) as exc:
-        raise errors.DependencyUnavailable("the identity provider's keys could not be fetched") from exc
-    if len(body) > MAX_JWKS_BYTES:
-        raise errors.DependencyFailed("the identity provider's key set is too large")
-    try:
-        keys = json.loads(body).get("keys")
+        keys = json.loads(response.body).get("keys")
     except (ValueError, AttributeError) as exc:
         raise errors.DependencyFailed("the identity provider's key set is not a JWKS") from exc
     return [k for k in keys if isinstance(k, dict)] if isinstance(keys, list) else []
@@ -101,11 +101,11 @@ class TokenVerifier:
     def __init__(
         self,
         *,
-        fetch: Callable[[str], list[dict[str, Any]]] = fetch_jwks,
+        fetch: Callable[[str], list[dict[str, Any]]] | None = None,
         clock: Callable[[], float] = time.time,
         loopback_http: bool = False,
     ) -> None:
-        self._fetch = fetch
+        self._fetch = fetch or (lambda uri: fetch_jwks(uri, allow_loopback=loopback_http))
         self._clock = clock
         self.loopback_http = loopback_http
         self._sets: dict[str, tuple[list[dict[str, Any]], float]] = {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
@@ -20,10 +21,12 @@ from ragline import errors
 from ragline.domain.api import ApiModel, ChunkView, IngestionUsage, Usage, UsageReport, WarningView
 from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, current_period
 from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
+from ragline.domain.limits import Limits
 from ragline.domain.models import RunUsage
 from ragline.ports import ChatModel, DocumentRegistry, TenantRegistry, UsageLedger
 from ragline.services.authentication import Principal
 from ragline.services.events import QuotaWatch
+from ragline.services.limits import FairShare
 from ragline.services.replays import MASKED, MASKED_MESSAGE, Opened, opened, sealed
 
 R = TypeVar("R", bound=ApiModel)
@@ -137,14 +140,17 @@ class Metering:
         ledger: UsageLedger,
         registry: TenantRegistry,
         documents: DocumentRegistry,
+        fair_share: FairShare | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         quota_watch: QuotaWatch | None = None,
     ) -> None:
-        """``documents``: what a replay re-checks its recorded result against; ``clock``: when a run
-        starts and a replay is served (the result's retention)."""
+        """``documents``: what a replay re-checks its recorded result against; ``fair_share``: the
+        limits and refusal counts the usage report shows; ``clock``: when a run starts and a replay
+        is served (the result's retention)."""
         self._ledger = ledger
         self._registry = registry
         self._documents = documents
+        self._fair_share = fair_share
         self._clock = clock
         self._quota_watch = quota_watch
 
@@ -184,11 +190,19 @@ class Metering:
         if not principal.unrestricted:  # tenant-wide figures would show other namespaces' use
             raise errors.Forbidden("usage is tenant-wide: it needs an admin key without a namespace list")
         period = period or current_period()
+        tenant_limits, throttled = Limits(), 0
+        if self._fair_share is not None:
+            with suppress(errors.NotFound):  # no record (local use): the deployment's defaults
+                tenant_limits = self._registry.get_tenant(principal.tenant_id).limits
+            tenant_limits = tenant_limits.over(self._fair_share.defaults)
+            throttled = self._fair_share.throttled(principal.tenant_id, period)
         return UsageReport(
             period=period,
             runs=self._ledger.period_runs(principal.tenant_id, period),
             usage=Usage.of(self._ledger.period_usage(principal.tenant_id, period)),
             ingestion=IngestionUsage.of(self._ledger.period_ingestion(principal.tenant_id, period)),
+            limits=tenant_limits,
+            throttled=throttled,
         )
 
     def _limit(self, tenant_id: str) -> int | None:

@@ -10,13 +10,13 @@ the tool's filter, so nothing a model writes reaches a chunk the request could n
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragline import errors
 from ragline.domain.access import may_read
 from ragline.domain.attributes import Schema
-from ragline.domain.filters import Filter, ReadView, parse_filter, typed
+from ragline.domain.filters import Filter, Narrowed, ReadView, parse_filter, typed
 from ragline.domain.tenancy import Namespace
 from ragline.services.authentication import Principal
 
@@ -64,7 +64,7 @@ class RequestAccess:
         return {ns.namespace_id: self.view(ns) for ns in spaces}
 
     def narrowing(self, spaces: Sequence[Namespace]) -> Narrowing:
-        return Narrowing(tuple(schema_of(ns) for ns in spaces))
+        return Narrowing({ns.namespace_id: schema_of(ns) for ns in spaces})
 
     def reach(self) -> dict[str, list[str]]:
         """What the run's fingerprint adds for the user: a replay under another user is another run
@@ -77,19 +77,19 @@ class RequestAccess:
 @dataclass(frozen=True)
 class Narrowing:
     """Turns a tool's ``filter`` argument into the extra filter its search is narrowed by (ANDed with
-    the store's view there): parsed and typed against the run's namespaces; a bad one is the model's
-    to fix (``InvalidRequest``, a tool error), never something that ends the run or widens it."""
+    the store's view there): parsed, then typed against each of the run's namespaces on its own (a key
+    may be a date in one and a string in the next); a bad one is the model's to fix
+    (``InvalidRequest``, a tool error), never something that ends the run or widens it."""
 
-    schemas: tuple[Schema, ...] = ()
+    schemas: Mapping[str, Schema] = field(default_factory=dict)
 
-    def __call__(self, raw: object) -> Filter | None:
+    def __call__(self, raw: object) -> Narrowed | None:
         if raw is None:
             return None
         parsed = parse_filter(raw)
-        result = parsed
+        if not self.schemas:  # no namespace to type it for: the parsed filter, for any store
+            return parsed
         try:
-            for schema in self.schemas:
-                result = typed(parsed, schema)
+            return {namespace_id: typed(parsed, schema) for namespace_id, schema in self.schemas.items()}
         except errors.MetadataTypeClash as exc:
             raise errors.InvalidRequest(exc.message) from exc
-        return result

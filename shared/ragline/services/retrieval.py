@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from ragline import errors
-from ragline.domain.filters import Filter, ReadView
+from ragline.domain.filters import Filter, Narrowed, ReadView, narrowed_for
 from ragline.domain.fusion import fuse_across
 from ragline.domain.generations import Chunking
 from ragline.domain.models import (
@@ -240,12 +240,13 @@ class Retriever:
         keep: int = 10,
         rerank: bool = False,
         fusion: Fusion | None = None,
-        where: Filter | None = None,
+        where: Narrowed | None = None,
     ) -> RetrievalResult:
         """``candidates`` hits per namespace, merged (hybrid hits of several namespaces fused again on
         one scale; otherwise by their raw cosine or BM25 scores), reranked (if asked,
         and never for keyword mode) and deduplicated, cut to ``keep``. ``where`` (an agent tool's own
-        filter) narrows the search inside each store's bound view — it can never widen it."""
+        filter, one for all or one typed per namespace id) narrows the search inside each store's
+        bound view — it can never widen it."""
         if not text.strip():
             raise errors.InvalidRequest("query text is empty")
         result = RetrievalResult(hits=[], mode=mode)
@@ -260,10 +261,13 @@ class Retriever:
             found: list[RetrievedHit] = []
             for scope, store in self._stores.items():
                 embedder = self._embedders[scope]
+                own = narrowed_for(where, scope.namespace_id)
                 query = queries.get(embedder.model_id)
                 if query is None:
-                    query = self._build_query(text, mode, candidates, fusion, result.usage, embedder, where)
+                    query = self._build_query(text, mode, candidates, fusion, result.usage, embedder, own)
                     queries[embedder.model_id] = query
+                elif query.filters.where != own:  # the same embedding, this store's own filter
+                    query = query.model_copy(update={"filters": MetadataFilter(where=own)})
                 found.extend(RetrievedHit(scope, h) for h in store.search(query))
                 result.usage.retrievals += 1
             if isinstance(query, HybridQuery) and len(self._stores) > 1:

@@ -13,6 +13,7 @@ from ragline import errors
 from ragline.domain.api import KeyList, KeyView, NewKey, NewKeyView
 from ragline.domain.authority import Grant, widening
 from ragline.domain.keys import hash_api_key, new_api_key, new_key_id
+from ragline.domain.limits import Limits
 from ragline.domain.tenancy import ALL_SCOPES, ApiKeyRecord, Tenant, TenantStatus
 from ragline.ports import TenantRegistry
 from ragline.services.authentication import Principal, RegistryKeys, authenticate, namespace_not_found
@@ -24,12 +25,29 @@ class TenancyService:
         self._registry = registry
         self._tokens = tokens or TokenVerifier()
 
-    def create_tenant(self, tenant_id: str, name: str = "", max_runs_per_period: int | None = None) -> Tenant:
+    def create_tenant(
+        self,
+        tenant_id: str,
+        name: str = "",
+        max_runs_per_period: int | None = None,
+        limits: Limits | None = None,
+    ) -> Tenant:
         try:
-            tenant = Tenant(tenant_id=tenant_id, name=name, max_runs_per_period=max_runs_per_period)
+            tenant = Tenant(
+                tenant_id=tenant_id,
+                name=name,
+                max_runs_per_period=max_runs_per_period,
+                limits=limits or Limits(),
+            )
         except ValueError as exc:
             raise errors.InvalidRequest(str(exc).splitlines()[-1].strip()) from exc
         return self._registry.create_tenant(tenant)
+
+    def set_limits(self, tenant_id: str, limits: Limits) -> Tenant:
+        """Replace the tenant's limits (fields left unset: the deployment's defaults). Every process
+        applies them within :data:`~ragline.services.tenant_gate.STATUS_TTL`."""
+        tenant = self._registry.get_tenant(tenant_id)
+        return self._registry.update_tenant(tenant.model_copy(update={"limits": limits}))
 
     def set_status(self, tenant_id: str, status: TenantStatus) -> Tenant:
         """Suspend, reactivate or delete a tenant. Only an ``active`` tenant's keys authenticate; a
@@ -53,6 +71,7 @@ class TenancyService:
         namespaces: Iterable[str] = (),
         assert_user: bool = False,
         require_user: bool = False,
+        limits: Limits | None = None,
     ) -> tuple[str, ApiKeyRecord]:
         """A new key: the plaintext is returned here once and stored nowhere. ``assert_user``: its
         requests may name the end user they act for; ``require_user``: they must (implies it)."""
@@ -75,6 +94,7 @@ class TenancyService:
             namespaces=allowed,
             may_assert_user=assert_user or require_user,
             requires_user=require_user,
+            limits=limits,
         )
         self._registry.put_api_key(record)
         return plaintext, record
@@ -128,6 +148,7 @@ class TenancyService:
             namespaces=body.namespaces,
             assert_user=body.assert_user,
             require_user=body.require_user,
+            limits=body.limits,
         )
         return NewKeyView(**KeyView.of(record).model_dump(by_alias=False), api_key=plaintext)
 

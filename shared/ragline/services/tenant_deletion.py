@@ -11,7 +11,8 @@ The order is what makes it safe to interrupt and to run again:
 5. its namespaces and API keys;
 6. the recorded results of its runs (they quote its chunks) and its ingestion entries (they name its
    documents); charges and period counters stay, as the operator's billing record, and so does the
-   tenant's item, as the ``deleted`` tombstone that keeps the id from being reused.
+   tenant's item, as the ``deleted`` tombstone that keeps the id from being reused; its token
+   buckets, run slots and refusal counts (fair sharing) go too.
 
 Every step is idempotent, so a deletion that failed half-way is finished by running it again. A worker
 that was already indexing one of the tenant's documents when step 1 happened may still write it after
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from ragline.ports import (
     DocumentRegistry,
     ObjectStore,
+    RateLimiter,
     TenantRegistry,
     UsageLedger,
     VectorStoreProvider,
@@ -41,7 +43,8 @@ class TenantPurge:
     chunks: int
     documents: int
     usage_details: int
-    """Recorded run results dropped and ingestion entries deleted (charges and counters stay)."""
+    """Recorded run results dropped, ingestion entries and limit items deleted (charges and counters
+    stay)."""
 
 
 class TenantDeletion:
@@ -56,6 +59,7 @@ class TenantDeletion:
         ledger: UsageLedger,
         catalog: ModelCatalog | None = None,
         webhooks: WebhookStore | None = None,
+        limiter: RateLimiter | None = None,
     ) -> None:
         self._tenancy = tenancy
         self._webhooks = webhooks
@@ -68,6 +72,7 @@ class TenantDeletion:
         self._stores = stores
         self._documents = documents
         self._ledger = ledger
+        self._limiter = limiter
 
     def delete(self, tenant_id: str) -> TenantPurge:
         """Delete the tenant and everything it stored (``NotFound`` for a tenant that never existed)."""
@@ -80,7 +85,8 @@ class TenantDeletion:
             objects=self._objects.purge(f"{tenant_id}/"),
             chunks=self._purge_chunks(tenant_id),
             documents=self._documents.purge_tenant(tenant_id),
-            usage_details=self._ledger.purge_tenant(tenant_id),
+            usage_details=self._ledger.purge_tenant(tenant_id)
+            + (self._limiter.purge_tenant(tenant_id) if self._limiter else 0),
         )
         self._registry.purge_tenant(tenant_id)
         if tenant.name:

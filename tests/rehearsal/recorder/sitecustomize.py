@@ -7,6 +7,7 @@ function itself imports it (whichever copy that is), so it changes no import. Ne
 
 import json
 import os
+import re
 import sys
 
 # The runtime reaches the RIE's Runtime API through the rehearsal's proxy, which adds the invocation's
@@ -31,7 +32,8 @@ _KEYS = (
 def _tables_of(params):
     """What IAM keys on in the calls that name their tables inside: batch calls (``RequestItems``, table
     name → requests: the names only) and transactions (``TransactItems``: each item's kind and table),
-    ``DeleteObjects``' keys and ``PutEvents``' buses; never the items or the events themselves."""
+    the partition key a put or a query names, ``DeleteObjects``' keys and ``PutEvents``' buses; never the
+    items or the events themselves."""
     out = {}
     if "RequestItems" in params:
         out["RequestItems"] = sorted(params["RequestItems"])
@@ -40,6 +42,15 @@ def _tables_of(params):
             {kind: {"TableName": body.get("TableName")} for kind, body in item.items()}
             for item in params["TransactItems"]
         ]
+    # IAM's dynamodb:LeadingKeys: an item's partition key (not the item), a query's pk value.
+    if isinstance(params.get("Item"), dict) and "pk" in params["Item"]:
+        out["Item"] = {"pk": params["Item"]["pk"]}
+    match = re.search(r"\bpk\s*=\s*(:\w+)", params.get("KeyConditionExpression") or "")
+    if match:
+        out["KeyConditionExpression"] = params["KeyConditionExpression"]
+        out["ExpressionAttributeValues"] = {
+            match.group(1): params.get("ExpressionAttributeValues", {}).get(match.group(1))
+        }
     if "Entries" in params and isinstance(params["Entries"], list):  # PutEvents: each entry's bus only
         out["Entries"] = [{"EventBusName": e.get("EventBusName", "default")} for e in params["Entries"]]
     if "Delete" in params and isinstance(params["Delete"], dict):

@@ -137,3 +137,25 @@ def test_the_opensearch_service_chooses_the_store_mode(tmp_path: Path, service: 
     assert type(stores).__name__ == provider
     if service == "aoss":
         assert stores.fences.table == "docs"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("settings", "scorer"),
+    [
+        ({}, "OverlapGroundingScorer"),
+        ({"grounding_guardrail_id": "abc123"}, "BedrockGuardrailGroundingScorer"),
+        ({"grounding": "overlap", "grounding_guardrail_id": "abc123"}, "OverlapGroundingScorer"),
+        (
+            {"grounding": "judge", "openai_base_url": "http://127.0.0.1:9/v1", "chat_model": "m"},
+            "ChatJudgeGroundingScorer",
+        ),
+        ({"grounding": "none"}, None),
+    ],
+)
+def test_the_grounding_scorer_follows_the_setting(
+    tmp_path: Path, settings: dict[str, str], scorer: str | None
+) -> None:
+    c = Container(Settings(home=tmp_path, **settings))  # type: ignore[arg-type]
+    assert type(c.grounding_scorer).__name__ == (scorer or "NoneType")
+    bedrock = scorer == "BedrockGuardrailGroundingScorer"
+    assert ("bedrock-runtime" in c.aws_services()) == bedrock  # its service model is warmed at init

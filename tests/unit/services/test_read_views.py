@@ -50,6 +50,8 @@ class SpyingStores:
         self.inner = inner
         self.views: list[tuple[str, ReadView | None]] = []
         self.queries: list[SearchQuery] = []
+        self.searched: list[tuple[str, SearchQuery]] = []
+        """Each query with the namespace of the store that ran it."""
 
     def scoped(self, scope: TenantScope, view: ReadView | None = None) -> Any:
         self.views.append((scope.namespace_id, view))
@@ -58,6 +60,7 @@ class SpyingStores:
 
         def spied(query: SearchQuery) -> Any:
             self.queries.append(query)
+            self.searched.append((scope.namespace_id, query))
             return search(query)
 
         store.search = spied
@@ -126,6 +129,28 @@ def test_every_agent_reads_through_the_view_and_its_tool_filter_only_narrows(
     if agent == "agentic":  # the planned agents run their own queries, without a tool filter
         wheres = [q.filters.where for q in spy.queries]
         assert wheres == [parse_filter({"not": TEAM_HR}), None]
+
+
+PUBLISHED = {"equals": {"key": "published", "value": "2024-03-01"}}
+
+
+def test_a_tool_filter_is_typed_by_each_namespaces_own_schema(world: tuple[Container, SpyingStores]) -> None:
+    """Given a key that is a date in one namespace and a string in the other, an agent's tool filter
+    reaches each store typed by that store's own schema (not the last namespace's for all)."""
+    c, spy = world
+    c.registry.extend_metadata_schema("acme", "docs", {"published": "date"})
+    c.registry.extend_metadata_schema("acme", "more", {"published": "string"})
+    model = HostileModel([("search", {"query": "payroll", "filter": PUBLISHED})], batch=1)
+    service = ChatService(retrieval=c.retrieval, model=model, planner=model, metering=c.metering)
+    request = ChatRequest.model_validate(
+        {"messages": [{"role": "user", "content": "payroll?"}], "namespaces": ["docs", "more"]}
+    )
+    list(service.answer_chat(principal(BOB), request))
+    by_store = {namespace: q.filters.where for namespace, q in spy.searched}
+    assert by_store == {
+        "docs": Compare("equals", "published", "2024-03-01T00:00:00Z"),
+        "more": Compare("equals", "published", "2024-03-01"),
+    }
 
 
 def test_a_bad_tool_filter_is_a_tool_error_the_model_can_fix(world: tuple[Container, SpyingStores]) -> None:

@@ -530,9 +530,12 @@ class SqliteVectorStore:
         if not ranked:
             return []
         chunks = self._by_rowid([rowid_of[cid] for cid, _ in ranked])
+        # A chunk ranked a moment ago may be gone when read (its document replaced or deleted in
+        # between): it is left out, as a search a moment later would not have found it.
         return [
-            SearchHit(chunk=chunks[rowid_of[cid]], score=float(getattr(bd, score_field)), breakdown=bd)
+            SearchHit(chunk=chunk, score=float(getattr(bd, score_field)), breakdown=bd)
             for cid, bd in ranked
+            if (chunk := chunks.get(rowid_of[cid])) is not None
         ]
 
     def _by_rowid(self, rowids: list[int]) -> dict[int, Chunk]:

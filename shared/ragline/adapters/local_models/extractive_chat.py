@@ -84,9 +84,10 @@ class ExtractiveChatModel:
         yield TurnEnd(finish_reason="tool_calls")
 
 
-_RESULT = re.compile(r"^\[(?P<id>\S+)\] .*? — (?P<text>[^\n]*(?:\n(?!Context: )[^\n]+)*)", re.M)
-"""A result of the compact layout: ``[id] filename — text`` up to a blank or ``Context:`` line (an id
-holds no whitespace, so it ends at the last ``]`` before the space, whatever brackets it holds)."""
+_RESULT = re.compile(r"^\[(?P<id>\S+)\] .*? — (?P<text>[^\n]*(?:\n(?!Context: |Metadata: )[^\n]+)*)", re.M)
+"""A result of the compact layout: ``[id] filename — text`` up to a blank, ``Context:`` or
+``Metadata:`` line (an id holds no whitespace, so it ends at the last ``]`` before the space,
+whatever brackets it holds)."""
 
 
 def _parse(content: str) -> list[dict[str, Any]]:
@@ -142,4 +143,5 @@ def _compose(question: str, chunks: list[dict[str, Any]]) -> str:
         return "I could not find an answer to that in the documents."
     best.sort(key=lambda s: s[1])  # keep document order for readability
     lines = [f"{sentence} {format_citation([cid])}" for _, _, sentence, cid in best]
-    return "From the documents (extractive answer, no LLM): " + " ".join(lines)
+    # The label on a line of its own: a sentence of no source, it is never checked as one (grounding).
+    return "From the documents (extractive answer, no LLM):\n" + " ".join(lines)

@@ -1,0 +1,56 @@
+/**
+ * Named aliases of the generated OpenAPI types (`./generated/openapi.ts`, from docs/openapi.json by
+ * `npm run generate`): what the client's methods take and return. Every body is camelCase, as on the wire.
+ */
+import type { components } from "./generated/openapi.js";
+
+type Schemas = components["schemas"];
+
+export type ErrorBody = Schemas["ErrorBody"];
+export type ErrorDetail = Schemas["ErrorDetail"];
+
+export type SearchRequest = Schemas["SearchRequest"];
+export type SearchResponse = Schemas["SearchResponse"];
+export type HostingSearchRequest = Schemas["HostingSearchRequest"];
+export type HostingSearchResponse = Schemas["HostingSearchResponse"];
+export type ChatRequest = Schemas["ChatRequest"];
+export type ChatResponse = Schemas["ChatResponse"];
+export type RequestMessage = Schemas["RequestMessage"];
+export type ChunkView = Schemas["ChunkView"];
+export type Usage = Schemas["Usage"];
+export type Filter = NonNullable<SearchRequest["filter"]>;
+
+/** One chat Server-Sent Event's data: a union discriminated by `type`. */
+export type RunEvent = Schemas["RunEvent"];
+/** The event of one `type`, e.g. `RunEventOf<"final">`. */
+export type RunEventOf<T extends RunEvent["type"]> = Extract<RunEvent, { type: T }>;
+
+export type AddText = Schemas["AddText"];
+export type DocumentLabels = Schemas["DocumentLabels"];
+export type DocumentView = Schemas["DocumentView"];
+export type DocumentList = Schemas["DocumentList"];
+export type DocumentUpdate = Schemas["DocumentUpdate"];
+export type DocumentDeletion = Schemas["DocumentDeletion"];
+
+export type NewNamespace = Schemas["NewNamespace"];
+export type NamespacePatch = Schemas["NamespacePatch"];
+export type ReindexRequest = Schemas["ReindexRequest"];
+export type NamespaceView = Schemas["NamespaceView"];
+export type NamespaceList = Schemas["NamespaceList"];
+export type NamespaceDeleted = Schemas["NamespaceDeleted"];
+
+export type NewKey = Schemas["NewKey"];
+export type NewKeyView = Schemas["NewKeyView"];
+export type KeyView = Schemas["KeyView"];
+export type KeyList = Schemas["KeyList"];
+export type UsageReport = Schemas["UsageReport"];
+
+export type IdentityProviderBody = Schemas["IdentityProviderBody"];
+export type IdentityProviderView = Schemas["IdentityProviderView"];
+export type IdentityProviderDeleted = Schemas["IdentityProviderDeleted"];
+
+/**
+ * A request body's optional part as a method's options. The generator reads a field with a default as
+ * always present (true of responses); in a request it may be left out, and the server fills it in.
+ */
+export type Options<Body, Given extends keyof Body = never> = Partial<Omit<Body, Given>>;

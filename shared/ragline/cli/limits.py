@@ -1,0 +1,58 @@
+"""``ragline tenants limits`` and the limit options of ``tenants create`` and ``keys create``: the
+operator sets a tenant's request rate and concurrent runs (fair sharing), or a key's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from ragline.domain.limits import Limits
+
+Rps = Annotated[
+    float | None, typer.Option("--rps", help="Requests a second (default: the deployment's).", min=0.001)
+]
+Burst = Annotated[
+    int | None,
+    typer.Option("--burst", help="Requests at once after a quiet spell (default: 2 × rps).", min=1),
+]
+MaxRuns = Annotated[
+    int | None,
+    typer.Option("--max-runs", help="Chat, search and hosting-search runs in flight at once.", min=1),
+]
+
+
+def limits_of(rps: float | None, burst: int | None, max_runs: int | None) -> Limits | None:
+    """The options as limits (None: none given)."""
+    from ragline.domain.limits import Limits
+
+    if rps is None and burst is None and max_runs is None:
+        return None
+    return Limits(requests_per_second=rps, burst=burst, max_concurrent_runs=max_runs)
+
+
+def describe(limits: Limits) -> str:
+    shown = limits.model_dump(exclude_none=True)
+    return ", ".join(f"{k}={v}" for k, v in shown.items()) or "the deployment's defaults"
+
+
+def tenants_limits(
+    tenant_id: str,
+    rps: Rps = None,
+    burst: Burst = None,
+    max_runs: MaxRuns = None,
+    home: Annotated[Path | None, typer.Option("--home", help="State folder.")] = None,
+) -> None:
+    """Set a tenant's limits (the options not given: the deployment's defaults); every process
+    applies them within 30 s. A refused request is a 429 with Retry-After."""
+    from ragline.cli.app import _container, _fail
+    from ragline.domain.limits import Limits
+    from ragline.errors import RaglineError
+
+    try:
+        tenant = _container(home).tenancy.set_limits(tenant_id, limits_of(rps, burst, max_runs) or Limits())
+    except RaglineError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"tenant {tenant_id} limits: {describe(tenant.limits)}")
