@@ -315,7 +315,7 @@ class Container:
         return WebhookDelivery(
             self.webhook_store,
             self.once_marks,
-            HttpWebhookTransport(),
+            HttpWebhookTransport(allow_loopback=self.settings.webhook_loopback_http),
             loopback_http=self.settings.webhook_loopback_http,
         )
 

@@ -84,7 +84,8 @@ class Stack:
         marks = DynamoDbOnceMarks(usage, client=ddb)
         self.webhooks = WebhookService(store, loopback_http=True)
         self.publisher = EventBridgePublisher(self.bus, client=self.events)
-        delivery = WebhookDelivery(store, marks, HttpWebhookTransport(total_seconds=5), loopback_http=True)
+        transport = HttpWebhookTransport(total_seconds=5, allow_loopback=True)
+        delivery = WebhookDelivery(store, marks, transport, loopback_http=True)
         settings = Settings(backend="aws", tenants_table=tenants, usage_table=usage, event_bus_name=self.bus)
         self.container = Container(settings, webhook_store=store, once_marks=marks, webhook_delivery=delivery)
         self.receiver = receiver

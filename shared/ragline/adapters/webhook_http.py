@@ -1,58 +1,41 @@
-"""POSTing a signed webhook delivery: bounded in time and in what is read back.
+"""POSTing a signed webhook delivery through :mod:`ragline.outbound`: to public addresses only, checked
+as the connection is made (a subscribed name that later resolves to the metadata service or the VPC
+is never reached), bounded in time and in what is read back.
 
-Redirects are not followed (a receiver could redirect to a private address), the receiver's response
-body is read to at most ``MAX_RESPONSE_BYTES`` and the whole exchange is cut at ``total_seconds``
-(a receiver that trickles bytes cannot hold the delivery function): only the status matters.
+Redirects are not followed (the status is the answer), the receiver's response body is read to at
+most ``MAX_RESPONSE_BYTES`` and the whole exchange is cut at ``total_seconds`` (a receiver that trickles
+bytes cannot hold the delivery function): only the status matters.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
-from typing import Any
 
-from ragline import errors
+from ragline import outbound
 
 MAX_RESPONSE_BYTES = 64 * 1024
 USER_AGENT = "Ragline-Webhooks/1"
 
 
 class HttpWebhookTransport:
-    def __init__(
-        self, *, connect_seconds: float = 5.0, total_seconds: float = 10.0, client: Any = None
-    ) -> None:
-        self._connect = connect_seconds
+    def __init__(self, *, total_seconds: float = 10.0, allow_loopback: bool = False) -> None:
         self._total = total_seconds
-        self._client = client
-
-    def _http(self) -> Any:
-        if self._client is None:
-            import httpx
-
-            timeout = httpx.Timeout(self._total, connect=self._connect)
-            self._client = httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False)
-        return self._client
+        self._allow_loopback = allow_loopback
+        """Loopback receivers (tests, ``ragline serve``'s local webhooks) only where the operator allows."""
 
     def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> int:
         """The receiver's HTTP status; ``DependencyUnavailable`` when it could not be reached or did
-        not answer within the bound."""
-        import httpx
-
-        started = time.monotonic()
+        not answer within the bound, ``DependencyFailed`` for a name resolving to a private address."""
         sent = {"Content-Type": "application/json", "User-Agent": USER_AGENT, **headers}
-        try:
-            with self._http().stream("POST", url, content=body, headers=sent) as response:
-                read = 0
-                for chunk in response.iter_raw():  # as the bytes arrive (a chunk size would wait to fill it)
-                    read += len(chunk)
-                    if read >= MAX_RESPONSE_BYTES or time.monotonic() - started > self._total:
-                        break
-                return int(response.status_code)
-        except httpx.HTTPError as exc:
-            raise errors.DependencyUnavailable(
-                "the webhook receiver could not be reached", error=type(exc).__name__
-            ) from exc
+        host = url.split("://", 1)[-1].split("/", 1)[0]
+        return outbound.post_for_status(
+            url,
+            headers={"Host": host, **sent},
+            body=body,
+            timeout=self._total,
+            read_bytes=MAX_RESPONSE_BYTES,
+            allow_loopback=self._allow_loopback,
+        )
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
+        """Nothing held between deliveries (each POST has its own checked connection)."""

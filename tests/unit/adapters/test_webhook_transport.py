@@ -71,7 +71,7 @@ def redirect(conn: socket.socket) -> None:
 
 @pytest.fixture
 def transport() -> Iterator[HttpWebhookTransport]:
-    t = HttpWebhookTransport(connect_seconds=1.0, total_seconds=0.5)
+    t = HttpWebhookTransport(total_seconds=0.5, allow_loopback=True)
     yield t
     t.close()
 
@@ -93,3 +93,9 @@ def test_a_receiver_that_never_answers_is_unavailable(transport: HttpWebhookTran
 def test_a_redirect_is_not_followed(transport: HttpWebhookTransport) -> None:
     for url in serve(redirect):
         assert transport.post(url, b"{}", {}) == 307
+
+
+def test_loopback_is_refused_unless_allowed() -> None:
+    for url in serve(redirect):
+        with pytest.raises(errors.DependencyFailed):
+            HttpWebhookTransport(total_seconds=0.5).post(url, b"{}", {})
