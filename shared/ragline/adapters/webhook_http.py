@@ -27,10 +27,9 @@ class HttpWebhookTransport:
         """The receiver's HTTP status; ``DependencyUnavailable`` when it could not be reached or did
         not answer within the bound, ``DependencyFailed`` for a name resolving to a private address."""
         sent = {"Content-Type": "application/json", "User-Agent": USER_AGENT, **headers}
-        host = url.split("://", 1)[-1].split("/", 1)[0]
         return outbound.post_for_status(
             url,
-            headers={"Host": host, **sent},
+            headers=sent,
             body=body,
             timeout=self._total,
             read_bytes=MAX_RESPONSE_BYTES,
