@@ -1,7 +1,8 @@
-"""API keys, usage and the identity provider of the caller's tenant (scope ``admin``, checked by the
-services).
+"""API keys, usage, the identity provider and the webhooks of the caller's tenant (scope ``admin``,
+checked by the services).
 
 A new key's plaintext is in the creation response only; nothing else ever returns a key or its hash.
+A webhook's signing secret likewise: only its creation and its rotation return it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from ragline import snapstart, telemetry
-from ragline.domain import api
+from ragline.domain import api, webhook_api
 from ragline.http import caller, resolve, rest_app, services
 
 if TYPE_CHECKING:  # annotations only
@@ -57,6 +58,31 @@ def delete_identity_provider() -> api.IdentityProviderDeleted:
     return services(app).identity_providers.delete(caller(app))
 
 
+@app.get("/v1/webhooks")
+def list_webhooks() -> webhook_api.WebhookList:
+    return services(app).webhooks.list(caller(app))
+
+
+@app.post("/v1/webhooks", status_code=201)
+def create_webhook(body: webhook_api.NewWebhook) -> Response[webhook_api.NewWebhookView]:
+    return Response(201, "application/json", services(app).webhooks.create(caller(app), body))
+
+
+@app.get("/v1/webhooks/<webhook_id>")
+def get_webhook(webhook_id: str) -> webhook_api.WebhookView:
+    return services(app).webhooks.get(caller(app), webhook_id)
+
+
+@app.delete("/v1/webhooks/<webhook_id>")
+def delete_webhook(webhook_id: str) -> webhook_api.WebhookView:
+    return services(app).webhooks.delete(caller(app), webhook_id)
+
+
+@app.post("/v1/webhooks/<webhook_id>/rotate-secret")
+def rotate_webhook_secret(webhook_id: str) -> webhook_api.NewWebhookView:
+    return services(app).webhooks.rotate(caller(app), webhook_id)
+
+
 @app.get("/v1/usage")
 def usage(period: Annotated[str | None, Query(pattern=PERIOD)] = None) -> api.UsageReport:
     return services(app).metering.usage_report(caller(app), period)
@@ -71,4 +97,4 @@ def lambda_handler(
 
 
 # a SnapStart init's warm-up and hooks; nothing otherwise
-snapstart.prepare("tenancy", "metering", "identity_providers")
+snapstart.prepare("tenancy", "metering", "identity_providers", "webhooks")

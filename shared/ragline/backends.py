@@ -19,9 +19,11 @@ if TYPE_CHECKING:  # importing this costs no pydantic (the authorizer's cold sta
         ApiKeyLookup,
         DocumentRegistry,
         ObjectStore,
+        OnceMarks,
         RateLimiter,
         TenantRegistry,
         UsageLedger,
+        WebhookStore,
     )
 
 
@@ -33,6 +35,8 @@ class Backend(Protocol):
     def ledger(self) -> UsageLedger: ...
     def objects(self) -> ObjectStore: ...
     def limiter(self) -> RateLimiter: ...
+    def webhooks(self) -> WebhookStore: ...
+    def once_marks(self) -> OnceMarks: ...
 
 
 class EmbeddedBackend:
@@ -60,6 +64,16 @@ class EmbeddedBackend:
         from ragline.adapters.embedded.objects import LocalObjectStore
 
         return LocalObjectStore(self._home / "objects")
+
+    def webhooks(self) -> WebhookStore:
+        from ragline.adapters.embedded.webhooks import SqliteWebhookStore
+
+        return SqliteWebhookStore(self._home / EVENTS_FILE)
+
+    def once_marks(self) -> OnceMarks:
+        from ragline.adapters.embedded.webhooks import SqliteOnceMarks
+
+        return SqliteOnceMarks(self._home / EVENTS_FILE)
 
     def limiter(self) -> RateLimiter:
         from ragline.adapters.embedded.limits import SqliteRateLimiter
@@ -93,6 +107,16 @@ class AwsBackend:
 
         return S3ObjectStore(required("documents_bucket", self._settings.documents_bucket))
 
+    def webhooks(self) -> WebhookStore:
+        from ragline.adapters.aws.webhooks import DynamoDbWebhookStore
+
+        return DynamoDbWebhookStore(required("tenants_table", self._settings.tenants_table))
+
+    def once_marks(self) -> OnceMarks:
+        from ragline.adapters.aws.webhooks import DynamoDbOnceMarks
+
+        return DynamoDbOnceMarks(required("usage_table", self._settings.usage_table))
+
     def limiter(self) -> RateLimiter:
         """Buckets and run slots live in the usage table, under ``LIMIT#`` keys of their own."""
         from ragline.adapters.aws.limits import DynamoDbRateLimiter
@@ -100,6 +124,8 @@ class AwsBackend:
         return DynamoDbRateLimiter(required("usage_table", self._settings.usage_table))
 
 
+EVENTS_FILE = "events.sqlite"
+"""The embedded webhook subscriptions, once-marks and event outbox under ``settings.home``."""
 TENANTS_FILE = "tenants.sqlite"
 """The embedded tenant registry's file under ``settings.home``."""
 

@@ -58,6 +58,7 @@ from ragline.domain.api import (
     UsageReport,
 )
 from ragline.domain.limits import Limits
+from ragline.domain.webhook_api import NewWebhookView, WebhookList, WebhookView
 
 M = TypeVar("M", bound=BaseModel)
 Message = Mapping[str, str]
@@ -373,6 +374,27 @@ class RaglineClient:
 
     def revoke_key(self, key_id: str) -> KeyView:
         return self._call(KeyView, "DELETE", f"/v1/keys/{_seg(key_id)}")
+
+    def create_webhook(
+        self, url: str, *, event_types: Sequence[str] = (), description: str = ""
+    ) -> NewWebhookView:
+        """Subscribe ``url`` to ``event_types`` (none: every event); the signing secret is in this
+        answer only (keep it: it verifies each delivery's ``Ragline-Signature``)."""
+        body = {"url": url, "eventTypes": list(event_types), "description": description}
+        return self._call(NewWebhookView, "POST", "/v1/webhooks", body)
+
+    def list_webhooks(self) -> WebhookList:
+        return self._call(WebhookList, "GET", "/v1/webhooks")
+
+    def get_webhook(self, webhook_id: str) -> WebhookView:
+        return self._call(WebhookView, "GET", f"/v1/webhooks/{_seg(webhook_id)}")
+
+    def delete_webhook(self, webhook_id: str) -> WebhookView:
+        return self._call(WebhookView, "DELETE", f"/v1/webhooks/{_seg(webhook_id)}")
+
+    def rotate_webhook_secret(self, webhook_id: str) -> NewWebhookView:
+        """A new signing secret, returned this once; the old one stops signing at once."""
+        return self._call(NewWebhookView, "POST", f"/v1/webhooks/{_seg(webhook_id)}/rotate-secret", {})
 
     def usage(self, period: str | None = None) -> UsageReport:
         params = {"period": period} if period else None

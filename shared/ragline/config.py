@@ -63,6 +63,12 @@ class Settings(BaseModel):
     """Let a tenant identity provider's ``jwksUri`` be plain ``http://127.0.0.1`` / ``http://[::1]``
     (tests, a local server's own IdP). Read by the services only: the deployed authorizer never
     reads it and fetches key sets over HTTPS alone."""
+    webhook_loopback_http: bool = False
+    """Let a webhook's URL be plain ``http://`` to a loopback host (tests, a local receiver of
+    ``ragline serve``); never set on AWS, where only public ``https://`` URLs are accepted."""
+    event_bus_name: str = ""
+    """aws: the EventBridge bus document and usage events are put on (empty: no events). The
+    embedded backend keeps an outbox under ``home`` and delivers webhooks in process."""
     documents_bucket: str = ""
     documents_table: str = ""
     tenants_table: str = ""

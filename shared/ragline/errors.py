@@ -210,6 +210,13 @@ class DependencyUnavailable(RaglineError):
     code = "dependency_unavailable"
 
 
+class EventNotPublished(DependencyUnavailable):
+    """A change is recorded but its event could not be published; retryable: the retried work finds
+    the change settled and announces it again, with the same event id."""
+
+    code = "event_not_published"
+
+
 class DependencyFailed(RaglineError):
     """A dependency rejected a request Ragline built (a bug or a misconfiguration, not retryable)."""
 

@@ -122,3 +122,36 @@ def request(
             raise errors.DependencyUnavailable(f"{method} {url} failed: {type(exc).__name__}") from exc
         except httpcore.UnsupportedProtocol as exc:
             raise errors.DependencyFailed(f"{url} is not an http(s) URL") from exc
+
+
+def post_for_status(
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: bytes,
+    timeout: float,
+    read_bytes: int = MAX_RESPONSE_BYTES,
+    allow_loopback: bool = False,
+) -> int:
+    """POST ``body`` through a checked connection and return the status: a caller that needs only the
+    answer's status (a webhook delivery) reads at most ``read_bytes`` of the body and hangs up, all
+    within about ``timeout`` seconds; errors as :func:`request`'s."""
+    import httpcore
+
+    deadline = time.monotonic() + timeout
+    timeouts = {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}
+    with httpcore.ConnectionPool(network_backend=_backend(allow_loopback), max_connections=1) as pool:
+        try:
+            with pool.stream(
+                "POST", url, headers=list(headers.items()), content=body, extensions={"timeout": timeouts}
+            ) as response:
+                read = 0
+                for piece in response.iter_stream():
+                    read += len(piece)
+                    if read >= read_bytes or time.monotonic() > deadline:
+                        break  # only the status matters
+                return int(response.status)
+        except (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
+            raise errors.DependencyUnavailable(f"POST {url} failed: {type(exc).__name__}") from exc
+        except httpcore.UnsupportedProtocol as exc:
+            raise errors.DependencyFailed(f"{url} is not an http(s) URL") from exc

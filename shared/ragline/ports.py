@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold
     from ragline.domain.billing import CompletedRun
     from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
     from ragline.domain.documents import Claim, DocumentRecord
+    from ragline.domain.events import Event
     from ragline.domain.filters import ReadView
     from ragline.domain.generations import ReindexStep
     from ragline.domain.grounding import Checked, CitedClaim
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold
     )
     from ragline.domain.retrieval import Reranked
     from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
+    from ragline.domain.webhooks import Subscription
 
 
 @runtime_checkable
@@ -530,4 +532,56 @@ class DocumentRegistry(Protocol):
     def purge_tenant(self, tenant_id: str) -> int:
         """Delete every record of the tenant, in every namespace it ever had; returns how many.
         Idempotent (a tenant's deletion)."""
+        ...
+
+
+class EventPublisher(Protocol):
+    """Where document and usage events go (an EventBridge bus; the embedded outbox).
+
+    ``publish`` returns once every event is accepted (durably: the bus or the outbox holds it), else
+    raises a Ragline error (retryable ones as ``DependencyUnavailable``/``Throttled``) — the caller's
+    work is then retried, and re-announces the same change with the same event id. Publishing an id
+    again is allowed and harmless: consumers dedupe on it."""
+
+    def publish(self, events: Sequence[Event]) -> None: ...
+
+
+class OnceMarks(Protocol):
+    """Conditional "first writer wins" marks: a quota threshold crossed in a period, a webhook
+    delivered. ``mark`` writes ``key`` unless it exists and says whether this call wrote it — exactly
+    one of any number of concurrent callers gets True. Marks may expire after ``ttl_seconds``."""
+
+    def mark(self, key: str, *, ttl_seconds: int) -> bool: ...
+
+    def has(self, key: str) -> bool: ...
+
+    def forget(self, key: str) -> None:
+        """Remove ``key`` (a mark whose follow-up failed, so the next caller tries again)."""
+        ...
+
+
+class WebhookStore(Protocol):
+    """A tenant's webhook subscriptions. Every read and delete is scoped by tenant: another tenant's
+    subscription id is ``NotFound``."""
+
+    def put(self, subscription: Subscription) -> Subscription: ...
+
+    def get(self, tenant_id: str, subscription_id: str) -> Subscription:
+        """``NotFound`` when the tenant has no such subscription."""
+        ...
+
+    def list(self, tenant_id: str) -> list[Subscription]:
+        """Oldest first."""
+        ...
+
+    def delete(self, tenant_id: str, subscription_id: str) -> Subscription:
+        """The deleted subscription; ``NotFound`` when it does not exist."""
+        ...
+
+
+class WebhookTransport(Protocol):
+    """POSTs one signed delivery, bounded in time and in what it reads back."""
+
+    def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> int:
+        """The receiver's HTTP status; ``DependencyUnavailable`` when unreachable or too slow."""
         ...

@@ -25,8 +25,10 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
         ChatModel,
         DocumentRegistry,
         Embedder,
+        EventPublisher,
         GroundingScorer,
         ObjectStore,
+        OnceMarks,
         RateLimiter,
         Reranker,
         StepQueue,
@@ -34,10 +36,12 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
         Tokenizer,
         UsageLedger,
         VectorStoreProvider,
+        WebhookStore,
     )
     from ragline.services.chat import ChatService
     from ragline.services.documents import DocumentService
     from ragline.services.evaluation import EvaluationService
+    from ragline.services.events import Announcer, QuotaWatch
     from ragline.services.generations import ModelCatalog
     from ragline.services.hosting_search import HostingSearchService
     from ragline.services.identity_providers import IdentityProviderService
@@ -51,6 +55,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
     from ragline.services.tenancy import TenancyService
     from ragline.services.tenant_deletion import TenantDeletion
     from ragline.services.tenant_gate import TenantGate
+    from ragline.services.webhooks import WebhookDelivery, WebhookService
 
 
 class Container:
@@ -76,7 +81,11 @@ class Container:
 
     @cached_property
     def documents(self) -> DocumentRegistry:
-        return self.backend.documents()
+        """Announcing each settled record when events are on (see :mod:`ragline.services.events`)."""
+        from ragline.services.events import AnnouncingDocuments
+
+        inner = self.backend.documents()
+        return AnnouncingDocuments(inner, self.announcer) if self.announcer.enabled else inner
 
     @cached_property
     def ledger(self) -> UsageLedger:
@@ -233,6 +242,30 @@ class Container:
         return LlmListwiseReranker(self.chat_model)
 
     @cached_property
+    def event_publisher(self) -> EventPublisher | None:
+        """aws: the EventBridge bus (``event_bus_name``; none: no events); embedded: the outbox under
+        ``home``, relayed to this process's webhook delivery."""
+        s = self.settings
+        if s.backend == "aws":
+            if not s.event_bus_name:
+                return None
+            from ragline.adapters.aws.events import EventBridgePublisher
+
+            return EventBridgePublisher(s.event_bus_name, region=s.aws_region)
+        from ragline.adapters.embedded.events import SqliteEventOutbox
+        from ragline.backends import EVENTS_FILE
+
+        return SqliteEventOutbox(s.home / EVENTS_FILE, deliver=self.webhook_delivery.deliver)
+
+    @cached_property
+    def webhook_store(self) -> WebhookStore:
+        return self.backend.webhooks()
+
+    @cached_property
+    def once_marks(self) -> OnceMarks:
+        return self.backend.once_marks()
+
+    @cached_property
     def grounding_scorer(self) -> GroundingScorer | None:
         """``settings.resolved_grounding``'s scorer (None: grounding off)."""
         s = self.settings
@@ -257,6 +290,36 @@ class Container:
 
     # -- services ------------------------------------------------------------------------------
     @cached_property
+    def announcer(self) -> Announcer:
+        from ragline.services.events import Announcer
+
+        return Announcer(self.event_publisher)
+
+    @cached_property
+    def quota_watch(self) -> QuotaWatch:
+        from ragline.services.events import QuotaWatch
+
+        return QuotaWatch(ledger=self.ledger, marks=self.once_marks, announcer=self.announcer)
+
+    @cached_property
+    def webhooks(self) -> WebhookService:
+        from ragline.services.webhooks import WebhookService
+
+        return WebhookService(self.webhook_store, loopback_http=self.settings.webhook_loopback_http)
+
+    @cached_property
+    def webhook_delivery(self) -> WebhookDelivery:
+        from ragline.adapters.webhook_http import HttpWebhookTransport
+        from ragline.services.webhooks import WebhookDelivery
+
+        return WebhookDelivery(
+            self.webhook_store,
+            self.once_marks,
+            HttpWebhookTransport(allow_loopback=self.settings.webhook_loopback_http),
+            loopback_http=self.settings.webhook_loopback_http,
+        )
+
+    @cached_property
     def retrieval(self) -> RetrievalService:
         from ragline.services.retrieval import RetrievalService
 
@@ -277,7 +340,11 @@ class Container:
         from ragline.services.metering import Metering
 
         return Metering(
-            ledger=self.ledger, registry=self.registry, documents=self.documents, fair_share=self.fair_share
+            ledger=self.ledger,
+            registry=self.registry,
+            documents=self.documents,
+            fair_share=self.fair_share,
+            quota_watch=self.quota_watch,
         )
 
     @cached_property
@@ -352,6 +419,7 @@ class Container:
             bucket=s.documents_bucket,
             ledger=self.ledger,
             catalog=self.catalog,
+            announcer=self.announcer,
         )
 
     @cached_property
@@ -390,6 +458,7 @@ class Container:
             settings=ReindexSettings(
                 step_documents=s.reindex_step_documents, retire_seconds=s.reindex_retire_seconds
             ),
+            announcer=self.announcer,
         )
 
     @cached_property
@@ -441,6 +510,7 @@ class Container:
             documents=self.documents,
             ledger=self.ledger,
             catalog=self.catalog,
+            webhooks=self.webhook_store,
             limiter=self.limiter,
         )
 
@@ -540,6 +610,8 @@ SERVICE_MODULES: dict[str, tuple[str, ...]] = {
     "tenancy": ("ragline.services.tenancy",),
     "metering": ("ragline.services.metering",),
     "identity_providers": ("ragline.services.identity_providers",),
+    "webhooks": ("ragline.services.webhooks", "ragline.domain.webhook_api"),
+    "webhook_delivery": ("ragline.services.webhooks", "ragline.adapters.webhook_http"),
 }
 """The modules a container service's construction and first use import (SnapStart's init warms them)."""
 

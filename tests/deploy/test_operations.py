@@ -167,17 +167,25 @@ def test_the_dashboard_is_json_with_every_function_and_route(
     assert on_domain == (not parameters)
 
 
-def test_the_queue_outlives_six_function_timeouts_and_the_batching_window(translated: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("function", "queue"),
+    [("IngestionFunction", "IngestQueue"), ("WebhookDeliveryFunction", "WebhookDeliveryQueue")],
+)
+def test_the_queue_outlives_six_function_timeouts_and_the_batching_window(
+    translated: dict[str, Any], function: str, queue: str
+) -> None:
     """AWS's guidance for an SQS event source: visibility >= 6 x timeout + MaximumBatchingWindow."""
     stack, resources = StandInStack(translated, {}), translated["Resources"]
-    timeout = stack.resolve(resources["IngestionFunction"]["Properties"]["Timeout"])
-    (mapping,) = [
+    timeout = stack.resolve(resources[function]["Properties"]["Timeout"])
+    mappings = [
         stack.resolve(r["Properties"])
         for r in resources.values()
         if r["Type"] == "AWS::Lambda::EventSourceMapping"
     ]
+    assert len(mappings) == 2
+    (mapping,) = [m for m in mappings if m["EventSourceArn"] == stack.resolve({"Fn::GetAtt": [queue, "Arn"]})]
     window = mapping.get("MaximumBatchingWindowInSeconds", 0)
-    assert stack.resolve(resources["IngestQueue"]["Properties"]["VisibilityTimeout"]) >= 6 * timeout + window
+    assert stack.resolve(resources[queue]["Properties"]["VisibilityTimeout"]) >= 6 * timeout + window
 
 
 def test_the_versioned_bucket_expires_old_versions_uploads_and_delete_markers(

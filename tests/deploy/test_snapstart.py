@@ -21,6 +21,7 @@ SNAPSTART = (
     "HostingSearchFunction",
     "DocumentsFunction",
     "IngestionFunction",
+    "WebhookDeliveryFunction",
 )
 ON_DEMAND = ("ChatFunction", "AuthorizerFunction")
 
@@ -75,11 +76,12 @@ def test_snapstart_and_a_live_alias_on_every_python_function_but_chat_and_the_au
         assert "SnapStart" not in functions[fn]["Properties"] and f"{fn}Aliaslive" not in aliases, fn
 
 
-def test_api_gateway_and_the_queue_invoke_the_alias(translated: dict[str, Any]) -> None:
+def test_api_gateway_and_the_queues_invoke_the_alias(translated: dict[str, Any]) -> None:
     alias = {fn: f"{fn}Aliaslive" for fn in SNAPSTART}
+    queued = ("IngestionFunction", "WebhookDeliveryFunction")
     routes = integration_targets(translated)
     assert set(routes.values()) == {
-        *(alias[fn] for fn in SNAPSTART if fn != "IngestionFunction"),
+        *(alias[fn] for fn in SNAPSTART if fn not in queued),
         "ChatFunction",
     }
     assert routes["POST /v1/chat"] == "ChatFunction"
@@ -89,7 +91,7 @@ def test_api_gateway_and_the_queue_invoke_the_alias(translated: dict[str, Any]) 
     assert invoked == {*set(routes.values()), "AuthorizerFunction"}
 
     mappings = resources(translated, "AWS::Lambda::EventSourceMapping").values()
-    assert [target(m["Properties"]["FunctionName"]) for m in mappings] == [alias["IngestionFunction"]]
+    assert sorted(target(m["Properties"]["FunctionName"]) for m in mappings) == [alias[fn] for fn in queued]
 
 
 def test_the_authorizer_is_invoked_unqualified_as_before(translated: dict[str, Any]) -> None:

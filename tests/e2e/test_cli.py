@@ -362,3 +362,20 @@ def test_the_grounding_names_sentences_by_their_first_words_and_never_repeats_th
     grounding = after_sources[after_sources.index("Grounding (overlap)") :]
     assert "Clean and lubricate the chain…" in grounding
     assert "200 kilometres" not in grounding
+
+
+def test_the_operator_adds_lists_and_removes_a_tenants_webhook(tmp_path: Path) -> None:
+    home = str(tmp_path)
+    assert cli("tenants", "create", "acme", "--home", home)[0] == 0
+    url = "https://hooks.example.com/ragline"
+    code, out = cli("webhooks", "add", url, "--tenant", "acme", "--events", "document.failed", "--home", home)
+    assert code == 0, out
+    made = json.loads(out)
+    assert made["secret"].startswith("whsec_") and made["eventTypes"] == ["document.failed"]
+    code, out = cli("webhooks", "list", "--tenant", "acme", "--home", home)
+    assert code == 0 and [w["webhookId"] for w in json.loads(out)["webhooks"]] == [made["webhookId"]]
+    assert "whsec_" not in out
+    refused = runner.invoke(app, ["webhooks", "add", "http://10.0.0.1/x", "--tenant", "acme", "--home", home])
+    assert refused.exit_code == 2 and "https" in refused.output, refused.output
+    assert cli("webhooks", "remove", made["webhookId"], "--tenant", "acme", "--home", home)[0] == 0
+    assert Container(Settings(home=tmp_path)).webhook_store.list("acme") == []

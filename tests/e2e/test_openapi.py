@@ -51,6 +51,11 @@ def test_every_route_is_documented_with_its_models_and_the_one_error_shape() -> 
         ("GET", "/v1/tenant/identity-provider"),
         ("PUT", "/v1/tenant/identity-provider"),
         ("DELETE", "/v1/tenant/identity-provider"),
+        ("GET", "/v1/webhooks"),
+        ("POST", "/v1/webhooks"),
+        ("GET", "/v1/webhooks/{webhook_id}"),
+        ("DELETE", "/v1/webhooks/{webhook_id}"),
+        ("POST", "/v1/webhooks/{webhook_id}/rotate-secret"),
     }
     for path, item in doc["paths"].items():
         for method, op in item.items():

@@ -52,6 +52,10 @@ def table_arn(name: str, index: str = "") -> str:
     return f"{arn}/index/{index}" if index else arn
 
 
+def bus_arn(name: str) -> str:
+    return name if name.startswith("arn:") else f"arn:{PARTITION}:events:{REGION}:{ACCOUNT}:event-bus/{name}"
+
+
 def queue_arn(url: str) -> str:
     """The ARN of a queue from its URL (``…/<account>/<name>``, as SQS and moto give it)."""
     account, name = url.rstrip("/").split("/")[-2:]
@@ -117,6 +121,8 @@ def iam_calls(
     if service == "secretsmanager" and operation == "GetSecretValue":
         secret = params["SecretId"]
         return [AwsCall(function, f"secretsmanager:{operation}", secret_arns.get(secret, secret))]
+    if service == "events" and operation == "PutEvents":  # on each entry's bus (by name or ARN)
+        return [AwsCall(function, "events:PutEvents", bus_arn(e["EventBusName"])) for e in params["Entries"]]
     if service == "sqs" and operation == "SendMessage":
         return [AwsCall(function, "sqs:SendMessage", queue_arn(params["QueueUrl"]))]
     if service == "bedrock-runtime" and operation == "ApplyGuardrail":

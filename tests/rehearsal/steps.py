@@ -44,11 +44,16 @@ ROUTES = {
     ("DELETE", DOC): "document_writes",
     ("PATCH", DOC): "document_writes",
     ("POST", "/v1/chat"): "chat_streams, chat_agents",
+    ("GET", "/v1/webhooks"): "webhooks",
+    ("POST", "/v1/webhooks"): "webhooks",
+    ("GET", "/v1/webhooks/{webhook_id}"): "webhooks",
+    ("DELETE", "/v1/webhooks/{webhook_id}"): "webhooks",
+    ("POST", "/v1/webhooks/{webhook_id}/rotate-secret"): "webhooks",
 }
 """Every API route → the scenario step that calls it through the built stack; checked against the
 translated template both ways (a new route without a step fails), and every route is called in
 each provider's run."""
-EVENT_SOURCES = {"sqs:IngestQueue": "ingest_from_s3"}
+EVENT_SOURCES = {"sqs:IngestQueue": "ingest_from_s3", "sqs:WebhookDeliveryQueue": "webhooks"}
 """Every event source mapping → the step that delivers its events."""
 
 
@@ -361,3 +366,37 @@ def reindex_namespace(w: World, ctx: dict[str, Any]) -> None:
                          "/v1/namespaces/{namespace}/search", ctx,
                          {"query": "Can I return a used bike?", "k": 3})  # fmt: skip
     assert status == 200 and found["hits"] and found["hits"][0]["documentId"] == "faq.txt", found
+
+
+def webhooks(w: World, ctx: dict[str, Any]) -> None:
+    """An admin key subscribes a webhook (its secret once), reads, rotates and deletes it; the events
+    the earlier steps published (ingestion, the reindex, text documents) reached the delivery queue
+    through the template's rule, and the delivery function, given them, tries the webhook — whose
+    name does not resolve here, so every message is reported failed, to come back (SQS's retry)."""
+    fn, hooks, one = "KeysFunction", "/v1/webhooks", "/v1/webhooks/{webhook_id}"
+    body = {"url": "https://hooks.rehearsal.invalid/ragline", "eventTypes": []}
+    status, made = call(w, fn, "POST", hooks, hooks, ctx, body)
+    assert status == 201 and made["secret"].startswith("whsec_"), made
+    hook = made["webhookId"]
+    status, listed = call(w, fn, "GET", hooks, hooks, ctx)
+    assert status == 200 and [h["webhookId"] for h in listed["webhooks"]] == [hook], listed
+    status, got = call(w, fn, "GET", f"{hooks}/{hook}", one, ctx)
+    assert status == 200 and "secret" not in got, got
+    rotate = "/v1/webhooks/{webhook_id}/rotate-secret"
+    status, rotated = call(w, fn, "POST", f"{hooks}/{hook}/rotate-secret", rotate, ctx)
+    assert status == 200 and rotated["secret"] != made["secret"], rotated
+    messages: list[dict[str, Any]] = []
+    for _ in range(5):
+        got_messages = w.sqs.receive_message(
+            QueueUrl=w.delivery_url, MaxNumberOfMessages=10, WaitTimeSeconds=1
+        )
+        messages += got_messages.get("Messages", [])
+        if len(messages) >= 10 or not got_messages.get("Messages"):
+            break
+    kinds = {json.loads(m["Body"])["detail-type"] for m in messages}
+    assert "document.indexed" in kinds, kinds
+    records = [{"messageId": m["MessageId"], "body": m["Body"], "eventSource": "aws:sqs"} for m in messages]
+    result = w.deliver("sqs:WebhookDeliveryQueue", {"Records": records})
+    assert {f["itemIdentifier"] for f in result["batchItemFailures"]} == {m["MessageId"] for m in messages}
+    status, gone = call(w, fn, "DELETE", f"{hooks}/{hook}", one, ctx)
+    assert status == 200 and gone["webhookId"] == hook, gone

@@ -3,6 +3,7 @@ matcher (whether a role's statements grant it), on statements shaped as template
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -125,3 +126,18 @@ def test_the_matcher_refuses_a_condition_operator_it_cannot_evaluate() -> None:
     statement = {**ROUTES_STATEMENT, "Condition": {"ArnLike": {"bedrock:InferenceProfileArn": "*"}}}
     with pytest.raises(Unresolvable):
         role("m", statement).allows("bedrock:InvokeModel", "arn:aws:bedrock:us-east-1::foundation-model/m")
+
+
+def test_put_events_needs_put_events_on_each_entrys_bus(tmp_path: Path) -> None:
+    other = f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/other"
+    entry = {"service": "events", "operation": "PutEvents",
+             "params": {"Entries": [{"EventBusName": "rh-events"}, {"EventBusName": other}]}}  # fmt: skip
+    log = tmp_path / "calls.jsonl"
+    log.write_text(json.dumps(entry) + "\n")
+    found = calls_from_log("IngestionFunction", log, {})
+    ours = f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/rh-events"
+    assert [c.resource for c in found] == [ours, other]
+    assert {c.action for c in found} == {"events:PutEvents"}
+    statement = {"Effect": "Allow", "Action": "events:PutEvents", "Resource": ours}
+    spec = FunctionSpec("IngestionFunction", "app.h", [], {}, [statement], 30, 1024, "Active")
+    assert spec.allows("events:PutEvents", ours) and not spec.allows("events:PutEvents", other)

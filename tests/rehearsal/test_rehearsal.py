@@ -42,6 +42,7 @@ from tests.rehearsal.steps import (
     key_lifecycle,
     namespace_lifecycle,
     reindex_namespace,
+    webhooks,
 )
 from tests.rehearsal.world import World
 
@@ -82,6 +83,7 @@ def scenario(w: World, proxy: SignedProxy) -> None:
     key_lifecycle(w, ctx)
     end_users(w, ctx)
     document_writes(w, ctx)
+    webhooks(w, ctx)
     fair_sharing(w)
     check_routes(w)
     calls = check_iam(w, proxy)

@@ -5,6 +5,7 @@ calls a scenario makes through the template's own routes and event sources."""
 
 from __future__ import annotations
 
+import json
 import platform
 import re
 import uuid
@@ -44,6 +45,7 @@ FUNCTIONS = (
     "DocumentsFunction",
     "IngestionFunction",
     "ChatFunction",
+    "WebhookDeliveryFunction",
 )
 TRACED = tuple(fn for fn in FUNCTIONS if fn != "AuthorizerFunction")
 """The functions with Powertools Tracer; the authorizer has the platform's segments alone (cold start)."""
@@ -118,6 +120,7 @@ class World:
                 ]
             },
         )
+        bus_arn, delivery_arn = self.event_bus(session, art.translated, moto, suffix)
         self.secret_arn = secrets.create_secret(Name=f"ragline/rh-{suffix}", SecretString="sk-rehearsal")[
             "ARN"
         ]
@@ -127,10 +130,15 @@ class World:
             "DocumentsBucket": self.bucket,
             "LlmApiKeySecret": self.secret_arn,
             "IngestQueue": self.queue_url,  # a reindex's steps are messages of the ingestion queue
+            "EventBus": self.bus,
+            "WebhookDeliveryQueue": self.delivery_url,
+            "WebhookDeliveryDeadLetterQueue": self.delivery_dlq_url,
             layer: layer,
         }
         attrs = {f"{t}.Arn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{n}" for t, n in tables.items()}
         attrs["IngestQueue.Arn"] = queue_arn["Attributes"]["QueueArn"]
+        attrs["EventBus.Arn"] = bus_arn
+        attrs["WebhookDeliveryQueue.Arn"] = delivery_arn
         self.roles = {
             fn: art.translated["Resources"][fn]["Properties"]["Role"]["Fn::GetAtt"][0] for fn in FUNCTIONS
         }
@@ -165,6 +173,22 @@ class World:
         self.xray = XRayDaemon()
         self.s3_gate = S3Gate(moto, self.may_list)  # S3's 403 for a missing key, which moto never gives
         self.s3_url = self.s3_gate.start()
+
+    def event_bus(self, session: Any, translated: dict[str, Any], moto: str, suffix: str) -> tuple[str, str]:
+        """The bus, the delivery queue and its DLQ, and the template's rule (its own pattern) between
+        them, on moto (which routes PutEvents through rules to SQS); the bus's and queue's ARNs."""
+        self.events = session.client("events", endpoint_url=moto)
+        self.bus = f"rh-events-{suffix}"
+        bus_arn = str(self.events.create_event_bus(Name=self.bus)["EventBusArn"])
+        self.delivery_dlq_url = self.sqs.create_queue(QueueName=f"rh-webhooks-dlq-{suffix}")["QueueUrl"]
+        self.delivery_url = self.sqs.create_queue(QueueName=f"rh-webhooks-{suffix}")["QueueUrl"]
+        attributes = self.sqs.get_queue_attributes(QueueUrl=self.delivery_url, AttributeNames=["QueueArn"])
+        delivery_arn = str(attributes["Attributes"]["QueueArn"])
+        pattern = json.dumps(translated["Resources"]["WebhookEventsRule"]["Properties"]["EventPattern"])
+        self.events.put_rule(Name=f"rh-webhooks-{suffix}", EventBusName=self.bus, EventPattern=pattern)
+        target = {"Id": "WebhookDelivery", "Arn": delivery_arn}
+        self.events.put_targets(Rule=f"rh-webhooks-{suffix}", EventBusName=self.bus, Targets=[target])
+        return bus_arn, delivery_arn
 
     def may_list(self, access_key: str, bucket: str) -> bool:
         fn = next((f for f, key in self.keys.items() if key == access_key), None)

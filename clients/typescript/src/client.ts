@@ -215,6 +215,33 @@ export class RaglineClient {
     return this.call({ method: "DELETE", path: "/v1/tenant/identity-provider", ...options });
   }
 
+  /** Subscribe `url` to `eventTypes` (none: every event); the signing secret is in this answer only. */
+  createWebhook(
+    url: string,
+    options: T.Options<T.NewWebhook, "url"> & RequestOptions = {},
+  ): Promise<T.NewWebhookView> {
+    const { signal, ...rest } = options;
+    return this.call({ method: "POST", path: "/v1/webhooks", body: { url, ...rest }, signal });
+  }
+
+  listWebhooks(options: RequestOptions = {}): Promise<T.WebhookList> {
+    return this.call({ method: "GET", path: "/v1/webhooks", ...options });
+  }
+
+  getWebhook(webhookId: string, options: RequestOptions = {}): Promise<T.WebhookView> {
+    return this.call({ method: "GET", path: `/v1/webhooks/${segment(webhookId)}`, ...options });
+  }
+
+  deleteWebhook(webhookId: string, options: RequestOptions = {}): Promise<T.WebhookView> {
+    return this.call({ method: "DELETE", path: `/v1/webhooks/${segment(webhookId)}`, ...options });
+  }
+
+  /** A new signing secret, returned this once; the old one stops signing at once. */
+  rotateWebhookSecret(webhookId: string, options: RequestOptions = {}): Promise<T.NewWebhookView> {
+    const path = `/v1/webhooks/${segment(webhookId)}/rotate-secret`;
+    return this.call({ method: "POST", path, body: {}, ...options });
+  }
+
   /** The tenant's usage in a billing period (`YYYY-MM`; default: the current one). */
   usage(period?: string, options: RequestOptions = {}): Promise<T.UsageReport> {
     return this.call({ method: "GET", path: "/v1/usage", query: { period }, ...options });

@@ -49,6 +49,11 @@ export type IdentityProviderBody = Schemas["IdentityProviderBody"];
 export type IdentityProviderView = Schemas["IdentityProviderView"];
 export type IdentityProviderDeleted = Schemas["IdentityProviderDeleted"];
 
+export type NewWebhook = Schemas["NewWebhook"];
+export type NewWebhookView = Schemas["NewWebhookView"];
+export type WebhookView = Schemas["WebhookView"];
+export type WebhookList = Schemas["WebhookList"];
+
 /**
  * A request body's optional part as a method's options. The generator reads a field with a default as
  * always present (true of responses); in a request it may be left out, and the server fills it in.

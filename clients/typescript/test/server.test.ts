@@ -68,6 +68,18 @@ describe("documents", () => {
     assert.deepEqual([error.status, error.code], [404, "namespace_not_found"]);
   });
 
+  it("subscribes a webhook: its secret once, then read, rotated and deleted", async () => {
+    const made = await rl.createWebhook("https://hooks.example.com/ragline", { eventTypes: ["document.failed"] });
+    assert.ok(made.secret.startsWith("whsec_"));
+    assert.deepEqual(made.eventTypes, ["document.failed"]);
+    assert.ok((await rl.listWebhooks()).webhooks.some((w) => w.webhookId === made.webhookId));
+    assert.equal((await rl.getWebhook(made.webhookId)).url, "https://hooks.example.com/ragline");
+    assert.notEqual((await rl.rotateWebhookSecret(made.webhookId)).secret, made.secret);
+    assert.equal((await rl.deleteWebhook(made.webhookId)).webhookId, made.webhookId);
+    const error = await refusal(rl.createWebhook("http://10.0.0.1/hook"));
+    assert.deepEqual([error.status, error.code], [400, "invalid_request"]);
+  });
+
   it("lists namespaces and reports usage", async () => {
     const spaces = await rl.listNamespaces();
     assert.ok(spaces.namespaces.some((n) => n.namespaceId === NS && n.description === "Shop policies"));

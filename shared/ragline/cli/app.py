@@ -38,7 +38,14 @@ def _add_identity_commands() -> None:
     tenants_app.command("limits")(tenants_limits)
 
 
+def _add_webhook_commands() -> None:
+    from ragline.cli.webhooks import webhooks_app
+
+    app.add_typer(webhooks_app, name="webhooks")
+
+
 _add_identity_commands()
+_add_webhook_commands()
 
 Home = Annotated[
     Path | None, typer.Option("--home", help="State folder (default ./.ragline or RAGLINE_HOME).")

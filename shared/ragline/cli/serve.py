@@ -52,6 +52,9 @@ REST_ROUTES = {
         ("/v1/keys/{key_id}", ["DELETE"]),
         ("/v1/usage", ["GET"]),
         ("/v1/tenant/identity-provider", ["GET", "PUT", "DELETE"]),
+        ("/v1/webhooks", ["GET", "POST"]),
+        ("/v1/webhooks/{webhook_id}", ["GET", "DELETE"]),
+        ("/v1/webhooks/{webhook_id}/rotate-secret", ["POST"]),
     ],
 }
 

@@ -85,6 +85,7 @@ from ragline.services.embedding_run import (
     EmbeddingRun,
     WorkerDeadline,
 )
+from ragline.services.events import Announcer
 from ragline.services.generation_writer import GenerationWriter, WriterSettings, parse_and_chunk, stamped
 from ragline.services.generations import Generation, ModelCatalog, serving
 from ragline.services.ingest_batch import IngestBatch, settle
@@ -102,7 +103,11 @@ DOCUMENT_ERRORS: tuple[type[errors.RaglineError], ...] = (
     errors.EmptyDocument,
 )
 """What is wrong with the file itself: the version settles as ``failed`` and the document serves nothing."""
-SETTLED: tuple[type[errors.RaglineError], ...] = (errors.Superseded, *DOCUMENT_ERRORS)
+SETTLED: tuple[type[errors.RaglineError], ...] = (
+    errors.Superseded,
+    errors.EventNotPublished,
+    *DOCUMENT_ERRORS,
+)
 """Errors whose record is already written when they propagate (the generic handler must not fail it)."""
 
 
@@ -174,8 +179,12 @@ class IngestService:
         bucket: str = "",
         ledger: UsageLedger | None = None,
         catalog: ModelCatalog | None = None,
+        announcer: Announcer | None = None,
     ) -> None:
         self._registry = registry
+        self._announcer = announcer
+        """Re-announces a redelivered event's settled change (its first announcement is the
+        registry's: :class:`~ragline.services.events.AnnouncingDocuments`)."""
         self._catalog = catalog or ModelCatalog.of(embedder, stores, tokenizer)
         """The embedding models a namespace's generations use (``embedder``: the configured one)."""
         self._writer = GenerationWriter(
@@ -251,6 +260,7 @@ class IngestService:
         doc_id = document_id or document_id_of(filename)
         labels = resolve_metadata(self._registry, namespace, metadata)
         self._before_claim(scope, doc_id)
+        self._announce_previous(scope, doc_id)
         if self._objects is not None and not (source or "").startswith("s3://"):
             # before the claim: a reindex that sees the claim reads this version's bytes
             keep_original(self._objects, scope.tenant_id, scope.namespace_id, doc_id, filename, data)
@@ -279,7 +289,9 @@ class IngestService:
         self._before_claim(scope, doc_id)
         stored = self._documents.get(scope.tenant_id, scope.namespace_id, doc_id)
         if already_applied(stored, seq):
+            self._announce_again(stored)
             return _skipped(stored, "duplicate")  # the cheap path: one registry read
+        self._announce_again(stored)  # the change this event replaces, in case its event was lost
         claim = self._documents.claim(
             scope.tenant_id,
             scope.namespace_id,
@@ -293,6 +305,8 @@ class IngestService:
             lease_seconds=self._settings.claim_lease_seconds,
         )
         if not claim.granted:
+            if claim.reason == "duplicate" and claim.record.sequencer == seq:
+                self._announce_again(claim.record)
             return self._refused(claim.record, claim.reason)
         return self._sync_claimed(claim.record, event)
 
@@ -318,6 +332,7 @@ class IngestService:
         if stored is None or stored.status == "deleted" or not stored.source.startswith(S3_SOURCE):
             return _ignored(event.key, "a metadata sidecar; its document's own event reads it")
         self._before_claim(scope, doc_id)
+        self._announce_again(stored)
         claim = self._documents.claim(
             scope.tenant_id,
             scope.namespace_id,
@@ -428,6 +443,7 @@ class IngestService:
     def remove(self, scope: TenantScope, document_id: str, sequencer: str | None = None) -> IngestResult:
         """Delete a document's chunks and mark it ``deleted`` (the API's delete of a text document)."""
         self._before_claim(scope, document_id)
+        self._announce_previous(scope, document_id)
         claim = self._documents.claim(
             scope.tenant_id,
             scope.namespace_id,
@@ -491,6 +507,19 @@ class IngestService:
         )
         self._publish(store, record, done)
         return IngestResult(document_id, "indexed", len(served), done.pages, done.content_hash, RunUsage())
+
+    def _announce_again(self, stored: DocumentRecord | None) -> None:
+        """The settled change ``stored`` holds, announced again under its id: a redelivered event's
+        (its first publish may have been lost with the worker that settled it), or the change a new
+        event is about to replace (else a change whose publish failed, superseded before its message
+        came back, would never be announced). Consumers dedupe; nothing is sent twice to a webhook."""
+        if self._announcer is not None and stored is not None:
+            self._announcer.settled(stored)
+
+    def _announce_previous(self, scope: TenantScope, document_id: str) -> None:
+        """:meth:`_announce_again` for a local write (one more registry read, only with events on)."""
+        if self._announcer is not None and self._announcer.enabled:
+            self._announce_again(self._documents.get(scope.tenant_id, scope.namespace_id, document_id))
 
     def _before_claim(self, scope: TenantScope, document_id: str) -> None:
         if self._batch is not None:

@@ -153,7 +153,8 @@ class IngestBatch:
         """The item fails with ``exc``; the record too, with the reason, unless the version was
         overtaken (its record belongs to the newer claim)."""
         d.outcome.error = d.outcome.error or exc
-        if isinstance(exc, errors.RaglineError) and not isinstance(exc, errors.Superseded):
+        settled = (errors.Superseded, errors.EventNotPublished)  # the record is not the claim's any more
+        if isinstance(exc, errors.RaglineError) and not isinstance(exc, settled):
             try:
                 self._documents.fail(d.claimed, exc.code, exc.message)
             except Exception as failing:  # the record stays claimed until its lease: the item is retried

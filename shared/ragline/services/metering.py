@@ -25,6 +25,7 @@ from ragline.domain.limits import Limits
 from ragline.domain.models import RunUsage
 from ragline.ports import ChatModel, DocumentRegistry, TenantRegistry, UsageLedger
 from ragline.services.authentication import Principal
+from ragline.services.events import QuotaWatch
 from ragline.services.limits import FairShare
 from ragline.services.replays import MASKED, MASKED_MESSAGE, Opened, opened, sealed
 
@@ -80,6 +81,8 @@ class MeteredRun:
     """Set when the run id already completed: answer from it, do no work, ``finish`` charges nothing."""
     usage: RunUsage = field(default_factory=RunUsage)
     charged: RunUsage | None = None
+    watch: QuotaWatch | None = None
+    """Announces the quota thresholds a charge crosses (see :class:`~ragline.services.events.QuotaWatch`)."""
     started: bool = False
     """A model answered this run (its first event): work began, though a streamed model reports its
     usage only at the end (a client that hangs up before then is still charged)."""
@@ -107,6 +110,8 @@ class MeteredRun:
                 self.charged = self.ledger.commit(
                     self.tenant_id, self.run_id, self.usage, self.limit, result, self.fingerprint
                 )
+                if self.watch is not None:
+                    self.watch.after_charge(self.tenant_id, self.limit)
             else:
                 self.charged = self.ledger.complete_uncharged(
                     self.tenant_id, self.run_id, result, self.fingerprint
@@ -137,6 +142,7 @@ class Metering:
         documents: DocumentRegistry,
         fair_share: FairShare | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        quota_watch: QuotaWatch | None = None,
     ) -> None:
         """``documents``: what a replay re-checks its recorded result against; ``fair_share``: the
         limits and refusal counts the usage report shows; ``clock``: when a run starts and a replay
@@ -146,6 +152,7 @@ class Metering:
         self._documents = documents
         self._fair_share = fair_share
         self._clock = clock
+        self._quota_watch = quota_watch
 
     def opened(
         self, tenant_id: str, replay: CompletedRun, readers: frozenset[str] | None = None
@@ -166,8 +173,14 @@ class Metering:
             limit=limit,
             fingerprint=fingerprint,
             started_at=self._clock(),
+            watch=self._quota_watch,
         )
-        run.replay = self._ledger.reserve(tenant_id, run.run_id, limit, fingerprint)
+        try:
+            run.replay = self._ledger.reserve(tenant_id, run.run_id, limit, fingerprint)
+        except errors.QuotaExceeded:
+            if self._quota_watch is not None:  # a 100 % announcement that failed gets another chance
+                self._quota_watch.after_charge(tenant_id, limit)
+            raise
         return run
 
     def usage_report(self, principal: Principal, period: str | None = None) -> UsageReport:

@@ -30,12 +30,14 @@ from ragline import errors
 from ragline.domain import rebuilds
 from ragline.domain.api import NamespaceView, ReindexRequest
 from ragline.domain.documents import DocumentRecord
+from ragline.domain.events import namespace_reindexed
 from ragline.domain.generations import Chunking, Rebuild, ReindexStep, storage_scope
 from ragline.domain.models import TenantScope
 from ragline.domain.tenancy import Namespace
 from ragline.ports import DocumentRegistry, ObjectStore, StepQueue, TenantRegistry
 from ragline.services.authentication import Principal
 from ragline.services.embedding_run import WorkerDeadline
+from ragline.services.events import Announcer
 from ragline.services.generation_writer import GenerationWriter
 from ragline.services.generations import Generation, ModelCatalog, building
 from ragline.services.namespaces import change_namespace, require_namespace
@@ -73,8 +75,10 @@ class ReindexService:
         writer: GenerationWriter,
         queue: StepQueue,
         settings: ReindexSettings,
+        announcer: Announcer | None = None,
     ) -> None:
         self._registry = registry
+        self._announcer = announcer
         self._documents = documents
         self._objects = objects
         self._catalog = catalog
@@ -169,15 +173,34 @@ class ReindexService:
         ns = self._registry.get_namespace(step.tenant_id, step.namespace_id)
         target = building(self._catalog, ns)
         if target is None or target.number != step.generation:
+            self._announce(ns, step.generation)  # a redelivered last step: its switch again
             return
         try:
-            self._build(ns, target, deadline)
+            switched = self._build(ns, target, deadline)
         except errors.WorkerOutOfTime:
             raise  # the message comes back
         except errors.RaglineError as exc:
             self._fail(ns, target, exc.message)
+            return
+        if switched is not None:  # outside the try: a failed publish fails the step, which is retried
+            self._announce(switched, target.number)
 
-    def _build(self, ns: Namespace, target: Generation, deadline: WorkerDeadline | None) -> None:
+    def _announce(self, ns: Namespace, generation: int) -> None:
+        """``namespace.reindexed`` when ``ns`` serves ``generation`` through a finished rebuild."""
+        rebuild = ns.settings.rebuild
+        if self._announcer is None or ns.settings.generation != generation or rebuild is None:
+            return
+        if rebuild.state != "ready" or rebuild.generation != generation:
+            return
+        event = namespace_reindexed(
+            tenant_id=ns.tenant_id, namespace_id=ns.namespace_id, generation=generation,
+            model=rebuild.embedding_model, documents=rebuild.documents_done,
+            time=rebuild.finished_at or _now(),
+        )  # fmt: skip
+        self._announcer.publish([event])
+
+    def _build(self, ns: Namespace, target: Generation, deadline: WorkerDeadline | None) -> Namespace | None:
+        """The namespace as switched when this step finished the rebuild, else None."""
         rebuild = ns.settings.rebuild
         assert rebuild is not None
         pending = [r for r in self._live(ns) if r.document_id > rebuild.after]
@@ -190,8 +213,8 @@ class ReindexService:
         if len(pending) > len(batch):
             self._progress(ns, target, batch[-1].document_id, len(batch))
             self._queue.submit(ReindexStep(ns.tenant_id, ns.namespace_id, target.number))
-            return
-        self._finish(ns, target, len(batch))
+            return None
+        return self._finish(ns, target, len(batch))
 
     def _rebuild(self, target: Generation, record: DocumentRecord) -> None:
         found = read_original(self._objects, record)
@@ -203,7 +226,7 @@ class ReindexService:
         except errors.RaglineError as exc:
             raise type(exc)(f"{record.document_id}: {exc.message}", document_id=record.document_id) from exc
 
-    def _finish(self, ns: Namespace, target: Generation, done_now: int) -> None:
+    def _finish(self, ns: Namespace, target: Generation, done_now: int) -> Namespace:
         rebuild = ns.settings.rebuild
         assert rebuild is not None
         since = rebuild.started_at - timedelta(seconds=self._settings.settle_seconds)
@@ -219,11 +242,12 @@ class ReindexService:
         old_generation = ns.settings.generation
         old_model = ns.settings.embedding_model or self._catalog.default
         switch = partial(rebuilds.switched, generation=target.number, done=done_now, at=_now())
-        change_namespace(self._registry, ns, switch)
+        switched = change_namespace(self._registry, ns, switch)
         self._queue.submit(
             ReindexStep(ns.tenant_id, ns.namespace_id, old_generation, "retire", old_model),
             delay_seconds=self._settings.retire_seconds,
         )
+        return switched
 
     def _progress(self, ns: Namespace, target: Generation, after: str, done: int) -> None:
         advance = partial(rebuilds.advanced, generation=target.number, after=after, done=done, at=_now())

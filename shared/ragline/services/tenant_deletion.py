@@ -30,6 +30,7 @@ from ragline.ports import (
     TenantRegistry,
     UsageLedger,
     VectorStoreProvider,
+    WebhookStore,
 )
 from ragline.services.generations import ModelCatalog
 from ragline.services.tenancy import TenancyService
@@ -57,9 +58,12 @@ class TenantDeletion:
         documents: DocumentRegistry,
         ledger: UsageLedger,
         catalog: ModelCatalog | None = None,
+        webhooks: WebhookStore | None = None,
         limiter: RateLimiter | None = None,
     ) -> None:
         self._tenancy = tenancy
+        self._webhooks = webhooks
+        """The tenant's subscriptions (URLs and signing secrets) go first: nothing is sent after."""
         self._catalog = catalog
         """Every embedding model's stores are purged too: a reindexed namespace may keep its
         generations in another model's store (an OpenSearch index per model)."""
@@ -73,6 +77,9 @@ class TenantDeletion:
     def delete(self, tenant_id: str) -> TenantPurge:
         """Delete the tenant and everything it stored (``NotFound`` for a tenant that never existed)."""
         tenant = self._tenancy.set_status(tenant_id, "deleted")
+        if self._webhooks is not None:
+            for subscription in self._webhooks.list(tenant_id):
+                self._webhooks.delete(tenant_id, subscription.id)
         purge = TenantPurge(
             tenant_id=tenant_id,
             objects=self._objects.purge(f"{tenant_id}/"),

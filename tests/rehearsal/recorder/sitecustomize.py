@@ -32,7 +32,8 @@ _KEYS = (
 def _tables_of(params):
     """What IAM keys on in the calls that name their tables inside: batch calls (``RequestItems``, table
     name → requests: the names only) and transactions (``TransactItems``: each item's kind and table),
-    the partition key a put or a query names, and ``DeleteObjects``' keys; never the items themselves."""
+    the partition key a put or a query names, ``DeleteObjects``' keys and ``PutEvents``' buses; never the
+    items or the events themselves."""
     out = {}
     if "RequestItems" in params:
         out["RequestItems"] = sorted(params["RequestItems"])
@@ -50,6 +51,8 @@ def _tables_of(params):
         out["ExpressionAttributeValues"] = {
             match.group(1): params.get("ExpressionAttributeValues", {}).get(match.group(1))
         }
+    if "Entries" in params and isinstance(params["Entries"], list):  # PutEvents: each entry's bus only
+        out["Entries"] = [{"EventBusName": e.get("EventBusName", "default")} for e in params["Entries"]]
     if "Delete" in params and isinstance(params["Delete"], dict):
         out["Delete"] = {
             "Objects": [

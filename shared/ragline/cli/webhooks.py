@@ -1,0 +1,57 @@
+"""``ragline webhooks``: the operator subscribes, lists and removes a tenant's webhooks (the same
+service and checks as ``/v1/webhooks``); events of a local run are delivered from its outbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+webhooks_app = typer.Typer(no_args_is_help=True, help="A tenant's webhooks (document and usage events).")
+TenantOption = Annotated[str, typer.Option("--tenant", help="Tenant id.")]
+HomeOption = Annotated[Path | None, typer.Option("--home", help="State folder.")]
+
+
+def _run(home: Path | None, tenant: str, call: Any) -> None:
+    from ragline.cli.app import _container, _fail
+    from ragline.errors import RaglineError
+    from ragline.services.authentication import Principal
+
+    try:
+        result = call(_container(home).webhooks, Principal.operator(tenant))
+    except RaglineError as exc:
+        raise _fail(exc) from exc
+    typer.echo(json.dumps(result.model_dump(mode="json", by_alias=True), indent=2))
+
+
+@webhooks_app.command("add")
+def webhooks_add(
+    url: Annotated[str, typer.Argument(help="https:// URL that receives the signed POSTs.")],
+    tenant: TenantOption,
+    events: Annotated[str, typer.Option("--events", help="Comma-separated event types (default: all).")] = "",
+    home: HomeOption = None,
+) -> None:
+    """Subscribe ``url``; the signing secret is printed once."""
+    from ragline.domain.webhook_api import NewWebhook
+
+    types = [t.strip() for t in events.split(",") if t.strip()]
+    try:
+        body = NewWebhook.model_validate({"url": url, "eventTypes": types})
+    except ValueError as exc:
+        typer.secho(f"error [invalid_request]: {exc}", err=True, fg="red")
+        raise typer.Exit(2) from exc
+    _run(home, tenant, lambda service, operator: service.create(operator, body))
+
+
+@webhooks_app.command("list")
+def webhooks_list(tenant: TenantOption, home: HomeOption = None) -> None:
+    """The tenant's webhooks (never their secrets)."""
+    _run(home, tenant, lambda service, operator: service.list(operator))
+
+
+@webhooks_app.command("remove")
+def webhooks_remove(webhook_id: str, tenant: TenantOption, home: HomeOption = None) -> None:
+    """Delete a webhook: nothing more is sent to it."""
+    _run(home, tenant, lambda service, operator: service.delete(operator, webhook_id))

@@ -1,0 +1,138 @@
+"""A tenant's webhook subscriptions (``/v1/webhooks``), and delivering an event to them.
+
+Subscriptions are tenant-wide settings, so like the identity provider they need an ``admin`` key
+without a namespace allow-list (a restricted key would otherwise receive other namespaces' events).
+
+:class:`WebhookDelivery` POSTs one event to each subscription of its tenant that wants its type,
+signed (:func:`~ragline.domain.webhooks.sign`), and records each success with a conditional write
+keyed by (subscription, event id): a redelivered event is not POSTed again to a receiver that already
+took it. Any receiver's failure (no answer, a non-2xx status) raises after the others were tried, so
+the event comes back (SQS redelivery or the outbox's retry) for the failed ones alone; the URL is
+checked again before each POST (the rules may have tightened since it was saved).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from ragline import errors
+from ragline.domain.events import Event
+from ragline.domain.webhook_api import MAX_WEBHOOKS, NewWebhook, NewWebhookView, WebhookList, WebhookView
+from ragline.domain.webhooks import (
+    EVENT_ID_HEADER,
+    EVENT_TYPE_HEADER,
+    SIGNATURE_HEADER,
+    Subscription,
+    check_url,
+    new_secret,
+    new_subscription_id,
+    sign,
+)
+from ragline.ports import OnceMarks, WebhookStore, WebhookTransport
+from ragline.services.authentication import Principal
+
+DELIVERED_TTL = 14 * 86_400
+"""How long a delivery is remembered (longer than the delivery queue keeps a message: 4 days)."""
+
+
+class WebhookService:
+    def __init__(self, store: WebhookStore, *, loopback_http: bool = False) -> None:
+        self._store = store
+        self._loopback_http = loopback_http
+
+    def _admin(self, principal: Principal) -> None:
+        principal.require("admin")
+        if not principal.unrestricted or principal.requires_user:
+            raise errors.Forbidden(
+                "webhooks are tenant-wide: use an admin key without a namespace allow-list"
+            )
+
+    def create(self, principal: Principal, body: NewWebhook) -> NewWebhookView:
+        self._admin(principal)
+        url = check_url(body.url, loopback_http=self._loopback_http)
+        if len(self._store.list(principal.tenant_id)) >= MAX_WEBHOOKS:
+            raise errors.Conflict(f"a tenant holds at most {MAX_WEBHOOKS} webhooks", limit=MAX_WEBHOOKS)
+        subscription = Subscription(
+            id=new_subscription_id(),
+            tenant_id=principal.tenant_id,
+            url=url,
+            secret=new_secret(),
+            event_types=tuple(dict.fromkeys(body.event_types)),
+            description=body.description,
+        )
+        return NewWebhookView.with_secret(self._store.put(subscription))
+
+    def list(self, principal: Principal) -> WebhookList:
+        self._admin(principal)
+        return WebhookList(webhooks=[WebhookView.of(s) for s in self._store.list(principal.tenant_id)])
+
+    def get(self, principal: Principal, webhook_id: str) -> WebhookView:
+        self._admin(principal)
+        return WebhookView.of(self._store.get(principal.tenant_id, webhook_id))
+
+    def delete(self, principal: Principal, webhook_id: str) -> WebhookView:
+        self._admin(principal)
+        return WebhookView.of(self._store.delete(principal.tenant_id, webhook_id))
+
+    def rotate(self, principal: Principal, webhook_id: str) -> NewWebhookView:
+        """A new secret (returned once); deliveries are signed with it from now on."""
+        self._admin(principal)
+        current = self._store.get(principal.tenant_id, webhook_id)
+        return NewWebhookView.with_secret(self._store.put(replace(current, secret=new_secret())))
+
+
+class WebhookDelivery:
+    def __init__(
+        self,
+        store: WebhookStore,
+        marks: OnceMarks,
+        transport: WebhookTransport,
+        *,
+        loopback_http: bool = False,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._marks = marks
+        self._transport = transport
+        self._loopback_http = loopback_http
+        self._clock = clock
+
+    def deliver(self, event: Event) -> int:
+        """POST ``event`` to every subscription that wants it and has not taken it yet; the number
+        POSTed. ``DependencyUnavailable`` (naming the failed subscriptions) when any receiver failed."""
+        body = json.dumps(event.to_dict(), separators=(",", ":")).encode()
+        failed: dict[str, str] = {}
+        sent = 0
+        for subscription in self._store.list(event.tenant_id):
+            if not subscription.wants(event.type):
+                continue
+            key = f"delivered#{subscription.id}#{event.id}"
+            if self._marks.has(key):
+                continue  # a redelivery: this receiver took it already
+            try:
+                check_url(subscription.url, loopback_http=self._loopback_http)
+                headers = self._headers(subscription, event, body)
+                status = self._transport.post(subscription.url, body, headers)
+            except errors.RaglineError as exc:
+                failed[subscription.id] = exc.code
+                continue
+            if not 200 <= status < 300:
+                failed[subscription.id] = f"http_{status}"
+                continue
+            self._marks.mark(key, ttl_seconds=DELIVERED_TTL)
+            sent += 1
+        if failed:
+            raise errors.DependencyUnavailable(
+                f"event {event.id} was not delivered to {len(failed)} webhook(s)", failures=failed
+            )
+        return sent
+
+    def _headers(self, subscription: Subscription, event: Event, body: bytes) -> dict[str, str]:
+        return {
+            SIGNATURE_HEADER: sign(subscription.secret, body, int(self._clock())),
+            EVENT_ID_HEADER: event.id,
+            EVENT_TYPE_HEADER: event.type,
+        }
