@@ -18,6 +18,7 @@ from ragline import errors
 from ragline.adapters.aws import namespace_requests as nr
 from ragline.adapters.aws import tenant_items as ti
 from ragline.adapters.aws import tenants as dt
+from ragline.domain.limits import Limits
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, NamespaceSettings, Tenant
 
 pytestmark = pytest.mark.unit
@@ -68,6 +69,8 @@ def test_tenant_item_has_typed_attributes_and_omits_an_unlimited_quota() -> None
     }
     capped = dt.tenant_to_item(Tenant(tenant_id="acme", max_runs_per_period=500, created_at=AT))
     assert capped["max_runs_per_period"] == {"N": "500"}
+    limited = Tenant(tenant_id="acme", created_at=AT, limits=Limits(requests_per_second=5))
+    assert dt.tenant_to_item(limited)["limits"] == {"M": {"requestsPerSecond": {"N": "5.0"}}}
 
 
 def test_namespace_item_nests_its_settings_as_a_map() -> None:

@@ -76,7 +76,11 @@ def model_to_item(model: BaseModel, key: Key) -> dict[str, Any]:
 
 
 def tenant_to_item(tenant: Tenant) -> dict[str, Any]:
-    return model_to_item(tenant, tenant_key(tenant.tenant_id))
+    """The tenant's item; limits that set nothing are left out (absent reads back as none set)."""
+    item = model_to_item(tenant, tenant_key(tenant.tenant_id))
+    if item.get("limits") == {"M": {}}:
+        del item["limits"]
+    return item
 
 
 def namespace_to_item(namespace: Namespace) -> dict[str, Any]:
