@@ -88,14 +88,16 @@ def request(
     timeout: float = 3.0,
     max_bytes: int = MAX_RESPONSE_BYTES,
     allow_loopback: bool = False,
+    whole_body: bool = True,
 ) -> Response:
     """One request to ``url`` through a checked connection, done within about ``timeout`` seconds in
     all; ``DependencyUnavailable`` when it cannot be made or runs out of time, ``DependencyFailed`` for
-    a non-public address or a body over ``max_bytes``."""
+    a non-public address or a body over ``max_bytes``. A caller that needs only the status (a webhook
+    delivery: ``whole_body=False``) gets it with what was read when the body passes ``max_bytes`` or
+    the time runs out: the connection is hung up, not waited on."""
     import httpcore
 
     deadline = time.monotonic() + timeout
-
     timeouts = {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}
     with httpcore.ConnectionPool(network_backend=_backend(allow_loopback), max_connections=1) as pool:
         try:
@@ -109,9 +111,12 @@ def request(
                 read = bytearray()
                 for piece in response.iter_stream():
                     read += piece
-                    if len(read) > max_bytes:
+                    too_large, too_late = len(read) > max_bytes, time.monotonic() > deadline
+                    if (too_large or too_late) and not whole_body:
+                        break  # only the status matters
+                    if too_large:
                         raise errors.DependencyFailed(f"the response is larger than {max_bytes} bytes")
-                    if time.monotonic() > deadline:  # a body dripped a byte at a time ends here
+                    if too_late:  # a body dripped a byte at a time ends here
                         raise errors.DependencyUnavailable(f"{method} {url} took longer than {timeout} s")
                 return Response(
                     status=response.status,
@@ -120,38 +125,5 @@ def request(
                 )
         except (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
             raise errors.DependencyUnavailable(f"{method} {url} failed: {type(exc).__name__}") from exc
-        except httpcore.UnsupportedProtocol as exc:
-            raise errors.DependencyFailed(f"{url} is not an http(s) URL") from exc
-
-
-def post_for_status(
-    url: str,
-    *,
-    headers: Mapping[str, str],
-    body: bytes,
-    timeout: float,
-    read_bytes: int = MAX_RESPONSE_BYTES,
-    allow_loopback: bool = False,
-) -> int:
-    """POST ``body`` through a checked connection and return the status: a caller that needs only the
-    answer's status (a webhook delivery) reads at most ``read_bytes`` of the body and hangs up, all
-    within about ``timeout`` seconds; errors as :func:`request`'s."""
-    import httpcore
-
-    deadline = time.monotonic() + timeout
-    timeouts = {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}
-    with httpcore.ConnectionPool(network_backend=_backend(allow_loopback), max_connections=1) as pool:
-        try:
-            with pool.stream(
-                "POST", url, headers=list(headers.items()), content=body, extensions={"timeout": timeouts}
-            ) as response:
-                read = 0
-                for piece in response.iter_stream():
-                    read += len(piece)
-                    if read >= read_bytes or time.monotonic() > deadline:
-                        break  # only the status matters
-                return int(response.status)
-        except (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
-            raise errors.DependencyUnavailable(f"POST {url} failed: {type(exc).__name__}") from exc
         except httpcore.UnsupportedProtocol as exc:
             raise errors.DependencyFailed(f"{url} is not an http(s) URL") from exc

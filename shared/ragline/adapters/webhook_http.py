@@ -27,14 +27,16 @@ class HttpWebhookTransport:
         """The receiver's HTTP status; ``DependencyUnavailable`` when it could not be reached or did
         not answer within the bound, ``DependencyFailed`` for a name resolving to a private address."""
         sent = {"Content-Type": "application/json", "User-Agent": USER_AGENT, **headers}
-        return outbound.post_for_status(
+        return outbound.request(
+            "POST",
             url,
             headers=sent,
             body=body,
             timeout=self._total,
-            read_bytes=MAX_RESPONSE_BYTES,
+            max_bytes=MAX_RESPONSE_BYTES,
             allow_loopback=self._allow_loopback,
-        )
+            whole_body=False,
+        ).status
 
     def close(self) -> None:
         """Nothing held between deliveries (each POST has its own checked connection)."""
