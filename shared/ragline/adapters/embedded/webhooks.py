@@ -33,11 +33,20 @@ class _Db:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
 
-    def conn(self) -> sqlite3.Connection:
+    def run(self, *statements: tuple[str, tuple[object, ...]]) -> tuple[list[tuple[str, ...]], int]:
+        """The statements in order, alone on the connection: the last one's rows and row count.
+
+        One lock around the whole run: a statement's row count is the connection's last change count,
+        so another thread's statement finishing in between would otherwise be counted as this one's."""
         with self._lock:
             if self._conn is None:
                 self._conn = open_sqlite(self.path, _SCHEMA)
-            return self._conn
+            rows: list[tuple[str, ...]] = []
+            count = 0
+            for sql, params in statements:
+                cursor = self._conn.execute(sql, params)
+                rows, count = cursor.fetchall(), cursor.rowcount
+            return rows, count
 
 
 @maps_sqlite_errors
@@ -47,34 +56,30 @@ class SqliteWebhookStore:
 
     def put(self, subscription: Subscription) -> Subscription:
         s = subscription
-        self._db.conn().execute(
+        self._db.run((
             "INSERT OR REPLACE INTO webhooks VALUES (?, ?, ?, ?, ?, ?, ?)",
             (s.tenant_id, s.id, s.url, s.secret, json.dumps(list(s.event_types)), s.description,
              s.created_at.isoformat()),
-        )  # fmt: skip
+        ))  # fmt: skip
         return s
 
     def get(self, tenant_id: str, subscription_id: str) -> Subscription:
-        row = (
-            self._db.conn()
-            .execute("SELECT * FROM webhooks WHERE tenant_id = ? AND id = ?", (tenant_id, subscription_id))
-            .fetchone()
+        rows, _ = self._db.run(
+            ("SELECT * FROM webhooks WHERE tenant_id = ? AND id = ?", (tenant_id, subscription_id))
         )
-        if row is None:
+        if not rows:
             raise errors.NotFound(f"no webhook {subscription_id!r}", webhook_id=subscription_id)
-        return _subscription(row)
+        return _subscription(rows[0])
 
     def list(self, tenant_id: str) -> list[Subscription]:
-        rows = self._db.conn().execute(
-            "SELECT * FROM webhooks WHERE tenant_id = ? ORDER BY created_at, id", (tenant_id,)
+        rows, _ = self._db.run(
+            ("SELECT * FROM webhooks WHERE tenant_id = ? ORDER BY created_at, id", (tenant_id,))
         )
-        return [_subscription(r) for r in rows.fetchall()]
+        return [_subscription(r) for r in rows]
 
     def delete(self, tenant_id: str, subscription_id: str) -> Subscription:
         found = self.get(tenant_id, subscription_id)
-        self._db.conn().execute(
-            "DELETE FROM webhooks WHERE tenant_id = ? AND id = ?", (tenant_id, subscription_id)
-        )
+        self._db.run(("DELETE FROM webhooks WHERE tenant_id = ? AND id = ?", (tenant_id, subscription_id)))
         return found
 
 
@@ -84,20 +89,21 @@ class SqliteOnceMarks:
         self._db = _Db(path)
 
     def mark(self, key: str, *, ttl_seconds: int) -> bool:
-        conn = self._db.conn()
         now = time.time()
-        conn.execute("DELETE FROM once_marks WHERE key = ? AND expires_at <= ?", (key, now))
-        cur = conn.execute("INSERT OR IGNORE INTO once_marks VALUES (?, ?)", (key, now + ttl_seconds))
-        return bool(cur.rowcount == 1)
+        _, written = self._db.run(
+            ("DELETE FROM once_marks WHERE key = ? AND expires_at <= ?", (key, now)),
+            ("INSERT OR IGNORE INTO once_marks VALUES (?, ?)", (key, now + ttl_seconds)),
+        )
+        return written == 1
 
     def has(self, key: str) -> bool:
-        row = self._db.conn().execute(
-            "SELECT 1 FROM once_marks WHERE key = ? AND expires_at > ?", (key, time.time())
+        rows, _ = self._db.run(
+            ("SELECT 1 FROM once_marks WHERE key = ? AND expires_at > ?", (key, time.time()))
         )
-        return row.fetchone() is not None
+        return bool(rows)
 
     def forget(self, key: str) -> None:
-        self._db.conn().execute("DELETE FROM once_marks WHERE key = ?", (key,))
+        self._db.run(("DELETE FROM once_marks WHERE key = ?", (key,)))
 
 
 def _subscription(row: tuple[str, ...]) -> Subscription:
