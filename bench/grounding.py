@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.adapters.grounding.overlap import OverlapGroundingScorer
+from ragline.adapters.grounding.verifier import LexicalVerifierGroundingScorer
 from ragline.domain.grounding import Checked, CitedClaim, GroundingLimits, Verdict
 from ragline.ports import GroundingScorer
 from ragline.services.grounding import cited_claims
@@ -184,6 +185,9 @@ def main() -> None:
     print(row("always supported (reference)", "held-out", AlwaysSupported(), held_out, corpus))
     print(row("overlap, shipped defaults", "tuning", OverlapGroundingScorer(), tuning, corpus))
     print(row("overlap, shipped defaults", "held-out", OverlapGroundingScorer(), held_out, corpus))
+    verifier = LexicalVerifierGroundingScorer()
+    print(row("verifier (learned on the tuning half)", "tuning", verifier, tuning, corpus))
+    print(row("verifier (learned on the tuning half)", "held-out", verifier, held_out, corpus))
     if tuned != SHIPPED:
         print(f"note: this run tuned {tuned}, not the shipped {SHIPPED}")
         print(

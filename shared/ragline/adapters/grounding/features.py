@@ -1,0 +1,166 @@
+"""Lexical features of a cited claim, for the learned verifier (pure Python: it runs in the AWS layer).
+
+Two kinds, both computed from the claim and its cited passages alone (no corpus statistics, no model):
+
+- :func:`claim_features`: one vector per claim — how much of it the best passage sentence and the
+  passages as a whole state (plain and rarity-weighted shares, bigrams), how strongly each
+  contradiction cue of :mod:`~ragline.adapters.grounding.overlap` fires (the best share among the
+  sentences it fires on), and the claim's own shape (negated, hedged, directional, numeric, long);
+- :func:`sentence_features`: one vector per passage sentence, to rank and choose evidence.
+
+The names (:data:`CLAIM_FEATURES`, :data:`SENTENCE_FEATURES`) are the weights' keys, so a weight file
+fitted for other features cannot be loaded silently.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ragline.adapters.grounding.overlap import NEGATIONS, contradiction_cue, negated_terms, terms
+from ragline.domain.grounding import CitedClaim
+
+HEDGES = frozenset(terms("may might could possibly associated association correlated linked risk suggest"))
+DIRECTIONS = frozenset(
+    terms(
+        "increase increases increased decrease decreases decreased reduce reduces reduced higher lower"
+        " more less greater smaller improve improves worsen promote promotes inhibit inhibits activate"
+        " activates suppress suppresses enhance enhances raise raises"
+    )
+)
+UP = frozenset(
+    terms(
+        "increase raise elevate higher high more greater enhance promote improve stimulate activate induce"
+        " upregulate accelerate gain rise positive positively benefit beneficial protect protective"
+        " overexpression excess hyperactivity faster longer stronger"
+    )
+)
+DOWN = frozenset(
+    terms(
+        "decrease reduce lower low less fewer diminish decline impair inhibit suppress prevent block"
+        " attenuate downregulate slow slower delay loss fall negative negatively harm harmful worsen"
+        " damage deficient deficiency deplete lack shorter weaker"
+    )
+) - UP
+CLAIM_FEATURES = (
+    "best", "second", "coverage", "weighted_best", "weighted_coverage", "bigram_best", "bigram_coverage",
+    "negation", "antonym", "number", "claim_negated", "claim_hedged", "claim_directional",
+    "claim_numeric", "unstated_numbers", "log_terms", "log_sentences", "best_is_first", "flip",
+    "same_direction", "negated_best",
+)  # fmt: skip
+SENTENCE_FEATURES = ("share", "weighted", "bigrams", "gap", "rank0", "rank1", "first", "cue", "position")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One passage sentence: its place (chunk id, index), text and stemmed terms."""
+
+    chunk_id: str
+    index: int
+    text: str
+    terms: frozenset[str]
+    bigrams: frozenset[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A claim's rows, best first by :attr:`shares`, and the claim-level feature vector."""
+
+    rows: list[Row]
+    shares: list[float]
+    weighted: list[float]
+    bigram_shares: list[float]
+    cues: list[str | None]
+    positions: list[float]
+    vector: list[float]
+
+
+def _bigrams(words: list[str]) -> frozenset[tuple[str, str]]:
+    return frozenset(zip(words, words[1:], strict=False))
+
+
+def score_claim(claim: CitedClaim, cue_min: float = 0.2) -> Scored | None:
+    """The claim's rows and features; None when the claim or its passages have no content word."""
+    words = terms(claim.text)
+    wanted = set(words)
+    rows = []
+    for p in claim.passages:
+        for n, s in enumerate(p.sentences):
+            t = terms(s)
+            rows.append(Row(p.chunk_id, n, s, frozenset(t), _bigrams(t)))
+    if not wanted or not rows:
+        return None
+    df = {w: sum(1 for r in rows if w in r.terms) for w in wanted}
+    weight = {w: math.log(1 + len(rows) / (1 + df[w])) for w in wanted}
+    total = sum(weight.values())
+    pairs = _bigrams(words)
+    shares = [len(wanted & r.terms) / len(wanted) for r in rows]
+    order = sorted(range(len(rows)), key=lambda i: -shares[i])
+    rows = [rows[i] for i in order]
+    shares = [shares[i] for i in order]
+    weighted = [sum(weight[w] for w in wanted & r.terms) / total for r in rows]
+    bigram_shares = [len(pairs & r.bigrams) / len(pairs) if pairs else 0.0 for r in rows]
+    everywhere = frozenset().union(*(r.terms for r in rows))
+    cues = [
+        contradiction_cue(claim.text, r.text, set(everywhere)) if share >= cue_min else None
+        for r, share in zip(rows, shares, strict=True)
+    ]
+    cue_share = {
+        kind: max((s for s, c in zip(shares, cues, strict=True) if c == kind), default=0.0)
+        for kind in ("negation", "antonym", "number")
+    }
+    flip = same = 0.0
+    claim_up, claim_down = bool(wanted & UP), bool(wanted & DOWN)
+    for r, share in zip(rows, shares, strict=True):
+        up, down = bool(r.terms & UP), bool(r.terms & DOWN)
+        if share < cue_min or claim_up == claim_down or up == down:
+            continue
+        if claim_up == up:
+            same = max(same, share)
+        else:
+            flip = max(flip, share)
+    negated = 1.0 if wanted & NEGATIONS or negated_terms(claim.text) else 0.0
+    numbers = {w for w in wanted if w[:1].isdigit()}
+    everywhere_pairs = frozenset().union(*(r.bigrams for r in rows))
+    vector = [
+        shares[0],
+        shares[1] if len(shares) > 1 else 0.0,
+        len(wanted & everywhere) / len(wanted),
+        max(weighted),
+        sum(weight[w] for w in wanted & everywhere) / total,
+        max(bigram_shares),
+        len(pairs & everywhere_pairs) / len(pairs) if pairs else 0.0,
+        cue_share["negation"],
+        cue_share["antonym"],
+        cue_share["number"],
+        negated,
+        1.0 if wanted & HEDGES else 0.0,
+        1.0 if wanted & DIRECTIONS else 0.0,
+        1.0 if numbers else 0.0,
+        1.0 if numbers - everywhere else 0.0,
+        math.log(len(wanted)),
+        math.log(len(rows)),
+        1.0 if rows[0].index == 0 else 0.0,
+        flip,
+        same,
+        negated * shares[0],
+    ]
+    sizes = {p.chunk_id: len(p.sentences) for p in claim.passages}
+    positions = [r.index / max(sizes[r.chunk_id] - 1, 1) for r in rows]
+    return Scored(rows, shares, weighted, bigram_shares, cues, positions, vector)
+
+
+def sentence_features(scored: Scored, rank: int) -> list[float]:
+    """The features of ``scored.rows[rank]`` as evidence for its claim."""
+    best = scored.shares[0]
+    return [
+        scored.shares[rank],
+        scored.weighted[rank],
+        scored.bigram_shares[rank],
+        best - scored.shares[rank],
+        1.0 if rank == 0 else 0.0,
+        1.0 if rank == 1 else 0.0,
+        1.0 if scored.rows[rank].index == 0 else 0.0,
+        1.0 if scored.cues[rank] else 0.0,
+        scored.positions[rank],
+    ]
