@@ -164,7 +164,10 @@ def main() -> None:
 
 
 def choose_evidence(
-    rows: list[tuple[Example, Scored]], prob: Array, owner: npt.NDArray[np.int64], labels: npt.NDArray[np.int64]
+    rows: list[tuple[Example, Scored]],
+    prob: Array,
+    owner: npt.NDArray[np.int64],
+    labels: npt.NDArray[np.int64],
 ) -> tuple[float, int]:
     """The threshold and count that maximise evidence F1 on the fitting half (evidence is named only for
     a claim the label model does not call not-enough-info)."""
@@ -195,7 +198,9 @@ def choose_evidence(
     return best[1], best[2]
 
 
-def write(out: Path, label: dict[str, object], evidence: dict[str, object], threshold: float, most: int, l2: float) -> None:
+def write(
+    out: Path, label: dict[str, object], evidence: dict[str, object], threshold: float, most: int, l2: float
+) -> None:
     out.write_text(
         '"""Weights of the learned grounding verifier, written by bench/fit_grounding.py (do not edit).\n\n'
         f"Fitted on the even-id half of SciFact train; label model L2 {l2} (5-fold cross-validation\n"

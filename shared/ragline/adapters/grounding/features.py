@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ragline.adapters.grounding.overlap import NEGATIONS, contradiction_cue, negated_terms, terms
+from ragline.adapters.grounding.overlap import contradiction_cue, negated_terms, terms
 from ragline.domain.grounding import CitedClaim
 
 HEDGES = frozenset(terms("may might could possibly associated association correlated linked risk suggest"))
@@ -35,20 +35,23 @@ UP = frozenset(
         " overexpression excess hyperactivity faster longer stronger"
     )
 )
-DOWN = frozenset(
-    terms(
-        "decrease reduce lower low less fewer diminish decline impair inhibit suppress prevent block"
-        " attenuate downregulate slow slower delay loss fall negative negatively harm harmful worsen"
-        " damage deficient deficiency deplete lack shorter weaker"
+DOWN = (
+    frozenset(
+        terms(
+            "decrease reduce lower low less fewer diminish decline impair inhibit suppress prevent block"
+            " attenuate downregulate slow slower delay loss fall negative negatively harm harmful worsen"
+            " damage deficient deficiency deplete lack shorter weaker"
+        )
     )
-) - UP
+    - UP
+)
 CLAIM_FEATURES = (
     "best", "second", "coverage", "weighted_best", "weighted_coverage", "bigram_best", "bigram_coverage",
     "negation", "antonym", "number", "claim_negated", "claim_hedged", "claim_directional",
-    "claim_numeric", "unstated_numbers", "log_terms", "log_sentences", "best_is_first", "flip",
+    "claim_numeric", "unstated_numbers", "log_terms", "flip",
     "same_direction", "negated_best",
 )  # fmt: skip
-SENTENCE_FEATURES = ("share", "weighted", "bigrams", "gap", "rank0", "rank1", "first", "cue", "position")
+SENTENCE_FEATURES = ("share", "weighted", "bigrams", "gap", "rank0", "rank1", "cue")
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,6 @@ class Scored:
     weighted: list[float]
     bigram_shares: list[float]
     cues: list[str | None]
-    positions: list[float]
     vector: list[float]
 
 
@@ -119,7 +121,7 @@ def score_claim(claim: CitedClaim, cue_min: float = 0.2) -> Scored | None:
             same = max(same, share)
         else:
             flip = max(flip, share)
-    negated = 1.0 if wanted & NEGATIONS or negated_terms(claim.text) else 0.0
+    negated = 1.0 if negated_terms(claim.text) & everywhere else 0.0
     numbers = {w for w in wanted if w[:1].isdigit()}
     everywhere_pairs = frozenset().union(*(r.bigrams for r in rows))
     vector = [
@@ -139,15 +141,11 @@ def score_claim(claim: CitedClaim, cue_min: float = 0.2) -> Scored | None:
         1.0 if numbers else 0.0,
         1.0 if numbers - everywhere else 0.0,
         math.log(len(wanted)),
-        math.log(len(rows)),
-        1.0 if rows[0].index == 0 else 0.0,
         flip,
         same,
         negated * shares[0],
     ]
-    sizes = {p.chunk_id: len(p.sentences) for p in claim.passages}
-    positions = [r.index / max(sizes[r.chunk_id] - 1, 1) for r in rows]
-    return Scored(rows, shares, weighted, bigram_shares, cues, positions, vector)
+    return Scored(rows, shares, weighted, bigram_shares, cues, vector)
 
 
 def sentence_features(scored: Scored, rank: int) -> list[float]:
@@ -160,7 +158,5 @@ def sentence_features(scored: Scored, rank: int) -> list[float]:
         best - scored.shares[rank],
         1.0 if rank == 0 else 0.0,
         1.0 if rank == 1 else 0.0,
-        1.0 if scored.rows[rank].index == 0 else 0.0,
         1.0 if scored.cues[rank] else 0.0,
-        scored.positions[rank],
     ]

@@ -38,7 +38,10 @@ class Softmax(Standardised):
 
     def probabilities(self, x: Sequence[float]) -> dict[str, float]:
         z = self.inputs(x)
-        logits = [b + sum(w * v for w, v in zip(ws, z, strict=True)) for b, ws in zip(self.bias, self.weights, strict=True)]
+        logits = [
+            b + sum(w * v for w, v in zip(ws, z, strict=True))
+            for b, ws in zip(self.bias, self.weights, strict=True)
+        ]
         top = max(logits)
         exp = [math.exp(v - top) for v in logits]
         return {c: e / sum(exp) for c, e in zip(self.classes, exp, strict=True)}

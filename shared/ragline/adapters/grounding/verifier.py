@@ -43,7 +43,11 @@ MAX_EVIDENCE: int = fitted.MAX_EVIDENCE
 def fitted_models() -> tuple[Softmax, Logistic]:
     """The shipped weights, checked against the features this code computes."""
     label, evidence = softmax_from(fitted.LABEL_MODEL), logistic_from(fitted.EVIDENCE_MODEL)
-    if label.names != CLAIM_FEATURES or evidence.names != SENTENCE_FEATURES or set(label.classes) != set(LABELS):
+    if (
+        label.names != CLAIM_FEATURES
+        or evidence.names != SENTENCE_FEATURES
+        or set(label.classes) != set(LABELS)
+    ):
         raise ValueError("verifier_weights.py was fitted for other features: rerun bench/fit_grounding.py")
     return label, evidence
 
@@ -78,4 +82,6 @@ class LexicalVerifierGroundingScorer:
             for rank in range(min(TOP, len(scored.rows)))
         ]
         chosen = sorted((r for r in rated if r[0] >= EVIDENCE_MIN), key=lambda r: (-r[0], r[1]))
-        return tuple(EvidenceRef(scored.rows[k].chunk_id, scored.rows[k].index) for _, k in chosen[:MAX_EVIDENCE])
+        return tuple(
+            EvidenceRef(scored.rows[k].chunk_id, scored.rows[k].index) for _, k in chosen[:MAX_EVIDENCE]
+        )
