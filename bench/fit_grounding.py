@@ -21,12 +21,14 @@ from __future__ import annotations
 import argparse
 import pprint
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-
 from bench.grounding import Example, _norm, load
+
 from ragline.adapters.grounding.features import (
     CLAIM_FEATURES,
     SENTENCE_FEATURES,
@@ -204,12 +206,13 @@ def write(
     out.write_text(
         '"""Weights of the learned grounding verifier, written by bench/fit_grounding.py (do not edit).\n\n'
         f"Fitted on the even-id half of SciFact train; label model L2 {l2} (5-fold cross-validation\n"
-        'inside that half). Refit: ``.venv/bin/python bench/fit_grounding.py --data ../shared/data/scifact``.\n"""\n\n'
+        "inside that half). Refit: ``.venv/bin/python bench/fit_grounding.py``.\n" + '"""\n\n'
         f"LABEL_MODEL = {pprint.pformat(label, width=110, compact=True, sort_dicts=False)}\n\n"
         f"EVIDENCE_MODEL = {pprint.pformat(evidence, width=110, compact=True, sort_dicts=False)}\n\n"
         f"EVIDENCE_MIN = {threshold}\n"
         f"MAX_EVIDENCE = {most}\n"
     )
+    subprocess.run([sys.executable, "-m", "ruff", "format", "--quiet", str(out)], check=True)
     print(f"wrote {out}")
 
 

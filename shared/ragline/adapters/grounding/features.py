@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import pairwise
 
 from ragline.adapters.grounding.overlap import contradiction_cue, negated_terms, terms
 from ragline.domain.grounding import CitedClaim
@@ -78,7 +79,7 @@ class Scored:
 
 
 def _bigrams(words: list[str]) -> frozenset[tuple[str, str]]:
-    return frozenset(zip(words, words[1:], strict=False))
+    return frozenset(pairwise(words))
 
 
 def score_claim(claim: CitedClaim, cue_min: float = 0.2) -> Scored | None:

@@ -1,7 +1,7 @@
 """Weights of the learned grounding verifier, written by bench/fit_grounding.py (do not edit).
 
 Fitted on the even-id half of SciFact train; label model L2 0.1 (5-fold cross-validation
-inside that half). Refit: ``.venv/bin/python bench/fit_grounding.py --data ../shared/data/scifact``.
+inside that half). Refit: ``.venv/bin/python bench/fit_grounding.py``.
 """
 
 LABEL_MODEL = {
