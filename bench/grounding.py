@@ -14,6 +14,8 @@ default limits: 4 passages, 2,000 characters each) then the scorer. Reported per
 
 Only train exists here. The overlap scorer's thresholds are tuned on the even-id claims (grid search,
 label macro-F1; evidence_min on evidence F1) and reported on the odd-id claims, which tuning never saw.
+The verifier (the default scorer) was fitted on the same even-id claims by bench/fit_grounding.py; this
+script only measures its committed weights, side by side with the overlap scorer.
 
     .venv/bin/python bench/grounding.py --data ../shared/data/scifact
     .venv/bin/python bench/grounding.py --data ../shared/data/scifact --judge-url http://127.0.0.1:8080/v1

@@ -98,7 +98,7 @@ def test_the_weights_decide() -> None:
     evidence = Logistic(names=SENTENCE_FEATURES, mean=(0.0,) * m, scale=(1.0,) * m, weights=(0.0,) * m)
     scorer = LexicalVerifierGroundingScorer(models=(label, evidence))
 
-    verdicts = scorer.check([IMPEDES, claim("Used bicycles can be returned when undamaged.")]).verdicts
+    verdicts = scorer.check([IMPEDES, claim("Aspirin decreases the risk of bleeding.")]).verdicts
 
     assert [v.label for v in verdicts] == ["not_enough_info"] * 2
 
@@ -114,3 +114,23 @@ def test_the_shipped_weights_match_the_features(monkeypatch: pytest.MonkeyPatch)
     finally:
         monkeypatch.undo()
         fitted_models.cache_clear()
+
+
+def test_a_sentence_its_chunk_states_word_for_word_is_supported() -> None:
+    """Given an extractive answer's quote whose chunk also says the opposite of part of it elsewhere
+    ("can be returned" / "cannot be returned"), the quote itself is supported, by its own sentence."""
+    chunk = Passage(
+        "returns-policy.md#0",
+        (
+            "New bicycles can be returned within 30 days of delivery for a full refund, provided they have"
+            " been ridden less than 50 kilometres and are returned with all accessories.",
+            "Used or demo bicycles are sold as final sale and cannot be returned, but they carry the same"
+            " 12-month frame warranty as new bicycles.",
+        ),
+    )
+    quote = CitedClaim(chunk.sentences[1], (chunk.chunk_id,), (chunk,))
+
+    verdict = LexicalVerifierGroundingScorer().check([quote]).verdicts[0]
+
+    assert verdict.label == "supported" and verdict.score == 1.0
+    assert verdict.evidence == (EvidenceRef("returns-policy.md#0", 1),)

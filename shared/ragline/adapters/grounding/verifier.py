@@ -2,10 +2,13 @@
 
 Same inputs as :mod:`~ragline.adapters.grounding.overlap` (stemmed content words, its three
 contradiction cues) plus rarity-weighted and bigram overlap, a direction flip (``increases`` against
-``reduced``) and the claim's own shape (:mod:`~ragline.adapters.grounding.features`). Instead of
-hand-set thresholds:
+``reduced``) and the claim's own shape (:mod:`~ragline.adapters.grounding.features`). It decides in
+two steps, with no hand-set threshold:
 
-- a softmax regression over those features decides ``supported`` / ``contradicted`` /
+- a claim one cited sentence states word for word (all its content words, in order, no contradiction
+  cue on that sentence) is ``supported`` with score 1: an extractive answer quotes its chunks, and
+  SciFact's claims, which the model learned from, are almost never verbatim;
+- otherwise a softmax regression over those features decides ``supported`` / ``contradicted`` /
   ``not_enough_info``; the verdict's score is the probability of ``supported``;
 - a logistic regression rates the best-overlapping passage sentences as evidence; those rated at
   least :data:`EVIDENCE_MIN` are named (at most :data:`MAX_EVIDENCE`, best first), and only for a
@@ -68,6 +71,16 @@ class LexicalVerifierGroundingScorer:
         scored = score_claim(claim)
         if scored is None:
             return Verdict("not_enough_info", 0.0)
+        stated = [
+            k
+            for k, (share, pairs, cue) in enumerate(
+                zip(scored.shares, scored.bigram_shares, scored.cues, strict=True)
+            )
+            if share == 1.0 and pairs == 1.0 and cue is None
+        ]
+        if stated:  # the cited chunk says it word for word (an extractive answer's quote)
+            row = scored.rows[stated[0]]
+            return Verdict("supported", 1.0, (EvidenceRef(row.chunk_id, row.index),))
         p = label_model.probabilities(scored.vector)
         label: GroundingLabel = max(LABELS, key=lambda c: p[c])
         score = round(min(max(p["supported"], 0.0), 1.0), 4)
