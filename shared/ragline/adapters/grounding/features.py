@@ -2,11 +2,11 @@
 
 Two kinds, both computed from the claim and its cited passages alone (no corpus statistics, no model):
 
-- :func:`claim_features`: one vector per claim — how much of it the best passage sentence and the
+- :func:`score_claim`: one vector per claim — how much of it the best passage sentence and the
   passages as a whole state (plain and rarity-weighted shares, bigrams), how strongly each
   contradiction cue of :mod:`~ragline.adapters.grounding.overlap` fires (the best share among the
   sentences it fires on), and the claim's own shape (negated, hedged, directional, numeric, long);
-- :func:`sentence_features`: one vector per passage sentence, to rank and choose evidence.
+- :func:`sentence_features`: one vector per top passage sentence, to choose evidence.
 
 The names (:data:`CLAIM_FEATURES`, :data:`SENTENCE_FEATURES`) are the weights' keys, so a weight file
 fitted for other features cannot be loaded silently.
@@ -16,36 +16,47 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 
 from ragline.adapters.grounding.overlap import contradiction_cue, negated_terms, terms
 from ragline.domain.grounding import CitedClaim
 
-HEDGES = frozenset(terms("may might could possibly associated association correlated linked risk suggest"))
-DIRECTIONS = frozenset(
-    terms(
-        "increase increases increased decrease decreases decreased reduce reduces reduced higher lower"
-        " more less greater smaller improve improves worsen promote promotes inhibit inhibits activate"
-        " activates suppress suppresses enhance enhances raise raises"
-    )
+_HEDGES = "may might could possibly associated association correlated linked risk suggest"
+_DIRECTIONS = (
+    "increase increases increased decrease decreases decreased reduce reduces reduced higher lower more"
+    " less greater smaller improve improves worsen promote promotes inhibit inhibits activate activates"
+    " suppress suppresses enhance enhances raise raises"
 )
-UP = frozenset(
-    terms(
-        "increase raise elevate higher high more greater enhance promote improve stimulate activate induce"
-        " upregulate accelerate gain rise positive positively benefit beneficial protect protective"
-        " overexpression excess hyperactivity faster longer stronger"
-    )
+_UP = (
+    "increase raise elevate higher high more greater enhance promote improve stimulate activate induce"
+    " upregulate accelerate gain rise positive positively benefit beneficial protect protective"
+    " overexpression excess hyperactivity faster longer stronger"
 )
-DOWN = (
-    frozenset(
-        terms(
-            "decrease reduce lower low less fewer diminish decline impair inhibit suppress prevent block"
-            " attenuate downregulate slow slower delay loss fall negative negatively harm harmful worsen"
-            " damage deficient deficiency deplete lack shorter weaker"
-        )
-    )
-    - UP
+_DOWN = (
+    "decrease reduce lower low less fewer diminish decline impair inhibit suppress prevent block attenuate"
+    " downregulate slow slower delay loss fall negative negatively harm harmful worsen damage deficient"
+    " deficiency deplete lack shorter weaker"
 )
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Stemmed word families: hedges, direction words, and the two directions (up, down)."""
+
+    hedges: frozenset[str]
+    directions: frozenset[str]
+    up: frozenset[str]
+    down: frozenset[str]
+
+
+@lru_cache(maxsize=1)
+def lexicon() -> Lexicon:
+    """Built on first use, as overlap's antonyms are: the stemmer is imported then, not with this module."""
+    up = frozenset(terms(_UP))
+    return Lexicon(frozenset(terms(_HEDGES)), frozenset(terms(_DIRECTIONS)), up, frozenset(terms(_DOWN)) - up)
+
+
 CLAIM_FEATURES = (
     "best", "second", "coverage", "weighted_best", "weighted_coverage", "bigram_best", "bigram_coverage",
     "negation", "antonym", "number", "claim_negated", "claim_hedged", "claim_directional",
@@ -113,9 +124,10 @@ def score_claim(claim: CitedClaim, cue_min: float = 0.2) -> Scored | None:
         for kind in ("negation", "antonym", "number")
     }
     flip = same = 0.0
-    claim_up, claim_down = bool(wanted & UP), bool(wanted & DOWN)
+    words_of = lexicon()
+    claim_up, claim_down = bool(wanted & words_of.up), bool(wanted & words_of.down)
     for r, share in zip(rows, shares, strict=True):
-        up, down = bool(r.terms & UP), bool(r.terms & DOWN)
+        up, down = bool(r.terms & words_of.up), bool(r.terms & words_of.down)
         if share < cue_min or claim_up == claim_down or up == down:
             continue
         if claim_up == up:
@@ -137,8 +149,8 @@ def score_claim(claim: CitedClaim, cue_min: float = 0.2) -> Scored | None:
         cue_share["antonym"],
         cue_share["number"],
         negated,
-        1.0 if wanted & HEDGES else 0.0,
-        1.0 if wanted & DIRECTIONS else 0.0,
+        1.0 if wanted & words_of.hedges else 0.0,
+        1.0 if wanted & words_of.directions else 0.0,
         1.0 if numbers else 0.0,
         1.0 if numbers - everywhere else 0.0,
         math.log(len(wanted)),
