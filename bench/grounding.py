@@ -14,6 +14,8 @@ default limits: 4 passages, 2,000 characters each) then the scorer. Reported per
 
 Only train exists here. The overlap scorer's thresholds are tuned on the even-id claims (grid search,
 label macro-F1; evidence_min on evidence F1) and reported on the odd-id claims, which tuning never saw.
+The verifier (the default scorer) was fitted on the same even-id claims by bench/fit_grounding.py; this
+script only measures its committed weights, side by side with the overlap scorer.
 
     .venv/bin/python bench/grounding.py --data ../shared/data/scifact
     .venv/bin/python bench/grounding.py --data ../shared/data/scifact --judge-url http://127.0.0.1:8080/v1
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.adapters.grounding.overlap import OverlapGroundingScorer
+from ragline.adapters.grounding.verifier import LexicalVerifierGroundingScorer
 from ragline.domain.grounding import Checked, CitedClaim, GroundingLimits, Verdict
 from ragline.ports import GroundingScorer
 from ragline.services.grounding import cited_claims
@@ -184,6 +187,9 @@ def main() -> None:
     print(row("always supported (reference)", "held-out", AlwaysSupported(), held_out, corpus))
     print(row("overlap, shipped defaults", "tuning", OverlapGroundingScorer(), tuning, corpus))
     print(row("overlap, shipped defaults", "held-out", OverlapGroundingScorer(), held_out, corpus))
+    verifier = LexicalVerifierGroundingScorer()
+    print(row("verifier (learned on the tuning half)", "tuning", verifier, tuning, corpus))
+    print(row("verifier (learned on the tuning half)", "held-out", verifier, held_out, corpus))
     if tuned != SHIPPED:
         print(f"note: this run tuned {tuned}, not the shipped {SHIPPED}")
         print(

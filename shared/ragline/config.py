@@ -131,12 +131,13 @@ class Settings(BaseModel):
     cross_encoder_model: str = ""
     cross_encoder_tokenizer: str = ""
 
-    grounding: Literal["auto", "none", "overlap", "judge", "bedrock"] = "auto"
+    grounding: Literal["auto", "none", "verifier", "overlap", "judge", "bedrock"] = "auto"
     """How the final answer's cited sentences are checked against their chunks (``RAGLINE_GROUNDING``):
-    ``overlap``, the offline lexical scorer (no model; the embedded and AWS default); ``judge``, the
+    ``verifier``, the offline lexical verifier (a small linear model fitted on SciFact train, pure
+    Python; the embedded and AWS default); ``overlap``, its hand-tuned predecessor; ``judge``, the
     configured chat model (one extra call per answer, metered with the run); ``bedrock``, a Bedrock
     guardrail's contextual grounding check; ``none``: off. ``auto``: ``bedrock`` when
-    :attr:`grounding_guardrail_id` is set, else ``overlap``."""
+    :attr:`grounding_guardrail_id` is set, else ``verifier``."""
     grounding_guardrail_id: str = ""
     """A Bedrock guardrail (id or ARN) with a contextual grounding policy
     (``RAGLINE_GROUNDING_GUARDRAIL_ID``)."""
@@ -209,10 +210,10 @@ class Settings(BaseModel):
         return self.chat_backend != "offline"
 
     @property
-    def resolved_grounding(self) -> Literal["none", "overlap", "judge", "bedrock"]:
+    def resolved_grounding(self) -> Literal["none", "verifier", "overlap", "judge", "bedrock"]:
         if self.grounding != "auto":
             return self.grounding
-        return "bedrock" if self.grounding_guardrail_id else "overlap"
+        return "bedrock" if self.grounding_guardrail_id else "verifier"
 
     @property
     def resolved_store(self) -> Literal["sqlite", "opensearch"]:

@@ -284,9 +284,13 @@ class Container:
             from ragline.adapters.grounding.judge import ChatJudgeGroundingScorer
 
             return ChatJudgeGroundingScorer(self.chat_model)
-        from ragline.adapters.grounding.overlap import OverlapGroundingScorer
+        if choice == "overlap":
+            from ragline.adapters.grounding.overlap import OverlapGroundingScorer
 
-        return OverlapGroundingScorer()
+            return OverlapGroundingScorer()
+        from ragline.adapters.grounding.verifier import LexicalVerifierGroundingScorer
+
+        return LexicalVerifierGroundingScorer()
 
     # -- services ------------------------------------------------------------------------------
     @cached_property
@@ -594,6 +598,7 @@ class Container:
 
 GROUNDING_MODULES: dict[str, list[str]] = {
     "none": [],
+    "verifier": ["ragline.adapters.grounding.verifier", "snowballstemmer"],
     "overlap": ["ragline.adapters.grounding.overlap", "snowballstemmer"],
     "judge": ["ragline.adapters.grounding.judge"],
     "bedrock": ["ragline.adapters.bedrock.guardrail"],

@@ -1,6 +1,6 @@
-"""The GroundingScorer contract against each scorer: the offline overlap scorer, the chat model as judge
-(the real OpenAI adapter on the scripted replay server) and the Bedrock guardrail (real boto3 on the
-local Bedrock server's ApplyGuardrail)."""
+"""The GroundingScorer contract against each scorer: the offline verifier and overlap scorers, the chat
+model as judge (the real OpenAI adapter on the scripted replay server) and the Bedrock guardrail (real
+boto3 on the local Bedrock server's ApplyGuardrail)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 from ragline.adapters.bedrock.guardrail import BedrockGuardrailGroundingScorer
 from ragline.adapters.grounding.judge import ChatJudgeGroundingScorer
 from ragline.adapters.grounding.overlap import OverlapGroundingScorer
+from ragline.adapters.grounding.verifier import LexicalVerifierGroundingScorer
 from ragline.adapters.openai.chat import OpenAIChatModel
 from ragline.ports import GroundingScorer
 from tests.contract.grounding_scorer_contract import GroundingScorerContract
@@ -24,6 +25,12 @@ class TestOverlapScorer(GroundingScorerContract):
     @pytest.fixture
     def scorer(self) -> GroundingScorer:
         return OverlapGroundingScorer()
+
+
+class TestLexicalVerifierScorer(GroundingScorerContract):
+    @pytest.fixture
+    def scorer(self) -> GroundingScorer:
+        return LexicalVerifierGroundingScorer()
 
 
 class TestChatJudgeScorer(GroundingScorerContract):

@@ -1,4 +1,4 @@
-"""Grounding in the deployed template: the built-in overlap scorer by default (no model, no permission);
+"""Grounding in the deployed template: the built-in lexical verifier by default (no model, no permission);
 a Bedrock guardrail's contextual grounding check only when named, granted to the chat function alone
 and only on that guardrail (issue 30)."""
 
@@ -31,14 +31,14 @@ def may_apply(stack: StandInStack, function: str, guardrail: str) -> bool:
     return all(spec.allows(c.action, c.resource, c.context) for c in calls)
 
 
-def test_the_default_is_the_overlap_scorer_with_no_guardrail_and_no_permission(
+def test_the_default_is_the_lexical_verifier_with_no_guardrail_and_no_permission(
     translated: dict[str, Any],
 ) -> None:
     stack = StandInStack(translated, {})
-    assert stack.values["Grounding"] == "overlap"
+    assert stack.values["Grounding"] == "verifier"
     for fn in FUNCTIONS:
         env = stack.function(fn).environment
-        assert env["RAGLINE_GROUNDING"] == "overlap", fn
+        assert env["RAGLINE_GROUNDING"] == "verifier", fn
         assert "RAGLINE_GROUNDING_GUARDRAIL_ID" not in env, fn
         assert not may_apply(stack, fn, "abc123"), fn
 
@@ -61,6 +61,12 @@ def test_a_named_guardrail_is_applied_by_the_chat_function_only(translated: dict
 
 
 def test_grounding_choices_and_the_guardrail_rule(translated: dict[str, Any]) -> None:
-    assert translated["Parameters"]["Grounding"]["AllowedValues"] == ["overlap", "judge", "bedrock", "none"]
+    assert translated["Parameters"]["Grounding"]["AllowedValues"] == [
+        "verifier",
+        "overlap",
+        "judge",
+        "bedrock",
+        "none",
+    ]
     rule = translated["Rules"]["GuardrailNamedForGrounding"]
     assert rule["RuleCondition"] == {"Fn::Equals": [{"Ref": "Grounding"}, "bedrock"]}

@@ -181,7 +181,7 @@ def test_json_mode_and_idempotency_key(on_sqlite: Served) -> None:
         *("answer", "sources", "warnings", "steps", "error", "usage", "exitReason", "runId"),
         *("route", "collections", "grounding"),
     }
-    assert first["grounding"]["status"] == "scored" and first["grounding"]["scorer"] == "overlap"
+    assert first["grounding"]["status"] == "scored" and first["grounding"]["scorer"] == "verifier"
     assert first["grounding"]["sentences"] and 0.0 <= first["grounding"]["score"] <= 1.0
     assert first["route"] is None and first["collections"]["namespaces"] == ["northwind"]
     assert first["runId"] == second["runId"] == "client-key-1" and first["exitReason"] == "answered"

@@ -350,7 +350,7 @@ def test_chat_prints_the_grounding_of_each_cited_sentence_under_the_sources(home
     # Issue 30 #1: each cited sentence checked against its chunks, numbered as in the streamed answer
     _, out = cli("chat", "Can I return a used bike?", "-n", "northwind", "--home", str(home))
     _, after_sources = out.split("\nSources\n", 1)
-    summary = re.search(r"^Grounding \(overlap\): score (\d\.\d\d) · (\d+) supported", after_sources, re.M)
+    summary = re.search(r"^Grounding \(verifier\): score (\d\.\d\d) · (\d+) supported", after_sources, re.M)
     assert summary is not None, out
     assert 0.0 < float(summary[1]) <= 1.0 and int(summary[2]) >= 1
     assert re.search(r"^  ✔ supported \d\.\d\d \[1\]: ", after_sources, re.M), out
@@ -359,7 +359,7 @@ def test_chat_prints_the_grounding_of_each_cited_sentence_under_the_sources(home
 def test_the_grounding_names_sentences_by_their_first_words_and_never_repeats_the_answer(home: Path) -> None:
     _, out = cli("chat", "How often should I lubricate the chain?", "-n", "northwind", "--home", str(home))
     _, after_sources = out.split("\nSources\n", 1)
-    grounding = after_sources[after_sources.index("Grounding (overlap)") :]
+    grounding = after_sources[after_sources.index("Grounding (verifier)") :]
     assert "Clean and lubricate the chain…" in grounding
     assert "200 kilometres" not in grounding
 

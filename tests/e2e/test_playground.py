@@ -86,7 +86,7 @@ def test_ask_stream_cite_and_search(
     assert "exit answered" in browser.find_element(By.ID, "usage").text
     # and under it the answer's grounding: each cited sentence's label and score (issue 30 #1)
     grounding = browser.find_element(By.ID, "grounding")
-    assert grounding.text.startswith("Grounding (overlap): score "), grounding.text
+    assert grounding.text.startswith("Grounding (verifier): score "), grounding.text
     labels = [li.get_attribute("data-label") for li in grounding.find_elements(By.TAG_NAME, "li")]
     assert labels and set(labels) <= {"supported", "contradicted", "not_enough_info"}
 

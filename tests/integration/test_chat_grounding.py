@@ -82,7 +82,7 @@ def test_every_agents_final_event_carries_the_grounding_score(offline: Container
     final, body = ask(offline, agent=agent)
 
     assert final.grounding is not None and final.grounding.status == "scored"
-    assert final.grounding.scorer == "overlap" and final.grounding.score is not None
+    assert final.grounding.scorer == "verifier" and final.grounding.score is not None
     assert 0.0 <= final.grounding.score <= 1.0 and final.grounding.sentences
     assert all(
         s.citations and s.label in ("supported", "contradicted", "not_enough_info")
@@ -91,10 +91,11 @@ def test_every_agents_final_event_carries_the_grounding_score(offline: Container
     assert body.grounding == final.grounding  # the JSON answer carries the same
 
 
+@pytest.mark.parametrize("scorer", ["verifier", "overlap"])
 def test_the_offline_scorer_flags_a_sentence_that_contradicts_its_source(
-    tmp_path: Path, chat_endpoint: ChatEndpoint
+    tmp_path: Path, chat_endpoint: ChatEndpoint, scorer: str
 ) -> None:
-    c = world(tmp_path, **chat_endpoint.values(), grounding="overlap")
+    c = world(tmp_path, **chat_endpoint.values(), grounding=scorer)
     chat_endpoint.script([tool_call("search", {"query": "used bicycle returns"}), text(CONTRADICTING)])
 
     final, body = ask(c, agent="agentic")

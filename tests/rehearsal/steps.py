@@ -143,7 +143,7 @@ def chat_streams(w: World, ctx: dict[str, Any]) -> None:
     assert final["exitReason"] == "answered" and "faq.txt#0" in final["answer"]
     # the built layer checks the cited sentence against its chunk (the template's default scorer)
     grounding = final["grounding"]
-    assert grounding["status"] == "scored" and grounding["scorer"] == "overlap", grounding
+    assert grounding["status"] == "scored" and grounding["scorer"] == "verifier", grounding
     assert grounding["sentences"][0]["citations"] == ["faq.txt#0"], grounding
     posts = w.taps["ChatFunction"].response_posts()
     assert posts, "the adapter never posted a response"

@@ -142,9 +142,10 @@ def test_the_opensearch_service_chooses_the_store_mode(tmp_path: Path, service: 
 @pytest.mark.parametrize(
     ("settings", "scorer"),
     [
-        ({}, "OverlapGroundingScorer"),
+        ({}, "LexicalVerifierGroundingScorer"),
         ({"grounding_guardrail_id": "abc123"}, "BedrockGuardrailGroundingScorer"),
         ({"grounding": "overlap", "grounding_guardrail_id": "abc123"}, "OverlapGroundingScorer"),
+        ({"grounding": "verifier", "grounding_guardrail_id": "abc123"}, "LexicalVerifierGroundingScorer"),
         (
             {"grounding": "judge", "openai_base_url": "http://127.0.0.1:9/v1", "chat_model": "m"},
             "ChatJudgeGroundingScorer",
