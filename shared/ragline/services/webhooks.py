@@ -6,9 +6,11 @@ without a namespace allow-list (a restricted key would otherwise receive other n
 :class:`WebhookDelivery` POSTs one event to each subscription of its tenant that wants its type,
 signed (:func:`~ragline.domain.webhooks.sign`), and records each success with a conditional write
 keyed by (subscription, event id): a redelivered event is not POSTed again to a receiver that already
-took it. Any receiver's failure (no answer, a non-2xx status) raises after the others were tried, so
-the event comes back (SQS redelivery or the outbox's retry) for the failed ones alone; the URL is
-checked again before each POST (the rules may have tightened since it was saved).
+took it. While it POSTs, a worker holds that pair (:data:`SENDING_TTL`, another conditional write), so
+a duplicate message handled at the same moment by another worker does not POST it a second time. Any
+receiver's failure (no answer, a non-2xx status) raises after the others were tried, so the event
+comes back (SQS redelivery or the outbox's retry) for the failed ones alone; the URL is checked again
+before each POST (the rules may have tightened since it was saved).
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ from ragline.services.authentication import Principal
 
 DELIVERED_TTL = 14 * 86_400
 """How long a delivery is remembered (longer than the delivery queue keeps a message: 4 days)."""
+SENDING_TTL = 60
+"""How long a worker holds a (subscription, event) while it POSTs (longer than a POST may take, 10 s;
+shorter than the delivery queue's retry, 6 minutes): a duplicate of the message handled at the same
+time leaves that receiver to the holder, and a holder that died lets the next retry send."""
 
 
 class WebhookService:
@@ -112,15 +118,18 @@ class WebhookDelivery:
             key = f"delivered#{subscription.id}#{event.id}"
             if self._marks.has(key):
                 continue  # a redelivery: this receiver took it already
+            sending = f"sending#{subscription.id}#{event.id}"
+            if not self._marks.mark(sending, ttl_seconds=SENDING_TTL):
+                continue  # a duplicate message, handled at this moment by another worker
             try:
                 check_url(subscription.url, loopback_http=self._loopback_http)
                 headers = self._headers(subscription, event, body)
                 status = self._transport.post(subscription.url, body, headers)
+                if not 200 <= status < 300:
+                    raise errors.DependencyFailed(f"the receiver answered {status}", code=f"http_{status}")
             except errors.RaglineError as exc:
-                failed[subscription.id] = exc.code
-                continue
-            if not 200 <= status < 300:
-                failed[subscription.id] = f"http_{status}"
+                self._marks.forget(sending)  # the retry sends it again
+                failed[subscription.id] = str(exc.details.get("code", exc.code))
                 continue
             self._marks.mark(key, ttl_seconds=DELIVERED_TTL)
             sent += 1
