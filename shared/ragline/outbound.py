@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ragline import errors
+from ragline.domain.urls import is_public
 
 if TYPE_CHECKING:
     import httpcore
@@ -33,14 +34,6 @@ class Response(NamedTuple):
     status: int
     headers: dict[str, str]
     body: bytes
-
-
-def is_public(address: str) -> bool:
-    """Whether an IP address (v4 or v6, a v4-mapped v6 judged as its v4) is globally routable."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
 
 
 def resolve_checked(host: str, port: int, *, allow_loopback: bool = False) -> str:

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import pytest
 
 from ragline import errors, outbound
+from ragline.domain.urls import is_public
 from ragline.services.identity_tokens import TokenVerifier, fetch_jwks
 
 BIG = b"x" * (outbound.MAX_RESPONSE_BYTES + 1)
@@ -106,10 +107,11 @@ def resolves_to(monkeypatch: pytest.MonkeyPatch) -> Any:
         ("fe80::1%eth0", False),
         ("::ffff:127.0.0.1", False),
         ("::ffff:169.254.169.254", False),
+        ("::ffff:8.8.8.8", True),
     ],
 )
 def test_only_globally_routable_addresses_are_public(address: str, public: bool) -> None:
-    assert outbound.is_public(address) is public
+    assert is_public(address) is public
 
 
 def test_a_name_that_resolves_to_loopback_is_refused(port: int) -> None:

@@ -33,7 +33,6 @@ MAX_LIFETIME = 86_400
 """Longest token lifetime (``exp`` - ``iat``) accepted by default, in seconds (Auth0's default)."""
 MAX_LEEWAY = 300
 DEFAULT_LEEWAY = 60
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1"})
 
 
 class IdentityProvider(NamedTuple):
@@ -86,26 +85,11 @@ def _invalid(message: str, field: str) -> errors.InvalidRequest:
 
 def check_jwks_uri(uri: str, *, loopback_http: bool = False) -> str:
     """``https://`` only, to a name or a public address: never the link-local metadata service or
-    another private address by literal. ``http://127.0.0.1`` (or ``[::1]``) only where the operator
+    another private address by literal. Plain ``http://`` to a loopback host only where the operator
     allows loopback HTTP (tests, a local server), never elsewhere."""
-    import ipaddress  # not on a key's path through the authorizer
-    from urllib.parse import urlsplit
+    from ragline.domain.urls import check_public_url  # not on a key's path through the authorizer
 
-    parts = urlsplit(uri)
-    host = (parts.hostname or "").lower()
-    if not host or parts.username or parts.password:
-        raise _invalid("jwksUri must be an https:// URL with a host", "jwksUri")
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        address = None
-    if parts.scheme == "http" and loopback_http and host in LOOPBACK_HOSTS:
-        return uri
-    if parts.scheme != "https":
-        raise _invalid("jwksUri must be an https:// URL", "jwksUri")
-    if address is not None and not address.is_global:
-        raise _invalid("jwksUri may not name a private, loopback or link-local address", "jwksUri")
-    return uri
+    return check_public_url(uri, field="jwksUri", loopback_http=loopback_http)
 
 
 def checked(provider: IdentityProvider, *, loopback_http: bool = False) -> IdentityProvider:

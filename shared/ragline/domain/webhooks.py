@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from urllib.parse import urlsplit
 
 from ragline import errors
+from ragline.domain.urls import check_public_url
 
 SIGNATURE_HEADER = "Ragline-Signature"
 EVENT_ID_HEADER = "Ragline-Event-Id"
@@ -25,7 +24,6 @@ DEFAULT_TOLERANCE = 300
 """Seconds a receiver should accept between the signed timestamp and its clock (either way)."""
 SECRET_PREFIX = "whsec_"
 MAX_URL_LENGTH = 2048
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
 @dataclass(frozen=True)
@@ -74,23 +72,8 @@ def verify(secret: str, body: bytes, header: str, *, now: int, tolerance: int = 
 
 
 def check_url(url: str, *, loopback_http: bool = False) -> str:
-    """``https://`` to a name or a public address; never a private, loopback or link-local literal
-    (the delivery function must not be turned on the VPC or the metadata service). Plain
-    ``http://`` to a loopback host only where the operator allows it (tests, ``ragline serve``)."""
+    """``https://`` to a name or a public address (:func:`~ragline.domain.urls.check_public_url`): the
+    delivery function must not be turned on the VPC or the metadata service."""
     if len(url) > MAX_URL_LENGTH:
         raise errors.InvalidRequest(f"url is longer than {MAX_URL_LENGTH} characters", field="url")
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    if not host or parts.username or parts.password or parts.fragment:
-        raise errors.InvalidRequest("url must be an https:// URL with a host, no credentials", field="url")
-    if loopback_http and host in LOOPBACK_HOSTS and parts.scheme in ("http", "https"):
-        return url
-    if parts.scheme != "https":
-        raise errors.InvalidRequest("url must be an https:// URL", field="url")
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        address = None
-    if host == "localhost" or host.endswith(".localhost") or (address is not None and not address.is_global):
-        raise errors.InvalidRequest("url may not name a private, loopback or link-local address", field="url")
-    return url
+    return check_public_url(url, field="url", loopback_http=loopback_http)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from ragline import errors
 from ragline.domain.billing import current_period
@@ -93,24 +94,8 @@ class AnnouncingDocuments:
         self._inner = inner
         self._announcer = announcer
 
-    def claim(
-        self,
-        tenant_id: str,
-        namespace_id: str,
-        document_id: str,
-        sequencer: str | None,
-        *,
-        deleting: bool = False,
-        source: str = "",
-        version_id: str = "",
-        etag: str = "",
-        size: int = 0,
-        lease_seconds: float = 0.0,
-    ) -> Claim:
-        return self._inner.claim(
-            tenant_id, namespace_id, document_id, sequencer, deleting=deleting, source=source,
-            version_id=version_id, etag=etag, size=size, lease_seconds=lease_seconds,
-        )  # fmt: skip
+    def claim(self, *args: Any, **kwargs: Any) -> Claim:  # the registry's own signature
+        return self._inner.claim(*args, **kwargs)
 
     def complete(self, record: DocumentRecord) -> bool:
         done = self._inner.complete(record)
