@@ -17,10 +17,9 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
 def is_public(address: str) -> bool:
-    """Whether an IP address (v4 or v6, a v4-mapped v6 judged as its v4) is globally routable."""
+    """Whether an IP address (v4 or v6; the standard library judges a v4-mapped v6 as its v4) is
+    globally routable."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
     return ip.is_global and not ip.is_multicast
 
 
