@@ -58,6 +58,11 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
     from ragline.services.webhooks import WebhookDelivery, WebhookService
 
 
+EXIT_EVENT_GRACE_SECONDS = 10.0
+"""How long a local command's end may spend delivering its webhook events (a POST begun then may take
+its own 10 s more)."""
+
+
 class Container:
     """Builds each part on first use. ``Container(settings, **overrides)`` replaces parts by name
     (any port or service below), so a test swaps the embedder without touching internals."""
@@ -533,6 +538,15 @@ class Container:
     def close(self) -> None:
         if "stores" in self.__dict__:
             self.stores.close()
+
+    def deliver_pending_events(self, seconds: float = EXIT_EVENT_GRACE_SECONDS) -> int:
+        """Before a local process exits: the outbox's due events delivered, starting none after
+        ``seconds`` (the relay thread dies with the process). Only where this container built the
+        outbox (it published, or could have); on AWS the bus delivers: nothing to do."""
+        from ragline.adapters.embedded.events import SqliteEventOutbox
+
+        outbox = self.__dict__.get("event_publisher")
+        return outbox.drain(seconds) if isinstance(outbox, SqliteEventOutbox) else 0
 
     def release_connections(self) -> None:
         """Close every connection pool this container's parts hold and forget the parts (overrides

@@ -33,6 +33,8 @@ class Receiver:
         self.deliveries: list[Delivery] = []
         self.script: dict[str, deque[int]] = defaultdict(deque)
         self.always: dict[str, int] = {}
+        self.delay: dict[str, float] = {}
+        """Seconds a path waits before it answers (a slow receiver)."""
         self._lock = threading.Lock()
         receiver = self
 
@@ -46,6 +48,7 @@ class Receiver:
                     status = queue.popleft() if queue else receiver.always.get(self.path, 200)
                     event_id = self.headers.get(EVENT_ID_HEADER, "")
                     receiver.deliveries.append(Delivery(self.path, event_id, json.loads(raw), signed, status))
+                time.sleep(receiver.delay.get(self.path, 0.0))
                 self.send_response(status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()

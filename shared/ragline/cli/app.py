@@ -61,11 +61,30 @@ FilterOption = Annotated[
 ]
 
 
+_made: list[Container] = []
+"""The containers this command made (see :func:`_root`)."""
+
+
+@app.callback()
+def _root(ctx: typer.Context) -> None:
+    """When the command ends, succeeded or failed, its due webhook events are delivered: the outbox's
+    relay thread dies with the process, so a short command would exit before it sent them."""
+    _made.clear()
+
+    def deliver() -> None:
+        while _made:
+            _made.pop().deliver_pending_events()
+
+    ctx.call_on_close(deliver)
+
+
 def _container(home: Path | None) -> Container:
     from ragline.config import Settings
     from ragline.wiring import Container
 
-    return Container(Settings.from_env(home=home) if home is not None else Settings.from_env())
+    container = Container(Settings.from_env(home=home) if home is not None else Settings.from_env())
+    _made.append(container)
+    return container
 
 
 def _fail(exc: Exception) -> typer.Exit:

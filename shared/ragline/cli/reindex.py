@@ -54,4 +54,5 @@ def run_reindex(
         echo(f"{namespace} serves generation {final.generation} ({final.embedding_model})")
         return 0
     finally:
+        c.deliver_pending_events()  # namespace.reindexed, to the tenant's webhooks
         c.close()

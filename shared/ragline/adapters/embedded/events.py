@@ -5,7 +5,8 @@ and, with a ``deliver`` callback, wakes one relay thread. The relay hands each d
 ``deliver`` (the webhook delivery service); one that raises is retried with exponential backoff and
 after ``max_attempts`` is parked as ``dead`` (the embedded dead-letter queue: ``dead()`` lists them,
 ``ragline serve``'s log says so). So ``ragline serve`` and the CLI deliver webhooks like the stack does,
-with no servers; :meth:`relay` runs the same loop synchronously (tests, a CLI command's end).
+with no servers; :meth:`relay` runs the same loop synchronously (tests), :meth:`drain` a bounded one
+at a CLI command's end.
 """
 
 from __future__ import annotations
@@ -85,7 +86,21 @@ class SqliteEventOutbox:
         with self._relaying:
             return self._relay_due()
 
-    def _relay_due(self) -> int:
+    def drain(self, seconds: float) -> int:
+        """:meth:`relay`, before the process exits (a CLI command's end): waits for the thread's relay
+        in progress, then delivers what is due, starting no delivery after ``seconds``. What fails or
+        is left stays in the outbox for the next process on this home; the number delivered."""
+        if self._deliver is None:
+            return 0
+        until = time.monotonic() + seconds
+        if not self._relaying.acquire(timeout=seconds):
+            return 0
+        try:
+            return self._relay_due(until)
+        finally:
+            self._relaying.release()
+
+    def _relay_due(self, until: float | None = None) -> int:
         assert self._deliver is not None
         delivered = 0
         db = self._db()
@@ -94,6 +109,8 @@ class SqliteEventOutbox:
             (self._clock(),),
         ).fetchall()
         for event_id, body, attempts in rows:
+            if until is not None and time.monotonic() >= until:
+                break
             try:
                 self._deliver(Event.from_dict(json.loads(body)))
             except Exception as exc:  # recorded on the row: retried, then parked as dead
