@@ -19,6 +19,10 @@ script only measures its committed weights, side by side with the overlap scorer
 
     .venv/bin/python bench/grounding.py --data ../shared/data/scifact
     .venv/bin/python bench/grounding.py --data ../shared/data/scifact --judge-url http://127.0.0.1:8080/v1
+    .venv/bin/python bench/grounding.py --data ../shared/data/scifact --claims claims_dev.jsonl
+
+``--claims`` measures another file of labelled claims in SciFact's format (its dev split, your own)
+whole, as held-out, against the same corpus; the tuning half stays train's even ids.
 """
 
 from __future__ import annotations
@@ -53,14 +57,15 @@ class Example:
     rationale: tuple[str, ...]
 
 
-def load(data: Path) -> tuple[list[Example], dict[str, str]]:
+def load(data: Path, claims: Path | None = None) -> tuple[list[Example], dict[str, str]]:
+    """The corpus and the labelled claims (``claims``: SciFact's claim format; default: train)."""
     corpus: dict[str, str] = {}
     with (data / "corpus.jsonl").open() as f:
         for line in f:
             doc = json.loads(line)
             corpus[str(doc["_id"])] = doc["text"]
     examples = []
-    with (data / "claims_train.jsonl").open() as f:
+    with (claims or data / "claims_train.jsonl").open() as f:
         for line in f:
             c = json.loads(line)
             ids = ",".join(str(d) for d in c["cited_doc_ids"] if str(d) in corpus)
@@ -173,10 +178,14 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("../shared/data/scifact"))
     parser.add_argument("--judge-url", default="", help="an OpenAI-compatible endpoint to also bench")
     parser.add_argument("--judge-limit", type=int, default=100, help="held-out claims the judge checks")
+    parser.add_argument("--claims", type=Path, help="held-out labelled claims (default: train's odd ids)")
     args = parser.parse_args()
     examples, corpus = load(args.data)
     tuning = [e for e in examples if e.id % 2 == 0]
     held_out = [e for e in examples if e.id % 2 == 1]
+    if args.claims is not None:
+        held_out = load(args.data, args.claims)[0]
+        print(f"held-out: all {len(held_out)} claims of {args.claims}")
     tuned = tune(tuning, corpus)
     print(f"tuned on {len(tuning)} even-id claims: {tuned}")
     print(
