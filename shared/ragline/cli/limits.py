@@ -8,19 +8,32 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ragline.domain.limits import MAX_BURST, MAX_RPS, MAX_RUNS, MIN_RPS
+
 if TYPE_CHECKING:
     from ragline.domain.limits import Limits
 
 Rps = Annotated[
-    float | None, typer.Option("--rps", help="Requests a second (default: the deployment's).", min=0.001)
+    float | None,
+    typer.Option("--rps", help="Requests a second (default: the deployment's).", min=MIN_RPS, max=MAX_RPS),
 ]
 Burst = Annotated[
     int | None,
-    typer.Option("--burst", help="Requests at once after a quiet spell (default: 2 × rps).", min=1),
+    typer.Option(
+        "--burst",
+        help="Requests at once after a quiet spell (default: 2 × rps).",
+        min=1,
+        max=MAX_BURST,
+    ),
 ]
 MaxRuns = Annotated[
     int | None,
-    typer.Option("--max-runs", help="Chat, search and hosting-search runs in flight at once.", min=1),
+    typer.Option(
+        "--max-runs",
+        help="Chat, search and hosting-search runs in flight at once.",
+        min=1,
+        max=MAX_RUNS,
+    ),
 ]
 
 

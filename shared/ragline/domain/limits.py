@@ -23,6 +23,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 MICROS = 1_000_000
+MIN_RPS, MAX_RPS = 0.001, 100_000
+"""The request rates a limit may set: below ``MIN_RPS`` a bucket's interval outgrows the stores'
+integers (a key or tenant set to ``1e-300`` would fail every request); above ``MAX_RPS``, no limit."""
+MAX_BURST, MAX_RUNS = 1_000_000, 10_000
 
 
 def now_micros() -> int:
@@ -38,11 +42,11 @@ class Limits(BaseModel):
         alias_generator=to_camel, validate_by_name=True, serialize_by_alias=True, extra="forbid"
     )
 
-    requests_per_second: float | None = Field(default=None, gt=0, le=100_000)
+    requests_per_second: float | None = Field(default=None, ge=MIN_RPS, le=MAX_RPS)
     """Sustained requests a second (every route); None: not limited here."""
-    burst: int | None = Field(default=None, ge=1, le=1_000_000)
+    burst: int | None = Field(default=None, ge=1, le=MAX_BURST)
     """Requests admitted at once after a quiet spell; None: ``max(1, 2 × requests_per_second)``."""
-    max_concurrent_runs: int | None = Field(default=None, ge=1, le=10_000)
+    max_concurrent_runs: int | None = Field(default=None, ge=1, le=MAX_RUNS)
     """Chat, search and hosting-search runs in flight at once; None: not limited here."""
 
     def over(self, defaults: Limits) -> Limits:

@@ -142,3 +142,15 @@ def test_an_admin_creates_a_key_with_limits_of_its_own(container: Container) -> 
     assert created["statusCode"] == 201
     assert view["limits"] == {"requestsPerSecond": 2.0, "burst": None, "maxConcurrentRuns": None}
     assert container.registry.list_api_keys("acme")[0].limits == Limits(requests_per_second=2)
+
+
+def test_a_rate_too_small_for_the_buckets_is_refused_when_the_key_is_created(container: Container) -> None:
+    # Given an admin asks for a key limited to 1e-300 requests a second (its bucket's interval would
+    # outgrow the store's integers, and every request of the key would be a 500)
+    container.tenancy.set_limits("acme", Limits())
+    body = {"scopes": ["search"], "limits": {"requestsPerSecond": 1e-300}}
+    created = rest(KEYS, container, "POST", "/v1/keys", "/v1/keys", body)
+    # Then the request is refused in the one error shape, and no key exists
+    assert created["statusCode"] == 400, created["body"]
+    assert json.loads(created["body"])["error"]["code"] == "invalid_request"
+    assert container.registry.list_api_keys("acme") == []
