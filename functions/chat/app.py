@@ -11,13 +11,20 @@ from __future__ import annotations
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ragline import snapstart, telemetry, wiring
 from ragline.domain.api import ChatRequest
 from ragline.http import checked_idempotency_key, json_text, require_json
-from ragline.streaming import ERROR_HANDLERS, error_response, gateway_context, json_reply, stream_events
+from ragline.streaming import (
+    ERROR_HANDLERS,
+    RunStream,
+    error_response,
+    gateway_context,
+    json_reply,
+    released,
+)
 from ragline.wiring import Container
 
 logger = telemetry.handler_logger()
@@ -47,9 +54,11 @@ def create_app(container: Container | None = None) -> Starlette:
                 slot.release()
             return error_response(exc, ids=ids)
         if not body.stream:
-            return await json_reply(events, ids)
-        headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
-        return StreamingResponse(stream_events(events), media_type="text/event-stream", headers=headers)
+            try:
+                return await json_reply(events, ids)
+            finally:  # the run's slot, even when the run never started (a no-op once it ended)
+                await released(slot.release)
+        return RunStream(events, slot.release)  # the slot freed however the stream ends
 
     async def health(request: Request) -> Response:
         return JSONResponse({"ok": True})

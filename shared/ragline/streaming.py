@@ -17,7 +17,8 @@ from typing import Any
 import anyio
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from ragline import errors
 from ragline.agents.events import ChatResponse, RunError, RunEvent
@@ -139,3 +140,27 @@ async def stream_events(events: Generator[RunEvent, None, None]) -> AsyncIterato
         # closing the generator runs its finally, which commits the run's usage exactly once.
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(events.close)
+
+
+async def released(release: Callable[[], None]) -> None:
+    """``release`` (a blocking store write) off the event loop, even while the request is cancelled."""
+    with anyio.CancelScope(shield=True):
+        await anyio.to_thread.run_sync(release)
+
+
+class RunStream(StreamingResponse):
+    """A run's events as Server-Sent Events, then ``release`` (the run's slot, idempotent) once the
+    response is over however it ends. The run's own ``finally`` frees the slot when the run started;
+    this frees it when the client went away before the stream's first byte and the run never did
+    (a generator never started runs no ``finally``: the slot would be held for its whole lease)."""
+
+    def __init__(self, events: Generator[RunEvent, None, None], release: Callable[[], None]) -> None:
+        headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+        super().__init__(stream_events(events), media_type="text/event-stream", headers=headers)
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await released(self._release)

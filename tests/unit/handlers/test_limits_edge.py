@@ -4,11 +4,14 @@ route before its stream starts — and the usage route shows the limits and the 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from starlette.requests import ClientDisconnect
 
 from ragline.adapters.embedded.limits import SqliteRateLimiter
 from ragline.cli.serve import LambdaContext, gateway_event
@@ -154,3 +157,55 @@ def test_a_rate_too_small_for_the_buckets_is_refused_when_the_key_is_created(con
     assert created["statusCode"] == 400, created["body"]
     assert json.loads(created["body"])["error"]["code"] == "invalid_request"
     assert container.registry.list_api_keys("acme") == []
+
+
+@pytest.mark.parametrize("spec_version", ["2.3", "2.4"])
+def test_a_chat_whose_client_is_gone_before_the_first_byte_frees_its_run_slot(
+    container: Container, spec_version: str
+) -> None:
+    # Given a tenant with one run in flight at most, whose client goes away once its chat is admitted
+    # and before the stream's first byte (ASGI 2.4: sending fails; before: the server says so)
+    container.tenancy.set_limits("acme", Limits(max_concurrent_runs=1))
+    app = CHAT.create_app(container)
+    body = json.dumps({"messages": [{"role": "user", "content": "hi"}], "namespaces": ["docs"]})
+
+    async def post(gone: bool) -> list[dict[str, Any]]:
+        headers = {**chat_headers(authorizer_context("acme")), "content-type": "application/json"}
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": spec_version},
+            "http_version": "1.1",
+            "method": "POST",
+            "path": "/v1/chat",
+            "raw_path": b"/v1/chat",
+            "query_string": b"",
+            "root_path": "",
+            "scheme": "http",
+            "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+            "client": ("127.0.0.1", 1),
+            "server": ("127.0.0.1", 2),
+        }
+        messages = [{"type": "http.request", "body": body.encode(), "more_body": False}]
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            if messages:
+                return messages.pop(0)
+            if gone:
+                return {"type": "http.disconnect"}
+            await anyio.sleep_forever()
+            raise AssertionError
+
+        async def send(message: dict[str, Any]) -> None:
+            if gone and spec_version == "2.4":
+                raise OSError("the client went away")
+            sent.append(message)
+
+        with contextlib.suppress(ClientDisconnect):
+            await app(scope, receive, send)
+        return sent
+
+    anyio.run(post, True)
+    # When the tenant asks again, then it is answered: the abandoned chat held no slot
+    answered = anyio.run(post, False)
+    assert answered[0]["status"] == 200, answered
