@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -65,10 +66,11 @@ def answer_sentences(answer: str) -> list[tuple[str, list[str]]]:
         spans.append((start, sentence))
         cursor = start + len(sentence)
     ids: list[dict[str, None]] = [{} for _ in spans]
+    starts = [start for start, _ in spans]  # nondecreasing: a bisection, not a scan per marker
     for position, cited in marks:
         if not spans:
             break
-        owner = max((n for n, (start, _) in enumerate(spans) if start < position), default=0)
+        owner = max(bisect_left(starts, position) - 1, 0)  # the last sentence starting before it
         for i in cited:
             ids[owner].setdefault(i, None)
     return [(sentence, list(found)) for (_, sentence), found in zip(spans, ids, strict=True)]
