@@ -13,6 +13,7 @@ import typer
 from ragline.cli.limits import Burst, MaxRuns, Rps, describe, limits_of
 
 if TYPE_CHECKING:
+    from ragline.config import Settings
     from ragline.wiring import Container
 
 app = typer.Typer(
@@ -79,12 +80,26 @@ def _root(ctx: typer.Context) -> None:
 
 
 def _container(home: Path | None) -> Container:
-    from ragline.config import Settings
     from ragline.wiring import Container
 
-    container = Container(Settings.from_env(home=home) if home is not None else Settings.from_env())
+    container = Container(_settings(home))
     _made.append(container)
     return container
+
+
+def _settings(home: Path | None) -> Settings:
+    """The environment's settings; an invalid value ends the command with a message naming its
+    variable and what it accepts (``configuration_error``, exit 2), not a traceback."""
+    from pydantic import ValidationError
+
+    from ragline.config import Settings
+    from ragline.errors import ConfigurationError
+
+    try:
+        return Settings.from_env(home=home) if home is not None else Settings.from_env()
+    except ValidationError as exc:
+        problems = [f"RAGLINE_{str(e['loc'][0]).upper()}: {e['msg']}" for e in exc.errors()[:5] if e["loc"]]
+        raise _fail(ConfigurationError("invalid settings: " + "; ".join(problems))) from exc
 
 
 def _fail(exc: Exception) -> typer.Exit:
@@ -139,10 +154,9 @@ def namespaces_reindex(
 ) -> None:
     """Rebuild a namespace with another embedding model or chunking; it serves as it is meanwhile."""
     from ragline.cli.reindex import run_reindex
-    from ragline.config import Settings
     from ragline.errors import RaglineError
 
-    settings = Settings.from_env(home=home) if home is not None else Settings.from_env()
+    settings = _settings(home)
     try:
         code = run_reindex(
             settings, tenant, namespace_id, model=model, chunk_tokens=chunk_tokens,
