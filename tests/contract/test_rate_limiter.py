@@ -95,3 +95,31 @@ def test_property_writes_landing_between_a_lambdas_writes_never_overadmit(
     waits = answers + client.others
     assert sum(1 for w in waits if w == 0) == expected_admitted
     assert {w for w in waits if w} <= {admit(tat, clock.now, rate).wait}
+
+
+class CountingClient:
+    """A DynamoDB client that counts the calls of each action."""
+
+    def __init__(self, client: Any) -> None:
+        self._client, self.calls = client, dict[str, int]()
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._client, name)
+
+        def counted(**request: Any) -> Any:
+            self.calls[name] = self.calls.get(name, 0) + 1
+            return method(**request)
+
+        return counted
+
+
+def test_a_lease_reads_the_slots_once_whatever_their_number(dynamodb_client: Any, usage_table: str) -> None:
+    # Given a tenant allowed 50 runs at once, one of them in flight
+    counting = CountingClient(dynamodb_client)
+    limiter = DynamoDbRateLimiter(usage_table, client=counting, clock=Clock())
+    bucket = Bucket(fresh_tenant())
+    assert limiter.lease(bucket, 50, 960) is not None
+    counting.calls.clear()
+    # When another run takes a slot, then the slots were read with one query and one write took it
+    assert limiter.lease(bucket, 50, 960) is not None
+    assert counting.calls == {"query": 1, "put_item": 1}

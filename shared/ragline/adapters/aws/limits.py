@@ -170,7 +170,8 @@ class DynamoDbRateLimiter:
         """The lease id names its slot (``<slot>.<uuid>``): a release is one conditional delete."""
         for _ in range(2):
             now = self.clock()
-            free = [s for s in range(slots) if s not in self._live_slots(bucket, now)]
+            live = self._live_slots(bucket, now)  # one query, not one per slot number
+            free = [s for s in range(slots) if s not in live]
             random.shuffle(free)  # concurrent takers spread over the free slots
             for slot in free:
                 lease_id = f"{slot}.{uuid.uuid4().hex}"
