@@ -56,16 +56,27 @@ def tenants_limits(
     rps: Rps = None,
     burst: Burst = None,
     max_runs: MaxRuns = None,
+    reset: Annotated[
+        bool, typer.Option("--reset", help="Back to the deployment's defaults (every limit).")
+    ] = False,
     home: Annotated[Path | None, typer.Option("--home", help="State folder.")] = None,
 ) -> None:
-    """Set a tenant's limits (the options not given: the deployment's defaults); every process
-    applies them within 30 s. A refused request is a 429 with Retry-After."""
+    """Set a tenant's limits (the options not given: the deployment's defaults), or with no option
+    show them; every process applies a change within 30 s. A refused request is a 429 with
+    Retry-After."""
     from ragline.cli.app import _container, _fail
     from ragline.domain.limits import Limits
     from ragline.errors import RaglineError
 
+    given = limits_of(rps, burst, max_runs)
+    if reset and given is not None:
+        raise typer.BadParameter("--reset takes no limit option", param_hint="--reset")
     try:
-        tenant = _container(home).tenancy.set_limits(tenant_id, limits_of(rps, burst, max_runs) or Limits())
+        container = _container(home)
+        if given is None and not reset:  # nothing to set: show, never clear by omission
+            tenant = container.registry.get_tenant(tenant_id)
+        else:
+            tenant = container.tenancy.set_limits(tenant_id, given or Limits())
     except RaglineError as exc:
         raise _fail(exc) from exc
     typer.echo(f"tenant {tenant_id} limits: {describe(tenant.limits)}")

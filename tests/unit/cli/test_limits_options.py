@@ -26,3 +26,22 @@ def test_a_limit_out_of_range_is_a_usage_error_naming_the_option(
     assert option in result.output
     listed = runner.invoke(app, ["tenants", "limits", "acme", option, value, "--home", str(tmp_path)])
     assert listed.exit_code == 2 and option in listed.output
+
+
+def test_tenants_limits_without_options_shows_the_limits_and_reset_clears_them(tmp_path: Path) -> None:
+    home = ["--home", str(tmp_path)]
+    assert (
+        runner.invoke(app, ["tenants", "create", "acme", "--rps", "5", "--max-runs", "2", *home]).exit_code
+        == 0
+    )
+    # When the operator asks with no option, then the limits are shown and kept
+    shown = runner.invoke(app, ["tenants", "limits", "acme", *home])
+    assert shown.exit_code == 0, shown.output
+    assert "requestsPerSecond=5.0, maxConcurrentRuns=2" in shown.output
+    again = runner.invoke(app, ["tenants", "limits", "acme", *home])
+    assert "requestsPerSecond=5.0, maxConcurrentRuns=2" in again.output
+    # and --reset (alone) puts them back to the deployment's defaults
+    assert runner.invoke(app, ["tenants", "limits", "acme", "--reset", "--rps", "1", *home]).exit_code == 2
+    reset = runner.invoke(app, ["tenants", "limits", "acme", "--reset", *home])
+    assert reset.exit_code == 0 and "the deployment's defaults" in reset.output
+    assert "the deployment's defaults" in runner.invoke(app, ["tenants", "limits", "acme", *home]).output
