@@ -286,8 +286,16 @@ class Container:
                 region=s.aws_region,
             )
         if choice == "judge":
+            from ragline import errors
             from ragline.adapters.grounding.judge import ChatJudgeGroundingScorer
 
+            # the offline extractive model judges nothing: refused here, not "unavailable" per answer
+            if not s.llm_configured and "chat_model" not in self._overrides:
+                raise errors.ConfigurationError(
+                    "the judge grounding scorer needs a chat model: set RAGLINE_CHAT_PROVIDER (bedrock) or "
+                    "an OpenAI-compatible endpoint (OPENAI_API_KEY, RAGLINE_OPENAI_BASE_URL), or choose "
+                    "RAGLINE_GROUNDING=verifier"
+                )
             return ChatJudgeGroundingScorer(self.chat_model)
         if choice == "overlap":
             from ragline.adapters.grounding.overlap import OverlapGroundingScorer

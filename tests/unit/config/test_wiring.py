@@ -160,3 +160,10 @@ def test_the_grounding_scorer_follows_the_setting(
     assert type(c.grounding_scorer).__name__ == (scorer or "NoneType")
     bedrock = scorer == "BedrockGuardrailGroundingScorer"
     assert ("bedrock-runtime" in c.aws_services()) == bedrock  # its service model is warmed at init
+
+
+def test_the_judge_scorer_without_a_chat_model_is_a_configuration_error(tmp_path: Path) -> None:
+    # Given RAGLINE_GROUNDING=judge and no model but the offline extractive one (which judges nothing:
+    # every answer's grounding was "unavailable", blaming the model's JSON), then the setting is refused
+    with pytest.raises(errors.ConfigurationError, match="judge grounding scorer needs a chat model"):
+        _ = Container(Settings(home=tmp_path, grounding="judge")).grounding_scorer
