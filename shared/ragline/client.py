@@ -24,7 +24,6 @@ Every run takes ``filter=`` (the JSON filter of the README's Filters), applied i
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import random
@@ -63,6 +62,9 @@ from ragline.domain.webhook_api import NewWebhookView, WebhookList, WebhookView
 M = TypeVar("M", bound=BaseModel)
 Message = Mapping[str, str]
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
+MAX_RETRY_WAIT_S = 60.0
+"""The longest ``Retry-After`` the client waits: a 429 asking for longer is raised at once (a retry
+sooner would be refused again; the caller decides whether to come back)."""
 _EVENTS: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
 
 
@@ -204,7 +206,7 @@ class RaglineClient:
             with self._http.stream("POST", "/v1/chat", json=body, headers=headers) as response:
                 if response.status_code >= 400:
                     response.read()
-                    if self._should_retry(response.status_code, attempt, retriable=True):
+                    if self._should_retry(response, attempt, retriable=True):
                         self._sleep(attempt, response)
                         continue
                     raise api_error(response.status_code, _json(response))
@@ -424,23 +426,33 @@ class RaglineClient:
                 continue
             if response.status_code < 400:
                 return model.model_validate_json(response.content)
-            if self._should_retry(response.status_code, attempt, retriable=retriable):
+            if self._should_retry(response, attempt, retriable=retriable):
                 self._sleep(attempt, response)
                 continue
             raise api_error(response.status_code, _json(response))
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _should_retry(self, status: int, attempt: int, *, retriable: bool) -> bool:
+    def _should_retry(self, response: httpx.Response, attempt: int, *, retriable: bool) -> bool:
+        status = response.status_code
+        if attempt >= self._max_retries or (_retry_after(response) or 0.0) > MAX_RETRY_WAIT_S:
+            return False  # out of retries, or asked to wait longer than a retry would
         # 429 means the request was not processed: every request may retry it.
-        return attempt < self._max_retries and (status == 429 or (retriable and status in RETRY_STATUSES))
+        return status == 429 or (retriable and status in RETRY_STATUSES)
 
     def _sleep(self, attempt: int, response: httpx.Response | None) -> None:
         delay = self._backoff_s * 2**attempt * (0.5 + random.random() / 2)
-        after = response.headers.get("retry-after") if response is not None else None
+        after = _retry_after(response) if response is not None else None
         if after is not None:
-            with contextlib.suppress(ValueError):  # an HTTP date: keep the backoff
-                delay = max(delay, min(float(after), 60.0))
+            delay = max(delay, min(after, MAX_RETRY_WAIT_S))
         time.sleep(delay)
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """The response's ``Retry-After`` in seconds (None: absent, or an HTTP date)."""
+    try:
+        return float(response.headers["retry-after"])
+    except (KeyError, ValueError):
+        return None
 
 
 def _seg(value: str) -> str:

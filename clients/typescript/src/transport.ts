@@ -3,7 +3,8 @@
  * twice (as the Python client does): reads and idempotent writes (GET, PUT, PATCH, DELETE) and the
  * metered runs, which always carry an `Idempotency-Key` so a retry replays the recorded run instead of
  * charging it again; 429 (not processed) for every request. Backoff is exponential with jitter, and
- * never shorter than the server's `Retry-After` (capped at 60 s).
+ * never shorter than the server's `Retry-After` (capped at 60 s); a `Retry-After` over 60 s is raised
+ * at once, as the typed error, instead of retried sooner than the server said.
  */
 import { RaglineError, retryAfterSeconds } from "./errors.js";
 
@@ -31,6 +32,8 @@ export interface Call {
 }
 
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
+/** The longest `Retry-After` (seconds) the client waits before a retry. */
+const MAX_RETRY_WAIT_S = 60;
 
 export class Transport {
   constructor(readonly options: TransportOptions) {}
@@ -63,10 +66,17 @@ export class Transport {
         continue;
       }
       if (response.status < 400) return { response, done };
-      if (attempt < maxRetries && (response.status === 429 || (retriable && RETRY_STATUSES.has(response.status)))) {
+      const retryAfter = retryAfterSeconds(response.headers.get("retry-after"));
+      // asked to wait longer than a retry would: raised at once (a sooner retry is refused again)
+      const waitable = retryAfter === undefined || retryAfter <= MAX_RETRY_WAIT_S;
+      if (
+        attempt < maxRetries &&
+        waitable &&
+        (response.status === 429 || (retriable && RETRY_STATUSES.has(response.status)))
+      ) {
         done();
         await response.body?.cancel().catch(() => undefined);
-        await this.sleep(attempt, retryAfterSeconds(response.headers.get("retry-after")), call.signal);
+        await this.sleep(attempt, retryAfter, call.signal);
         continue;
       }
       try {
@@ -105,7 +115,7 @@ export class Transport {
 
   private async sleep(attempt: number, retryAfter: number | undefined, signal?: AbortSignal): Promise<void> {
     let delay = this.options.backoffMs * 2 ** attempt * (0.5 + Math.random() / 2);
-    if (retryAfter !== undefined) delay = Math.max(delay, Math.min(retryAfter, 60) * 1000);
+    if (retryAfter !== undefined) delay = Math.max(delay, Math.min(retryAfter, MAX_RETRY_WAIT_S) * 1000);
     await pause(delay, signal);
   }
 }

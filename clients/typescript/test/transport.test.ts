@@ -48,6 +48,22 @@ describe("transport", () => {
     await assert.rejects(rl.listNamespaces({ signal: controller.signal }), /caller gave up/);
   });
 
+  it("raises a 429 asking for more than a minute at once, and waits out a short one", async () => {
+    const calls: string[] = [];
+    const limited = (after: string): typeof fetch => async (_input, init) => {
+      calls.push(init?.method ?? "GET");
+      const body = { error: { code: "rate_limited", message: "slow down", details: { retryAfter: Number(after) } } };
+      return new Response(JSON.stringify(body), { status: 429, headers: { "retry-after": after } });
+    };
+    const slow = new RaglineClient({ baseUrl: "http://ragline.test", backoffMs: 1, fetch: limited("100") });
+    await assert.rejects(slow.listNamespaces(), (e: unknown) => e instanceof RaglineError && e.code === "rate_limited");
+    assert.deepEqual(calls, ["GET"]);
+    calls.length = 0;
+    const quick = new RaglineClient({ baseUrl: "http://ragline.test", backoffMs: 1, maxRetries: 1, fetch: limited("0") });
+    await assert.rejects(quick.listNamespaces(), (e: unknown) => e instanceof RaglineError && e.code === "rate_limited");
+    assert.deepEqual(calls, ["GET", "GET"]);
+  });
+
   it("sends the key, the end user and JSON, and escapes path segments", async () => {
     const seen: Array<[string, Headers]> = [];
     const record: typeof fetch = async (input, init) => {
