@@ -81,6 +81,11 @@ class TenancyService:
         unknown = [s for s in wanted if s not in ALL_SCOPES]
         if unknown or not wanted:
             raise errors.InvalidRequest(f"scopes must be some of {', '.join(ALL_SCOPES)}", unknown=unknown)
+        if limits is not None and limits.burst is not None and limits.requests_per_second is None:
+            raise errors.InvalidRequest(  # a key has no default rate: its burst alone would limit nothing
+                "a key's burst needs its own requestsPerSecond (a key has no default rate)",
+                field="limits.burst",
+            )
         allowed = tuple(dict.fromkeys(namespaces))
         for ns in allowed:
             self._registry.get_namespace(tenant_id, ns)

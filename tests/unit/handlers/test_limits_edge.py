@@ -209,3 +209,15 @@ def test_a_chat_whose_client_is_gone_before_the_first_byte_frees_its_run_slot(
     # When the tenant asks again, then it is answered: the abandoned chat held no slot
     answered = anyio.run(post, False)
     assert answered[0]["status"] == 200, answered
+
+
+def test_a_key_burst_without_a_rate_is_refused_rather_than_ignored(container: Container) -> None:
+    # Given an admin asks for a key with a burst but no rate of its own (a key has no default rate:
+    # the burst would limit nothing, silently)
+    body = {"scopes": ["search"], "limits": {"burst": 5}}
+    created = rest(KEYS, container, "POST", "/v1/keys", "/v1/keys", body)
+    # Then it is refused in the one error shape, naming the field, and no key exists
+    assert created["statusCode"] == 400, created["body"]
+    error = json.loads(created["body"])["error"]
+    assert (error["code"], error["details"]["field"]) == ("invalid_request", "limits.burst")
+    assert container.registry.list_api_keys("acme") == []
