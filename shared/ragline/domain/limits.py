@@ -65,6 +65,23 @@ class Limits(BaseModel):
         return Rate.of(self.requests_per_second, burst)
 
 
+def looser(issuer: Limits, requested: Limits | None) -> list[str]:
+    """The limits (API names) in which ``requested`` lets a key do more than ``issuer`` does: a limit
+    the issuer has and the request lifts or raises (a burst compared as each bucket's, defaults
+    included). Empty: the request is within the issuer's limits."""
+    wanted = requested or Limits()
+    found = []
+    mine, theirs = issuer.rate(), wanted.rate()
+    if mine is not None and (theirs is None or theirs.interval < mine.interval):
+        found.append("requestsPerSecond")
+    if mine is not None and theirs is not None and theirs.burst > mine.burst:
+        found.append("burst")
+    runs = issuer.max_concurrent_runs
+    if runs is not None and (wanted.max_concurrent_runs is None or wanted.max_concurrent_runs > runs):
+        found.append("maxConcurrentRuns")
+    return found
+
+
 class Rate(NamedTuple):
     """A token bucket in microseconds: one token every ``interval``, ``burst`` at most."""
 

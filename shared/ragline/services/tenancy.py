@@ -13,7 +13,7 @@ from ragline import errors
 from ragline.domain.api import KeyList, KeyView, NewKey, NewKeyView
 from ragline.domain.authority import Grant, widening
 from ragline.domain.keys import hash_api_key, new_api_key, new_key_id
-from ragline.domain.limits import Limits
+from ragline.domain.limits import Limits, looser
 from ragline.domain.tenancy import ALL_SCOPES, ApiKeyRecord, Tenant, TenantStatus
 from ragline.ports import TenantRegistry
 from ragline.services.authentication import Principal, RegistryKeys, authenticate, namespace_not_found
@@ -140,6 +140,16 @@ class TenancyService:
                 "an admin key limited to some namespaces cannot create an unrestricted key; "
                 "name the namespaces",
                 allowed=sorted(principal.namespaces),
+            )
+        own = next(
+            (k.limits for k in self.list_keys(principal.tenant_id) if k.key_id == principal.key_id), None
+        )
+        lifted = looser(own, body.limits) if own is not None else []
+        if lifted:  # a limited key would mint an unlimited one and be rid of its own limit
+            raise errors.Forbidden(
+                "a key cannot grant looser limits than its own: set limits no looser than this key's",
+                limits=lifted,
+                held=own.model_dump(by_alias=True, exclude_none=True) if own is not None else {},
             )
         if principal.requires_user and not body.require_user:  # it would read past its users' ACLs
             raise errors.Forbidden(

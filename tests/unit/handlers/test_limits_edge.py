@@ -221,3 +221,34 @@ def test_a_key_burst_without_a_rate_is_refused_rather_than_ignored(container: Co
     error = json.loads(created["body"])["error"]
     assert (error["code"], error["details"]["field"]) == ("invalid_request", "limits.burst")
     assert container.registry.list_api_keys("acme") == []
+
+
+def test_a_limited_key_cannot_issue_a_key_with_looser_limits(container: Container, clock: Clock) -> None:
+    # Given an admin key of acme limited to 1 request a second and 2 runs at once
+    container.tenancy.set_limits("acme", Limits())
+    _, limited = container.tenancy.create_key(
+        "acme", scopes=["search", "admin"], limits=Limits(requests_per_second=1, max_concurrent_runs=2)
+    )
+    context = {**authorizer_context("acme", scopes="search,admin"), "keyId": limited.key_id}
+
+    def issue(limits: dict[str, Any] | None) -> Any:
+        clock.advance(2 * MICROS)  # the key's own rate: a token for each ask
+        body = {"scopes": ["search"], **({"limits": limits} if limits is not None else {})}
+        event = gateway_event(
+            "POST", "/v1/keys", resource="/v1/keys", authorizer=context, body=json.dumps(body)
+        )
+        return KEYS.lambda_handler(event, LambdaContext(), container=container)
+
+    # When it asks for a key without limits, or with a higher rate, burst or run count, it is refused
+    for asked, lifted in [
+        (None, ["requestsPerSecond", "maxConcurrentRuns"]),
+        ({"requestsPerSecond": 5, "maxConcurrentRuns": 2}, ["requestsPerSecond", "burst"]),
+        ({"requestsPerSecond": 1, "burst": 3, "maxConcurrentRuns": 2}, ["burst"]),
+        ({"requestsPerSecond": 1, "maxConcurrentRuns": 3}, ["maxConcurrentRuns"]),
+    ]:
+        refused = issue(asked)
+        assert refused["statusCode"] == 403, (asked, refused["body"])
+        assert json.loads(refused["body"])["error"]["details"]["limits"] == lifted
+    # and a key within its limits is issued
+    assert issue({"requestsPerSecond": 0.5, "maxConcurrentRuns": 1})["statusCode"] == 201
+    assert len(container.registry.list_api_keys("acme")) == 2
