@@ -566,6 +566,11 @@ class WebhookStore(Protocol):
 
     def put(self, subscription: Subscription) -> Subscription: ...
 
+    def replace(self, subscription: Subscription) -> Subscription:
+        """Writes over the tenant's subscription of that id; ``NotFound`` when it is gone (a
+        rotation whose read raced a delete must not bring the webhook back)."""
+        ...
+
     def get(self, tenant_id: str, subscription_id: str) -> Subscription:
         """``NotFound`` when the tenant has no such subscription."""
         ...

@@ -67,6 +67,17 @@ class WebhookStoreContract:
         assert store.get("acme", "wh_1").secret == "whsec_new"
         assert len(store.list("acme")) == 1
 
+    def test_replace_writes_over_an_existing_subscription_only(self, store: WebhookStore) -> None:
+        store.put(sub("acme", "wh_1"))
+        store.replace(sub("acme", "wh_1", secret="whsec_new"))
+        assert store.get("acme", "wh_1").secret == "whsec_new"
+        store.delete("acme", "wh_1")
+        with pytest.raises(errors.NotFound):
+            store.replace(sub("acme", "wh_1", secret="whsec_newer"))  # deleted: not brought back
+        with pytest.raises(errors.NotFound):
+            store.replace(sub("globex", "wh_2"))
+        assert store.list("acme") == [] and store.list("globex") == []
+
 
 class OnceMarksContract:
     @pytest.fixture

@@ -84,10 +84,11 @@ class WebhookService:
         return WebhookView.of(self._store.delete(principal.tenant_id, webhook_id))
 
     def rotate(self, principal: Principal, webhook_id: str) -> NewWebhookView:
-        """A new secret (returned once); deliveries are signed with it from now on."""
+        """A new secret (returned once); deliveries are signed with it from now on. ``NotFound`` when
+        the webhook is deleted meanwhile (the rotation does not bring it back)."""
         self._admin(principal)
         current = self._store.get(principal.tenant_id, webhook_id)
-        return NewWebhookView.with_secret(self._store.put(replace(current, secret=new_secret())))
+        return NewWebhookView.with_secret(self._store.replace(replace(current, secret=new_secret())))
 
 
 class WebhookDelivery:

@@ -73,6 +73,14 @@ class DynamoDbWebhookStore:
         self._send("put_item", {"Item": subscription_item(subscription)})
         return subscription
 
+    def replace(self, subscription: Subscription) -> Subscription:
+        request = {"Item": subscription_item(subscription), "ConditionExpression": "attribute_exists(pk)"}
+        try:
+            self._send("put_item", request)
+        except _ConditionFailed:
+            raise errors.NotFound(f"no webhook {subscription.id!r}", webhook_id=subscription.id) from None
+        return subscription
+
     def get(self, tenant_id: str, subscription_id: str) -> Subscription:
         request = {"Key": subscription_key(tenant_id, subscription_id), "ConsistentRead": True}
         item = self._send("get_item", request).get("Item")
