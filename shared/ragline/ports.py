@@ -566,6 +566,11 @@ class WebhookStore(Protocol):
 
     def put(self, subscription: Subscription) -> Subscription: ...
 
+    def add(self, subscription: Subscription, *, limit: int) -> bool:
+        """Saves a new subscription unless its tenant holds ``limit`` already (``False``), atomically:
+        of any number of concurrent adds, no more than ``limit`` subscriptions are ever held."""
+        ...
+
     def replace(self, subscription: Subscription) -> Subscription:
         """Writes over the tenant's subscription of that id; ``NotFound`` when it is gone (a
         rotation whose read raced a delete must not bring the webhook back)."""

@@ -59,8 +59,6 @@ class WebhookService:
     def create(self, principal: Principal, body: NewWebhook) -> NewWebhookView:
         self._admin(principal)
         url = check_url(body.url, loopback_http=self._loopback_http)
-        if len(self._store.list(principal.tenant_id)) >= MAX_WEBHOOKS:
-            raise errors.Conflict(f"a tenant holds at most {MAX_WEBHOOKS} webhooks", limit=MAX_WEBHOOKS)
         subscription = Subscription(
             id=new_subscription_id(),
             tenant_id=principal.tenant_id,
@@ -69,7 +67,9 @@ class WebhookService:
             event_types=tuple(dict.fromkeys(body.event_types)),
             description=body.description,
         )
-        return NewWebhookView.with_secret(self._store.put(subscription))
+        if not self._store.add(subscription, limit=MAX_WEBHOOKS):  # atomic: concurrent creates too
+            raise errors.Conflict(f"a tenant holds at most {MAX_WEBHOOKS} webhooks", limit=MAX_WEBHOOKS)
+        return NewWebhookView.with_secret(subscription)
 
     def list(self, principal: Principal) -> WebhookList:
         self._admin(principal)
