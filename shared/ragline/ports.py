@@ -564,7 +564,9 @@ class WebhookStore(Protocol):
     """A tenant's webhook subscriptions. Every read and delete is scoped by tenant: another tenant's
     subscription id is ``NotFound``."""
 
-    def put(self, subscription: Subscription) -> Subscription: ...
+    def put(self, subscription: Subscription) -> Subscription:
+        """An unconditional write (seeding, tests); a tenant's creations go through :meth:`add`."""
+        ...
 
     def add(self, subscription: Subscription, *, limit: int) -> bool:
         """Saves a new subscription unless its tenant holds ``limit`` already (``False``), atomically:

@@ -50,6 +50,12 @@ def new_subscription_id() -> str:
     return "wh_" + secrets.token_hex(12)
 
 
+def is_subscription_id(text: str) -> bool:
+    """Whether ``text`` could name a subscription (what :func:`new_subscription_id` makes): anything
+    else is no webhook, answered without a read (an id past DynamoDB's 1,024-byte key would fail it)."""
+    return len(text) == 27 and text.startswith("wh_") and all(c in "0123456789abcdef" for c in text[3:])
+
+
 def sign(secret: str, body: bytes, timestamp: int) -> str:
     """The signature header's value for ``body`` sent at ``timestamp``."""
     mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
