@@ -116,6 +116,12 @@ def resolves_to(monkeypatch: pytest.MonkeyPatch) -> Any:
         ("::ffff:127.0.0.1", False),
         ("::ffff:169.254.169.254", False),
         ("::ffff:8.8.8.8", True),
+        ("64:ff9b::a9fe:a9fe", False),  # NAT64 of the metadata service
+        ("64:ff9b::a00:1", False),  # NAT64 of 10.0.0.1
+        ("64:ff9b:1::a00:1", False),
+        ("2002:a9fe:a9fe::", False),  # 6to4 of the metadata service
+        ("64:ff9b::808:808", True),
+        ("2002:808:808::1", True),
     ],
 )
 def test_only_globally_routable_addresses_are_public(address: str, public: bool) -> None:

@@ -17,10 +17,21 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 """Reached over plain http only where the operator allows loopback (tests, a local server)."""
 
 
+NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+"""IPv6 prefixes a NAT64 gateway translates to the IPv4 address in their last 32 bits."""
+
+
 def is_public(address: str) -> bool:
     """Whether an IP address (v4 or v6; the standard library judges a v4-mapped v6 as its v4) is
-    globally routable."""
+    globally routable — and, for an IPv6 address that carries an IPv4 one a gateway would reach
+    (NAT64, 6to4), whether that IPv4 address is (``64:ff9b::a9fe:a9fe`` is the metadata service)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = ip.sixtofour
+        if any(ip in net for net in NAT64):
+            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        if embedded is not None and not is_public(str(embedded)):
+            return False
     return ip.is_global and not ip.is_multicast
 
 
