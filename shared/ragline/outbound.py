@@ -19,6 +19,7 @@ import socket
 import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urlsplit
 
 from ragline import errors
 from ragline.domain.urls import is_public
@@ -54,8 +55,38 @@ def resolve_checked(host: str, port: int, *, allow_loopback: bool = False) -> st
     return addresses[0]
 
 
-def _backend(allow_loopback: bool) -> httpcore.NetworkBackend:
+def _backend(allow_loopback: bool, deadline: float) -> httpcore.NetworkBackend:
     import httpcore
+
+    class DeadlineStream(httpcore.NetworkStream):
+        """A stream whose every read and write ends by ``deadline``: a receiver that drips its
+        status line or headers a byte at a time cannot stretch the exchange read by read."""
+
+        def __init__(self, inner: httpcore.NetworkStream) -> None:
+            self._inner = inner
+
+        def _left(self, timeout: float | None) -> float:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise httpcore.ReadTimeout("the request's deadline passed")
+            return left if timeout is None else min(timeout, left)
+
+        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            return self._inner.read(max_bytes, self._left(timeout))
+
+        def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            self._inner.write(buffer, self._left(timeout))
+
+        def close(self) -> None:
+            self._inner.close()
+
+        def start_tls(
+            self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+        ) -> httpcore.NetworkStream:
+            return DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, self._left(timeout)))
+
+        def get_extra_info(self, info: str) -> Any:
+            return self._inner.get_extra_info(info)
 
     class CheckedBackend(httpcore.SyncBackend):
         def connect_tcp(
@@ -67,9 +98,42 @@ def _backend(allow_loopback: bool) -> httpcore.NetworkBackend:
             socket_options: Iterable[Any] | None = None,
         ) -> httpcore.NetworkStream:
             address = resolve_checked(host, port, allow_loopback=allow_loopback)
-            return super().connect_tcp(address, port, timeout, local_address, socket_options)
+            return DeadlineStream(super().connect_tcp(address, port, timeout, local_address, socket_options))
 
     return CheckedBackend()
+
+
+def _sendable(url: str) -> None:
+    """``DependencyFailed`` for a URL no request can be made to (non-ASCII, a port that is no
+    port): a URL saved under older rules fails as a delivery does, never as a crash."""
+    try:
+        port = urlsplit(url).port
+    except ValueError:
+        port = 0
+    if not url.isascii() or port == 0:
+        raise errors.DependencyFailed(f"{url!r} is not a URL a request can be made to")
+
+
+def _read(response: Any, *, max_bytes: int, whole_body: bool, deadline: float) -> bytearray | None:
+    """The body read by ``deadline`` and to ``max_bytes`` (``None``: the time ran out first). With
+    ``whole_body=False`` what was read when either bound is reached (only the status matters)."""
+    import httpcore
+
+    read = bytearray()
+    try:
+        for piece in response.iter_stream():
+            read += piece
+            too_large, too_late = len(read) > max_bytes, time.monotonic() > deadline
+            if (too_large or too_late) and not whole_body:
+                break
+            if too_large:
+                raise errors.DependencyFailed(f"the response is larger than {max_bytes} bytes")
+            if too_late:
+                return None
+    except httpcore.TimeoutException:
+        if whole_body:
+            return None
+    return read
 
 
 def request(
@@ -90,9 +154,11 @@ def request(
     the time runs out: the connection is hung up, not waited on."""
     import httpcore
 
+    _sendable(url)
     deadline = time.monotonic() + timeout
     timeouts = {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}
-    with httpcore.ConnectionPool(network_backend=_backend(allow_loopback), max_connections=1) as pool:
+    backend = _backend(allow_loopback, deadline)
+    with httpcore.ConnectionPool(network_backend=backend, max_connections=1) as pool:
         try:
             with pool.stream(
                 method,
@@ -101,16 +167,9 @@ def request(
                 content=body,
                 extensions={"timeout": timeouts},
             ) as response:
-                read = bytearray()
-                for piece in response.iter_stream():
-                    read += piece
-                    too_large, too_late = len(read) > max_bytes, time.monotonic() > deadline
-                    if (too_large or too_late) and not whole_body:
-                        break  # only the status matters
-                    if too_large:
-                        raise errors.DependencyFailed(f"the response is larger than {max_bytes} bytes")
-                    if too_late:  # a body dripped a byte at a time ends here
-                        raise errors.DependencyUnavailable(f"{method} {url} took longer than {timeout} s")
+                read = _read(response, max_bytes=max_bytes, whole_body=whole_body, deadline=deadline)
+                if read is None:  # a body dripped a byte at a time ends here
+                    raise errors.DependencyUnavailable(f"{method} {url} took longer than {timeout} s")
                 return Response(
                     status=response.status,
                     headers={k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers},

@@ -564,7 +564,19 @@ class WebhookStore(Protocol):
     """A tenant's webhook subscriptions. Every read and delete is scoped by tenant: another tenant's
     subscription id is ``NotFound``."""
 
-    def put(self, subscription: Subscription) -> Subscription: ...
+    def put(self, subscription: Subscription) -> Subscription:
+        """An unconditional write (seeding, tests); a tenant's creations go through :meth:`add`."""
+        ...
+
+    def add(self, subscription: Subscription, *, limit: int) -> bool:
+        """Saves a new subscription unless its tenant holds ``limit`` already (``False``), atomically:
+        of any number of concurrent adds, no more than ``limit`` subscriptions are ever held."""
+        ...
+
+    def replace(self, subscription: Subscription) -> Subscription:
+        """Writes over the tenant's subscription of that id; ``NotFound`` when it is gone (a
+        rotation whose read raced a delete must not bring the webhook back)."""
+        ...
 
     def get(self, tenant_id: str, subscription_id: str) -> Subscription:
         """``NotFound`` when the tenant has no such subscription."""

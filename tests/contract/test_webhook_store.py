@@ -12,7 +12,7 @@ import pytest
 
 from ragline.adapters.aws.webhooks import DynamoDbOnceMarks, DynamoDbWebhookStore
 from ragline.adapters.embedded.webhooks import SqliteOnceMarks, SqliteWebhookStore
-from tests.contract.webhook_store_contract import OnceMarksContract, WebhookStoreContract
+from tests.contract.webhook_store_contract import OnceMarksContract, WebhookCapContract, WebhookStoreContract
 
 pytestmark = pytest.mark.contract
 
@@ -37,13 +37,13 @@ def usage_table(dynamodb_client: Any) -> Iterator[str]:
     dynamodb_client.delete_table(TableName=table)
 
 
-class TestSqliteWebhookStore(WebhookStoreContract):
+class TestSqliteWebhookStore(WebhookStoreContract, WebhookCapContract):
     @pytest.fixture
     def store(self, tmp_path: Path) -> SqliteWebhookStore:
         return SqliteWebhookStore(tmp_path / "events.sqlite")
 
 
-class TestDynamoDbWebhookStore(WebhookStoreContract):
+class TestDynamoDbWebhookStore(WebhookStoreContract, WebhookCapContract):
     @pytest.fixture
     def store(self, dynamodb_client: Any, tenants_table: str) -> DynamoDbWebhookStore:
         return DynamoDbWebhookStore(tenants_table, client=dynamodb_client)

@@ -67,6 +67,17 @@ class WebhookStoreContract:
         assert store.get("acme", "wh_1").secret == "whsec_new"
         assert len(store.list("acme")) == 1
 
+    def test_replace_writes_over_an_existing_subscription_only(self, store: WebhookStore) -> None:
+        store.put(sub("acme", "wh_1"))
+        store.replace(sub("acme", "wh_1", secret="whsec_new"))
+        assert store.get("acme", "wh_1").secret == "whsec_new"
+        store.delete("acme", "wh_1")
+        with pytest.raises(errors.NotFound):
+            store.replace(sub("acme", "wh_1", secret="whsec_newer"))  # deleted: not brought back
+        with pytest.raises(errors.NotFound):
+            store.replace(sub("globex", "wh_2"))
+        assert store.list("acme") == [] and store.list("globex") == []
+
 
 class OnceMarksContract:
     @pytest.fixture
@@ -107,3 +118,31 @@ def race_marks(marks: OnceMarks, key: str, threads: int = 8) -> list[bool]:
     for t in started:
         t.join()
     return wins
+
+
+class WebhookCapContract:
+    """``add`` holds the cap under concurrency (mixed into :class:`WebhookStoreContract`'s suites)."""
+
+    def test_add_stops_at_the_limit_and_a_delete_frees_a_slot(self, store: WebhookStore) -> None:
+        assert all(store.add(sub("acme", f"wh_{i}", i), limit=3) for i in range(3))
+        assert not store.add(sub("acme", "wh_x", 9), limit=3)
+        assert store.add(sub("globex", "wh_g"), limit=3)  # another tenant's count is its own
+        store.delete("acme", "wh_0")
+        assert store.add(sub("acme", "wh_y", 10), limit=3)
+        assert sorted(s.id for s in store.list("acme")) == ["wh_1", "wh_2", "wh_y"]
+
+    def test_concurrent_adds_never_pass_the_limit(self, store: WebhookStore) -> None:
+        barrier = threading.Barrier(12)
+        added: list[bool] = []
+
+        def add(i: int) -> None:
+            barrier.wait()
+            added.append(store.add(sub("acme", f"wh_{i}", i), limit=5))
+
+        threads = [threading.Thread(target=add, args=(i,)) for i in range(12)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert added.count(True) == 5
+        assert len(store.list("acme")) == 5

@@ -29,6 +29,14 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
+        if self.path == "/drip-headers":  # the status line, then a header line every 50 ms
+            self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+            for _ in range(20):
+                self.wfile.write(b"X-Drip: 1\r\n")
+                self.wfile.flush()
+                time.sleep(0.05)
+            self.wfile.write(b"Content-Length: 0\r\n\r\n")
+            return
         if self.path == "/drip":
             self.send_response(200)
             self.send_header("Content-Length", "100")
@@ -108,6 +116,12 @@ def resolves_to(monkeypatch: pytest.MonkeyPatch) -> Any:
         ("::ffff:127.0.0.1", False),
         ("::ffff:169.254.169.254", False),
         ("::ffff:8.8.8.8", True),
+        ("64:ff9b::a9fe:a9fe", False),  # NAT64 of the metadata service
+        ("64:ff9b::a00:1", False),  # NAT64 of 10.0.0.1
+        ("64:ff9b:1::a00:1", False),
+        ("2002:a9fe:a9fe::", False),  # 6to4 of the metadata service
+        ("64:ff9b::808:808", True),
+        ("2002:808:808::1", True),
     ],
 )
 def test_only_globally_routable_addresses_are_public(address: str, public: bool) -> None:
@@ -154,6 +168,26 @@ def test_a_body_over_the_bound_is_refused(port: int) -> None:
 def test_a_body_dripped_slowly_ends_at_the_deadline(port: int) -> None:
     with pytest.raises(errors.DependencyUnavailable, match="took longer"):
         outbound.request("GET", f"http://127.0.0.1:{port}/drip", timeout=0.5, allow_loopback=True)
+
+
+def test_headers_dripped_slowly_end_at_the_deadline(port: int) -> None:
+    """Given a server that answers each read within the read timeout but never finishes its headers
+    in time, the request ends at its deadline (not one read timeout per header line)."""
+    with pytest.raises(errors.DependencyUnavailable):
+        outbound.request("GET", f"http://127.0.0.1:{port}/drip-headers", timeout=0.3, allow_loopback=True)
+
+
+def test_a_body_dripped_slowly_still_gives_the_status_when_only_the_status_matters(port: int) -> None:
+    response = outbound.request(
+        "GET", f"http://127.0.0.1:{port}/drip", timeout=0.5, allow_loopback=True, whole_body=False
+    )
+    assert response.status == 200 and len(response.body) < 100
+
+
+@pytest.mark.parametrize("url", ["https://bücher.example/jwks", "https://keys.example.com:99999/jwks"])
+def test_a_url_no_request_can_be_made_to_fails_as_a_dependency(url: str) -> None:
+    with pytest.raises(errors.DependencyFailed):
+        outbound.request("GET", url)
 
 
 def test_a_jwks_uri_whose_name_resolves_privately_is_never_fetched(port: int) -> None:

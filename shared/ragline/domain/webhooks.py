@@ -50,6 +50,12 @@ def new_subscription_id() -> str:
     return "wh_" + secrets.token_hex(12)
 
 
+def is_subscription_id(text: str) -> bool:
+    """Whether ``text`` could name a subscription (what :func:`new_subscription_id` makes): anything
+    else is no webhook, answered without a read (an id past DynamoDB's 1,024-byte key would fail it)."""
+    return len(text) == 27 and text.startswith("wh_") and all(c in "0123456789abcdef" for c in text[3:])
+
+
 def sign(secret: str, body: bytes, timestamp: int) -> str:
     """The signature header's value for ``body`` sent at ``timestamp``."""
     mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
@@ -62,9 +68,10 @@ def verify(secret: str, body: bytes, header: str, *, now: int, tolerance: int = 
     parts = [p.split("=", 1) for p in header.split(",") if "=" in p]
     stamps = [v for k, v in parts if k.strip() == "t"]
     macs = [v.strip() for k, v in parts if k.strip() == "v1"]
-    if len(stamps) != 1 or not stamps[0].strip().isdigit() or not macs:
+    stamp = stamps[0].strip() if len(stamps) == 1 else ""
+    if not (stamp.isascii() and stamp.isdigit()) or not macs:  # "²".isdigit(), yet int() refuses it
         return False
-    t = int(stamps[0])
+    t = int(stamp)
     if abs(now - t) > tolerance:
         return False
     expected = sign(secret, body, t).split("v1=", 1)[1]

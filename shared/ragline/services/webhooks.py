@@ -29,6 +29,7 @@ from ragline.domain.webhooks import (
     SIGNATURE_HEADER,
     Subscription,
     check_url,
+    is_subscription_id,
     new_secret,
     new_subscription_id,
     sign,
@@ -49,18 +50,18 @@ class WebhookService:
         self._store = store
         self._loopback_http = loopback_http
 
-    def _admin(self, principal: Principal) -> None:
+    def _admin(self, principal: Principal, webhook_id: str | None = None) -> None:
         principal.require("admin")
         if not principal.unrestricted or principal.requires_user:
             raise errors.Forbidden(
                 "webhooks are tenant-wide: use an admin key without a namespace allow-list"
             )
+        if webhook_id is not None and not is_subscription_id(webhook_id):
+            raise errors.NotFound(f"no webhook {webhook_id[:40]!r}", webhook_id=webhook_id[:40])
 
     def create(self, principal: Principal, body: NewWebhook) -> NewWebhookView:
         self._admin(principal)
         url = check_url(body.url, loopback_http=self._loopback_http)
-        if len(self._store.list(principal.tenant_id)) >= MAX_WEBHOOKS:
-            raise errors.Conflict(f"a tenant holds at most {MAX_WEBHOOKS} webhooks", limit=MAX_WEBHOOKS)
         subscription = Subscription(
             id=new_subscription_id(),
             tenant_id=principal.tenant_id,
@@ -69,25 +70,28 @@ class WebhookService:
             event_types=tuple(dict.fromkeys(body.event_types)),
             description=body.description,
         )
-        return NewWebhookView.with_secret(self._store.put(subscription))
+        if not self._store.add(subscription, limit=MAX_WEBHOOKS):  # atomic: concurrent creates too
+            raise errors.Conflict(f"a tenant holds at most {MAX_WEBHOOKS} webhooks", limit=MAX_WEBHOOKS)
+        return NewWebhookView.with_secret(subscription)
 
     def list(self, principal: Principal) -> WebhookList:
         self._admin(principal)
         return WebhookList(webhooks=[WebhookView.of(s) for s in self._store.list(principal.tenant_id)])
 
     def get(self, principal: Principal, webhook_id: str) -> WebhookView:
-        self._admin(principal)
+        self._admin(principal, webhook_id)
         return WebhookView.of(self._store.get(principal.tenant_id, webhook_id))
 
     def delete(self, principal: Principal, webhook_id: str) -> WebhookView:
-        self._admin(principal)
+        self._admin(principal, webhook_id)
         return WebhookView.of(self._store.delete(principal.tenant_id, webhook_id))
 
     def rotate(self, principal: Principal, webhook_id: str) -> NewWebhookView:
-        """A new secret (returned once); deliveries are signed with it from now on."""
-        self._admin(principal)
+        """A new secret (returned once); deliveries are signed with it from now on. ``NotFound`` when
+        the webhook is deleted meanwhile (the rotation does not bring it back)."""
+        self._admin(principal, webhook_id)
         current = self._store.get(principal.tenant_id, webhook_id)
-        return NewWebhookView.with_secret(self._store.put(replace(current, secret=new_secret())))
+        return NewWebhookView.with_secret(self._store.replace(replace(current, secret=new_secret())))
 
 
 class WebhookDelivery:

@@ -63,6 +63,27 @@ class SqliteWebhookStore:
         ))  # fmt: skip
         return s
 
+    def add(self, subscription: Subscription, *, limit: int) -> bool:
+        s = subscription
+        _, written = self._db.run((
+            "INSERT INTO webhooks SELECT ?, ?, ?, ?, ?, ?, ?"
+            " WHERE (SELECT COUNT(*) FROM webhooks WHERE tenant_id = ?) < ?",
+            (s.tenant_id, s.id, s.url, s.secret, json.dumps(list(s.event_types)), s.description,
+             s.created_at.isoformat(), s.tenant_id, limit),
+        ))  # fmt: skip
+        return written == 1
+
+    def replace(self, subscription: Subscription) -> Subscription:
+        s = subscription
+        _, updated = self._db.run((
+            "UPDATE webhooks SET url = ?, secret = ?, event_types = ?, description = ?"
+            " WHERE tenant_id = ? AND id = ?",
+            (s.url, s.secret, json.dumps(list(s.event_types)), s.description, s.tenant_id, s.id),
+        ))  # fmt: skip
+        if updated != 1:
+            raise errors.NotFound(f"no webhook {s.id!r}", webhook_id=s.id)
+        return s
+
     def get(self, tenant_id: str, subscription_id: str) -> Subscription:
         rows, _ = self._db.run(
             ("SELECT * FROM webhooks WHERE tenant_id = ? AND id = ?", (tenant_id, subscription_id))
