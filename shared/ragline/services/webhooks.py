@@ -3,14 +3,14 @@
 Subscriptions are tenant-wide settings, so like the identity provider they need an ``admin`` key
 without a namespace allow-list (a restricted key would otherwise receive other namespaces' events).
 
-:class:`WebhookDelivery` POSTs one event to each subscription of its tenant that wants its type,
-signed (:func:`~ragline.domain.webhooks.sign`), and records each success with a conditional write
-keyed by (subscription, event id): a redelivered event is not POSTed again to a receiver that already
-took it. While it POSTs, a worker holds that pair (:data:`SENDING_TTL`, another conditional write), so
-a duplicate message handled at the same moment by another worker does not POST it a second time. Any
-receiver's failure (no answer, a non-2xx status) raises after the others were tried, so the event
-comes back (SQS redelivery or the outbox's retry) for the failed ones alone; the URL is checked again
-before each POST (the rules may have tightened since it was saved).
+:class:`WebhookDelivery` POSTs one event to each subscription of its tenant that wants its type, to
+all of them at once, signed (:func:`~ragline.domain.webhooks.sign`), and records each success with a
+conditional write keyed by (subscription, event id): a redelivered event is not POSTed again to a
+receiver that already took it. While it POSTs, a worker holds that pair (:data:`SENDING_TTL`, another
+conditional write), so a duplicate message handled at the same moment by another worker does not POST
+it a second time. Any receiver's failure (no answer, a non-2xx status) raises after the others were
+tried, so the event comes back (SQS redelivery or the outbox's retry) for the failed ones alone; the
+URL is checked again before each POST (the rules may have tightened since it was saved).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from ragline import errors
@@ -111,37 +112,42 @@ class WebhookDelivery:
         self._clock = clock
 
     def deliver(self, event: Event) -> int:
-        """POST ``event`` to every subscription that wants it and has not taken it yet; the number
-        POSTed. ``DependencyUnavailable`` (naming the failed subscriptions) when any receiver failed."""
+        """POST ``event`` to every subscription that wants it and has not taken it yet, all at once
+        (one slow receiver costs the event one POST's bound, not one per subscription after it); the
+        number POSTed. ``DependencyUnavailable`` (naming the failed subscriptions) when any failed."""
         body = json.dumps(event.to_dict(), separators=(",", ":")).encode()
-        failed: dict[str, str] = {}
-        sent = 0
-        for subscription in self._store.list(event.tenant_id):
-            if not subscription.wants(event.type):
-                continue
-            key = f"delivered#{subscription.id}#{event.id}"
-            if self._marks.has(key):
-                continue  # a redelivery: this receiver took it already
-            sending = f"sending#{subscription.id}#{event.id}"
-            if not self._marks.mark(sending, ttl_seconds=SENDING_TTL):
-                continue  # a duplicate message, handled at this moment by another worker
-            try:
-                check_url(subscription.url, loopback_http=self._loopback_http)
-                headers = self._headers(subscription, event, body)
-                status = self._transport.post(subscription.url, body, headers)
-                if not 200 <= status < 300:
-                    raise errors.DependencyFailed(f"the receiver answered {status}", code=f"http_{status}")
-            except errors.RaglineError as exc:
-                self._marks.forget(sending)  # the retry sends it again
-                failed[subscription.id] = str(exc.details.get("code", exc.code))
-                continue
-            self._marks.mark(key, ttl_seconds=DELIVERED_TTL)
-            sent += 1
+        targets = [s for s in self._store.list(event.tenant_id) if s.wants(event.type)]
+        if not targets:
+            return 0
+        with ThreadPoolExecutor(max_workers=len(targets), thread_name_prefix="webhook") as pool:
+            outcomes = list(pool.map(lambda s: self._send(s, event, body), targets))
+        failed = {s.id: outcome for s, outcome in zip(targets, outcomes, strict=True) if outcome}
         if failed:
             raise errors.DependencyUnavailable(
                 f"event {event.id} was not delivered to {len(failed)} webhook(s)", failures=failed
             )
-        return sent
+        return sum(1 for outcome in outcomes if outcome == "")
+
+    def _send(self, subscription: Subscription, event: Event, body: bytes) -> str | None:
+        """One subscription's POST: ``""`` sent, ``None`` nothing to send (taken already, or being
+        sent by another worker), else the failure's code."""
+        key = f"delivered#{subscription.id}#{event.id}"
+        if self._marks.has(key):
+            return None  # a redelivery: this receiver took it already
+        sending = f"sending#{subscription.id}#{event.id}"
+        if not self._marks.mark(sending, ttl_seconds=SENDING_TTL):
+            return None  # a duplicate message, handled at this moment by another worker
+        try:
+            check_url(subscription.url, loopback_http=self._loopback_http)
+            headers = self._headers(subscription, event, body)
+            status = self._transport.post(subscription.url, body, headers)
+            if not 200 <= status < 300:
+                raise errors.DependencyFailed(f"the receiver answered {status}", code=f"http_{status}")
+        except errors.RaglineError as exc:
+            self._marks.forget(sending)  # the retry sends it again
+            return str(exc.details.get("code", exc.code))
+        self._marks.mark(key, ttl_seconds=DELIVERED_TTL)
+        return ""
 
     def _headers(self, subscription: Subscription, event: Event, body: bytes) -> dict[str, str]:
         return {

@@ -71,3 +71,31 @@ def test_a_failed_send_is_not_held_against_the_retry(tmp_path: Path) -> None:
         worker.deliver(EVENT)
     assert failed.value.details["failures"] == {"wh_1": "http_503"}
     assert worker.deliver(EVENT) == 1 and receiver.posts == 2
+
+
+class MeetingReceivers:
+    """Each POST answers 200 only once ``count`` POSTs are in flight together: POSTs made one after
+    another never meet (the first gives up after 5 s and every one answers 500)."""
+
+    def __init__(self, count: int) -> None:
+        self.barrier = threading.Barrier(count, timeout=5)
+
+    def post(self, url: str, body: bytes, headers: dict[str, str]) -> int:
+        try:
+            self.barrier.wait()
+        except threading.BrokenBarrierError:
+            return 500
+        return 200
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_events_webhooks_are_sent_at_once_so_a_slow_one_delays_no_other(tmp_path: Path) -> None:
+    store = SqliteWebhookStore(tmp_path / "events.sqlite")
+    for n in range(3):
+        store.put(
+            Subscription(id=f"wh_{n}", tenant_id="acme", url=f"https://hooks.example.com/{n}", secret="s")
+        )
+    worker = WebhookDelivery(store, SqliteOnceMarks(tmp_path / "events.sqlite"), MeetingReceivers(3))
+    assert worker.deliver(EVENT) == 3
