@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ragline.domain.api import AddText
 from ragline.domain.events import event_id
 from tests.support.event_world import EventWorld
 from tests.support.webhook_receiver import Receiver
@@ -156,3 +157,31 @@ def test_a_deleted_tenant_keeps_no_webhook(tmp_path: Path, receiver: Receiver) -
     world.bucket.purge = lambda prefix: 0  # type: ignore[attr-defined] (the test bucket keeps nothing to purge)
     world.container.tenant_deletion.delete("acme")
     assert world.container.webhook_store.list("acme") == []
+
+
+@pytest.mark.parametrize("source", ["text", "s3"])
+def test_deleting_a_deleted_document_again_changes_nothing_and_announces_nothing(
+    tmp_path: Path, receiver: Receiver, source: str
+) -> None:
+    # Given a document (sent as text, or uploaded to S3) that was deleted through the API
+    world = EventWorld(tmp_path, receiver)
+    world.subscribe("/hook")
+    service = world.container.document_service
+    if source == "text":
+        service.add_text(
+            world.admin, "docs", AddText.model_validate({"filename": "guide.md", "text": GOOD.decode()})
+        )
+    else:
+        assert world.deliver(world.bucket.upload("acme/docs/guide.md", GOOD)) == "ok"
+    service.delete(world.admin, "docs", "guide.md")
+    if source == "s3":  # S3 announces the deletion the API made
+        assert world.deliver(world.bucket.remove("acme/docs/guide.md")) == "ok"
+    deleted = world.container.documents.get("acme", "docs", "guide.md")
+    assert deleted is not None and deleted.status == "deleted"
+    # When it is deleted again
+    again = service.delete(world.admin, "docs", "guide.md")
+    world.relay()
+    # Then the answer says deleted, the record is the same version, and one deletion was announced
+    assert again.status == "deleted"
+    assert world.container.documents.get("acme", "docs", "guide.md") == deleted
+    assert [d.body["type"] for d in receiver.accepted("/hook")] == ["document.indexed", "document.deleted"]

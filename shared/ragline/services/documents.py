@@ -114,6 +114,10 @@ class DocumentService:
     def delete(self, principal: Principal, namespace: str, document_id: str) -> DocumentDeletion:
         s = self._scope(principal, namespace, ("ingest",))
         record = self._find(s, document_id, principal)
+        if record.status == "deleted":  # again: no new version, no S3 delete marker, no event
+            return DocumentDeletion(
+                document_id=record.document_id, status="deleted", document=self._view(principal, record)
+            )
         key = object_key_of(record.source)
         if key is not None:
             self._objects.delete(key)
