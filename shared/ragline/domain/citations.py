@@ -10,7 +10,9 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-CITATION = re.compile(r'\s?<citation ids="([^"]*)"\s*/?>(?:\s*</citation>)?')
+CITATION = re.compile(r'\s?<citation\s+ids="([^"]*)"\s*/?>(?:\s*</citation\s*>)?')
+"""A marker as models write it: any whitespace before ``ids`` and in the closing tag (the CLI's
+streaming renderer, :mod:`ragline.cli.citation_marks`, reads the same shapes)."""
 
 
 def format_citation(ids: Collection[str]) -> str:

@@ -70,6 +70,14 @@ def test_citations_keep_known_ids_and_report_invented_ones() -> None:
     assert v.cited == ["d#1"] and v.invented == ["zz#4", "q#2"]
 
 
+def test_citations_with_other_whitespace_are_read_as_the_cli_renders_them() -> None:
+    # A model's marker with a newline or two spaces before ids, or a spaced closing tag, is a citation:
+    # checked here as the CLI renders it, never left in the answer unverified
+    v = verify_citations('A <citation\nids="d#1"/>. B <citation  ids="zz#4"></citation >.', {"d#1"})
+    assert v.text == 'A <citation ids="d#1"/>. B.'
+    assert v.cited == ["d#1"] and v.invented == ["zz#4"]
+
+
 def test_answer_without_citations_is_unchanged() -> None:
     assert verify_citations("plain text", {"a#0"}).text == "plain text"
 
