@@ -25,15 +25,18 @@ class GroundingLimits:
 
     ``max_sentences``: cited sentences checked, in answer order (the rest are counted as unchecked);
     ``max_passages``: chunks checked per sentence (its first citations); ``max_passage_chars``: the
-    characters of each chunk shown to the scorer (whole sentences up to the cap, the first one cut).
+    characters of each chunk shown to the scorer (whole sentences up to the cap, the first one cut);
+    ``max_sentence_chars``: the characters of each answer sentence checked (a longer one is cut: a
+    scorer's work grows with the claim's words).
     """
 
     max_sentences: int = 12
     max_passages: int = 4
     max_passage_chars: int = 2000
+    max_sentence_chars: int = 2000
 
     def __post_init__(self) -> None:
-        if min(self.max_sentences, self.max_passages, self.max_passage_chars) < 1:
+        if min(self.max_sentences, self.max_passages, self.max_passage_chars, self.max_sentence_chars) < 1:
             raise ValueError("grounding limits must be at least 1")
 
 

@@ -93,7 +93,8 @@ def cited_claims(answer: str, chunks: Mapping[str, str], limits: GroundingLimits
         for i in known:
             if i not in passages:
                 passages[i] = Passage(i, clip_sentences(split_sentences(chunks[i]), limits.max_passage_chars))
-        claims.append(CitedClaim(sentence, tuple(ids), tuple(passages[i] for i in known)))
+        claim = sentence[: limits.max_sentence_chars]
+        claims.append(CitedClaim(claim, tuple(ids), tuple(passages[i] for i in known)))
     return ClaimSet(claims, unchecked, uncited)
 
 

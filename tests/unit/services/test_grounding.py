@@ -103,6 +103,15 @@ def test_the_character_cap_keeps_whole_sentences_and_cuts_only_a_first_long_one(
     assert all(len(p.text) <= 50 for c in found.claims for p in c.passages)
 
 
+def test_a_cited_sentence_over_the_cap_is_checked_cut_to_it() -> None:
+    limits = GroundingLimits(max_sentence_chars=40)
+    found = cited_claims(
+        "The frame warranty " + "and more " * 5000 + '<citation ids="a#0"/>.', CHUNKS, limits
+    )
+    [claim] = found.claims
+    assert claim.text == ("The frame warranty " + "and more " * 5000)[:40]
+
+
 def test_an_id_not_among_the_chunks_gives_no_passage_and_a_sentence_citing_only_it_is_uncited() -> None:
     found = cited_claims(
         'Made up <citation ids="zz#9"/>. Real <citation ids="b#0,zz#9"/>.', CHUNKS, GroundingLimits()
