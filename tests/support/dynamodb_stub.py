@@ -31,3 +31,13 @@ def stubbed() -> Iterator[tuple[dl.DynamoDbUsageLedger, Any, Sleeps]]:
     with Stubber(client) as stubber:
         yield dl.DynamoDbUsageLedger(TABLE, client=client, sleep=sleeps, clock=lambda: AT), stubber, sleeps
         stubber.assert_no_pending_responses()
+
+
+def cancelled(stubber: Any, *codes: str) -> None:
+    """The stubbed client's next ``TransactWriteItems`` is cancelled with these reasons, in order."""
+    stubber.add_client_error(
+        "transact_write_items",
+        service_error_code="TransactionCanceledException",
+        http_status_code=400,
+        modeled_fields={"CancellationReasons": [{"Code": c} for c in codes]},
+    )

@@ -20,6 +20,7 @@ from ragline.adapters.aws import tenant_items as ti
 from ragline.adapters.aws import tenants as dt
 from ragline.domain.limits import Limits
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, NamespaceSettings, Tenant
+from tests.support.dynamodb_stub import cancelled
 
 pytestmark = pytest.mark.unit
 AT = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
@@ -320,15 +321,6 @@ def stubbed() -> Iterator[tuple[dt.DynamoDbTenantRegistry, Any]]:
     with Stubber(client) as stubber:
         yield dt.DynamoDbTenantRegistry(TABLE, client=client), stubber
         stubber.assert_no_pending_responses()
-
-
-def cancelled(stubber: Any, *codes: str) -> None:
-    stubber.add_client_error(
-        "transact_write_items",
-        service_error_code="TransactionCanceledException",
-        http_status_code=400,
-        modeled_fields={"CancellationReasons": [{"Code": c} for c in codes]},
-    )
 
 
 def test_put_api_key_sends_the_transaction(stubbed: tuple[dt.DynamoDbTenantRegistry, Any]) -> None:

@@ -14,6 +14,7 @@ from ragline.adapters.aws.webhooks import DynamoDbWebhookStore
 from ragline.domain.webhooks import Subscription
 from ragline.services.authentication import Principal
 from ragline.services.webhooks import WebhookService
+from tests.support.dynamodb_stub import cancelled
 
 SUB = Subscription(
     "wh_" + "0" * 24, "acme", "https://hooks.example.com/r", "whsec_x", created_at=datetime.now(UTC)
@@ -30,15 +31,6 @@ def stubbed() -> Iterator[tuple[DynamoDbWebhookStore, Any]]:
     )
     with Stubber(client) as stubber:
         yield DynamoDbWebhookStore("tenants", client=client), stubber
-
-
-def cancelled(stubber: Any, *codes: str) -> None:
-    stubber.add_client_error(
-        "transact_write_items",
-        service_error_code="TransactionCanceledException",
-        http_status_code=400,
-        modeled_fields={"CancellationReasons": [{"Code": c} for c in codes]},
-    )
 
 
 def test_a_full_tenant_is_refused_by_the_counters_condition(
