@@ -75,11 +75,15 @@ def restore(
         snapstart.run_after_restore(skip)
     else:
         runtime_hooks().run_after_restore()
+    # Drawn as the restore begins: what serving consumes of ``random`` varies between the two copies
+    # (a conditional write one of them loses takes another path), so only the state the hooks left
+    # tells whether they share it.
+    drawn = [random.random() for _ in range(4)]
     served = [invoke(handler, e) for e in events]
     return {
         "served": served,
         "run_ids": [s["request_id"] for s in served if s["status"] < 300],
-        "random": [random.random() for _ in range(4)],
+        "random": drawn,
         "uuids": [uuid.uuid4().hex for _ in range(2)],
         "sockets": socket_inodes(),
         "pid": os.getpid(),
