@@ -5,18 +5,10 @@ from __future__ import annotations
 import pytest
 
 from ragline.adapters.grounding.overlap import OverlapGroundingScorer, contradiction_cue, terms
-from ragline.domain.grounding import CitedClaim, EvidenceRef, Passage
+from ragline.domain.grounding import CitedClaim, EvidenceRef
+from tests.support.grounding import SOURCE
 
 pytestmark = pytest.mark.unit
-
-SOURCE = Passage(
-    "policy#0",
-    (
-        "Returns are accepted within thirty days of purchase.",
-        "Used bicycles can be returned if they are undamaged.",
-        "Aspirin increases the risk of bleeding.",
-    ),
-)
 
 
 def judge(sentence: str) -> tuple[str, float, tuple[EvidenceRef, ...]]:

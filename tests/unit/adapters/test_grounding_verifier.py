@@ -11,17 +11,10 @@ from ragline.adapters.grounding.linear import Logistic, Softmax
 from ragline.adapters.grounding.overlap import OverlapGroundingScorer
 from ragline.adapters.grounding.verifier import LexicalVerifierGroundingScorer, fitted_models
 from ragline.domain.grounding import CitedClaim, EvidenceRef, Passage
+from tests.support.grounding import SOURCE
 
 pytestmark = pytest.mark.unit
 
-SOURCE = Passage(
-    "policy#0",
-    (
-        "Returns are accepted within thirty days of purchase.",
-        "Used bicycles can be returned if they are undamaged.",
-        "Aspirin increases the risk of bleeding.",
-    ),
-)
 # SciFact train claim 542 (CONTRADICT) and the three sentences of its abstract that overlap it most.
 STING = Passage(
     "19688024",
