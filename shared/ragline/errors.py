@@ -117,6 +117,12 @@ class DocumentBusy(Conflict):
     code = "document_busy"
 
 
+class StepBusy(Conflict):
+    """Another worker runs this reindex step now (a copy of its message): retried after its lease."""
+
+    code = "step_busy"
+
+
 class DocumentTooLarge(RaglineError):
     """The document exceeds the configured size limit."""
 

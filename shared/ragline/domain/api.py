@@ -656,7 +656,7 @@ class DocumentView(ApiModel):
     @classmethod
     def of(cls, r: DocumentRecord) -> DocumentView:
         serving: Literal["this_version", "previous_version", "nothing"] = "nothing"
-        if r.indexed_generation and r.chunk_count and r.status != "deleted":
+        if r.serves:
             serving = "this_version" if r.status == "ready" else "previous_version"
         users, groups = access_of(r.readers)
         return cls(

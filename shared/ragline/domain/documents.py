@@ -99,6 +99,12 @@ class DocumentRecord(BaseModel):
     ``complete``/``fail`` write only at it)."""
     content_hash: str = ""
     version_id: str = ""
+    """The version the last claim applies: its S3 object version, or the id of a local write's kept
+    original (:mod:`ragline.services.originals`)."""
+    served_version: str = ""
+    """``version_id`` of the version the store serves, set when a version completes and kept by later
+    claims: a document whose newest version failed still names the one it serves (what a reindex
+    rebuilds). ``""``: none, or a record written before this field existed."""
     etag: str = ""
     size: int = 0
     chunk_count: int = 0
@@ -115,6 +121,12 @@ class DocumentRecord(BaseModel):
     attempts: int = 0
     created_at: datetime = Field(default_factory=now)
     updated_at: datetime = Field(default_factory=now)
+
+    @property
+    def serves(self) -> bool:
+        """Whether the store serves a version of the document: this record's (``ready``) or, while a
+        newer one is written or after it failed for a reason outside the file, the one before."""
+        return bool(self.indexed_generation and self.chunk_count and self.status != "deleted")
 
     @property
     def event_id(self) -> str:

@@ -69,6 +69,9 @@ class Rebuild(BaseModel):
     """When its last step recorded progress (a build without any for long has lost its steps)."""
     finished_at: datetime | None = None
     error: str = ""
+    lease_until: datetime | None = None
+    """Until when the worker running its current step may still be at work: a copy of that step
+    delivered meanwhile backs off (one chain of steps, never two)."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,10 @@ class ReindexStep:
     kind: StepKind = "build"
     model: str = ""
     """``retire``: the embedding model of the generation to drop (whose stores hold it)."""
+    after: str | None = None
+    """``build``: where the rebuild stood when the step was queued (its last document done): a copy
+    of a step that already ran finds the rebuild past it and does nothing. ``None``: a step queued
+    before steps carried it."""
 
     def body(self) -> str:
         return json.dumps({STEP_MARK: asdict(self)})
@@ -101,4 +108,5 @@ class ReindexStep:
             generation=int(fields["generation"]),
             kind="retire" if fields.get("kind") == "retire" else "build",
             model=str(fields.get("model", "")),
+            after=None if fields.get("after") is None else str(fields["after"]),
         )

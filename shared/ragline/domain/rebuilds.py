@@ -30,21 +30,53 @@ def started(ns: Namespace, rebuild: Rebuild) -> Namespace:
     return _with(ns, rebuild=rebuild)
 
 
-def advanced(ns: Namespace, generation: int, *, after: str, done: int, at: datetime) -> Namespace:
-    """``done`` more documents rebuilt, the last being ``after`` (where the next step continues)."""
+def at_step(ns: Namespace, generation: int, step_after: str | None) -> Rebuild:
+    """The rebuild still building and still where a step starting from ``step_after`` left it
+    (``None``: a step that does not say); ``Superseded`` otherwise — a copy of a step already done."""
     running = building(ns, generation)
+    if step_after is not None and running.after != step_after:
+        raise errors.Superseded("this reindex step ran already", namespace=ns.namespace_id)
+    return running
+
+
+def leased(
+    ns: Namespace, generation: int, *, step_after: str | None, at: datetime, until: datetime
+) -> Namespace:
+    """The step starting from ``step_after`` taken by one worker until ``until``; a copy arriving
+    while another holds it is ``StepBusy`` (retried after the lease: by then done, or its worker dead)."""
+    running = at_step(ns, generation, step_after)
+    if running.lease_until is not None and at < running.lease_until:
+        raise errors.StepBusy(
+            f"another worker runs this reindex step until {running.lease_until.isoformat()}",
+            namespace=ns.namespace_id,
+        )
+    return _with(ns, rebuild=running.model_copy(update={"lease_until": until}))
+
+
+def advanced(
+    ns: Namespace, generation: int, *, step_after: str | None, after: str, done: int, at: datetime
+) -> Namespace:
+    """``done`` more documents rebuilt by the step that started from ``step_after``, the last being
+    ``after`` (where the next step continues); its lease ends."""
+    running = at_step(ns, generation, step_after)
     moved = running.model_copy(
-        update={"after": after, "documents_done": running.documents_done + done, "progressed_at": at}
-    )
+        update={
+            "after": after, "documents_done": running.documents_done + done, "progressed_at": at,
+            "lease_until": None,
+        }
+    )  # fmt: skip
     return _with(ns, rebuild=moved)
 
 
-def switched(ns: Namespace, generation: int, *, done: int, at: datetime) -> Namespace:
+def switched(ns: Namespace, generation: int, *, step_after: str | None, done: int, at: datetime) -> Namespace:
     """The rebuilt generation serves: its number, model and chunking become the namespace's."""
-    running = building(ns, generation)
+    running = at_step(ns, generation, step_after)
     ready = running.model_copy(
-        update={"state": "ready", "documents_done": running.documents_done + done, "finished_at": at}
-    )
+        update={
+            "state": "ready", "documents_done": running.documents_done + done, "finished_at": at,
+            "lease_until": None,
+        }
+    )  # fmt: skip
     return _with(
         ns,
         generation=generation,

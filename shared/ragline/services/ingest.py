@@ -260,16 +260,23 @@ class IngestService:
         doc_id = document_id or document_id_of(filename)
         labels = resolve_metadata(self._registry, namespace, metadata)
         self._before_claim(scope, doc_id)
-        self._announce_previous(scope, doc_id)
+        previous = self._documents.get(scope.tenant_id, scope.namespace_id, doc_id)
+        self._announce_again(previous)
+        version = ""
         if self._objects is not None and not (source or "").startswith("s3://"):
-            # before the claim: a reindex that sees the claim reads this version's bytes
-            keep_original(self._objects, scope.tenant_id, scope.namespace_id, doc_id, filename, data)
+            # before the claim: a reindex that sees the claim reads this version's bytes; the
+            # served version's stay until this one replaces it (it may fail)
+            kept = (previous.served_version, previous.version_id) if previous else ()
+            version = keep_original(
+                self._objects, scope.tenant_id, scope.namespace_id, doc_id, filename, data, keep=kept
+            )
         claim = self._documents.claim(
             scope.tenant_id,
             scope.namespace_id,
             doc_id,
             normalise_sequencer(sequencer) if sequencer else None,
             source=source or filename,
+            version_id=version,
             size=len(data),
             lease_seconds=self._settings.claim_lease_seconds,
         )
@@ -501,6 +508,7 @@ class IngestService:
                 "status": "ready",
                 "chunk_count": len(served),
                 "indexed_generation": record.generation,
+                "served_version": record.version_id,
                 "attributes": labels.attributes,
                 "readers": labels.readers,
             }
@@ -589,6 +597,7 @@ class IngestService:
                     "chunk_count": len(chunks),
                     "pages": parsed.pages,
                     "indexed_generation": record.generation,
+                    "served_version": record.version_id,
                     "attributes": labels.attributes,
                     "readers": labels.readers,
                 }
@@ -680,6 +689,7 @@ class IngestService:
                 "pages": 0,
                 "content_hash": "",
                 "indexed_generation": record.generation,
+                "served_version": "",
                 "attributes": {},
                 "readers": (),
             }
@@ -710,6 +720,7 @@ class IngestService:
                     "pages": 0,
                     "content_hash": "",
                     "indexed_generation": record.generation,
+                    "served_version": "",
                     "attributes": {},
                     "readers": (),
                 }

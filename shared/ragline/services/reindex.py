@@ -3,25 +3,32 @@
 1. :meth:`ReindexService.begin` records the rebuild on the namespace (one conditional write: the
    target model, chunking and generation, state ``building``, documents total) and dispatches its
    first :class:`ReindexStep`. A second request while one builds is refused (409).
-2. Each ``build`` step rebuilds the next :attr:`ReindexSettings.step_documents` live documents (in id
-   order, after the last one done) from their stored originals into the new generation's storage
+2. Each ``build`` step rebuilds the next :attr:`ReindexSettings.step_documents` served documents (in
+   id order, after the last one done) from their stored originals into the new generation's storage
    scope, with the new model's embedder and the new chunking, records the progress, and dispatches
    the next step — so on AWS every step is one short SQS message of the ingestion queue, never one
-   long request. Meanwhile ingests and deletes write the served generation *and* the one being built
-   (:meth:`~ragline.services.generation_writer.GenerationWriter.mirror`).
+   long request. A step names where it starts and is leased to one worker: a copy delivered beside
+   it backs off, a copy delivered after it does nothing, so one chain of steps runs. Meanwhile
+   ingests and deletes write the served generation *and* the one being built
+   (:meth:`~ragline.services.generation_writer.GenerationWriter.mirror`). A document rebuilt is the
+   version its record serves — also when its newest version failed — read within the size limit; one
+   deleted or rewritten while its step ran is left to that newer write, which writes both generations.
 3. The last step re-does every document changed since the rebuild began (a write that raced its
-   start), then switches: one conditional write of the namespace moves the served generation, its
-   model and chunking. Every reader resolves the served generation per run, so a search answers
-   from the old generation or the new one, never both, never neither.
+   start), queues the retire step (4), then switches: one conditional write of the namespace moves
+   the served generation, its model and chunking. Every reader resolves the served generation per
+   run, so a search answers from the old generation or the new one, never both, never neither.
 4. A ``retire`` step, ``retire_seconds`` later (runs bound to the old generation just before the
    switch end first), drops the old generation's chunks.
 
 A step that fails marks the rebuild ``failed`` with the reason and drops what it built; the old
-generation never stopped serving.
+generation never stopped serving. A document whose own served version cannot be rebuilt (a parser
+that refuses it now) fails the rebuild, naming it: a switch never silently drops a served document.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -33,6 +40,7 @@ from ragline.domain.documents import DocumentRecord
 from ragline.domain.events import namespace_reindexed
 from ragline.domain.generations import Chunking, Rebuild, ReindexStep, storage_scope
 from ragline.domain.models import TenantScope
+from ragline.domain.s3_events import object_key_of
 from ragline.domain.tenancy import Namespace
 from ragline.ports import DocumentRegistry, ObjectStore, StepQueue, TenantRegistry
 from ragline.services.authentication import Principal
@@ -40,8 +48,11 @@ from ragline.services.embedding_run import WorkerDeadline
 from ragline.services.events import Announcer
 from ragline.services.generation_writer import GenerationWriter
 from ragline.services.generations import Generation, ModelCatalog, building
+from ragline.services.ingest import DOCUMENT_ERRORS
 from ragline.services.namespaces import change_namespace, require_namespace
-from ragline.services.originals import read_original
+from ragline.services.originals import Original, read_original
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -58,10 +69,15 @@ class ReindexSettings:
     takes at most one invocation, 900 s, and a redelivery comes within the queue's visibility)."""
     settle_seconds: float = 330.0
     """Writes claimed this long before the rebuild began may not have seen it: re-done at the end."""
+    lease_seconds: float = 960.0
+    """How long a step is its worker's (an invocation lasts at most 900 s): a copy of it delivered
+    meanwhile backs off; the queue redelivers it later (its visibility timeout is longer)."""
 
 
-LIVE = ("ready", "processing")
-"""Documents a generation must hold: served ones, and ones being (re)written now."""
+def held(record: DocumentRecord) -> bool:
+    """Whether a generation must hold the document: it serves a version (also the one before a
+    newest version that failed), or one is being written now."""
+    return record.serves or record.status == "processing"
 
 
 class ReindexService:
@@ -76,7 +92,9 @@ class ReindexService:
         queue: StepQueue,
         settings: ReindexSettings,
         announcer: Announcer | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
+        self._clock = clock or _now
         self._registry = registry
         self._announcer = announcer
         self._documents = documents
@@ -120,7 +138,7 @@ class ReindexService:
         same = model == (current.embedding_model or self._catalog.default) and chunking == current.chunking
         if same and not force:
             return ns
-        total = len(self._live(ns))
+        total = len(self._held(ns))
 
         abandoned: list[Rebuild] = []
 
@@ -161,7 +179,7 @@ class ReindexService:
     def _stalled(self, rebuild: Rebuild) -> bool:
         """A build whose last step is older than ``stall_seconds``: its chain of steps was lost."""
         last = rebuild.progressed_at or rebuild.started_at
-        return _now() - last > timedelta(seconds=self._settings.stall_seconds)
+        return self._clock() - last > timedelta(seconds=self._settings.stall_seconds)
 
     # -- running ---------------------------------------------------------------------------------
     def run(self, step: ReindexStep, deadline: WorkerDeadline | None = None) -> None:
@@ -175,10 +193,21 @@ class ReindexService:
         if target is None or target.number != step.generation:
             self._announce(ns, step.generation)  # a redelivered last step: its switch again
             return
+        now = self._clock()
+        lease = partial(
+            rebuilds.leased, generation=target.number, step_after=step.after, at=now,
+            until=now + timedelta(seconds=self._settings.lease_seconds),
+        )  # fmt: skip
         try:
-            switched = self._build(ns, target, deadline)
-        except errors.WorkerOutOfTime:
+            ns = change_namespace(self._registry, ns, lease)
+        except errors.Superseded:
+            return  # a copy of a step that ran: its successor carries the rebuild on
+        try:
+            switched = self._build(ns, target, step, deadline)
+        except (errors.WorkerOutOfTime, errors.StepBusy):
             raise  # the message comes back
+        except errors.Superseded:
+            return  # the step's lease ran out and a copy of it went on: that chain carries on
         except errors.RaglineError as exc:
             self._fail(ns, target, exc.message)
             return
@@ -199,11 +228,13 @@ class ReindexService:
         )  # fmt: skip
         self._announcer.publish([event])
 
-    def _build(self, ns: Namespace, target: Generation, deadline: WorkerDeadline | None) -> Namespace | None:
+    def _build(
+        self, ns: Namespace, target: Generation, step: ReindexStep, deadline: WorkerDeadline | None
+    ) -> Namespace | None:
         """The namespace as switched when this step finished the rebuild, else None."""
         rebuild = ns.settings.rebuild
         assert rebuild is not None
-        pending = [r for r in self._live(ns) if r.document_id > rebuild.after]
+        pending = [r for r in self._held(ns) if r.document_id > rebuild.after]
         batch: list[DocumentRecord] = []
         for record in pending[: self._settings.step_documents]:
             if batch and deadline is not None and deadline.remaining() < self._settings.reserve_seconds:
@@ -211,50 +242,78 @@ class ReindexService:
             self._rebuild(target, record)
             batch.append(record)
         if len(pending) > len(batch):
-            self._progress(ns, target, batch[-1].document_id, len(batch))
-            self._queue.submit(ReindexStep(ns.tenant_id, ns.namespace_id, target.number))
+            after = batch[-1].document_id
+            self._progress(ns, target, step.after, after, len(batch))
+            self._queue.submit(ReindexStep(ns.tenant_id, ns.namespace_id, target.number, after=after))
             return None
-        return self._finish(ns, target, len(batch))
+        return self._finish(ns, target, step.after, len(batch))
 
     def _rebuild(self, target: Generation, record: DocumentRecord) -> None:
-        found = read_original(self._objects, record)
-        if found is None:  # its removal is in flight: the delete writes this generation too
-            return
-        filename, data = found
+        """Write the version ``record`` holds into ``target``. Left to the document's newer write (which
+        writes this generation too, or is re-done before the switch) when the record moved on meanwhile,
+        or when what S3 serves now is a newer object than the record's, which cannot be indexed (its
+        own event rejects it). Any other failure names the document and fails the rebuild."""
+        limit = self._writer.settings.max_document_bytes
+        found = None
         try:
-            self._writer.write(target, record, filename, data)
+            found = read_original(self._objects, record, limit=limit)
+            if found is None:
+                if object_key_of(record.source) is not None or self._moved_on(record):
+                    return  # removed meanwhile: its removal writes this generation too
+                raise errors.UnreadableDocument(
+                    "its original was not kept (ingested before reindexing existed): ingest it again",
+                    document_id=record.document_id,
+                )
+            self._writer.write(target, record, found.filename, found.data)
+        except errors.WorkerOutOfTime:
+            raise
         except errors.RaglineError as exc:
+            if _newer_object(exc, record, found, limit) or self._moved_on(record):
+                _log.info("reindex left %s to its newer write: %s", record.document_id, exc.message)
+                return
             raise type(exc)(f"{record.document_id}: {exc.message}", document_id=record.document_id) from exc
 
-    def _finish(self, ns: Namespace, target: Generation, done_now: int) -> Namespace:
+    def _moved_on(self, record: DocumentRecord) -> bool:
+        """Whether a newer claim (an ingest, a delete) took the document since ``record`` was read."""
+        now = self._documents.get(record.tenant_id, record.namespace_id, record.document_id)
+        return now is None or now.generation != record.generation
+
+    def _finish(self, ns: Namespace, target: Generation, step_after: str | None, done_now: int) -> Namespace:
         rebuild = ns.settings.rebuild
         assert rebuild is not None
         since = rebuild.started_at - timedelta(seconds=self._settings.settle_seconds)
         for record in self._documents.list(ns.tenant_id, ns.namespace_id):
             if record.updated_at < since:
                 continue
-            if record.status == "deleted" or (
-                record.status == "failed" and record.indexed_generation == record.generation
-            ):  # serves nothing now (removed, or a version that could not be indexed)
-                self._writer.remove(target, record)
-            elif record.status in LIVE:
+            if held(record):
                 self._rebuild(target, record)
+            elif record.status in ("deleted", "failed"):  # serves nothing (removed, or refused)
+                self._writer.remove(target, record)
+        # Queued before the switch: a worker that dies right after the switch leaves no old
+        # generation behind (a retire that finds its generation still serving does nothing).
         old_generation = ns.settings.generation
         old_model = ns.settings.embedding_model or self._catalog.default
-        switch = partial(rebuilds.switched, generation=target.number, done=done_now, at=_now())
-        switched = change_namespace(self._registry, ns, switch)
         self._queue.submit(
             ReindexStep(ns.tenant_id, ns.namespace_id, old_generation, "retire", old_model),
             delay_seconds=self._settings.retire_seconds,
         )
-        return switched
+        switch = partial(
+            rebuilds.switched, generation=target.number, step_after=step_after, done=done_now,
+            at=self._clock(),
+        )  # fmt: skip
+        return change_namespace(self._registry, ns, switch)
 
-    def _progress(self, ns: Namespace, target: Generation, after: str, done: int) -> None:
-        advance = partial(rebuilds.advanced, generation=target.number, after=after, done=done, at=_now())
+    def _progress(
+        self, ns: Namespace, target: Generation, step_after: str | None, after: str, done: int
+    ) -> None:
+        advance = partial(
+            rebuilds.advanced, generation=target.number, step_after=step_after, after=after, done=done,
+            at=self._clock(),
+        )  # fmt: skip
         change_namespace(self._registry, ns, advance)
 
     def _fail(self, ns: Namespace, target: Generation, reason: str) -> None:
-        fail = partial(rebuilds.failed, generation=target.number, reason=reason, at=_now())
+        fail = partial(rebuilds.failed, generation=target.number, reason=reason, at=self._clock())
         change_namespace(self._registry, ns, fail)
         self._drop(ns.tenant_id, ns.namespace_id, target.number, target.space.embedder.model_id)
 
@@ -270,12 +329,22 @@ class ReindexService:
         for record in self._documents.list(tenant_id, namespace_id):
             store.delete_document(record.document_id)
 
-    def _live(self, ns: Namespace) -> list[DocumentRecord]:
+    def _held(self, ns: Namespace) -> list[DocumentRecord]:
         records = self._documents.list(ns.tenant_id, ns.namespace_id)
-        return sorted(
-            (r for r in records if r.status in LIVE),
-            key=lambda r: r.document_id,
-        )
+        return sorted((r for r in records if held(r)), key=lambda r: r.document_id)
+
+
+def _newer_object(
+    exc: errors.RaglineError, record: DocumentRecord, found: Original | None, limit: int
+) -> bool:
+    """Whether a document error is a newer object's than the version ``record`` holds: what S3 serves
+    now under its key (its version could not be named) is over the limit where the record's was
+    within it, or is of another size."""
+    if not isinstance(exc, DOCUMENT_ERRORS) or object_key_of(record.source) is None:
+        return False
+    if found is None:
+        return isinstance(exc, errors.DocumentTooLarge) and record.size <= limit
+    return not found.pinned and len(found.data) != record.size
 
 
 def _public(namespace: Namespace) -> TenantScope:
