@@ -49,6 +49,12 @@ class Forbidden(RaglineError):
     code = "forbidden"
 
 
+class UserContextForbidden(Forbidden):
+    """A request acting for an end user reached a route that manages the tenant: end users read."""
+
+    code = "user_context_forbidden"
+
+
 class NotFound(RaglineError):
     """A tenant, namespace, document or path that does not exist (for this caller)."""
 

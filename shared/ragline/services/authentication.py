@@ -34,6 +34,10 @@ if TYPE_CHECKING:
     from ragline.services.identity_tokens import TokenVerifier
 
 
+MANAGEMENT_SCOPE = "admin"
+"""The scope of the routes that manage the tenant; never exercised for an end user."""
+
+
 class Principal(NamedTuple):
     """Who calls: a tenant, the key's scopes and namespace allow-list (a named tuple, not a dataclass:
     this is the authorizer's import path, and ``dataclasses`` pulls in ``inspect``)."""
@@ -65,13 +69,30 @@ class Principal(NamedTuple):
 
     def require_any(self, scopes: tuple[Scope, ...], namespace: str | None = None) -> None:
         """A missing scope is 403; a namespace outside the allow-list is the *same* 404 as a missing
-        one (an allow-listed key must not learn which other namespaces exist)."""
+        one (an allow-listed key must not learn which other namespaces exist).
+
+        ``admin`` alone is what every route that manages the tenant needs (keys, usage, webhooks,
+        the identity provider, creating, changing, reindexing or deleting namespaces), and a request
+        acting for an end user manages nothing: 403 ``user_context_forbidden``, checked first so it
+        is the one answer whatever the key holds. A webhook or key made "for" a user would see past
+        its permissions (a webhook gets every document's id), so there is no per-route exception."""
+        if self.acts_for_user and set(scopes) == {MANAGEMENT_SCOPE}:
+            raise errors.UserContextForbidden(
+                "this request acts for an end user, and end users manage nothing: send it without "
+                "Ragline-User-Id, with a key that does not require a user",
+                header="Ragline-User-Id",
+            )
         if not self.scopes & set(scopes):
             raise errors.Forbidden(
                 f"this key needs one of the scopes {', '.join(scopes)}", scopes=list(scopes)
             )
         if namespace is not None and not self.may_read(namespace):
             raise namespace_not_found(namespace)
+
+    @property
+    def acts_for_user(self) -> bool:
+        """The request is an end user's: a token's, an asserted user's, or a key's that must name one."""
+        return self.user is not None or self.requires_user
 
     def may_read(self, namespace: str) -> bool:
         return not self.namespaces or namespace in self.namespaces

@@ -22,7 +22,7 @@ class IdentityProviderService:
 
     def _admin(self, principal: Principal) -> None:
         principal.require("admin")
-        if not principal.unrestricted or principal.requires_user:
+        if not principal.unrestricted:
             raise errors.Forbidden(
                 "the identity provider is tenant-wide: use an admin key without a namespace allow-list"
             )

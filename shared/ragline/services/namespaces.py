@@ -134,12 +134,12 @@ class NamespaceService:
     def list(self, principal: Principal) -> NamespaceList:
         spaces = self._registry.list_namespaces(principal.tenant_id)
         return NamespaceList(
-            namespaces=[NamespaceView.of(n) for n in spaces if principal.may_read(n.namespace_id)]
+            namespaces=[namespace_view(principal, n) for n in spaces if principal.may_read(n.namespace_id)]
         )
 
     def get(self, principal: Principal, namespace: str) -> NamespaceView:
         principal.require_any(ALL_SCOPES, namespace)
-        return NamespaceView.of(require_namespace(self._registry, principal.tenant_id, namespace))
+        return namespace_view(principal, require_namespace(self._registry, principal.tenant_id, namespace))
 
     def create(self, principal: Principal, body: NewNamespace) -> NamespaceView:
         """Tenant-wide: a new namespace is seen by every unrestricted key's routing."""
@@ -198,6 +198,15 @@ class NamespaceService:
             )
         self._registry.delete_namespace(principal.tenant_id, namespace)
         return NamespaceDeleted(namespace_id=namespace)
+
+
+def namespace_view(principal: Principal, ns: Namespace) -> NamespaceView:
+    """The namespace as ``principal`` may see it. A request acting for an end user gets it without
+    ``rebuild``: a rebuild's ``documentsDone``/``documentsTotal`` count every document of the
+    namespace and its ``error`` may be about any of them, and an end user never counts what it may
+    not read (the routes that show a rebuild's progress in full are the SaaS's own)."""
+    view = NamespaceView.of(ns)
+    return view.model_copy(update={"rebuild": None}) if principal.acts_for_user else view
 
 
 def require_tenant_wide(principal: Principal, action: str) -> None:

@@ -16,7 +16,13 @@ from ragline.domain.keys import hash_api_key, new_api_key, new_key_id
 from ragline.domain.limits import Limits, looser
 from ragline.domain.tenancy import ALL_SCOPES, ApiKeyRecord, Tenant, TenantStatus
 from ragline.ports import TenantRegistry
-from ragline.services.authentication import Principal, RegistryKeys, authenticate, namespace_not_found
+from ragline.services.authentication import (
+    MANAGEMENT_SCOPE,
+    Principal,
+    RegistryKeys,
+    authenticate,
+    namespace_not_found,
+)
 from ragline.services.identity_tokens import TokenVerifier
 
 
@@ -74,13 +80,19 @@ class TenancyService:
         limits: Limits | None = None,
     ) -> tuple[str, ApiKeyRecord]:
         """A new key: the plaintext is returned here once and stored nowhere. ``assert_user``: its
-        requests may name the end user they act for; ``require_user``: they must (implies it)."""
+        requests may name the end user they act for; ``require_user``: they must (implies it; never
+        with ``admin``, which a request acting for an end user never exercises)."""
         if self._registry.get_tenant(tenant_id).status != "active":
             raise errors.Conflict(f"tenant {tenant_id!r} is not active", tenant=tenant_id)
         wanted = tuple(dict.fromkeys(scopes))
         unknown = [s for s in wanted if s not in ALL_SCOPES]
         if unknown or not wanted:
             raise errors.InvalidRequest(f"scopes must be some of {', '.join(ALL_SCOPES)}", unknown=unknown)
+        if require_user and MANAGEMENT_SCOPE in wanted:  # an end user's request manages nothing
+            raise errors.InvalidRequest(
+                "a key that must act for an end user cannot hold admin: end users manage nothing",
+                field="requireUser",
+            )
         if limits is not None and limits.burst is not None and limits.requests_per_second is None:
             raise errors.InvalidRequest(  # a key has no default rate: its burst alone would limit nothing
                 "a key's burst needs its own requestsPerSecond (a key has no default rate)",
@@ -150,11 +162,6 @@ class TenancyService:
                 "a key cannot grant looser limits than its own: set limits no looser than this key's",
                 limits=lifted,
                 held=own.model_dump(by_alias=True, exclude_none=True) if own is not None else {},
-            )
-        if principal.requires_user and not body.require_user:  # it would read past its users' ACLs
-            raise errors.Forbidden(
-                "a key that must act for an end user can only create keys that must too: set requireUser",
-                field="requireUser",
             )
         plaintext, record = self.create_key(
             principal.tenant_id,

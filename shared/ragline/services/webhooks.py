@@ -53,7 +53,7 @@ class WebhookService:
 
     def _admin(self, principal: Principal, webhook_id: str | None = None) -> None:
         principal.require("admin")
-        if not principal.unrestricted or principal.requires_user:
+        if not principal.unrestricted:
             raise errors.Forbidden(
                 "webhooks are tenant-wide: use an admin key without a namespace allow-list"
             )
