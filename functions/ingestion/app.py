@@ -6,7 +6,8 @@ the batch is acknowledged, also when every message failed (no whole-invocation e
 record keeps the readable reason. Each message's work is fitted to the invocation's time left (the
 context's): one that would start with too little is not started, and left for redelivery. The batch's
 documents are written message by message and published together at the end, with one refresh (see
-:mod:`ragline.services.ingest_batch`); a message whose document was refused at publish fails alone. The loop
+:mod:`ragline.services.ingest_batch`); a message whose document was refused at publish, or whose
+publish the store failed for that document alone, fails alone. The loop
 is written out rather than Powertools' ``BatchProcessor``, whose import (every event source's data
 classes, asyncio) was a third of this function's cold start.
 """

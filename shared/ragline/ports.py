@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold
     from ragline.domain.retrieval import Reranked
     from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
     from ragline.domain.webhooks import Subscription
+    from ragline.errors import RaglineError
 
 
 @runtime_checkable
@@ -60,11 +61,22 @@ class VectorStore(Protocol):
       generation again changes nothing served (it only sweeps). The fence outlives the chunks, so a
       slow worker holding an older version can neither resurrect a deleted document nor be served
       beside a newer version (it loses at ``upsert``, or at ``publish`` and then ``discard``s).
-    - ``publish_many({doc: g, ...})`` is ``publish`` for several documents at once, with the same
-      per-document result (``{doc: False}`` where that document's fence is already above its ``g``;
-      the others are published all the same): one refresh and one fence write for the lot, so an
-      ingest batch pays for visibility once, not once per document. Each document's new version
-      still appears whole, at its fence's raise; documents appear together or one by one, unordered.
+    - ``publish_many({doc: g, ...})`` is ``publish`` for several documents at once, each document's
+      outcome its own: ``True`` published (its fence is at ``g``), ``False`` refused (its fence is
+      above ``g``), or the :class:`~ragline.errors.RaglineError` that failed *that document's* publish
+      (a node answering its fence write 429 or 5xx, its version not yet searchable): its fence did not
+      rise, it serves what it served, and publishing ``g`` again later may succeed. One document's
+      failure never fails another's publish, so the caller settles each document from what is
+      served. It raises only for a failure of the whole call after which no fence rose; a store that
+      cannot tell whether a fence rose (a request whose answer was lost) reads it back and reports the
+      document from what it holds. Only when it cannot read it either (the store unreachable) is an
+      outcome unknown: that document is reported failed — the whole call raises when no outcome is
+      known — and publishing the same generation again (idempotent) settles it. One
+      refresh and one fence write for the lot, so an ingest batch pays for visibility once, not once
+      per document. Each document's new version still appears whole, at its fence's raise; documents
+      appear together or one by one, unordered. A sweep of older chunks that fails after the fence
+      rose does not fail the publish (they are unseen below the fence; the next publish sweeps them).
+      ``publish`` raises the error ``publish_many`` would report for the document.
     - ``discard(doc, generation=g)`` deletes the document's chunks at exactly ``g``.
     - ``vectors(doc)`` maps each stored chunk text of the document — of any generation, unpublished
       ones included — to its embedding (for reuse), as float32 arrays.
@@ -91,7 +103,7 @@ class VectorStore(Protocol):
 
     def publish(self, document_id: str, *, generation: int) -> bool: ...
 
-    def publish_many(self, generations: Mapping[str, int]) -> dict[str, bool]: ...
+    def publish_many(self, generations: Mapping[str, int]) -> dict[str, bool | RaglineError]: ...
 
     def discard(self, document_id: str, *, generation: int) -> int: ...
 

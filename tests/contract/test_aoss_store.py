@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -18,7 +19,9 @@ from ragline.adapters.opensearch.serverless import ServerlessVectorStoreProvider
 from ragline.adapters.opensearch.serverless_visibility import PendingWrites
 from ragline.config import Settings
 from ragline.domain.models import KeywordQuery, TenantScope
+from ragline.ports import VectorStore, VectorStoreProvider
 from tests.contract.vector_store_contract import VectorStoreContract, hybrid, make_chunks
+from tests.contract.vector_store_publish_contract import PublishFault
 from tests.support.aoss_proxy import AossProxy
 from tests.support.cfn_tables import create_table_from_template
 from tests.support.vectors import DIM
@@ -67,6 +70,28 @@ class TestServerlessVectorStore(VectorStoreContract):
         yield p
         p.drop()
         p.close()
+
+    @pytest.fixture
+    def publish_fault(self, dynamodb_client: Any) -> PublishFault:
+        """A chunk recorded for the document's version (by a writer still in flight) never becomes
+        searchable: its publish waits for it, and gives up."""
+
+        @contextmanager
+        def fault(
+            provider: VectorStoreProvider, store: VectorStore, doc: str, generation: int
+        ) -> Iterator[VectorStore]:
+            assert isinstance(provider, ServerlessVectorStoreProvider)
+            key = provider.fences.key(store.scope, doc)
+            before = provider.fences.item(store.scope, doc)
+            provider.fences.begin_write(store.scope, doc, generation, [99])
+            waited, provider.visibility_timeout = provider.visibility_timeout, 1.5
+            try:
+                yield store
+            finally:
+                provider.visibility_timeout = waited
+                dynamodb_client.put_item(TableName=provider.fences.table, Item={**before, **key})
+
+        return fault
 
 
 def test_an_unpublished_version_stays_unseen_after_the_collections_refresh(

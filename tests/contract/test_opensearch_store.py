@@ -6,14 +6,19 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
+from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.config import Settings
 from ragline.domain.models import TenantScope
+from ragline.ports import VectorStore, VectorStoreProvider
 from tests.contract.vector_store_contract import DOCS, VectorStoreContract, hybrid, make_chunks
 from tests.contract.vector_store_filter_contract import check_one_among_10000, ten_thousand
+from tests.contract.vector_store_publish_contract import PublishFault
+from tests.support.bulk_faults import BulkFaults
 from tests.support.vectors import DIM
 
 pytestmark = [pytest.mark.contract, pytest.mark.opensearch]
@@ -36,6 +41,33 @@ class TestOpenSearchVectorStore(VectorStoreContract):
         yield p
         p.drop()
         p.close()
+
+    @pytest.fixture
+    def publish_fault(self, bulk_faults: BulkFaults) -> PublishFault:
+        """The node answers the document's fence action 503 (its shard unavailable), the rest applied."""
+
+        @contextmanager
+        def fault(
+            provider: VectorStoreProvider, store: VectorStore, doc: str, generation: int
+        ) -> Iterator[VectorStore]:
+            assert isinstance(provider, OpenSearchVectorStoreProvider)
+            client = build_client(Settings(opensearch_url=bulk_faults.url))
+            through = OpenSearchVectorStoreProvider(client, index=provider.index, dimension=DIM)
+            bulk_faults.refuse[rq.fence_id(store.scope, doc)] = 503
+            try:
+                yield through.scoped(store.scope)
+            finally:
+                bulk_faults.heal()
+                through.close()
+
+        return fault
+
+
+@pytest.fixture(scope="module")
+def bulk_faults(opensearch_url: str) -> Iterator[BulkFaults]:
+    proxy = BulkFaults(opensearch_url).start()
+    yield proxy
+    proxy.stop()
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +108,11 @@ def test_concurrent_hybrid_strategy_matches_msearch(opensearch_url: str) -> None
 
 _OTHER_PROCESS = """
 import sys
+from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.config import Settings
 from ragline.domain.models import TenantScope
+from ragline.ports import VectorStore, VectorStoreProvider
 url, index, dim = sys.argv[1], sys.argv[2], int(sys.argv[3])
 p = OpenSearchVectorStoreProvider(build_client(Settings(opensearch_url=url)), index=index, dimension=dim)
 print(p.scoped(TenantScope(tenant_id="acme", namespace_id="docs")).count())
@@ -277,5 +311,67 @@ def test_chunks_written_before_filters_read_as_open_and_without_attributes(opens
         assert [h.chunk.id for h in p.scoped(scope, ReadView(tagged)).search(q)] == ["new#0"]
         assert [h.chunk.id for h in p.scoped(scope, ReadView(readers=user)).search(q)] == ["old#0"]
     finally:
+        p.drop()
+        p.close()
+
+
+def _through(p: OpenSearchVectorStoreProvider, proxy: BulkFaults) -> OpenSearchVectorStoreProvider:
+    """A second provider on ``p``'s index whose requests pass through the faulty proxy."""
+    return OpenSearchVectorStoreProvider(
+        build_client(Settings(opensearch_url=proxy.url)), index=p.index, dimension=DIM
+    )
+
+
+def test_a_fence_bulk_whose_answer_is_lost_is_settled_from_the_fences(
+    opensearch_url: str, bulk_faults: BulkFaults
+) -> None:
+    """The node applied the fences but no answer came back (the connection dropped, every retry too):
+    ``publish_many`` reads the fences and reports what they hold — the documents served are reported
+    published, not failed."""
+    p = _provider(opensearch_url)
+    through = _through(p, bulk_faults)
+    scope = TenantScope(tenant_id="acme", namespace_id="docs")
+    try:
+        # Given a, b written at 1 and c written at 3, while a newer worker already published c at 5
+        store = through.scoped(scope)
+        store.upsert(make_chunks("a", ["alpha one"]) + make_chunks("b", ["beta one"]), generation=1)
+        store.upsert(make_chunks("c", ["gamma one"]), generation=3)
+        assert p.scoped(scope).publish("c", generation=5)
+        # When their fences are written by a request whose answer is lost
+        bulk_faults.unanswered.add(rq.fence_id(scope, "a"))
+        published = store.publish_many({"a": 1, "b": 1, "c": 3})
+        # Then each is reported from its fence: a and b published (and served), c refused
+        assert published == {"a": True, "b": True, "c": False}
+        assert p.scoped(scope).count("a") == 1 and p.scoped(scope).count("b") == 1
+    finally:
+        bulk_faults.heal()
+        through.close()
+        p.drop()
+        p.close()
+
+
+def test_a_sweep_failing_after_the_fence_rose_still_reports_the_document_published(
+    opensearch_url: str, bulk_faults: BulkFaults
+) -> None:
+    p = _provider(opensearch_url)
+    through = _through(p, bulk_faults)
+    scope = TenantScope(tenant_id="acme", namespace_id="docs")
+    try:
+        # Given a served at 1 and its new version written at 2
+        store = through.scoped(scope)
+        store.upsert(make_chunks("a", ["old words"]), generation=1)
+        assert store.publish("a", generation=1)
+        store.upsert(make_chunks("a", ["new words"]), generation=2)
+        # When it is published and the node fails the delete of the old chunk (the sweep)
+        bulk_faults.refuse[rq.doc_id(scope, "a#0", 1)] = 503
+        # Then the publish is reported done: the fence rose, the new version alone is served
+        assert store.publish_many({"a": 2}) == {"a": True}
+        assert [c.text for c in store.neighbors("a", 0)] == ["new words"] and store.count() == 2
+        # and the next publish of the document sweeps the old chunk
+        bulk_faults.heal()
+        assert store.publish("a", generation=2) and store.count() == 1
+    finally:
+        bulk_faults.heal()
+        through.close()
         p.drop()
         p.close()

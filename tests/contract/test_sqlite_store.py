@@ -2,16 +2,20 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from ragline import errors
 from ragline.adapters.embedded.store import SqliteVectorStoreProvider
 from ragline.domain.access import UserContext
 from ragline.domain.filters import Not, ReadView, parse_filter
 from ragline.domain.models import ChunkMetadata, KeywordQuery, TenantScope
+from ragline.ports import VectorStore, VectorStoreProvider
 from tests.contract.vector_store_contract import VectorStoreContract, make_chunks
 from tests.contract.vector_store_filter_contract import check_one_among_10000, ten_thousand
+from tests.contract.vector_store_publish_contract import PublishFault
 from tests.support.vectors import DIM
 
 pytestmark = pytest.mark.contract
@@ -26,6 +30,29 @@ class TestSqliteVectorStore(VectorStoreContract):
         yield p
         p.close()
 
+    @pytest.fixture
+    def publish_fault(self) -> PublishFault:
+        """The file refuses every write of the document's fence (a trigger aborting the statement)."""
+
+        @contextmanager
+        def fault(
+            provider: VectorStoreProvider, store: VectorStore, doc: str, generation: int
+        ) -> Iterator[VectorStore]:
+            assert isinstance(provider, SqliteVectorStoreProvider)
+            conn = provider.connection()
+            for event in ("insert", "update"):
+                conn.execute(
+                    f"CREATE TRIGGER refuse_{event} BEFORE {event.upper()} ON fences"
+                    f" WHEN NEW.document_id = '{doc}' BEGIN SELECT RAISE(ABORT, 'write refused'); END"
+                )
+            try:
+                yield store
+            finally:
+                for event in ("insert", "update"):
+                    conn.execute(f"DROP TRIGGER refuse_{event}")
+
+        return fault
+
 
 def test_k1_with_a_filter_matching_one_chunk_among_10000(tmp_path: Path) -> None:
     provider = SqliteVectorStoreProvider(tmp_path / "big.sqlite", dimension=DIM)
@@ -33,6 +60,27 @@ def test_k1_with_a_filter_matching_one_chunk_among_10000(tmp_path: Path) -> None
     provider.scoped(scope).upsert(ten_thousand())
     provider.scoped(TenantScope(tenant_id="other", namespace_id="big")).upsert(ten_thousand()[:200])
     check_one_among_10000(provider, scope)
+    provider.close()
+
+
+def test_a_publish_failing_after_its_fences_rose_undoes_them_all_and_raises(tmp_path: Path) -> None:
+    """The other side of a per-document failure: when the transaction fails after every fence of the
+    call rose (here: the scope's generation bump, its last write), nothing of it is kept — the call
+    raises, and raising means no fence rose."""
+    provider = SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM)
+    store = provider.scoped(TenantScope(tenant_id="acme", namespace_id="docs"))
+    store.upsert(make_chunks("a", ["alpha old"]) + make_chunks("b", ["beta old"]), generation=1)
+    assert store.publish_many({"a": 1, "b": 1}) == {"a": True, "b": True}
+    store.upsert(make_chunks("a", ["alpha new"]) + make_chunks("b", ["beta new"]), generation=2)
+    provider.connection().execute(
+        "CREATE TRIGGER refuse_bump BEFORE UPDATE ON scopes BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+    )
+    with pytest.raises(errors.DependencyFailed):
+        store.publish_many({"a": 2, "b": 2})
+    provider.connection().execute("DROP TRIGGER refuse_bump")
+    assert [c.text for c in store.neighbors("a", 0)] == ["alpha old"]
+    assert [c.text for c in store.neighbors("b", 0)] == ["beta old"]
+    assert store.publish_many({"a": 2, "b": 2}) == {"a": True, "b": True}
     provider.close()
 
 

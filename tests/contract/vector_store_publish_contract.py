@@ -9,6 +9,8 @@ same few documents, and after every step that each document serves exactly one w
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +22,11 @@ from ragline.ports import VectorStore, VectorStoreProvider
 from tests.support.vectors import bow_vector
 
 _RUNS = itertools.count()
+
+PublishFault = Callable[[VectorStoreProvider, VectorStore, str, int], AbstractContextManager[VectorStore]]
+"""``fault(provider, store, doc, generation)``: while it is entered, a store of ``store``'s scope (the
+one it yields) whose publish of ``doc`` at ``generation`` fails in the backend itself — a failure of
+that document alone."""
 
 
 def _chunks(doc: str, generation: int, n: int) -> list[Chunk]:
@@ -52,8 +59,35 @@ STEP = st.one_of(
 class PublishManyContract:
     """Mixed into :class:`~tests.contract.vector_store_contract.VectorStoreContract`."""
 
+    @pytest.fixture
+    def publish_fault(self) -> PublishFault:
+        raise NotImplementedError
+
     def _fresh(self, provider: VectorStoreProvider) -> VectorStore:
         return provider.scoped(TenantScope(tenant_id=f"pm{next(_RUNS)}", namespace_id="docs"))
+
+    def test_publish_many_fails_only_the_document_whose_publish_failed(
+        self, provider: VectorStoreProvider, publish_fault: PublishFault
+    ) -> None:
+        """What ``publish_many`` reports is what is served: a failure of one document's publish is that
+        document's outcome alone, never an error for the lot after the others' fences rose."""
+        store = self._fresh(provider)
+        # Given a, b, c served at 1 and their new versions written at 2
+        store.upsert(_chunks("a", 1, 1) + _chunks("b", 1, 1) + _chunks("c", 1, 1), generation=1)
+        assert store.publish_many({"a": 1, "b": 1, "c": 1}) == {"a": True, "b": True, "c": True}
+        store.upsert(_chunks("a", 2, 2) + _chunks("b", 2, 2) + _chunks("c", 2, 2), generation=2)
+        # When they are published together and the store fails b's publish alone
+        with publish_fault(provider, store, "b", 2) as faulty:
+            published = faulty.publish_many({"a": 2, "b": 2, "c": 2})
+        # Then a and c are published and serve their new versions; b reports its error, serves its old one
+        assert published["a"] is True and published["c"] is True, published
+        assert isinstance(published["b"], errors.RaglineError), published
+        assert _served(store, "a") == ["toka gen2 part0", "toka gen2 part1"]
+        assert _served(store, "c") == ["tokc gen2 part0", "tokc gen2 part1"]
+        assert _served(store, "b") == ["tokb gen1 part0"]
+        # and b's version is published by the next try
+        assert store.publish_many({"b": 2}) == {"b": True}
+        assert _served(store, "b") == ["tokb gen2 part0", "tokb gen2 part1"]
 
     def test_publish_many_serves_every_document_and_sweeps_each_older_version(
         self, provider: VectorStoreProvider

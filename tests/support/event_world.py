@@ -48,7 +48,10 @@ class ListQueue:
 
 
 class EventWorld:
-    def __init__(self, home: Path, receiver: Receiver, *, max_runs: int | None = None) -> None:
+    def __init__(
+        self, home: Path, receiver: Receiver, *, max_runs: int | None = None, **overrides: object
+    ) -> None:
+        """``overrides``: Container parts in place of the embedded ones (``stores=`` an OpenSearch node)."""
         self.now = 1_000_000.0
         self.receiver = receiver
         self.bucket = VersionedBucket()
@@ -69,6 +72,7 @@ class EventWorld:
             objects=self.bucket,
             event_publisher=self.publisher,
             step_queue=self.queue,
+            **overrides,
         )
         self.container.tenancy.create_tenant("acme", max_runs_per_period=max_runs)
         self.admin = Principal.operator("acme")

@@ -7,8 +7,11 @@ documents exactly as on its own, but its *publish* is deferred: :meth:`IngestBat
 every deferred version with one :meth:`~ragline.ports.VectorStore.publish_many` per scope, then
 completes each record. Per document nothing else changes — a version refused at the fence is
 discarded and its item fails with :class:`~ragline.errors.Superseded`, a record a newer claim took
-meanwhile fails the same way, a store that fails the publish fails every deferred record with the
-reason — and each item's outcome (results, or the error that failed it) is reported on its own.
+meanwhile fails the same way, a document whose publish failed in the store (its own outcome in
+``publish_many``'s answer: its fence did not rise) fails its record with the reason and its item,
+while every document whose fence rose completes — and each item's outcome (results, or the error
+that failed it) is reported on its own. Only a store failing the whole publish (no fence rose) fails
+every deferred record.
 
 Two guards keep per-document order: a document already deferred in the batch is published before it
 is claimed again (a second event for it in the same batch), and at most ``max_pending`` versions wait
@@ -139,13 +142,17 @@ class IngestBatch:
                 published = group[0].store.publish_many(
                     {d.done.document_id: d.done.generation for d in group}
                 )
-            except Exception as exc:  # the served versions stay as they were; every item here fails
+            except Exception as exc:  # no fence rose: the served versions stay, every item here fails
                 for d in group:
                     self._failed(d, exc)
                 continue
             for d in group:
+                outcome = published[d.done.document_id]
+                if isinstance(outcome, errors.RaglineError):  # this document alone: it serves what it did
+                    self._failed(d, outcome)
+                    continue
                 try:
-                    settle(d.store, self._documents, d.done, published[d.done.document_id])
+                    settle(d.store, self._documents, d.done, outcome)
                 except Exception as exc:
                     self._failed(d, exc)
 

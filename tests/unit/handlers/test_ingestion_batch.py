@@ -164,6 +164,31 @@ def test_a_store_failing_the_batch_publish_fails_every_message_and_records_the_r
     assert served(container, "pumpa") == []  # nothing was served: the redelivery indexes it
 
 
+def test_a_document_whose_publish_fails_in_the_store_fails_its_message_alone(
+    container: Container, stores: RecordingStores
+) -> None:
+    """The embedded file refuses b's fence write alone (a trigger aborting it): b's message comes back,
+    its record failed with the reason and nothing of it served; a and c are published and ready."""
+    conn = stores.inner.connection()  # type: ignore[attr-defined]
+    conn.execute(
+        "CREATE TRIGGER refuse_b BEFORE INSERT ON fences WHEN NEW.document_id = 'b.md'"
+        " BEGIN SELECT RAISE(ABORT, 'write refused'); END"
+    )
+    batch = [message(created(f"acme/docs/{n}.md", f"0{i}")) for i, n in enumerate("abc")]
+
+    assert handle(container, batch) == ["1"]
+
+    assert stores.publishes == [{"a.md": 1, "b.md": 1, "c.md": 1}]
+    assert [status(container, f"{n}.md") for n in "abc"] == ["ready", "failed", "ready"]
+    b = container.documents.get("acme", "docs", "b.md")
+    assert b is not None and b.error_code == "dependency_failed"
+    assert served(container, "pumpa") == ["a.md"] and served(container, "pumpc") == ["c.md"]
+    assert served(container, "pumpb") == []
+    conn.execute("DROP TRIGGER refuse_b")
+    assert handle(container, [batch[1]]) == []  # redelivered: b is indexed
+    assert status(container, "b.md") == "ready" and served(container, "pumpb") == ["b.md"]
+
+
 def test_a_second_event_for_a_document_in_the_same_batch_publishes_the_first_before_claiming(
     container: Container, stores: RecordingStores
 ) -> None:

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 from ragline import errors
 from ragline.adapters.embedded.bm25 import Bm25Index
 from ragline.adapters.embedded.scope_index import ScopeIndex, read_scope, read_texts
-from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
+from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite, translate
 from ragline.adapters.embedded.store_filters import (
     admitted,
     chunk_terms,
@@ -256,18 +256,41 @@ class SqliteVectorStore:
         """One transaction: the fence rises to ``generation`` and the document's served rows become
         exactly the version staged at it (none: a delete); staged rows up to it (a crashed or
         overtaken writer's orphans) go. Publishing the served generation again only sweeps."""
-        return self.publish_many({document_id: generation})[document_id]
+        outcome = self.publish_many({document_id: generation})[document_id]
+        if isinstance(outcome, errors.RaglineError):
+            raise outcome
+        return outcome
 
-    def publish_many(self, generations: Mapping[str, int]) -> dict[str, bool]:
-        """:meth:`publish` for every document, in one transaction (one scope generation for all)."""
+    def publish_many(self, generations: Mapping[str, int]) -> dict[str, bool | errors.RaglineError]:
+        """:meth:`publish` for every document, in one transaction (one scope generation for all).
+        Each document's publish is a savepoint of its own: a statement of one that fails undoes that
+        document's alone (its outcome is the error), the others commit; a failure of the transaction
+        itself (its commit, or an error after which SQLite rolled it back) undoes every one, and
+        raises."""
         if not generations:
             return {}
+        outcome: dict[str, bool | errors.RaglineError] = {}
         with self._p._lock:
             conn = self._p.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                published = {d: self._publish_in(conn, d, g) for d, g in generations.items()}
-                changed = {d for d, moved in published.items() if moved}
+                changed = set()
+                for d, g in generations.items():
+                    conn.execute("SAVEPOINT publish_one")
+                    try:
+                        moved = self._publish_in(conn, d, g)
+                    except sqlite3.Error as exc:
+                        if not conn.in_transaction:  # SQLite undid it all itself (disk full, I/O)
+                            raise
+                        conn.execute("ROLLBACK TO publish_one")
+                        failed = outcome[d] = translate(exc)
+                        failed.__cause__ = exc  # SQLite's own text, for the logs
+                        moved = None
+                    else:
+                        outcome[d] = moved is not None
+                    conn.execute("RELEASE publish_one")
+                    if moved:
+                        changed.add(d)
                 if changed:
                     self._bump(conn, changed)
                 conn.execute("COMMIT")
@@ -275,7 +298,7 @@ class SqliteVectorStore:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-        return {d: moved is not None for d, moved in published.items()}
+        return outcome
 
     def _publish_in(self, conn: sqlite3.Connection, document_id: str, generation: int) -> bool | None:
         """One document's publish inside the caller's transaction: ``None`` when refused, else whether

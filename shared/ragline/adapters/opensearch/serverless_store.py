@@ -95,6 +95,13 @@ class ServerlessVectorStore:
         self._p.delete_ids([h["_id"] for h in self._p.list_chunks(query)])
 
     def publish(self, document_id: str, *, generation: int) -> bool:
+        """:meth:`publish_many` of one document."""
+        outcome = self.publish_many({document_id: generation})[document_id]
+        if isinstance(outcome, errors.RaglineError):
+            raise outcome
+        return outcome
+
+    def _publish_one(self, document_id: str, generation: int) -> bool:
         """Waits until every chunk recorded for ``generation`` (by any process) is searchable, raises
         the fence (conditional write), then sweeps older generations and replaced copies."""
         self._p.settle()
@@ -117,11 +124,23 @@ class ServerlessVectorStore:
         self._sweep(document_id, generation)
         return True
 
-    def publish_many(self, generations: Mapping[str, int]) -> dict[str, bool]:
+    def publish_many(self, generations: Mapping[str, int]) -> dict[str, bool | errors.RaglineError]:
         """``publish`` for each document in turn: a collection has no refresh to share, and each
         document's wait for its own chunks ends as soon as the collection's refresh shows them, so the
-        first wait covers the others' chunks written before it."""
-        return {doc: self.publish(doc, generation=g) for doc, g in generations.items()}
+        first wait covers the others' chunks written before it. A document whose publish fails is
+        settled from its fence read back (it may have risen before the failure: a sweep's, or a write
+        whose answer was lost), else the failure is its outcome; the others go on."""
+        outcome: dict[str, bool | errors.RaglineError] = {}
+        for doc, g in generations.items():
+            try:
+                outcome[doc] = self._publish_one(doc, g)
+            except errors.RaglineError as exc:
+                try:
+                    fence = self._p.fences.published(self.scope, [doc])[doc]
+                except errors.RaglineError:
+                    fence = -1  # unknown: reported as failed, and the caller's retry settles it
+                outcome[doc] = True if fence == g else False if fence > g else exc
+        return outcome
 
     def _sweep(self, document_id: str, generation: int) -> None:
         """Chunks below ``generation`` and older copies at it, highest sequence number first. A chunk

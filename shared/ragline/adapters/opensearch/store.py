@@ -6,6 +6,7 @@ and translates vendor errors (:func:`translate`) into Ragline errors.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -60,6 +61,7 @@ OVERFETCH = 4
 FENCE_RETRIES = 3
 """Reads of a document retried because a publish moved its fence meanwhile."""
 _T = TypeVar("_T")
+_log = logging.getLogger(__name__)
 
 
 class OpenSearchVectorStoreProvider:
@@ -239,13 +241,15 @@ class OpenSearchVectorStore:
             for status, error in self._bulk_statuses(batch, refresh):
                 if status < 300:
                     written += 1
+                elif status == 429:
+                    raise errors.Throttled("OpenSearch throttled bulk indexing")
                 elif status != 409 and not (gone_ok and status == 404):
                     raise errors.DependencyFailed("OpenSearch rejected a chunk", status=status, error=error)
         return written
 
     def _bulk_statuses(self, lines: list[bytes], refresh: str) -> list[tuple[int, str]]:
         """One ``_bulk`` request, its actions applied in order: each line's status (and error type);
-        lines answered 429 are sent again after a backoff of 1, 2 and 4 s."""
+        lines answered 429 are sent again after a backoff of 1, 2 and 4 s (then left at 429)."""
         out: list[tuple[int, str]] = [(0, "")] * len(lines)
         todo = list(range(len(lines)))
         for attempt in range(BULK_RETRIES + 1):
@@ -258,12 +262,11 @@ class OpenSearchVectorStore:
                 out[i] = (result.get("status", 0), str(result.get("error"))[:300])
                 if out[i][0] == 429:
                     throttled.append(i)
-            if not throttled:
+            if not throttled or attempt == BULK_RETRIES:
                 return out
-            if attempt < BULK_RETRIES:
-                time.sleep(2**attempt)
+            time.sleep(2**attempt)
             todo = throttled
-        raise errors.Throttled("OpenSearch throttled bulk indexing")
+        return out
 
     def _fences(self, document_ids: set[str]) -> dict[str, int]:
         """The generation last published per document (0: none yet), in one request."""
@@ -294,15 +297,20 @@ class OpenSearchVectorStore:
 
     def publish(self, document_id: str, *, generation: int) -> bool:
         """:meth:`publish_many` of one document."""
-        return self.publish_many({document_id: generation})[document_id]
+        outcome = self.publish_many({document_id: generation})[document_id]
+        if isinstance(outcome, errors.RaglineError):
+            raise outcome
+        return outcome
 
-    def publish_many(self, generations: Mapping[str, int]) -> dict[str, bool]:
+    def publish_many(self, generations: Mapping[str, int]) -> dict[str, bool | errors.RaglineError]:
         """A fence is a document whose external version *is* the generation: OpenSearch refuses (409)
         to lower it, which makes each raise atomic, and readers read it in real time — raising it is
         the one switch that makes a version the served one. So the versions' chunks are made
         searchable *first* (one refresh for all), then the fences rise (one ``_bulk``: each action
-        succeeds or is refused on its own), then the accepted documents' older generations are swept
-        together. Once this returns, every accepted version is served to every process."""
+        succeeds, is refused, or fails on its own — a 429 still there after the retries, a 5xx: that
+        document's error), then the accepted documents' older generations are swept together. A
+        ``_bulk`` whose answer is lost is settled by reading the fences back. Once this returns, every
+        accepted version is served to every process."""
         if not generations:
             return {}
         if self._p.lazy:
@@ -312,15 +320,35 @@ class OpenSearchVectorStore:
             rq.fences_index(self._p.index),
             [(rq.fence_id(self.scope, d), rq.fence_source(self.scope, d), g) for d, g in docs],
         )
-        published: dict[str, bool] = {}
-        for (document_id, _), (status, error) in zip(docs, self._bulk_statuses(lines, "false"), strict=True):
-            if status >= 300 and status != 409:
-                raise errors.DependencyFailed("OpenSearch refused a fence", status=status, error=error)
-            published[document_id] = status < 300
-        accepted = [(d, g) for d, g in docs if published[d]]
-        for i in range(0, len(accepted), SWEEP_DOCUMENTS):
-            self._delete_matching(rq.older_versions_query(self.scope, accepted[i : i + SWEEP_DOCUMENTS]))
-        return published
+        try:
+            statuses = self._bulk_statuses(lines, "false")
+        except errors.RaglineError as lost:  # applied in part, whole, or not at all: the fences tell
+            outcome = self._read_back(generations, lost)
+        else:
+            outcome = {
+                d: _fence_outcome(d, status, error)
+                for (d, _), (status, error) in zip(docs, statuses, strict=True)
+            }
+        accepted = [(d, g) for d, g in docs if outcome[d] is True]
+        try:
+            for i in range(0, len(accepted), SWEEP_DOCUMENTS):
+                self._delete_matching(rq.older_versions_query(self.scope, accepted[i : i + SWEEP_DOCUMENTS]))
+        except errors.RaglineError:  # published all the same: older chunks stay unseen, swept next time
+            _log.warning("sweep after publish failed", exc_info=True)
+        return outcome
+
+    def _read_back(
+        self, generations: Mapping[str, int], lost: errors.RaglineError
+    ) -> dict[str, bool | errors.RaglineError]:
+        """Each document's outcome from its fence as read now: at its generation, published; above,
+        refused; below, not published (``lost``). ``lost`` is raised when the fences cannot be read."""
+        try:
+            fences = self._fences(set(generations))
+        except errors.RaglineError:
+            raise lost from None
+        return {
+            d: True if fences[d] == g else False if fences[d] > g else lost for d, g in generations.items()
+        }
 
     def discard(self, document_id: str, *, generation: int) -> int:
         if self._p.lazy:
@@ -602,6 +630,19 @@ def _leg_hits(resp: dict[str, Any], leg: Literal["semantic", "keyword"]) -> list
         score = 2 * raw - 1 if leg == "semantic" else raw
         out.append(_LegHit(chunk_id(doc, seq), doc, int(gen), score, src))
     return out
+
+
+def _fence_outcome(document_id: str, status: int, error: str) -> bool | errors.RaglineError:
+    """A fence action's answer: raised (2xx), refused (409: a newer generation holds it), or this
+    document's own failure, by status as :func:`translate` maps a whole request's."""
+    if status < 300 or status == 409:
+        return status < 300
+    details = {"document_id": document_id, "status": status, "error": error}
+    if status == 429:
+        return errors.Throttled("OpenSearch throttled the publish of the document", **details)
+    if status >= 500:
+        return errors.DependencyUnavailable("OpenSearch failed to publish the document", **details)
+    return errors.DependencyFailed("OpenSearch refused the document's fence", **details)
 
 
 def _chunk(src: dict[str, Any]) -> Chunk:
