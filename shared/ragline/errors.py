@@ -165,6 +165,13 @@ class UnsupportedDocument(RaglineError):
     code = "unsupported_document"
 
 
+class ReservedName(UnsupportedDocument):
+    """An object named ``<name>.metadata.json`` is the metadata sidecar of ``<name>``, never a document:
+    one with no document beside it is recorded on ``<name>`` as failed with this reason."""
+
+    code = "reserved_name"
+
+
 class UnreadableDocument(RaglineError):
     """The parser could not read the file (corrupt, encrypted, not what its extension says)."""
 

@@ -507,6 +507,14 @@ class DocumentRegistry(Protocol):
       and ``attempts`` (attempts restart at 1 for any other event), clears the error, records
       source/version/etag/size and, when ``lease_seconds`` > 0, ``lease_until`` = the registry's
       clock + that long (0: no lease). Refused claims return the stored record unchanged.
+    - ``sidecar`` (with ``sequencer=None``): the claim of an event of the document's metadata
+      sidecar, with that sidecar key's sequencer. It is ordered like a local write against S3 events
+      of the document, and like an S3 event against the sidecar's own events
+      (``sidecar_sequencer``): a copy of a sidecar event already applied is ``duplicate``, an older
+      one ``stale``, a copy under a live lease ``busy``; on a ``deleted`` document it is ``stale``.
+    - A granted claim on a ``deleted`` document records the change its deletion was announced
+      under in ``deleted_change`` (kept while claims after it are unsettled), so a claim that finds
+      S3 still serving nothing settles as that deletion, not as a second one.
       Each granted claim gets its own generation, also under concurrent claims, and of concurrent
       copies of one event under a lease exactly one is granted.
     - ``complete`` and ``fail`` write only while the stored generation is still the record's; they
@@ -529,6 +537,7 @@ class DocumentRegistry(Protocol):
         etag: str = "",
         size: int = 0,
         lease_seconds: float = 0.0,
+        sidecar: str | None = None,
     ) -> Claim: ...
 
     def complete(self, record: DocumentRecord) -> bool:

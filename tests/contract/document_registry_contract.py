@@ -271,6 +271,55 @@ class DocumentRegistryContract:
         stored = registry.get(T, N, "a.txt")
         assert stored is not None and (stored.generation, stored.attempts) == (1, 1)
 
+    # -- sidecar events and deletions found again (issue 37 #5/#6) ------------------------------
+    def test_a_sidecar_event_is_ordered_among_its_sidecars_events_and_is_one_change(
+        self, registry: DocumentRegistry, clock: ManualClock
+    ) -> None:
+        upload = claim(registry, "a.txt", S2, source="s3://b/acme/docs/a.txt").record
+        assert registry.complete(upload.model_copy(update={"status": "ready"}))
+        first = claim(registry, "a.txt", None, sidecar=S1, lease_seconds=LEASE)
+        assert first.granted and (first.record.origin, first.record.generation) == ("sidecar", 2)
+        assert first.record.sequencer == normalise_sequencer(S2)  # the document's S3 order is kept
+        assert first.record.event_id == f"sidecar-{normalise_sequencer(S1)}"
+        copy = claim(registry, "a.txt", None, sidecar=S1, lease_seconds=LEASE)
+        assert (copy.granted, copy.reason) == (False, "busy")  # a concurrent copy: no second change
+        assert registry.complete(first.record.model_copy(update={"status": "ready"}))
+        assert claim(registry, "a.txt", None, sidecar=S1).reason == "duplicate"
+        assert claim(registry, "a.txt", None, sidecar=SHORT_OLDER).reason == "stale"
+        newer = claim(registry, "a.txt", None, sidecar=S3)
+        assert newer.granted and newer.record.attempts == 1
+        assert newer.record.sidecar_sequencer == normalise_sequencer(S3)
+        assert claim(registry, "a.txt", S3).granted  # the document's own order is not the sidecar's
+        assert claim(registry, "a.txt", None, sidecar=S3).reason == "stale"  # overtaken by it
+        stored = registry.get(T, N, "a.txt")
+        assert stored is not None and stored.sidecar_sequencer == normalise_sequencer(S3)
+
+    def test_a_sidecar_event_on_a_deleted_document_is_stale(self, registry: DocumentRegistry) -> None:
+        gone = claim(registry, "a.txt", S1, deleting=True).record
+        assert registry.complete(gone.model_copy(update={"status": "deleted"}))
+        assert claim(registry, "a.txt", None, sidecar=S2).reason == "stale"
+
+    def test_a_claim_on_a_deleted_document_carries_its_deletion_until_one_settles(
+        self, registry: DocumentRegistry
+    ) -> None:
+        gone = claim(registry, "a.txt", S1, deleting=True).record
+        assert gone.deleted_change == ""
+        assert registry.complete(gone.model_copy(update={"status": "deleted"}))
+        again = claim(registry, "a.txt", S2, deleting=True).record
+        assert again.deleted_change == normalise_sequencer(S1) and again.change == ""
+        crashed_over = claim(registry, "a.txt", S3, deleting=True).record  # S2's worker died
+        assert crashed_over.deleted_change == normalise_sequencer(S1)
+        kept = crashed_over.model_copy(update={"status": "deleted", "change": crashed_over.deleted_change})
+        assert registry.complete(kept)
+        stored = registry.get(T, N, "a.txt")
+        assert stored is not None and stored.event_id == normalise_sequencer(S1)
+        assert stored.sequencer == normalise_sequencer(S3)  # the S3 order moved on
+        assert claim(registry, "a.txt", S3, deleting=True).reason == "duplicate"
+        indexed = claim(registry, "a.txt", None).record  # a new version: its own change
+        assert indexed.event_id == "local-4" and indexed.deleted_change == normalise_sequencer(S1)
+        assert registry.complete(indexed.model_copy(update={"status": "ready"}))
+        assert claim(registry, "a.txt", None, deleting=True).record.deleted_change == ""
+
     def test_concurrent_local_writes_each_get_their_own_generation(self, registry: DocumentRegistry) -> None:
         claims = run_concurrently(6, lambda: claim(registry, "a.txt", None, lease_seconds=LEASE))
         assert all(c.granted for c in claims)

@@ -75,13 +75,16 @@ def test_a_sidecar_before_its_document_labels_it_and_is_never_a_document(
     sidecar, document = sorted(world.receive(2), key=lambda m: not key_of(m).endswith(".json"))
     assert handler([sidecar]) == {"batchItemFailures": []}  # no document yet: its own event reads it
     assert world.documents.get("acme", "docs", "pump.md.metadata.json") is None
-    assert world.documents.get("acme", "docs", "pump.md") is None
+    queued = world.documents.get("acme", "docs", "pump.md")  # issue 37 #6: it keeps the sidecar's event
+    assert queued is not None and queued.status == "queued" and queued.chunk_count == 0
     assert handler([document]) == {"batchItemFailures": []}
     assert_served_with(world, LABELS, ("g:ops", "u:ann"))
     assert world.documents.get("acme", "docs", "pump.md.metadata.json") is None
     assert world.store().count("pump.md.metadata.json") == 0
-    assert handler([sidecar]) == {"batchItemFailures": []}  # redelivered: the same labels
+    indexed = world.documents.get("acme", "docs", "pump.md")
+    assert handler([sidecar]) == {"batchItemFailures": []}  # redelivered: the same labels, no new version
     assert_served_with(world, LABELS, ("g:ops", "u:ann"))
+    assert world.documents.get("acme", "docs", "pump.md") == indexed
     schema = world.registry.get_namespace("acme", "docs").settings.metadata_schema
     assert schema == {"year": "number", "team": "string", "tags": "string_list", "draft": "boolean"}
 
@@ -138,6 +141,64 @@ def test_a_bad_sidecar_fails_the_document_with_its_reason_and_keeps_the_served_v
         chunks = served(world)  # the previous version, whole, with its labels
         assert chunks and all(c.metadata.attributes == LABELS for c in chunks)
     assert world.registry.get_namespace("acme", "docs").settings.metadata_schema["year"] == "number"
+
+
+def test_a_users_own_file_named_like_a_sidecar_is_recorded_not_dropped(
+    world: World, handler: Handler
+) -> None:
+    # Given a user's own "notes.md.metadata.json" in the bucket, with no "notes.md" beside it
+    world.put("notes.md.metadata.json", b'{"metadataAttributes": {"year": 2024}}')
+    [event] = world.receive(1)
+    # When its event is handled, twice
+    assert handler([event]) == {"batchItemFailures": []}
+    assert handler([event]) == {"batchItemFailures": []}
+    # Then nothing is indexed, and the record of the name it reserves says why
+    record = world.documents.get("acme", "docs", "notes.md")
+    assert record is not None and (record.status, record.error_code) == ("failed", "reserved_name")
+    assert "'notes.md.metadata.json' was not indexed" in record.error_message
+    assert world.store().count("notes.md") == 0 and world.store().count("notes.md.metadata.json") == 0
+    assert world.documents.get("acme", "docs", "notes.md.metadata.json") is None
+    # When the document it describes is uploaded, the file is its sidecar
+    world.put("notes.md", PUMP)
+    assert handler(world.receive(1)) == {"batchItemFailures": []}
+    ready = world.documents.get("acme", "docs", "notes.md")
+    assert ready is not None and (ready.status, ready.attributes) == ("ready", {"year": 2024.0})
+
+
+def test_an_api_delete_of_a_labelled_document_is_announced_once_whichever_event_comes_first(
+    world: World, handler: Handler
+) -> None:
+    """Issue 37 #5: the sidecar's removal applied first deletes the document; the object's removal
+    then finds it deleted and keeps that change (moto sends no event for delete markers: S3's are
+    built here, as S3 sends them)."""
+    put_sidecar(world, SIDECAR)
+    world.put("pump.md", PUMP)
+    assert handler(world.receive(2)) == {"batchItemFailures": []}
+    service = DocumentService(
+        registry=world.registry,
+        documents=world.documents,
+        objects=world.service._objects,  # type: ignore[arg-type]  # the world's S3 store
+        ingest=world.service,
+    )
+    assert service.delete(Principal.operator("acme"), "docs", "pump.md").status == "deleting"
+    sidecar_gone = removal_event("acme/docs/pump.md.metadata.json", world.bucket, "F0")
+    object_gone = removal_event("acme/docs/pump.md", world.bucket, "F1")
+    for message in (sidecar_gone, object_gone, object_gone, sidecar_gone):
+        assert handler([message]) == {"batchItemFailures": []}
+    record = world.documents.get("acme", "docs", "pump.md")
+    assert record is not None and record.status == "deleted"
+    assert record.event_id == "sidecar-" + "F0".ljust(32, "0")  # one deletion, the first applied
+    assert served(world) == []
+
+
+def removal_event(key: str, bucket: str, sequencer: str) -> dict[str, Any]:
+    """The SQS message S3 sends for a delete marker put on ``key``."""
+    record = {
+        "eventName": "ObjectRemoved:DeleteMarkerCreated",
+        "s3": {"bucket": {"name": bucket}, "object": {"key": key, "sequencer": sequencer}},
+    }
+    body = json.dumps({"Records": [record]})
+    return {"MessageId": f"m-{sequencer}", "ReceiptHandle": "r", "Body": body, "MD5OfBody": ""}
 
 
 def test_the_api_changes_an_s3_documents_metadata_by_writing_its_sidecar(

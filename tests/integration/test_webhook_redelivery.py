@@ -87,9 +87,9 @@ def test_each_change_is_delivered_once(receiver: Receiver, steps: list[tuple[str
                 pending.append(message)
             record = world.container.documents.get("acme", "docs", key.split("/")[-1])
             change = sequencer(message)
-            if (
+            if (  # a removal that finds the document deleted already keeps that deletion's change
                 record is not None
-                and record.sequencer == change
+                and record.event_id == change
                 and record.status in ("ready", "failed", "deleted")
                 and change not in settled
             ):

@@ -22,8 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 DocumentStatus = Literal["queued", "processing", "ready", "failed", "deleting", "deleted"]
 ClaimReason = Literal["claimed", "stale", "duplicate", "busy"]
-Origin = Literal["s3", "local"]
-"""Who made a claim: an S3 event (ordered by its sequencer) or a local write (API text, CLI)."""
+Origin = Literal["s3", "local", "sidecar"]
+"""Who made a claim: an S3 event of the document's key (ordered by its sequencer), a local write
+(API text, CLI), or an S3 event of its metadata sidecar's key (ordered among the sidecar's events by
+its sequencer, and after everything else, like a local write: S3 orders events per key only)."""
 SEQUENCER_WIDTH = 32
 CLAIMABLE_STATUSES: tuple[DocumentStatus, ...] = ("queued", "processing", "deleting", "failed")
 """Statuses in which the *same* event may claim again: its work did not finish (a redelivery)."""
@@ -89,7 +91,17 @@ class DocumentRecord(BaseModel):
     """The greatest (normalised) S3 sequencer that claimed this record: S3 events are ordered against
     it, and only against it. ``""`` until an S3 event claims the document; a local write keeps it."""
     origin: Origin = "s3"
-    """Who made the last claim: its S3 event (``sequencer``), or a local write made after it."""
+    """Who made the last claim: its S3 event (``sequencer``), a local write made after it, or its
+    sidecar's event (``sidecar_sequencer``)."""
+    sidecar_sequencer: str = ""
+    """The greatest (normalised) S3 sequencer of the document's sidecar key that claimed this record:
+    sidecar events are ordered against it, and only against it (``""``: none yet)."""
+    deleted_change: str = ""
+    """While claims run on a deleted document: the change its deletion was announced under. A claim
+    that finds S3 still serving nothing settles as that deletion (:attr:`change`), not a new one."""
+    change: str = ""
+    """The change the record's settled state is announced under when it is not the last claim's own
+    event (:attr:`event_id`): a deletion found again keeps the first one's. ``""``: the claim's own."""
     lease_until: datetime | None = None
     """Until when the last claim's worker may still be at work (``None``: no lease). A copy of the
     same event arriving before then is ``busy``; after it, the worker is presumed dead (its function
@@ -130,8 +142,13 @@ class DocumentRecord(BaseModel):
 
     @property
     def event_id(self) -> str:
-        """The event the last claim applies, unique per document: its S3 sequencer, or ``local-<g>``
-        (a local write is never redelivered; its generation names it)."""
+        """The change the record holds, unique per document: its :attr:`change` when it kept an
+        earlier one's; else the last claim's event — its S3 sequencer, ``sidecar-<sequencer>`` (its
+        sidecar's), or ``local-<g>`` (a local write is never redelivered; its generation names it)."""
+        if self.change:
+            return self.change
+        if self.origin == "sidecar":
+            return f"sidecar-{self.sidecar_sequencer}"
         return self.sequencer if self.origin == "s3" else f"local-{self.generation}"
 
 
@@ -157,7 +174,9 @@ class Claim(BaseModel):
     reason: ClaimReason = "claimed"
 
 
-def claim_decision(stored: DocumentRecord | None, sequencer: str | None, at: datetime) -> ClaimReason:
+def claim_decision(
+    stored: DocumentRecord | None, sequencer: str | None, at: datetime, sidecar: str | None = None
+) -> ClaimReason:
     """Whether an event may claim the record at time ``at``, or why not.
 
     ``sequencer`` is an S3 event's (normalised), or ``None`` for a local write. Granted when nothing
@@ -167,10 +186,26 @@ def claim_decision(stored: DocumentRecord | None, sequencer: str | None, at: dat
     its work is done (``ready``/``deleted``), ``busy`` while its claim is ``processing``/``deleting``
     under a live lease (a concurrent copy of the event), granted otherwise (a redelivery after a
     failure, or after the lease ran out: its worker died).
+
+    ``sidecar`` is the sequencer of an event of the document's sidecar (then ``sequencer`` is
+    ``None``): the same rule on the sidecar's own order (``sidecar_sequencer``, origin ``sidecar``),
+    so a redelivered or duplicated sidecar event is no new change; on a deleted document it is
+    ``stale`` (the document's own event, if it comes back, reads the sidecar).
     """
-    if stored is None or sequencer is None or sequencer > stored.sequencer:
+    if sidecar is not None and stored is not None:
+        if stored.status == "deleted":
+            return "stale"
+        return _same_order(stored, sidecar, stored.sidecar_sequencer, "sidecar", at)
+    if stored is None or sequencer is None:
         return "claimed"
-    if sequencer < stored.sequencer or stored.origin != "s3":
+    return _same_order(stored, sequencer, stored.sequencer, "s3", at)
+
+
+def _same_order(stored: DocumentRecord, mine: str, theirs: str, origin: Origin, at: datetime) -> ClaimReason:
+    """:func:`claim_decision` for an event ``mine`` of an S3 key whose greatest claimed is ``theirs``."""
+    if mine > theirs:
+        return "claimed"
+    if mine < theirs or stored.origin != origin:
         return "stale"
     if stored.status not in CLAIMABLE_STATUSES:
         return "duplicate"
@@ -197,6 +232,8 @@ class ClaimUpdate(BaseModel):
 
     sequencer: str | None
     """The S3 event's normalised sequencer; ``None`` for a local write (the S3 order is kept)."""
+    sidecar: str | None = None
+    """A sidecar event's normalised sequencer (``sequencer`` is then ``None``)."""
     status: DocumentStatus
     source: str
     version_id: str
@@ -218,11 +255,14 @@ def claim_update(
     size: int,
     at: datetime,
     lease_seconds: float = 0.0,
+    sidecar: str | None = None,
 ) -> ClaimUpdate:
     """The claim of an ingest (status ``processing``) or a delete (``deleting``); clears the error.
-    ``lease_seconds`` > 0 leases the claim until ``at`` + that long."""
+    ``lease_seconds`` > 0 leases the claim until ``at`` + that long. ``sidecar``: the claim of the
+    document's sidecar event with that sequencer (``sequencer`` must be ``None``)."""
     return ClaimUpdate(
         sequencer=sequencer,
+        sidecar=sidecar,
         status="deleting" if deleting else "processing",
         source=source,
         version_id=version_id,
@@ -241,22 +281,38 @@ def claimed_record(
     update: ClaimUpdate,
 ) -> DocumentRecord:
     """The record after a granted claim: ``update`` applied, ``generation`` + 1, ``attempts`` + 1 for the
-    same S3 event and 1 for any other. A local write keeps the S3 order (``sequencer``). Counts and
-    hash of the last completed version are kept."""
+    same S3 (or sidecar) event and 1 for any other. A local write keeps the S3 orders (``sequencer``,
+    ``sidecar_sequencer``); a sidecar event moves its own. Counts and hash of the last completed
+    version are kept; a claim on a deleted document (or on one a claim since then left unsettled)
+    carries its deletion's change in ``deleted_change``, and the claim's own change is its event."""
     base = stored or DocumentRecord(
         tenant_id=tenant_id, namespace_id=namespace_id, document_id=document_id, created_at=update.updated_at
     )
-    origin: Origin = "local" if update.sequencer is None else "s3"
+    origin: Origin = "s3" if update.sequencer is not None else "sidecar" if update.sidecar else "local"
     same_event = (
-        stored is not None and stored.origin == origin == "s3" and stored.sequencer == update.sequencer
+        stored is not None
+        and stored.origin == origin
+        and (
+            (origin == "s3" and stored.sequencer == update.sequencer)
+            or (origin == "sidecar" and stored.sidecar_sequencer == update.sidecar)
+        )
     )
+    if base.status == "deleted":
+        deleted_change = base.event_id
+    elif base.status in ("queued", *LEASED_STATUSES):
+        deleted_change = base.deleted_change  # a claim overtaken or crashed before it settled
+    else:
+        deleted_change = ""
     return base.model_copy(
-        update=update.model_dump(exclude={"sequencer"})
+        update=update.model_dump(exclude={"sequencer", "sidecar"})
         | {
             "sequencer": base.sequencer if update.sequencer is None else update.sequencer,
+            "sidecar_sequencer": update.sidecar or base.sidecar_sequencer,
             "origin": origin,
             "generation": base.generation + 1,
             "attempts": base.attempts + 1 if same_event else 1,
+            "deleted_change": deleted_change,
+            "change": "",
         }
     )
 
@@ -267,7 +323,7 @@ def decide_claim(
     """The whole claim rule on ``stored``, for every registry: refused (stale, duplicate or busy) with
     the stored record, or granted with the record to write (:func:`claimed_record`). ``update``
     carries the event's sequencer and the time of the claim (the lease's clock)."""
-    decision = claim_decision(stored, update.sequencer, update.updated_at)
+    decision = claim_decision(stored, update.sequencer, update.updated_at, update.sidecar)
     if stored is not None and decision != "claimed":
         return Claim(granted=False, record=stored, reason=decision)
     return Claim(granted=True, record=claimed_record(stored, tenant_id, namespace_id, document_id, update))

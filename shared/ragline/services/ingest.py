@@ -41,6 +41,7 @@ before it is published, keyed by the event that made it (see :meth:`IngestServic
 from __future__ import annotations
 
 import copy
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ from ragline.documents.parsers import ParsedDocument
 from ragline.domain.document_metadata import (
     MAX_SIDECAR_BYTES,
     NO_METADATA,
+    SIDECAR_SUFFIX,
     DocumentMetadata,
     MetadataInput,
     document_of,
@@ -61,6 +63,7 @@ from ragline.domain.document_metadata import (
 )
 from ragline.domain.documents import (
     S3_SOURCE,
+    Claim,
     DocumentRecord,
     already_applied,
     document_id_for,
@@ -93,6 +96,7 @@ from ragline.services.metadata import resolve_metadata
 from ragline.services.namespaces import claim_embedding_space, require_namespace
 from ragline.services.originals import drop_original, is_original_key, keep_original
 
+_log = logging.getLogger(__name__)
 Outcome = Literal["indexed", "unchanged", "deleted", "stale", "duplicate", "ignored"]
 WRITE_BATCH = 500
 """Chunks embedded and written together (also the embedder's and the bulk request's unit)."""
@@ -318,14 +322,18 @@ class IngestService:
         return self._sync_claimed(claim.record, event)
 
     def sync_sidecar(self, event: ObjectEvent) -> IngestResult:
-        """A sidecar changed (written, replaced, deleted): its document is synced again as a local
-        write — S3 orders events per key, so a sidecar's sequencer says nothing against its
-        document's — reading what S3 serves now for both (stored vectors reused: no embedding).
-        Whichever of the document's and the sidecar's events is applied last reads the current
-        sidecar, so every order of arrival ends on it. A document S3 has not announced yet is left
-        to its own event, which reads the sidecar."""
+        """A sidecar changed (written, replaced, deleted): its document is synced again, reading what
+        S3 serves now for both (stored vectors reused: no embedding). S3 orders events per key, so a
+        sidecar's sequencer says nothing against its document's: the claim is ordered like a local
+        write against the document's events, and by its sequencer against the sidecar's own — a
+        redelivered or duplicated sidecar event is the same change, applied once (see
+        :func:`~ragline.domain.documents.claim_decision`). Whichever of the document's and the
+        sidecar's events is applied last reads the current sidecar, so every order of arrival ends
+        on it. A document S3 has not announced yet is left to its own event, which reads the
+        sidecar; a sidecar with no document beside it is recorded (:meth:`_sidecar_alone`)."""
         scope, doc_path = event.scope, document_of(event.path)
         doc_id = document_id_of(doc_path)
+        seq = normalise_sequencer(event.sequencer)
         if self._tenant_deleted(scope.tenant_id):
             return _ignored(event.key, f"tenant {scope.tenant_id!r} was deleted")
         stored = self._documents.get(scope.tenant_id, scope.namespace_id, doc_id)
@@ -334,26 +342,96 @@ class IngestService:
             key=document_of(event.key),
             path=doc_path,
             sequencer="",
-            source=stored.source if stored else "",
+            source=stored.source if stored else document_of(event.source),
         )
-        if stored is None or stored.status == "deleted" or not stored.source.startswith(S3_SOURCE):
+        if stored is None or stored.status == "queued" or stored.error_code == errors.ReservedName.code:
+            return self._sidecar_alone(event, doc_event, stored)
+        if stored.status == "deleted" or not stored.source.startswith(S3_SOURCE):
             return _ignored(event.key, "a metadata sidecar; its document's own event reads it")
+        if (
+            stored.origin == "sidecar"
+            and stored.sidecar_sequencer == seq
+            and stored.status in ("ready", "deleted")
+        ):
+            self._announce_again(stored)
+            return _skipped(stored, "duplicate")  # a redelivery: one registry read
+        if (
+            event.removed
+            and stored.status == "ready"
+            and not (stored.attributes or stored.readers)
+            and not self._present(event.key)
+        ):  # no sidecar, and the document carries none: nothing to change (no new version)
+            return _skipped(stored, "unchanged")
         self._before_claim(scope, doc_id)
         self._announce_again(stored)
-        claim = self._documents.claim(
-            scope.tenant_id,
-            scope.namespace_id,
-            doc_id,
-            None,
-            source=stored.source,
-            version_id=stored.version_id,
-            etag=stored.etag,
-            size=stored.size,
-            lease_seconds=self._settings.claim_lease_seconds,
-        )
+        claim = self._sidecar_claim(event, stored)
         if not claim.granted:
             return self._refused(claim.record, claim.reason)
         return self._sync_claimed(claim.record, doc_event)
+
+    def _sidecar_claim(self, event: ObjectEvent, stored: DocumentRecord | None) -> Claim:
+        claim = self._documents.claim(
+            event.scope.tenant_id,
+            event.scope.namespace_id,
+            document_id_of(document_of(event.path)),
+            None,
+            source=stored.source if stored else document_of(event.source),
+            version_id=stored.version_id if stored else "",
+            etag=stored.etag if stored else "",
+            size=stored.size if stored else 0,
+            lease_seconds=self._settings.claim_lease_seconds,
+            sidecar=event.sequencer,
+        )
+        if not claim.granted and claim.reason == "duplicate":
+            self._announce_again(claim.record)
+        return claim
+
+    def _sidecar_alone(
+        self, event: ObjectEvent, document: ObjectEvent, stored: DocumentRecord | None
+    ) -> IngestResult:
+        """A sidecar event for a document with no settled record: names ending ``.metadata.json`` are
+        reserved for sidecars, so a file so named is never a document. With its document in S3, the
+        document's record is ``queued`` for the document's own event, which reads the sidecar — and
+        it keeps this event's sequencer, so the event delivered again is no new change. Without,
+        the document's record says so — ``failed``, :class:`~ragline.errors.ReservedName`, naming
+        the file — so the upload is not dropped unseen; that record is replaced by the document's
+        own event when it comes, and deleted when the sidecar is."""
+        present = self._present(document.key)
+        there = present or self._present(event.key)
+        if stored is None and not there:
+            return _ignored(event.key, "a metadata sidecar, deleted, of no document")
+        self._before_claim(event.scope, document_id_of(document.path))
+        claim = self._sidecar_claim(event, stored)
+        if not claim.granted:
+            return self._refused(claim.record, claim.reason)
+        if present:  # queued for its own event, which reads the sidecar: this one is applied
+            self._documents.complete(
+                claim.record.model_copy(update={"status": "queued", "lease_until": None})
+            )
+            return _skipped(claim.record, "ignored", "a metadata sidecar; its document's own event reads it")
+        if not there:
+            return self._delete(claim.record)
+        exc = errors.ReservedName(
+            f"{event.path!r} was not indexed: a name ending {SIDECAR_SUFFIX!r} is the metadata sidecar"
+            f" of the document {document.path!r}, and there is no such document. Upload"
+            f" {document.path!r} beside it, or rename the file to index it as a document.",
+            filename=event.path,
+        )
+        _log.warning("%s: %s", event.key, exc.message)
+        self._documents.fail(claim.record, exc.code, exc.message)
+        return _skipped(claim.record, "ignored", exc.message)
+
+    def _present(self, key: str) -> bool:
+        """Whether S3 serves an object under ``key`` now (its body is not read)."""
+        if self._objects is None:
+            raise errors.ConfigurationError("no object store is configured for S3 ingestion")
+        try:
+            self._objects.get(key, limit=0)
+        except errors.NotFound:
+            return False
+        except errors.DocumentTooLarge:
+            return True
+        return True
 
     def _sync_claimed(self, record: DocumentRecord, event: ObjectEvent) -> IngestResult:
         """The claimed document made to match S3: its object (removed if gone) and its sidecar."""
@@ -448,7 +526,10 @@ class IngestService:
         return results
 
     def remove(self, scope: TenantScope, document_id: str, sequencer: str | None = None) -> IngestResult:
-        """Delete a document's chunks and mark it ``deleted`` (the API's delete of a text document)."""
+        """Delete a document's chunks and mark it ``deleted`` (the API's delete of a text document).
+        A delete overtaken by another delete of the document (two callers at once) is done: the
+        newer one removes what both meant to, and only its change is announced. A deleted document
+        found deleted again settles as the same deletion (no second announcement)."""
         self._before_claim(scope, document_id)
         self._announce_previous(scope, document_id)
         claim = self._documents.claim(
@@ -460,7 +541,13 @@ class IngestService:
         )
         if not claim.granted:
             return self._refused(claim.record, claim.reason)
-        result = self._delete(claim.record)
+        try:
+            result = self._delete(claim.record)
+        except errors.Superseded:
+            now = self._documents.get(scope.tenant_id, scope.namespace_id, document_id)
+            if now is None or now.status not in ("deleting", "deleted"):
+                raise  # a newer write overtook it: the document exists again
+            result = _skipped(now, "deleted")
         if self._objects is not None:
             drop_original(self._objects, scope.tenant_id, scope.namespace_id, document_id)
         return result
@@ -692,6 +779,7 @@ class IngestService:
                 "served_version": "",
                 "attributes": {},
                 "readers": (),
+                "change": record.deleted_change,  # deleted already: the same deletion, not a new one
             }
         )
         self._writer.mirror(namespace, generation.number, record, "", None)

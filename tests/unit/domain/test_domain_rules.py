@@ -214,8 +214,8 @@ def test_given_any_stored_record_when_claimed_then_generation_bumps_and_attempts
 def test_claim_update_is_what_a_conditional_write_sets_whatever_was_stored() -> None:
     values = claim_update("S", deleting=False, source="src", version_id="v", etag="e", size=1, at=AT)
     assert values.model_dump() == {
-        "sequencer": "S", "status": "processing", "source": "src", "version_id": "v", "etag": "e",
-        "size": 1, "error_code": "", "error_message": "", "lease_until": None, "updated_at": AT,
+        "sequencer": "S", "sidecar": None, "status": "processing", "source": "src", "version_id": "v",
+        "etag": "e", "size": 1, "error_code": "", "error_message": "", "lease_until": None, "updated_at": AT,
     }  # fmt: skip
 
 

@@ -46,6 +46,7 @@ from ragline.domain.documents import (
 _TEXT_FIELDS = (
     "tenant_id", "namespace_id", "document_id", "source", "status", "sequencer", "origin",
     "content_hash", "version_id", "served_version", "etag", "error_code", "error_message",
+    "sidecar_sequencer", "deleted_change", "change",
 )  # fmt: skip
 _NUMBER_FIELDS = ("generation", "size", "chunk_count", "pages", "indexed_generation", "attempts")
 _TIME_FIELDS = ("created_at", "updated_at")
@@ -200,6 +201,7 @@ class DynamoDbDocumentRegistry:
         etag: str = "",
         size: int = 0,
         lease_seconds: float = 0.0,
+        sidecar: str | None = None,
     ) -> Claim:
         seq = None if sequencer is None else normalise_sequencer(sequencer)
         key = (tenant_id, namespace_id, document_id)
@@ -209,6 +211,7 @@ class DynamoDbDocumentRegistry:
             update = claim_update(
                 seq, deleting=deleting, source=source, version_id=version_id, etag=etag, size=size,
                 at=self._clock(), lease_seconds=lease_seconds,
+                sidecar=None if sidecar is None else normalise_sequencer(sidecar),
             )  # fmt: skip
             claim = decide_claim(stored, *key, update)
             if not claim.granted:

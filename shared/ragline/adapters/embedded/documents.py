@@ -67,6 +67,7 @@ class SqliteDocumentRegistry:
         etag: str = "",
         size: int = 0,
         lease_seconds: float = 0.0,
+        sidecar: str | None = None,
     ) -> Claim:
         seq = None if sequencer is None else normalise_sequencer(sequencer)
         key = (tenant_id, namespace_id, document_id)
@@ -81,6 +82,7 @@ class SqliteDocumentRegistry:
                 update = claim_update(
                     seq, deleting=deleting, source=source, version_id=version_id, etag=etag, size=size,
                     at=self._clock(), lease_seconds=lease_seconds,
+                    sidecar=None if sidecar is None else normalise_sequencer(sidecar),
                 )  # fmt: skip
                 claim = decide_claim(stored, *key, update)
                 if not claim.granted:
