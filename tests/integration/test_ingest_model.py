@@ -180,6 +180,8 @@ class IngestModel(RuleBasedStateMachine):
             clock=self.clock,
         )
         self.queue: list[str] = []
+        self.rechunked = False
+        """Whether a switch changed the chunk size: records count their chunks as they were indexed."""
         self.sent: list[str] = []
         self.receives: dict[str, int] = {}
         self.api_calls = 0
@@ -228,14 +230,6 @@ class IngestModel(RuleBasedStateMachine):
             data = self.api_text[path][0]  # the last writer of the name is the API
         return data
 
-    def deleting(self, path: str, act: Callable[[], None]) -> None:
-        """Run ``act``; count a deletion of the document when its name then serves nothing where it
-        served something."""
-        before = self.expected_data(path) is not None
-        act()
-        if before and self.expected_data(path) is None:
-            self.changes.deletions[document_id_for(path)] += 1
-
     def api(self, call: Callable[[], object]) -> None:
         """One API call of the test thread: its announcements are its own unit."""
         self.api_calls += 1
@@ -255,13 +249,13 @@ class IngestModel(RuleBasedStateMachine):
     def delete(self, path: str) -> None:
         STEPS[self.kind] += 1
         if self.key(path) in self.bucket.versions:
-            self.deleting(path, lambda: self.send(self.bucket.remove(self.key(path))))
+            self.send(self.bucket.remove(self.key(path)))
 
     @rule(path=st.sampled_from(PATHS), index=st.integers(-3, 3))
     def delete_version(self, path: str, index: int) -> None:
         STEPS[self.kind] += 1
         if self.key(path) in self.bucket.versions:
-            self.deleting(path, lambda: self.send(self.bucket.remove_version(self.key(path), index)))
+            self.send(self.bucket.remove_version(self.key(path), index))
 
     @rule(path=st.sampled_from(PATHS), version=SHORT_FIRST)
     def write_api_text(self, path: str, version: int) -> None:
@@ -376,13 +370,7 @@ class IngestModel(RuleBasedStateMachine):
         key = unquote_plus(record["s3"]["object"]["key"])
         if version < 0 and key not in self.bucket.versions:
             return
-        if version >= 0:
-            message = self.bucket.upload(key, VERSIONS[version])
-        else:
-            path = key.split("/", 2)[2]
-            before = self.expected_data(path) is not None
-            message = self.bucket.remove(key)
-            self.changes.deletions[document_id_for(path)] += before
+        message = self.bucket.upload(key, VERSIONS[version]) if version >= 0 else self.bucket.remove(key)
         self.sent.append(message)
         fast = self.workers.start(self.service.handle_notification, message)
         self.settle(True, self.workers.finish(fast), message)
@@ -431,9 +419,9 @@ class IngestModel(RuleBasedStateMachine):
                 for message in reversed(removals) if sidecar_first else removals:
                     self.send(message)
 
-            self.deleting(path, remove_from_s3)
+            remove_from_s3()
             return
-        self.deleting(path, lambda: self.remove_text(path, concurrently))
+        self.remove_text(path, concurrently)
 
     def remove_text(self, path: str, concurrently: str | None) -> None:
         """Two callers found the document not deleted yet; both claim before either publishes, or
@@ -473,10 +461,22 @@ class IngestModel(RuleBasedStateMachine):
                 messages.append(self.queue.pop(pick % len(self.queue)))
         docs = [self.document_of(m) for m in messages]
         self.refusing.refuse = {d for d, no in zip(docs, refuse, strict=False) if no}
-        self.recorder.by_document = {
-            d: m if docs.count(d) == 1 else "" for d, m in zip(docs, messages, strict=True)
-        }
         batch = self.service.batch()
+        publish = batch.publish
+
+        def publish_deferred() -> None:
+            """What a batch publishes is each deferred version's own message's change — also when it
+            publishes before a later item claims the same document."""
+            unit, self.recorder.unit = self.recorder.unit, ""
+            self.recorder.by_document = {
+                d.done.document_id: messages[int(d.outcome.key[1:])] for d in batch._deferred
+            }
+            try:
+                publish()
+            finally:
+                self.recorder.unit = unit
+
+        batch.publish = publish_deferred  # type: ignore[method-assign]
         try:
             for n, message in enumerate(messages):
                 self.recorder.unit = message
@@ -514,6 +514,7 @@ class IngestModel(RuleBasedStateMachine):
         assert taken is not None
         step = taken[0]
         before_generation, before = self.served_documents()
+        before_size = self.served()[1]
         if mode == "beside":
             copy = self.workers.start(lambda _: self.reindex.run(step), f"step:{step.body()}")
             self.run_step(step)
@@ -528,12 +529,13 @@ class IngestModel(RuleBasedStateMachine):
         assert rebuild is None or rebuild.state != "failed", f"the rebuild failed: {rebuild.error}"
         generation, after = self.served_documents()
         if generation != before_generation:
+            self.rechunked = self.rechunked or self.served()[1] != before_size
             assert before <= after, f"the switch to generation {generation} dropped {sorted(before - after)}"
 
     def run_step(self, step: ReindexStep) -> None:
         try:
             self.reindex.run(step)
-        except (errors.StepBusy, errors.WorkerOutOfTime):
+        except (errors.StepBusy, errors.DocumentBusy, errors.WorkerOutOfTime):
             self.steps.submit(step)  # the message comes back
 
     def served_documents(self) -> tuple[int, set[str]]:
@@ -571,6 +573,7 @@ class IngestModel(RuleBasedStateMachine):
         (its last good version, if any, still served: see :meth:`settled_records_match_the_store`)."""
         store, size = self.served()
         total = 0
+        failing = False
         for path in PATHS:
             doc = document_id_for(path)
             data = self.expected_data(path)
@@ -580,7 +583,12 @@ class IngestModel(RuleBasedStateMachine):
             record = self.documents.get("acme", self.scope.namespace_id, doc)
             if data is None:
                 assert served == [], f"{path}: S3 serves nothing, the store serves {len(served)} chunks"
-                assert record is None or record.status == "deleted", (path, record)
+                lone_sidecar = self.bucket.current(self.key(path) + SIDECAR_SUFFIX) is not None
+                assert (
+                    record is None
+                    or record.status == "deleted"
+                    or (lone_sidecar and (record.status, record.error_code) == ("failed", "reserved_name"))
+                ), (path, record)  # a sidecar with no document beside it is recorded (issue 37 #9)
             elif s3_last and attributes is None:
                 assert record is not None and record.status == "failed", (
                     f"{path}: a malformed sidecar, {record}"
@@ -588,15 +596,17 @@ class IngestModel(RuleBasedStateMachine):
             else:
                 want = expected_texts(path, data, size)
                 assert served == want, f"{path}: store serves {served[:2]}…, S3 serves {want[:2]}…"
-                assert record is not None and record.status == "ready" and record.chunk_count == len(want), (
-                    path,
-                    record,
-                )
+                assert record is not None and record.status == "ready", (path, record)
+                if not self.rechunked:  # (its count is as indexed: see above)
+                    assert record.chunk_count == len(want), (path, record)
                 if s3_last:
                     assert record.attributes == attributes, f"{path}: sidecar says {attributes}: {record}"
             assert store.count(doc) == len(served), f"{path}: duplicated or out-of-range chunks"
             total += len(served)
-        assert store.count() == total, "chunks of a document no key names"
+            failing = failing or (record is not None and record.status == "failed")
+        # what a worker killed before its publish wrote stays unseen until the document's next publish
+        # sweeps it: a document whose every later attempt failed (a malformed sidecar) keeps it
+        assert store.count() == total or (failing and store.count() > total), "chunks no key names"
 
     @invariant()
     def readers_see_one_whole_version(self) -> None:
@@ -627,7 +637,9 @@ class IngestModel(RuleBasedStateMachine):
                 continue
             served = served_texts(store, doc)
             assert record.serves == bool(served), f"{path}: the store serves {len(served)} chunks: {record}"
-            if served:
+            if served and not self.rechunked:
+                # a record counts its version's chunks as indexed; a rebuild with another chunk size
+                # does not recount them (README "Reindexing a namespace")
                 assert record.chunk_count == len(served), f"{path}: the store serves {len(served)}: {record}"
 
     @invariant()

@@ -97,6 +97,7 @@ class Bucket(VersionedBucket):
 class World:
     def __init__(self, c: Container, bucket: Bucket, flaky: Flaky, b: CountingB) -> None:
         self.c, self.bucket, self.flaky, self.b = c, bucket, flaky, b
+        self.last_step: ReindexStep | None = None
 
     def key(self, path: str) -> str:
         return f"acme/docs/{path}"
@@ -125,6 +126,7 @@ class World:
             if step.kind == "retire":
                 later.append(step)
                 continue
+            self.last_step = step
             (service or self.c.reindex).run(step)
         return later
 
@@ -276,23 +278,52 @@ def test_a_rebuild_reads_the_served_version_not_a_newer_object_over_the_limit(wo
     assert record is not None and record.status == "failed" and not record.serves
 
 
-def test_a_served_version_gone_from_s3_under_a_newer_object_over_the_limit_is_left_to_its_event(
+def test_a_served_version_gone_from_s3_waits_for_its_event_and_is_never_read_past_the_limit(
     world: World,
 ) -> None:
     # Given the served version deleted from S3 and a current object over the limit, events pending
     w = world
     pending = [w.bucket.upload(w.key("s3.txt"), b"y " * LIMIT), w.bucket.remove_version(w.key("s3.txt"), 0)]
     w.bucket.largest = 0
-    # When a reindex runs: the rebuild neither reads past the limit nor fails
+    # When a reindex runs: its step reads nothing past the limit, writes no other version under the
+    # record's, and is retried (the document's change is queued)
     w.c.reindex.start(admin(), "docs", TO_B)
-    w.run_builds()
+    with pytest.raises(errors.DocumentBusy):
+        w.run_builds()
     assert w.bucket.largest <= LIMIT
-    assert w.view().generation == 2
-    # Then the pending events settle the document: it serves nothing, as S3 serves nothing readable
+    assert w.view().generation == 1
+    # Then once the events are applied (the object refused: too large), the retried step switches
     for message in pending:
         with pytest.raises(errors.DocumentTooLarge):
             w.deliver(message)
+    assert w.last_step is not None
+    w.c.reindex.run(w.last_step)  # its message, back
+    w.run_builds()
+    assert w.view().generation == 2
     assert w.served(2, "bow-b", "s3.txt") == []
+    assert all(w.served(2, "bow-b", f"d{i}.txt") for i in range(6))
+
+
+def test_a_version_deleted_from_s3_is_never_rebuilt_from_another_version_under_its_generation(
+    world: World,
+) -> None:
+    # Given an S3 document at v1, whose v1 was written into the generation being built by its ingest,
+    # then deleted by version (S3 serves v0 again; the removal event is queued)
+    w = world
+    w.c.reindex.start(admin(), "docs", TO_B)
+    w.deliver(w.bucket.upload(w.key("s3.txt"), document(41).encode()))
+    pending = w.bucket.remove_version(w.key("s3.txt"), -1)
+    # When the step meets it, it does not write v0 under v1's generation (a mix of both): it waits
+    with pytest.raises(errors.DocumentBusy):
+        w.run_builds()
+    assert w.served(2, "bow-b", "s3.txt") == expected_b(w, "s3.txt", document(41))
+    # and after the event, the new generation serves v0 whole
+    w.deliver(pending)
+    assert w.last_step is not None
+    w.c.reindex.run(w.last_step)  # its message, back
+    w.run_builds()
+    assert w.view().generation == 2
+    assert w.served(2, "bow-b", "s3.txt") == expected_b(w, "s3.txt", document(40))
 
 
 # -- #3 a delete racing a step --------------------------------------------------------------------

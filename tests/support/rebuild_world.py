@@ -6,7 +6,7 @@ store whose ``publish_many`` refuses chosen documents (a fence ``_bulk`` answeri
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -47,17 +47,19 @@ class Changes:
     - a unit (one message, however often and however concurrently delivered; one API call) makes at
       most one change per document: every other change it announces is one already announced (its
       own again, or the one before it re-announced in case its event was lost);
-    - a document is announced ``document.deleted`` under at most as many ids as it was deleted (a
-      deletion: what the document's name serves goes from something to nothing, whoever removed it).
+    - one deletion is announced once: between two ``document.deleted`` of a document under new ids,
+      another change of it is announced (it served something again, or failed) — a deletion found
+      again (a second delete marker, the object's removal after its sidecar's, a second API delete)
+      announces nothing new.
     """
 
     def __init__(self, recorder: Recorder) -> None:
         self._recorder = recorder
         self._read = 0
-        self.deletions: Counter[str] = Counter()
         self._seen: set[tuple[str, str]] = set()
         self._new: dict[tuple[str, str], set[str]] = defaultdict(set)
-        self._deleted_ids: dict[str, set[str]] = defaultdict(set)
+        self._last_new: dict[str, tuple[str, str]] = {}
+        """Per document, the type and change of the last change announced for the first time."""
 
     def check(self) -> None:
         log = self._recorder.log
@@ -65,15 +67,14 @@ class Changes:
             if not event.type.startswith("document."):
                 continue
             doc, change = str(event.detail["document_id"]), str(event.detail["change"])
-            if event.type == "document.deleted":
-                self._deleted_ids[doc].add(event.id)
-                assert len(self._deleted_ids[doc]) <= self.deletions[doc], (
-                    f"{doc}: deleted {self.deletions[doc]} time(s), announced document.deleted under "
-                    f"{len(self._deleted_ids[doc])} ids: {sorted(self._changes(doc, 'document.deleted'))}"
-                )
             if (doc, change) in self._seen:
                 continue
             self._seen.add((doc, change))
+            last = self._last_new.get(doc)
+            assert not (event.type == "document.deleted" and last and last[0] == event.type), (
+                f"{doc}: one deletion announced under two changes: {last[1]}, then {change}"
+            )
+            self._last_new[doc] = (event.type, change)
             if unit:
                 made = self._new[(unit, doc)]
                 made.add(change)

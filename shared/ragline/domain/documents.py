@@ -189,12 +189,13 @@ def claim_decision(
 
     ``sidecar`` is the sequencer of an event of the document's sidecar (then ``sequencer`` is
     ``None``): the same rule on the sidecar's own order (``sidecar_sequencer``, origin ``sidecar``),
-    so a redelivered or duplicated sidecar event is no new change; on a deleted document it is
-    ``stale`` (the document's own event, if it comes back, reads the sidecar).
+    so a redelivered or duplicated sidecar event is no new change; on a deleted document, or one a
+    local write took (API text: it serves until the key's own next event), it is ``stale`` (the
+    document's own event, if it comes back, reads the sidecar).
     """
     if sidecar is not None and stored is not None:
-        if stored.status == "deleted":
-            return "stale"
+        if stored.status == "deleted" or not stored.source.startswith(S3_SOURCE):
+            return "stale"  # deleted, or text written locally since it was read: not S3's document
         return _same_order(stored, sidecar, stored.sidecar_sequencer, "sidecar", at)
     if stored is None or sequencer is None:
         return "claimed"

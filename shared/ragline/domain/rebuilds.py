@@ -53,6 +53,15 @@ def leased(
     return _with(ns, rebuild=running.model_copy(update={"lease_until": until}))
 
 
+def released(ns: Namespace, generation: int, *, step_after: str | None) -> Namespace:
+    """The step's lease ends without progress (it is retried); nothing when the rebuild moved on."""
+    try:
+        running = at_step(ns, generation, step_after)
+    except errors.Superseded:
+        return ns
+    return _with(ns, rebuild=running.model_copy(update={"lease_until": None}))
+
+
 def advanced(
     ns: Namespace, generation: int, *, step_after: str | None, after: str, done: int, at: datetime
 ) -> Namespace:

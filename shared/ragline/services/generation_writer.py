@@ -94,8 +94,11 @@ class GenerationWriter:
         return len(chunks)
 
     def remove(self, target: Generation, record: DocumentRecord) -> None:
-        """Serve nothing of the document in ``target`` from ``record``'s generation on."""
-        target.store().publish(record.document_id, generation=record.generation)
+        """Serve nothing of the document in ``target`` from ``record``'s generation on — also when a
+        version was written there at that generation (an ingest's copy whose own publish then failed)."""
+        store = target.store()
+        store.discard(record.document_id, generation=record.generation)
+        store.publish(record.document_id, generation=record.generation)
 
     def mirror(
         self,

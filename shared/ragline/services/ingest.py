@@ -672,6 +672,7 @@ class IngestService:
             self._reject(store, record, exc)
             raise
         except errors.RaglineError as exc:
+            store.discard(record.document_id, generation=record.generation)  # unseen: it goes
             self._documents.fail(record, exc.code, exc.message)  # the served version stays as it was
             raise
         self._publish(
@@ -683,6 +684,7 @@ class IngestService:
                     "content_hash": parsed.content_hash,
                     "chunk_count": len(chunks),
                     "pages": parsed.pages,
+                    "size": len(data),  # what was indexed (a removal event names no size)
                     "indexed_generation": record.generation,
                     "served_version": record.version_id,
                     "attributes": labels.attributes,

@@ -20,6 +20,7 @@ is claimed again (a second event for it in the same batch), and at most ``max_pe
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -144,17 +145,24 @@ class IngestBatch:
                 )
             except Exception as exc:  # no fence rose: the served versions stay, every item here fails
                 for d in group:
-                    self._failed(d, exc)
+                    self._unpublished(d, exc)
                 continue
             for d in group:
                 outcome = published[d.done.document_id]
                 if isinstance(outcome, errors.RaglineError):  # this document alone: it serves what it did
-                    self._failed(d, outcome)
+                    self._unpublished(d, outcome)
                     continue
                 try:
                     settle(d.store, self._documents, d.done, outcome)
                 except Exception as exc:
                     self._failed(d, exc)
+
+    def _unpublished(self, d: _Deferred, exc: Exception) -> None:
+        """A version whose fence did not rise: what it wrote goes (nothing later may publish it: its
+        message's next attempt writes its own), and it fails with ``exc``."""
+        with contextlib.suppress(errors.RaglineError):  # down: the document's next publish sweeps them
+            d.store.discard(d.done.document_id, generation=d.done.generation)
+        self._failed(d, exc)
 
     def _failed(self, d: _Deferred, exc: Exception) -> None:
         """The item fails with ``exc``; the record too, with the reason, unless the version was

@@ -5,10 +5,11 @@ document written locally (API text, the CLI) has no object, so its ingest keeps 
 object store under ``<tenant>/<namespace>/.ragline/originals/<sha256 of the document id>/<version>/
 <filename>`` — inside the tenant's folder (a tenant's purge removes them), in a folder S3 ingestion
 ignores (it is not a document), named by a digest so no document id can reach another's folder.
-``<version>`` is a digest of the bytes, which the write's claim records as its ``version_id``: the
-original of the version being written and the one of the version served are both kept until the
-newer one replaces the served one, so a document whose newest version failed is still rebuilt from
-the version it serves.
+``<version>`` is ``kept-`` and a digest of the bytes, which the write's claim records as its
+``version_id``: the original of the version being written and the one of the version served are
+both kept until the newer one replaces the served one, so a document whose newest version failed is
+still rebuilt from the version it serves (also when that failed version is an S3 event's: the
+version served names its kept original).
 
 Every read is bounded by the document size limit (an object is refused from its stored length, before
 its body is read).
@@ -26,6 +27,8 @@ from ragline.domain.s3_events import object_key_of
 from ragline.ports import ObjectStore
 
 ORIGINALS = ".ragline/originals"
+KEPT = "kept-"
+"""Prefix of a locally written version's id (never an S3 version id)."""
 VERSION_CHARS = 24
 
 
@@ -35,7 +38,8 @@ class Original:
     data: bytes
     pinned: bool
     """Whether these are the bytes of the version the record names (else: what S3 serves now under
-    the key, which may be a newer object whose own event has not been handled yet)."""
+    the key, or the newest kept original — another version than the record's, maybe a newer one
+    whose own write has not claimed the record yet)."""
 
 
 def is_original_key(key: str) -> bool:
@@ -51,7 +55,7 @@ def original_folder(tenant_id: str, namespace_id: str, document_id: str) -> str:
 
 def original_version(data: bytes) -> str:
     """The version id of a locally written document: a digest of its bytes."""
-    return hashlib.sha256(data).hexdigest()[:VERSION_CHARS]
+    return KEPT + hashlib.sha256(data).hexdigest()[:VERSION_CHARS]
 
 
 def keep_original(
@@ -81,33 +85,36 @@ def drop_original(objects: ObjectStore, tenant_id: str, namespace_id: str, docum
 
 
 def read_original(objects: ObjectStore | None, record: DocumentRecord, *, limit: int) -> Original | None:
-    """The original of the version ``record`` serves, or is being written (``processing``); ``None``
-    when none is stored (an S3 object removed meanwhile: its own event removes the document; a local
-    original dropped by the document's delete). An object over ``limit`` bytes raises
-    ``DocumentTooLarge`` before its body is read."""
+    """The original of the version ``record`` serves — pinned — else what is there now (S3's
+    current object, the newest kept original); ``None`` when nothing is (an S3 object removed
+    meanwhile: its own event removes the document; a local original dropped by the document's
+    delete). An object over ``limit`` bytes raises ``DocumentTooLarge`` before its body is read."""
     if objects is None:
         raise errors.ConfigurationError("no object store is configured: a reindex reads originals there")
-    version = record.served_version if record.status == "failed" else record.version_id
-    key = object_key_of(record.source)
-    if key is not None:
-        name = key.rsplit("/", 1)[-1]
-        if version:
-            try:
-                return Original(name, objects.get(key, version_id=version, limit=limit), pinned=True)
-            except errors.NotFound:
-                pass  # that version was deleted since: its own event follows; S3 serves the current
-        try:
-            return Original(name, objects.get(key, limit=limit), pinned=False)
-        except errors.NotFound:
-            return None
+    version = record.served_version or (record.version_id if record.status == "ready" else "")
     folder = original_folder(record.tenant_id, record.namespace_id, record.document_id)
-    kept = objects.list(folder)
-    if not kept:
+    key = object_key_of(record.source)
+    if version.startswith(KEPT) or key is None:
+        kept = objects.list(folder)
+        mine = [k for k in kept if _version_of(folder, k) == version]
+        if key is None:  # a local document: its version, or (kept before versions were) its one file
+            pinned = bool(mine) or (not version and len(kept) == 1 and not _version_of(folder, kept[0]))
+            return _read(objects, (mine or kept or [""])[-1], limit, pinned)
+        if mine:  # an S3 record whose served version is a local write's (an S3 event failed since)
+            return _read(objects, mine[-1], limit, pinned=True)
+    elif version:
+        try:
+            return Original(key.rsplit("/", 1)[-1], objects.get(key, version_id=version, limit=limit), True)
+        except errors.NotFound:
+            pass  # that version was deleted since: its own event follows
+    return _read(objects, key, limit, pinned=False)
+
+
+def _read(objects: ObjectStore, key: str, limit: int, pinned: bool) -> Original | None:
+    if not key:
         return None
-    mine = [k for k in kept if version and _version_of(folder, k) == version]
-    key = (mine or kept)[-1]  # else: kept before versions were (one file), or another version's
     try:
-        return Original(key.rsplit("/", 1)[-1], objects.get(key, limit=limit), pinned=bool(mine))
+        return Original(key.rsplit("/", 1)[-1], objects.get(key, limit=limit), pinned)
     except errors.NotFound:
         return None
 

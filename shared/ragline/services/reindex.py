@@ -36,7 +36,7 @@ from functools import partial
 from ragline import errors
 from ragline.domain import rebuilds
 from ragline.domain.api import NamespaceView, ReindexRequest
-from ragline.domain.documents import DocumentRecord
+from ragline.domain.documents import LEASED_STATUSES, DocumentRecord
 from ragline.domain.events import namespace_reindexed
 from ragline.domain.generations import Chunking, Rebuild, ReindexStep, storage_scope
 from ragline.domain.models import TenantScope
@@ -48,7 +48,6 @@ from ragline.services.embedding_run import WorkerDeadline
 from ragline.services.events import Announcer
 from ragline.services.generation_writer import GenerationWriter
 from ragline.services.generations import Generation, ModelCatalog, building
-from ragline.services.ingest import DOCUMENT_ERRORS
 from ragline.services.namespaces import change_namespace, require_namespace
 from ragline.services.originals import Original, read_original
 
@@ -76,8 +75,19 @@ class ReindexSettings:
 
 def held(record: DocumentRecord) -> bool:
     """Whether a generation must hold the document: it serves a version (also the one before a
-    newest version that failed), or one is being written now."""
-    return record.serves or record.status == "processing"
+    newest version that failed or is being written now: that write is its worker's, which writes
+    the generation being built too once it has seen the rebuild)."""
+    return record.serves
+
+
+def served(record: DocumentRecord) -> DocumentRecord:
+    """``record`` as the version it serves, at the generation to write it at: the one published —
+    never an in-flight claim's, which its own worker publishes if it completes — except after a
+    newest version failed: at that failed claim's, above the copy an ingest may have written of
+    it in the generation being built before its own publish failed."""
+    if record.status == "failed":
+        return record
+    return record.model_copy(update={"generation": record.indexed_generation})
 
 
 class ReindexService:
@@ -162,6 +172,7 @@ class ReindexService:
                 embedding_dimension=space.embedder.dimension,
                 chunking=chunking,
                 documents_total=total,
+                started_at=self._clock(),
             )
             return rebuilds.started(stored, rebuild)
 
@@ -204,7 +215,8 @@ class ReindexService:
             return  # a copy of a step that ran: its successor carries the rebuild on
         try:
             switched = self._build(ns, target, step, deadline)
-        except (errors.WorkerOutOfTime, errors.StepBusy):
+        except (errors.WorkerOutOfTime, errors.DocumentBusy):
+            self._release(ns, target, step)
             raise  # the message comes back
         except errors.Superseded:
             return  # the step's lease ran out and a copy of it went on: that chain carries on
@@ -249,29 +261,54 @@ class ReindexService:
         return self._finish(ns, target, step.after, len(batch))
 
     def _rebuild(self, target: Generation, record: DocumentRecord) -> None:
-        """Write the version ``record`` holds into ``target``. Left to the document's newer write (which
-        writes this generation too, or is re-done before the switch) when the record moved on meanwhile,
-        or when what S3 serves now is a newer object than the record's, which cannot be indexed (its
-        own event rejects it). Any other failure names the document and fails the rebuild."""
+        """Write the version ``record`` holds into ``target`` — that version's bytes only: another
+        version's, written under its generation, would mix with what a concurrent write put there.
+        Left to the document's newer write (which writes this generation too, or is re-done before the
+        switch) when the record moved on meanwhile. When the record's version cannot be read but the
+        record has not moved on, its change is in flight (a removed S3 version, a newer object: their
+        events are queued): :class:`~ragline.errors.DocumentBusy`, and the step is retried after them.
+        Any other failure names the document and fails the rebuild."""
         limit = self._writer.settings.max_document_bytes
-        found = None
         try:
             found = read_original(self._objects, record, limit=limit)
-            if found is None:
-                if object_key_of(record.source) is not None or self._moved_on(record):
-                    return  # removed meanwhile: its removal writes this generation too
-                raise errors.UnreadableDocument(
-                    "its original was not kept (ingested before reindexing existed): ingest it again",
-                    document_id=record.document_id,
-                )
-            self._writer.write(target, record, found.filename, found.data)
+        except errors.DocumentTooLarge as exc:
+            if record.size > limit:  # the version itself (the limit was lowered since)
+                raise _named(record, exc) from exc
+            self._in_flight(record, exc.message)  # a newer object, over the limit
+            return
+        if found is None:
+            if object_key_of(record.source) is not None or self._moved_on(record):
+                return  # removed meanwhile: its removal writes this generation too
+            raise errors.UnreadableDocument(
+                f"{record.document_id}: its original was not kept (ingested before reindexing existed):"
+                " ingest it again",
+                document_id=record.document_id,
+            )
+        if not found.pinned and not _unversioned_current(record, found):
+            self._in_flight(record, "the version it serves is no longer stored")
+            return
+        version = served(record)
+        try:
+            if record.status == "failed":  # that copy goes: the version served replaces it, unmixed
+                target.store().discard(record.document_id, generation=version.generation)
+            self._writer.write(target, version, found.filename, found.data)
         except errors.WorkerOutOfTime:
             raise
         except errors.RaglineError as exc:
-            if _newer_object(exc, record, found, limit) or self._moved_on(record):
+            if self._moved_on(record):
                 _log.info("reindex left %s to its newer write: %s", record.document_id, exc.message)
                 return
-            raise type(exc)(f"{record.document_id}: {exc.message}", document_id=record.document_id) from exc
+            raise _named(record, exc) from exc
+
+    def _in_flight(self, record: DocumentRecord, reason: str) -> None:
+        """Nothing to write now: done when a newer claim took the document (it writes this generation
+        too), else retried once the document's queued change has been applied."""
+        if self._moved_on(record):
+            return
+        raise errors.DocumentBusy(
+            f"{record.document_id}: {reason}; its change is queued, the reindex step is retried after it",
+            document_id=record.document_id,
+        )
 
     def _moved_on(self, record: DocumentRecord) -> bool:
         """Whether a newer claim (an ingest, a delete) took the document since ``record`` was read."""
@@ -282,7 +319,20 @@ class ReindexService:
         rebuild = ns.settings.rebuild
         assert rebuild is not None
         since = rebuild.started_at - timedelta(seconds=self._settings.settle_seconds)
-        for record in self._documents.list(ns.tenant_id, ns.namespace_id):
+        records = self._documents.list(ns.tenant_id, ns.namespace_id)
+        for record in records:  # a write claimed before the rebuild began may not write it: its end first
+            if (
+                record.status in LEASED_STATUSES
+                and record.updated_at < rebuild.started_at
+                and record.lease_until is not None
+                and record.lease_until > self._clock()
+            ):
+                raise errors.DocumentBusy(
+                    f"{record.document_id} is being written by a worker that may not have seen the"
+                    " rebuild; the last reindex step is retried after it",
+                    document_id=record.document_id,
+                )
+        for record in records:
             if record.updated_at < since:
                 continue
             if held(record):
@@ -302,6 +352,11 @@ class ReindexService:
             at=self._clock(),
         )  # fmt: skip
         return change_namespace(self._registry, ns, switch)
+
+    def _release(self, ns: Namespace, target: Generation, step: ReindexStep) -> None:
+        """The step's lease ends (its message comes back: it may run again at once)."""
+        release = partial(rebuilds.released, generation=target.number, step_after=step.after)
+        change_namespace(self._registry, ns, release)
 
     def _progress(
         self, ns: Namespace, target: Generation, step_after: str | None, after: str, done: int
@@ -334,17 +389,21 @@ class ReindexService:
         return sorted((r for r in records if held(r)), key=lambda r: r.document_id)
 
 
-def _newer_object(
-    exc: errors.RaglineError, record: DocumentRecord, found: Original | None, limit: int
-) -> bool:
-    """Whether a document error is a newer object's than the version ``record`` holds: what S3 serves
-    now under its key (its version could not be named) is over the limit where the record's was
-    within it, or is of another size."""
-    if not isinstance(exc, DOCUMENT_ERRORS) or object_key_of(record.source) is None:
-        return False
-    if found is None:
-        return isinstance(exc, errors.DocumentTooLarge) and record.size <= limit
-    return not found.pinned and len(found.data) != record.size
+def _unversioned_current(record: DocumentRecord, found: Original) -> bool:
+    """Whether ``found`` — S3's current object, in a bucket that keeps no versions (the deployed one
+    does), for a settled record that names none — is the record's own: nothing names it better than
+    its size (a newer object's event is queued otherwise)."""
+    return (
+        object_key_of(record.source) is not None
+        and record.status == "ready"
+        and not record.version_id
+        and len(found.data) == record.size
+    )
+
+
+def _named(record: DocumentRecord, exc: errors.RaglineError) -> errors.RaglineError:
+    """``exc`` naming the document (what a failed rebuild's reason says)."""
+    return type(exc)(f"{record.document_id}: {exc.message}", document_id=record.document_id)
 
 
 def _public(namespace: Namespace) -> TenantScope:
