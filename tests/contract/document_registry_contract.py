@@ -299,6 +299,18 @@ class DocumentRegistryContract:
         assert registry.complete(gone.model_copy(update={"status": "deleted"}))
         assert claim(registry, "a.txt", None, sidecar=S2).reason == "stale"
 
+    def test_a_sidecar_event_on_text_written_locally_since_is_stale(self, registry: DocumentRegistry) -> None:
+        # Given an S3 document, then text written under its name through the API (a local claim)
+        upload = claim(registry, "a.txt", S1, source="s3://b/acme/docs/a.txt").record
+        assert registry.complete(upload.model_copy(update={"status": "ready"}))
+        text = claim(registry, "a.txt", None, source="api:").record
+        assert registry.complete(text.model_copy(update={"status": "ready"}))
+        # Then a sidecar event (read before the text was written, or sent after it) changes nothing
+        assert claim(registry, "a.txt", None, sidecar=S2, source=upload.source).reason == "stale"
+        # and the key's own next event takes the document back, after which its sidecar applies
+        assert claim(registry, "a.txt", S3, source=upload.source).granted
+        assert claim(registry, "a.txt", None, sidecar=S2, source=upload.source).granted
+
     def test_a_claim_on_a_deleted_document_carries_its_deletion_until_one_settles(
         self, registry: DocumentRegistry
     ) -> None:

@@ -32,7 +32,7 @@ from ragline.domain.api import SearchRequest
 from ragline.domain.models import TenantScope
 from ragline.services.ingest import ObjectEvent
 from ragline.services.namespaces import new_namespace
-from ragline.services.originals import original_folder
+from ragline.services.originals import original_folder, original_version
 from ragline.wiring import Container
 from tests.support.cfn_tables import create_table_from_template
 from tests.support.fakes import BowEmbedder
@@ -110,8 +110,10 @@ def check_deletion(backend: Backend) -> None:
     assert [h.document_id for h in hits] == ["guide.txt"] and "Version 1" in hits[0].text
     assert [n.namespace_id for n in c.registry.list_namespaces("globex")] == ["docs"]
     assert len(c.registry.list_api_keys("globex")) == 2
-    kept = f"{original_folder('globex', 'docs', 'guide.txt')}/guide.txt"  # what a reindex re-reads
-    assert c.objects.list("globex") == sorted(["globex/docs/guide.txt", kept])
+    folder = original_folder("globex", "docs", "guide.txt")  # what a reindex re-reads
+    bodies = [f"Version {v}: the wombat handbook says wombat {v}.".encode() for v in range(2)]
+    kept = [f"{folder}/{original_version(b)}/guide.txt" for b in bodies]  # served, and the one before
+    assert c.objects.list("globex") == sorted(["globex/docs/guide.txt", *kept])
     assert [r.document_id for r in c.documents.list("globex", "docs")] == ["guide.txt"]
 
 

@@ -194,7 +194,7 @@ def claim_decision(
     document's own event, if it comes back, reads the sidecar).
     """
     if sidecar is not None and stored is not None:
-        if stored.status == "deleted" or not stored.source.startswith(S3_SOURCE):
+        if stored.status == "deleted" or stored.origin == "local":
             return "stale"  # deleted, or text written locally since it was read: not S3's document
         return _same_order(stored, sidecar, stored.sidecar_sequencer, "sidecar", at)
     if stored is None or sequencer is None:

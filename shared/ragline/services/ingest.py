@@ -367,7 +367,10 @@ class IngestService:
         claim = self._sidecar_claim(event, stored)
         if not claim.granted:
             return self._refused(claim.record, claim.reason)
-        return self._sync_claimed(claim.record, doc_event)
+        # a sidecar event that changes nothing (an old one, redelivered after later ones were applied
+        # without a new version) is no new change: it settles under the one announced
+        same = stored.event_id if stored.status == "ready" else ""
+        return self._sync_claimed(claim.record, doc_event, same)
 
     def _sidecar_claim(self, event: ObjectEvent, stored: DocumentRecord | None) -> Claim:
         claim = self._documents.claim(
@@ -433,7 +436,9 @@ class IngestService:
             return True
         return True
 
-    def _sync_claimed(self, record: DocumentRecord, event: ObjectEvent) -> IngestResult:
+    def _sync_claimed(
+        self, record: DocumentRecord, event: ObjectEvent, same_change: str = ""
+    ) -> IngestResult:
         """The claimed document made to match S3: its object (removed if gone) and its sidecar."""
         scope = event.scope
         try:
@@ -449,7 +454,8 @@ class IngestService:
             labels = resolve_metadata(
                 self._registry, namespace, parse_sidecar(sidecar) if sidecar is not None else NO_METADATA
             )
-            return self._index(record, namespace, event.path.rsplit("/", 1)[-1], data, None, labels)
+            name = event.path.rsplit("/", 1)[-1]
+            return self._index(record, namespace, name, data, None, labels, same_change)
         except SETTLED:
             raise  # settled already (a bad file is `failed` with its reason; its message goes to the DLQ)
         except errors.RaglineError as exc:
@@ -637,7 +643,10 @@ class IngestService:
         data: bytes,
         progress: Callable[[int], None] | None,
         labels: DocumentMetadata,
+        same_change: str = "",
     ) -> IngestResult:
+        """``same_change``: the change the document was last announced ready under, kept when this
+        version changes nothing of it (a sidecar event that finds content and labels as they were)."""
         generation = self._serving(namespace, record)
         store = generation.store()
         embedder = generation.space.embedder
@@ -675,12 +684,18 @@ class IngestService:
             store.discard(record.document_id, generation=record.generation)  # unseen: it goes
             self._documents.fail(record, exc.code, exc.message)  # the served version stays as it was
             raise
+        unchanged = (
+            not embedded
+            and parsed.content_hash == record.content_hash
+            and (labels.attributes, labels.readers) == (record.attributes, record.readers)
+        )
         self._publish(
             store,
             record,
             record.model_copy(
                 update={
                     "status": "ready",
+                    "change": same_change if unchanged else "",
                     "content_hash": parsed.content_hash,
                     "chunk_count": len(chunks),
                     "pages": parsed.pages,
@@ -691,11 +706,6 @@ class IngestService:
                     "readers": labels.readers,
                 }
             ),
-        )
-        unchanged = (
-            not embedded
-            and parsed.content_hash == record.content_hash
-            and (labels.attributes, labels.readers) == (record.attributes, record.readers)
         )
         usage = RunUsage(embedded_tokens=embedded_tokens, pages=parsed.pages)
         return IngestResult(

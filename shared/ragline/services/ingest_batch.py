@@ -186,10 +186,30 @@ def settle(store: VectorStore, documents: DocumentRegistry, done: DocumentRecord
             document_id=done.document_id,
         )
     if not documents.complete(done):
+        _served_meanwhile(documents, done)
         raise errors.Superseded(
             "a newer event claimed the document while this version was published; it replaces it",
             document_id=done.document_id,
         )
+
+
+SERVED_FIELDS = (
+    "indexed_generation", "served_version", "content_hash", "chunk_count", "pages", "attributes",
+    "readers",
+)  # fmt: skip
+"""What a record says of the version readers are served (a claim keeps them from the last one)."""
+
+
+def _served_meanwhile(documents: DocumentRegistry, done: DocumentRecord) -> None:
+    """``done``'s version is served — its publish raised the fence — though a newer claim took the
+    record (one whose own publish failed, or has not come yet): until that claim settles, the record
+    says which version readers get (a conditional write on the newer claim; lost to it, it settles)."""
+    current = documents.get(done.tenant_id, done.namespace_id, done.document_id)
+    if current is None or current.generation <= done.generation:
+        return
+    if current.indexed_generation >= done.generation or current.status in ("ready", "deleted"):
+        return
+    documents.complete(current.model_copy(update={f: getattr(done, f) for f in SERVED_FIELDS}))
 
 
 def _key(record: DocumentRecord) -> tuple[str, str, str]:

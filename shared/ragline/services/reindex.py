@@ -179,7 +179,7 @@ class ReindexService:
         saved = change_namespace(self._registry, ns, record)
         rebuild = saved.settings.rebuild
         assert rebuild is not None
-        self._queue.submit(ReindexStep(saved.tenant_id, saved.namespace_id, rebuild.generation))
+        self._queue.submit(ReindexStep(saved.tenant_id, saved.namespace_id, rebuild.generation, after=""))
         for old in abandoned:  # what the stalled build wrote goes
             retire = ReindexStep(
                 saved.tenant_id, saved.namespace_id, old.generation, "retire", old.embedding_model
@@ -277,8 +277,11 @@ class ReindexService:
             self._in_flight(record, exc.message)  # a newer object, over the limit
             return
         if found is None:
-            if object_key_of(record.source) is not None or self._moved_on(record):
-                return  # removed meanwhile: its removal writes this generation too
+            if object_key_of(record.source) is not None:
+                self._in_flight(record, "S3 serves nothing under its key")  # its removal is queued
+                return
+            if self._moved_on(record):
+                return  # deleted meanwhile: its removal writes this generation too
             raise errors.UnreadableDocument(
                 f"{record.document_id}: its original was not kept (ingested before reindexing existed):"
                 " ingest it again",
