@@ -497,3 +497,98 @@ def test_a_step_body_carries_where_it_starts() -> None:
     legacy = json.loads(step.body())
     legacy[next(iter(legacy))].pop("after")
     assert ReindexStep.parse(json.dumps(legacy)) == ReindexStep("acme", "docs", 2)
+
+
+# -- found by the stateful machine (tests/integration/test_ingest_model.py) ---------------------------
+def test_a_served_s3_document_whose_object_is_gone_waits_for_its_removal_not_dropped(world: World) -> None:
+    # Given a served S3 document whose every version was deleted from S3, its removal event queued
+    w = world
+    pending = [w.bucket.remove_version(w.key("s3.txt"), 0)]
+    # When a reindex runs, it does not switch without it (the record still says it is served)
+    w.c.reindex.start(admin(), "docs", TO_B)
+    with pytest.raises(errors.DocumentBusy):
+        w.run_builds()
+    assert w.view().generation == 1 and w.served(1, "bow-test", "s3.txt")
+    # Then after the removal is applied, the retried step switches, and the document is gone
+    w.deliver(pending[0])
+    assert w.last_step is not None
+    w.c.reindex.run(w.last_step)
+    w.run_builds()
+    assert w.view().generation == 2 and w.served(2, "bow-b", "s3.txt") == []
+
+
+def test_a_rebuild_never_publishes_a_version_still_being_written(world: World) -> None:
+    # Given a rebuild, and a write of new text for d3 claimed after it began whose worker died before
+    # it wrote anything (its bytes kept, its claim processing)
+    w = world
+    from ragline.services.originals import keep_original
+
+    w.c.reindex.start(admin(), "docs", TO_B)
+    served = w.c.documents.get("acme", "docs", "d3.txt")
+    assert served is not None
+    data = b"a version nobody finished writing. " + b"it is shorter than the one served."
+    kept = keep_original(w.bucket, "acme", "docs", "d3.txt", "d3.txt", data, keep=(served.served_version,))
+    claim = w.c.documents.claim(
+        "acme", "docs", "d3.txt", None, source="d3.txt", version_id=kept, size=len(data)
+    )
+    assert claim.granted and claim.record.status == "processing"
+    # When the rebuild switches
+    w.run_builds()
+    # Then the new generation serves what the old one did — the record's served version, at its own
+    # generation, never the unfinished one's
+    assert w.view().generation == 2
+    assert w.served(2, "bow-b", "d3.txt") == expected_b(w, "d3.txt", document(3))
+    # and when that claim's worker does write its version there after all, it is served whole
+    from ragline.services.generations import serving
+
+    writer = GenerationWriter(
+        registry=w.c.registry, catalog=w.c.catalog, settings=WriterSettings(max_document_bytes=LIMIT)
+    )
+    writer.write(
+        serving(w.c.catalog, w.c.registry.get_namespace("acme", "docs")), claim.record, "d3.txt", data
+    )
+    assert w.served(2, "bow-b", "d3.txt") == expected_b(w, "d3.txt", data.decode())
+
+
+def test_the_last_step_waits_for_a_write_claimed_before_the_rebuild_began(world: World) -> None:
+    # Given a write claimed (its worker at work, its lease live) before the rebuild began
+    w = world
+    claim = w.c.documents.claim("acme", "docs", "d2.txt", None, source="d2.txt", lease_seconds=330)
+    assert claim.granted
+    w.c.reindex.start(admin(), "docs", TO_B)
+    # When the steps run, the last one waits for it (it may not have seen the rebuild)
+    with pytest.raises(errors.DocumentBusy):
+        w.run_builds()
+    assert w.view().generation == 1
+    # Then once that worker settles, the retried step switches with it
+    assert w.c.documents.fail(claim.record, "dependency_failed", "the worker gave up")
+    assert w.last_step is not None
+    w.c.reindex.run(w.last_step)
+    w.run_builds()
+    assert w.view().generation == 2
+    assert w.served(2, "bow-b", "d2.txt") == expected_b(w, "d2.txt", document(2))
+
+
+def test_a_version_published_after_a_newer_claim_failed_is_what_the_record_says_is_served(
+    world: World,
+) -> None:
+    # Given a new version of d4 written in a batch (its publish deferred), and meanwhile a newer
+    # claim of d4 whose own work failed before its publish (the record: failed, serving v0)
+    w = world
+    batch = w.c.ingest.batch()
+    data = " ".join(f"w{i}" for i in range(500)).encode()  # several chunks (d4 served one)
+    outcome = batch.ingest("m", SCOPE, filename="d4.txt", data=data, source="d4.txt")
+    assert outcome.error is None
+    newer = w.c.documents.claim("acme", "docs", "d4.txt", None, source="d4.txt")
+    assert w.c.documents.fail(newer.record, "dependency_failed", "the embedder refused")
+    # When the batch publishes: its version's fence rises above v0's (nothing newer was published)
+    batch.finish()
+    # Then the record says which version readers get: the batch's, as this failed record's previous one
+    record = w.c.documents.get("acme", "docs", "d4.txt")
+    served = [ch.text for ch in w.c.stores.scoped(SCOPE).neighbors("d4.txt", 0, before=0, after=100)]
+    assert record is not None and record.status == "failed"
+    assert served[0].startswith("w0 ") and record.chunk_count == len(served) > 1
+    assert record.indexed_generation < record.generation
+    from ragline.domain.api import DocumentView
+
+    assert DocumentView.of(record).serving == "previous_version"
