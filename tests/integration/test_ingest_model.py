@@ -674,8 +674,8 @@ class IngestModel(RuleBasedStateMachine):
         self.check()
 
 
-EXAMPLES = {"sqlite": 60, "opensearch": 20}
-MIN_STEPS = {"sqlite": 1500, "opensearch": 500}
+EXAMPLES = {"sqlite": 150, "opensearch": 40}
+MIN_STEPS = {"sqlite": 3000, "opensearch": 1000}
 
 
 def test_store_always_settles_on_what_s3_serves(

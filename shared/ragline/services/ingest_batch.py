@@ -202,12 +202,13 @@ SERVED_FIELDS = (
 
 def _served_meanwhile(documents: DocumentRegistry, done: DocumentRecord) -> None:
     """``done``'s version is served — its publish raised the fence — though a newer claim took the
-    record (one whose own publish failed, or has not come yet): until that claim settles, the record
-    says which version readers get (a conditional write on the newer claim; lost to it, it settles)."""
+    record and failed before its own publish: the failed record says which version readers get now
+    (a write conditional on that claim: a newer one settles the record itself). A newer claim still
+    at work is left alone: it settles the record when it ends."""
     current = documents.get(done.tenant_id, done.namespace_id, done.document_id)
-    if current is None or current.generation <= done.generation:
+    if current is None or current.generation <= done.generation or current.status != "failed":
         return
-    if current.indexed_generation >= done.generation or current.status in ("ready", "deleted"):
+    if current.indexed_generation >= done.generation:
         return
     documents.complete(current.model_copy(update={f: getattr(done, f) for f in SERVED_FIELDS}))
 
