@@ -592,3 +592,18 @@ def test_a_version_published_after_a_newer_claim_failed_is_what_the_record_says_
     from ragline.domain.api import DocumentView
 
     assert DocumentView.of(record).serving == "previous_version"
+
+
+def test_a_served_version_gone_with_no_change_for_an_hour_fails_the_rebuild_by_name(world: World) -> None:
+    # Given a served S3 document whose version is gone from S3 and no event came for it (one lost, or
+    # an S3 lifecycle expiration, which sends none)
+    w = world
+    w.bucket.remove_version(w.key("s3.txt"), 0)  # its event never delivered
+    # When a reindex runs more than an hour later
+    later = _service(w, lambda: datetime.now(UTC) + timedelta(hours=2))
+    later.start(admin(), "docs", TO_B)
+    w.run_builds(later)
+    # Then it does not wait forever: it fails naming the document, and the old generation serves on
+    view = w.view()
+    assert view.generation == 1 and view.rebuild is not None and view.rebuild.state == "failed"
+    assert "s3.txt" in view.rebuild.error and "ingest it again" in view.rebuild.error

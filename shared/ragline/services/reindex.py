@@ -305,9 +305,16 @@ class ReindexService:
 
     def _in_flight(self, record: DocumentRecord, reason: str) -> None:
         """Nothing to write now: done when a newer claim took the document (it writes this generation
-        too), else retried once the document's queued change has been applied."""
+        too), else retried once the document's queued change has been applied — unless no change came
+        for ``stall_seconds`` (an event lost, an expired S3 version): then the rebuild fails naming it."""
         if self._moved_on(record):
             return
+        if self._clock() - record.updated_at > timedelta(seconds=self._settings.stall_seconds):
+            raise errors.UnreadableDocument(
+                f"{record.document_id}: {reason}, and no change to it came since"
+                f" {record.updated_at.isoformat()}: ingest it again, or delete it",
+                document_id=record.document_id,
+            )
         raise errors.DocumentBusy(
             f"{record.document_id}: {reason}; its change is queued, the reindex step is retried after it",
             document_id=record.document_id,
