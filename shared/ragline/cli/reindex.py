@@ -7,11 +7,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ragline.adapters.embedded.step_queue import InlineStepQueue
+from ragline.adapters.embedded.step_queue import RETRIED, InlineStepQueue
 from ragline.config import Settings
 from ragline.domain.api import ReindexRequest
 from ragline.services.authentication import Principal
 from ragline.wiring import Container
+
+RETRY_SECONDS = 5.0
 
 
 def run_reindex(
@@ -43,7 +45,13 @@ def run_reindex(
             if step.kind == "retire":
                 echo(f"switched; dropping generation {step.generation} in {keep_old_for:g} s")
                 sleep(keep_old_for)
-            c.reindex.run(step)
+            try:
+                c.reindex.run(step)
+            except RETRIED as exc:  # something it waits on is in flight: the step runs again
+                echo(f"waiting: {exc.message}")
+                sleep(RETRY_SECONDS)
+                queue.submit(step)
+                continue
             now = c.namespaces.get(principal, namespace).rebuild
             if now is not None and step.kind == "build":
                 echo(f"{now.documents_done}/{now.documents_total} documents ({now.state})")

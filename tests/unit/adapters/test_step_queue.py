@@ -26,3 +26,25 @@ def test_the_send_request_caps_the_delay_at_sqs_limit() -> None:
     request = send_request("https://sqs/q", step, 3600.0)
     assert request == {"QueueUrl": "https://sqs/q", "MessageBody": step.body(), "DelaySeconds": 900}
     assert send_request("https://sqs/q", step, 0.4)["DelaySeconds"] == 0
+
+
+def test_the_local_thread_runs_a_step_again_that_waits_on_something_in_flight() -> None:
+    # Given a step whose first run waits on a document being written (as an SQS message would)
+    import threading
+
+    from ragline import errors
+    from ragline.adapters.embedded.step_queue import ThreadStepQueue
+
+    runs: list[ReindexStep] = []
+    done = threading.Event()
+
+    def run(step: ReindexStep) -> None:
+        runs.append(step)
+        if len(runs) == 1:
+            raise errors.DocumentBusy("d1.txt is being written", document_id="d1.txt")
+        done.set()
+
+    # When the local server's queue runs it, then the step comes back and runs again
+    ThreadStepQueue(run, retry_seconds=0.01).submit(ReindexStep("acme", "docs", 2, after=""))
+    assert done.wait(10)
+    assert runs == [ReindexStep("acme", "docs", 2, after="")] * 2

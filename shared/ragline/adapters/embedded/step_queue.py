@@ -8,14 +8,24 @@ import queue
 import threading
 from collections.abc import Callable
 
+from ragline import errors
 from ragline.domain.generations import ReindexStep
 
 logger = logging.getLogger(__name__)
 
 
+RETRIED: tuple[type[errors.RaglineError], ...] = (
+    errors.StepBusy,
+    errors.DocumentBusy,
+    errors.WorkerOutOfTime,
+)
+"""A step failing so comes back, as an SQS message would (its rebuild waits on something in flight)."""
+
+
 class ThreadStepQueue:
-    def __init__(self, run: Callable[[ReindexStep], None]) -> None:
+    def __init__(self, run: Callable[[ReindexStep], None], *, retry_seconds: float = 5.0) -> None:
         self._run = run
+        self._retry_seconds = retry_seconds
         self._steps: queue.Queue[ReindexStep] = queue.Queue()
         self._lock = threading.Lock()
         self._worker: threading.Thread | None = None
@@ -37,6 +47,9 @@ class ThreadStepQueue:
             step = self._steps.get()
             try:
                 self._run(step)
+            except RETRIED as exc:
+                logger.info("reindex step retried", extra={"step": step.body(), "reason": exc.message})
+                self.submit(step, delay_seconds=self._retry_seconds)
             except Exception:  # the rebuild's state says what failed; the thread serves the next
                 logger.exception("reindex step failed", extra={"step": step.body()})
 
