@@ -123,6 +123,32 @@ def test_opening_a_database_another_connection_holds_is_throttled(tmp_path: Path
     assert caught.value.details == {"sqlite_error": "SQLITE_BUSY", "path": str(path)}
 
 
+def test_connections_opening_a_fresh_database_at_once_all_open(tmp_path: Path) -> None:
+    # Given connections opening one new file at the same instant, again and again (they race to
+    # switch it to WAL, and SQLite answers the losers "locked" without waiting: CI saw it once)
+    import threading
+
+    failures: list[BaseException] = []
+    for round_ in range(60):
+        path = tmp_path / f"fresh-{round_}.db"
+        start = threading.Barrier(8)
+
+        def open_one(path: Path = path, start: threading.Barrier = start) -> None:
+            start.wait()
+            try:
+                open_sqlite(path, SCHEMA, timeout=5.0).close()
+            except BaseException as exc:
+                failures.append(exc)
+
+        threads = [threading.Thread(target=open_one) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    # Then every one of them opened (the setup waits for the lock, as the timeout promises)
+    assert failures == []
+
+
 # -- the other mappings -----------------------------------------------------------------------------
 
 

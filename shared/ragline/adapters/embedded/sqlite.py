@@ -30,6 +30,7 @@ import errno
 import functools
 import inspect
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast
@@ -170,17 +171,25 @@ def open_sqlite(path: Path, schema: str, *, timeout: float = 5.0) -> sqlite3.Con
         conn = sqlite3.connect(str(path), timeout=timeout, check_same_thread=False, isolation_level=None)
     except sqlite3.Error as exc:
         raise _translate_open(exc, path) from exc
-    try:
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.executescript(schema)
-    except sqlite3.Error as exc:
-        conn.close()
-        raise _translate_open(exc, path) from exc
-    except BaseException:
-        conn.close()
-        raise
-    return conn
+    # Connections opening a fresh file at once race to switch it to WAL: SQLite answers the losers
+    # "locked" at once, without its busy handler, so the setup is retried within ``timeout``.
+    ends = time.monotonic() + timeout
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(schema)
+            return conn
+        except sqlite3.Error as exc:
+            busy = isinstance(translate(exc), errors.Throttled)
+            if busy and time.monotonic() < ends:
+                time.sleep(0.02)
+                continue
+            conn.close()
+            raise _translate_open(exc, path) from exc
+        except BaseException:
+            conn.close()
+            raise
 
 
 # -- the class decorator -----------------------------------------------------------------------------
