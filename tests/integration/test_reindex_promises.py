@@ -130,6 +130,14 @@ class World:
             (service or self.c.reindex).run(step)
         return later
 
+    def first_step(self) -> ReindexStep:
+        """A reindex started, and its first step taken off the queue (the test delivers it)."""
+        self.c.reindex.start(admin(), "docs", TO_B)
+        q = self.c.step_queue
+        assert isinstance(q, InlineStepQueue)
+        step, _ = q.steps.pop(0)
+        return step
+
     def view(self) -> Any:
         return self.c.namespaces.get(admin(), "docs")
 
@@ -395,10 +403,7 @@ def _texts(w: World) -> int:
 def test_a_step_delivered_twice_at_once_runs_one_chain(world: World) -> None:
     # Given the first step of a rebuild, and a copy of it delivered while its worker is at work
     w = world
-    w.c.reindex.start(admin(), "docs", TO_B)
-    q = w.c.step_queue
-    assert isinstance(q, InlineStepQueue)
-    step, _ = q.steps.pop(0)
+    step = w.first_step()
     busy: list[BaseException] = []
 
     def copy_beside() -> None:
@@ -423,10 +428,7 @@ def test_a_step_delivered_twice_at_once_runs_one_chain(world: World) -> None:
 def test_a_step_whose_worker_died_is_taken_over_after_its_lease(world: World) -> None:
     # Given a step whose worker died mid-work (its lease still on the rebuild)
     w = world
-    w.c.reindex.start(admin(), "docs", TO_B)
-    q = w.c.step_queue
-    assert isinstance(q, InlineStepQueue)
-    step, _ = q.steps.pop(0)
+    step = w.first_step()
 
     class Died(BaseException):
         pass
