@@ -16,8 +16,10 @@ MODES = {"created domain": {}, "existing domain": EXISTING, "serverless": SERVER
 READERS = ("SearchFunction", "HostingSearchFunction", "ChatFunction")
 WRITERS = ("DocumentsFunction", "IngestionFunction")
 STORE_USERS = READERS + WRITERS
-FENCES = ("GetItem", "BatchGetItem", "PutItem", "UpdateItem", "DeleteItem", "Query")
-"""What the store does to the documents table in aoss mode (its document fences live there)."""
+FENCES = ("GetItem", "BatchGetItem", "UpdateItem")
+"""What the store's writers do to the documents table in aoss mode (its document fences live there):
+read, and raise by a conditional update. A tenant's purge (Query, DeleteItem) is the operator CLI's
+(``ragline tenants delete``), never a function's."""
 SERVERLESS_RESOURCES = (
     "OpenSearchCollection",
     "OpenSearchEncryptionPolicy",

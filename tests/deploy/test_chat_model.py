@@ -13,16 +13,24 @@ from tests.rehearsal.cloudformation import FunctionSpec
 from tests.rehearsal.iam import bedrock_model_calls
 
 pytestmark = pytest.mark.deploy
-MODEL_CALLERS = ("SearchFunction", "HostingSearchFunction", "ChatFunction")
-"""The functions whose container builds a chat model: the LLM reranker, hosting search's planner, chat."""
+MODEL_CALLERS = ("HostingSearchFunction", "ChatFunction")
+"""The functions whose container builds a chat model: hosting search's planner, chat; and search, whose
+only use of it is the LLM reranker (``Reranker=llm``: :func:`callers`)."""
 PYTHON_FUNCTIONS = (
     "AuthorizerFunction",
     "NamespacesFunction",
     "KeysFunction",
+    "SearchFunction",
     *MODEL_CALLERS,
     "DocumentsFunction",
     "IngestionFunction",
 )
+
+
+def callers(reranker: str) -> tuple[str, ...]:
+    return (*MODEL_CALLERS, "SearchFunction") if reranker == "llm" else MODEL_CALLERS
+
+
 SECRET_ENV = "RAGLINE_LLM_API_KEY_SECRET"
 
 
@@ -50,6 +58,7 @@ def test_bedrock_is_the_default_and_the_stack_has_no_chat_secret(translated: dic
         assert not secret_statements(spec), fn
 
 
+@pytest.mark.parametrize("reranker", ["bedrock", "llm"])
 @pytest.mark.parametrize(
     ("model", "other"),
     [
@@ -59,21 +68,23 @@ def test_bedrock_is_the_default_and_the_stack_has_no_chat_secret(translated: dic
     ],
 )
 def test_every_model_caller_may_converse_and_stream_with_the_configured_model(
-    translated: dict[str, Any], model: str, other: str
+    translated: dict[str, Any], model: str, other: str, reranker: str
 ) -> None:
-    stack = StandInStack(translated, {"BedrockChatModel": model})
-    for fn in MODEL_CALLERS:
+    stack = StandInStack(translated, {"BedrockChatModel": model, "Reranker": reranker})
+    for fn in callers(reranker):
         assert bedrock_chat_granted(stack.function(fn), model), fn
         # Only the configured model: another one (or another profile) is not granted.
         assert not bedrock_chat_granted(stack.function(fn), other), fn
-    for fn in set(PYTHON_FUNCTIONS) - set(MODEL_CALLERS):
+    for fn in set(PYTHON_FUNCTIONS) - set(callers(reranker)):  # search, unless the model reranks
         assert not bedrock_chat_granted(stack.function(fn), model), fn
 
 
+@pytest.mark.parametrize("reranker", ["bedrock", "llm"])
 def test_an_openai_compatible_endpoint_gets_a_created_secret_and_only_the_model_callers_read_it(
-    translated: dict[str, Any],
+    translated: dict[str, Any], reranker: str
 ) -> None:
-    stack = StandInStack(translated, {"ChatProvider": "openai", "LlmBaseUrl": "https://llm.example"})
+    params = {"ChatProvider": "openai", "LlmBaseUrl": "https://llm.example", "Reranker": reranker}
+    stack = StandInStack(translated, params)
     assert stack.exists("LlmApiKeySecret")
     assert stack.resolve(translated["Outputs"]["LlmApiKeySecretId"]["Value"]) == "LlmApiKeySecret"
     for fn in PYTHON_FUNCTIONS:
@@ -82,7 +93,7 @@ def test_an_openai_compatible_endpoint_gets_a_created_secret_and_only_the_model_
         assert spec.environment["OPENAI_BASE_URL"] == "https://llm.example", fn
         assert "RAGLINE_BEDROCK_CHAT_MODEL" not in spec.environment, fn
         readers = spec.allows("secretsmanager:GetSecretValue", "LlmApiKeySecret")
-        assert readers == (fn in MODEL_CALLERS), fn
+        assert readers == (fn in callers(reranker)), fn
         assert not bedrock_chat_granted(spec, "amazon.nova-pro-v1:0"), fn
 
 

@@ -81,15 +81,17 @@ def test_in_serverless_mode_writers_raise_fences_in_the_documents_table_and_read
     translated: dict[str, Any],
 ) -> None:
     serverless, domain = TableArnStack(translated, SERVERLESS), TableArnStack(translated, {})
-    for fn in WRITERS:  # upsert stamps, publish raises, purge deletes
+    fence = (("dynamodb:LeadingKeys", "VSFENCE#rh-chunks#acme#docs"),)
+    for fn in WRITERS:  # a publish reads and raises a fence (a search reads them)
         for action in FENCES:
-            assert serverless.function(fn).allows(f"dynamodb:{action}", TABLE), (fn, action)
-    for fn in READERS:  # a search reads the published generations, nothing more, in either mode
-        for action in ("GetItem", "BatchGetItem", "Query"):
-            assert serverless.function(fn).allows(f"dynamodb:{action}", TABLE), (fn, action)
+            assert serverless.function(fn).allows(f"dynamodb:{action}", TABLE, fence), (fn, action)
+            assert not domain.function(fn).allows(f"dynamodb:{action}", TABLE, fence), (fn, action)
+    for fn in READERS:  # a search reads the published generations, nothing more, and only serverless
+        assert serverless.function(fn).allows("dynamodb:BatchGetItem", TABLE, fence), fn
+        assert not domain.function(fn).allows("dynamodb:BatchGetItem", TABLE, fence), fn
         for stack in (serverless, domain):
             for action in ("PutItem", "UpdateItem", "DeleteItem"):
-                assert not stack.function(fn).allows(f"dynamodb:{action}", TABLE), (fn, action)
+                assert not stack.function(fn).allows(f"dynamodb:{action}", TABLE, fence), (fn, action)
 
 
 def test_what_the_store_sends_passes_iam_and_the_data_access_policy_for_its_role_only(

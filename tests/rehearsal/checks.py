@@ -7,6 +7,8 @@ from dataclasses import replace
 
 from tests.rehearsal.aoss import DataAccessPolicy, collection_calls
 from tests.rehearsal.cloudformation import ACCOUNT, REGION, AwsCall
+from tests.rehearsal.deliveries import refused
+from tests.rehearsal.grants import ALLOWED, resource_grants, role_grants, unused
 from tests.rehearsal.signed_proxy import SignedProxy
 from tests.rehearsal.stack_checks import created_domain_stack, uncovered
 from tests.rehearsal.steps import EVENT_SOURCES, ROUTES
@@ -62,6 +64,12 @@ def check_created_domain(w: World, calls: list[AwsCall]) -> None:
         }
     )
     assert not denied, "with a created domain, actions outside the roles:\n" + "\n".join(map(str, denied))
+    # Within the account the domain's access policy alone lets a role in (IAM: identity OR resource
+    # policy): what it grants each role must be what that role used, as for the roles' own policies.
+    principals = {str(stack.resolve({"Fn::GetAtt": [role, "Arn"]})): fn for fn, role in w.roles.items()}
+    access = stack.resolve(stack.template["Resources"]["OpenSearchDomain"]["Properties"]["AccessPolicies"])
+    lines = unused(resource_grants("domain access policy", access, principals), moved)
+    assert not lines, "the domain's access policy grants what the role never used:\n" + "\n".join(lines)
 
 
 def check_iam(w: World, proxy: SignedProxy) -> list[AwsCall]:
@@ -125,6 +133,19 @@ def check_data_access(w: World, proxy: SignedProxy) -> None:
     users = {d.function for d in needed}
     assert users >= {"SearchFunction", "HostingSearchFunction", "IngestionFunction", "ChatFunction"}, users
     assert policy.principals <= {principal[fn] for fn in STORE_USERS}, policy.principals
+    by_role = {arn: fn for fn, arn in principal.items()}
+    lines = sorted(
+        {
+            f"{by_role[p]}: {permission} (data access policy)"
+            for entry in policy.entries
+            for p in entry["Principal"]
+            for rule in entry["Rules"]
+            for permission in rule["Permission"]
+            if permission not in ALLOWED
+            and not any(d.function == by_role[p] and d.permission == permission for d in needed)
+        }
+    )
+    assert not lines, "the data access policy grants what the role never used:\n" + "\n".join(lines)
 
 
 def check_traces(w: World) -> None:
@@ -152,3 +173,20 @@ def check_traces(w: World) -> None:
         for endpoint in talks_to.get(fn, []):
             assert any(u.startswith(endpoint) for u in urls), f"{fn}: no traced call to {endpoint}: {urls}"
     assert "Northwind Cycles frequently asked questions" not in w.xray.raw(), "document text in a trace"
+
+
+def check_least_privilege(w: World, calls: list[AwsCall]) -> None:
+    """Every action each function's role grants (its statements and managed policies) was used by a
+    call of this run, or is on ``grants.ALLOWED`` with its reason."""
+    grants = [g for fn in FUNCTIONS for g in role_grants(w.stack.function(fn))]
+    lines = unused(grants, calls)
+    assert not lines, "granted but never used by a rehearsal step (nor in grants.ALLOWED):\n" + "\n".join(
+        lines
+    )
+
+
+def check_deliveries(w: World) -> None:
+    """Every service delivery into the stack's queues (S3 notifications, each rule's target and its
+    dead-letter queue) is allowed by that queue's policy, from that sender only."""
+    lines = refused(w.stack)
+    assert not lines, "deliveries the queues' policies refuse:\n" + "\n".join(lines)

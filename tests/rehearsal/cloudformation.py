@@ -137,8 +137,10 @@ class Stack:
         props = self.template["Resources"][logical]["Properties"]
         role = self.template["Resources"][props["Role"]["Fn::GetAtt"][0]]["Properties"]
         statements: list[dict[str, Any]] = []
-        for policy in self.resolve(role.get("Policies", [])):
-            statements.extend(policy["PolicyDocument"]["Statement"])
+        for policy in self.resolve(role.get("Policies", [])):  # a statement without a Sid: its policy's name
+            statements.extend(
+                {"Sid": policy.get("PolicyName", "?"), **st} for st in policy["PolicyDocument"]["Statement"]
+            )
         env = self.resolve(props.get("Environment", {}).get("Variables", {}))
         return FunctionSpec(
             logical=logical,
@@ -149,6 +151,7 @@ class Stack:
             timeout=int(props.get("Timeout", 3)),
             memory=int(props.get("MemorySize", 128)),
             tracing=str(props.get("TracingConfig", {}).get("Mode", "PassThrough")),
+            managed_policies=[str(arn) for arn in self.resolve(role.get("ManagedPolicyArns", []))],
         )
 
 
@@ -170,32 +173,36 @@ class FunctionSpec:
     timeout: int
     memory: int
     tracing: str
+    managed_policies: list[str] = field(default_factory=list)
+    """The role's AWS managed policies (ARNs): what SAM attaches (logs, tracing, an event source's)."""
 
     def allows(self, action: str, resource: str, context: Context = ()) -> bool:
-        """Whether an ``Allow`` statement of the role covers ``action`` on ``resource`` (no Deny is used).
-        ``*`` and ``?`` match across ``:`` as in IAM (``bedrock:*::foundation-model/…`` is any Region).
-        A statement with a ``Condition`` grants only a call whose request ``context`` satisfies it."""
-        for st in self.statements:
-            if st.get("Effect") != "Allow":
-                continue
-            actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
-            resources = st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]]
-            if (
-                any(fnmatch.fnmatchcase(action.lower(), a.lower()) for a in actions)
-                and any(fnmatch.fnmatchcase(resource, r) for r in resources)
-                and _satisfied(st.get("Condition", {}), dict(context))
-            ):
-                return True
+        """Whether an ``Allow`` statement of the role covers ``action`` on ``resource`` (no Deny is used)."""
+        return any(statement_allows(st, action, resource, context) for st in self.statements)
+
+
+def statement_allows(st: dict[str, Any], action: str, resource: str, context: Context = ()) -> bool:
+    """Whether one ``Allow`` statement covers ``action`` on ``resource``. ``*`` and ``?`` match across
+    ``:`` as in IAM (``bedrock:*::foundation-model/…`` is any Region). A statement with a ``Condition``
+    grants only a call whose request ``context`` satisfies it."""
+    if st.get("Effect") != "Allow":
         return False
+    actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
+    resources = st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]]
+    return (
+        any(fnmatch.fnmatchcase(action.lower(), a.lower()) for a in actions)
+        and any(fnmatch.fnmatchcase(resource, r) for r in resources)
+        and _satisfied(st.get("Condition", {}), dict(context))
+    )
 
 
 def _satisfied(condition: dict[str, Any], context: dict[str, str]) -> bool:
-    """IAM's condition block, for the operators the template uses (``StringEquals``, and
+    """IAM's condition block, for the operators the template uses (``StringEquals``, ``StringLike``, and
     ``ForAllValues:StringLike`` on a single-valued key such as ``dynamodb:LeadingKeys``); a key the
     request does not carry fails the test (stricter than IAM's ``ForAllValues`` on an absent key, which
     passes). Any other operator raises, so it cannot pass unchecked."""
     for operator, tests in condition.items():
-        if operator not in ("StringEquals", "ForAllValues:StringLike"):
+        if operator not in ("StringEquals", "StringLike", "ForAllValues:StringLike"):
             raise Unresolvable(f"condition operator {operator} is not supported by the rehearsal")
         for key, wanted in tests.items():
             allowed = wanted if isinstance(wanted, list) else [wanted]

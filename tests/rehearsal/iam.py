@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.rehearsal.cloudformation import ACCOUNT, PARTITION, REGION, AwsCall
+from tests.rehearsal.cloudformation import ACCOUNT, PARTITION, REGION, AwsCall, Context
 
 _TRANSACT = {
     "Put": "PutItem",
@@ -159,21 +159,35 @@ def _dynamodb(function: str, operation: str, params: dict[str, Any]) -> list[Aws
         pk = leading_key(params)
         context = (("dynamodb:LeadingKeys", pk),) if pk is not None else ()
         return [AwsCall(function, f"dynamodb:{operation}", resource, context)]
-    if operation in _DYNAMODB_BATCH:
-        return [AwsCall(function, f"dynamodb:{operation}", table_arn(t)) for t in params["RequestItems"]]
+    if operation in _DYNAMODB_BATCH:  # on each table, once per key family (LeadingKeys: all must match)
+        tables = params["RequestItems"]
+        return [
+            AwsCall(function, f"dynamodb:{operation}", table_arn(t), _family_context(family))
+            for t in sorted(tables)
+            for family in (tables[t] if isinstance(tables, dict) else [None])
+        ]
     # Transactions have no IAM action of their own: each item needs the permission of its operation.
     kinds = {"TransactWriteItems": _TRANSACT, "TransactGetItems": _TRANSACT_GET}[operation]
     return [
-        AwsCall(function, f"dynamodb:{kinds[kind]}", table_arn(body["TableName"]))
+        AwsCall(
+            function, f"dynamodb:{kinds[kind]}", table_arn(body["TableName"]), _family_context(body.get("pk"))
+        )
         for item in params["TransactItems"]
         for kind, body in item.items()
     ]
 
 
+def _family_context(family: str | None) -> Context:
+    """A batch's or transaction's key family (``KEY#``, recorded without the rest of the key) as the
+    value IAM's ``dynamodb:LeadingKeys`` would compare: ``KEY#…`` matches ``KEY#*`` and nothing else."""
+    return (("dynamodb:LeadingKeys", f"{family}…"),) if family and family != "?" else ()
+
+
 def _s3(function: str, operation: str, params: dict[str, Any]) -> list[AwsCall]:
     bucket = f"arn:{PARTITION}:s3:::{params['Bucket']}"
-    if operation in _S3_ON_BUCKET:
-        return [AwsCall(function, f"s3:{_S3_ON_BUCKET[operation]}", bucket)]
+    if operation in _S3_ON_BUCKET:  # a listing's prefix is IAM's s3:prefix
+        prefix = (("s3:prefix", params["Prefix"]),) if "Prefix" in params else ()
+        return [AwsCall(function, f"s3:{_S3_ON_BUCKET[operation]}", bucket, prefix)]
     if operation == "DeleteObjects":  # DeleteObject (or …Version) on each key
         objects = params["Delete"]["Objects"]
         return [_on_object(function, "DeleteObject", bucket, o["Key"], o.get("VersionId")) for o in objects]

@@ -38,6 +38,8 @@ class S3Gate(LoopbackProxy):
     """(access key id, bucket) → whether that caller's role allows ``s3:ListBucket`` on the bucket."""
     denied: list[tuple[str, str, str]] = field(default_factory=list)
     """(access key id, method, path) of every missing-key answer turned into 403."""
+    revealed: list[tuple[str, str]] = field(default_factory=list)
+    """(access key id, bucket) of every missing-key 404 a caller got by its ``s3:ListBucket``."""
 
     def answer(self, request: Request) -> Answer:
         answer = self.forward(request)
@@ -55,6 +57,7 @@ class S3Gate(LoopbackProxy):
         match = _CREDENTIAL.search(request.headers.get("authorization", ""))
         caller = match.group(1) if match else ""
         if self.may_list(caller, bucket):
+            self.revealed.append((caller, bucket))
             return False
         self.denied.append((caller, request.method, request.path))
         return True

@@ -168,7 +168,9 @@ def chat_agents(w: World, ctx: dict[str, Any]) -> None:
     )
     question = {"messages": [{"role": "user", "content": "Can I return a used bike?"}], "agent": "auto",
                 "stream": False}  # fmt: skip
-    status_code, raw = w.api("ChatFunction", rest_event("POST", "/v1/chat", "/v1/chat", ctx, question))
+    retry = {"Idempotency-Key": f"rehearsal-{uuid.uuid4().hex}"}
+    event = rest_event("POST", "/v1/chat", "/v1/chat", ctx, question, retry)
+    status_code, raw = w.api("ChatFunction", event)
     prelude, payload = split_stream(raw)
     assert status_code == 200 and prelude and prelude.get("statusCode") == 200, raw[:300]
     body = json.loads(payload)
@@ -177,6 +179,12 @@ def chat_agents(w: World, ctx: dict[str, Any]) -> None:
     assert body["exitReason"] == "answered" and [s["id"] for s in body["sources"]] == ["faq.txt#0"], body
     assert [s["label"] for s in body["steps"] if s["type"] == "tool_start"] == ["return a used bike"], body
     assert not w.model.remaining, "the router and deep_search did not make their five model calls"
+    # A retry with its Idempotency-Key replays the recorded answer (its documents re-read), uncharged.
+    status_code, raw = w.api("ChatFunction", event)
+    prelude, payload = split_stream(raw)
+    again = json.loads(payload)
+    assert prelude and prelude.get("statusCode") == 200 and again["replayed"] is True, raw[:300]
+    assert (again["runId"], again["answer"]) == (body["runId"], body["answer"]), again
     assert runs_charged(w, ctx) == before + 1
 
 

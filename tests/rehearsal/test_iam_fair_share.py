@@ -1,6 +1,8 @@
-"""The rehearsal's IAM view of fair sharing: every call the DynamoDB limiter makes is granted by the
-``FairShare`` statement template.yaml gives each API function — only under ``LIMIT#`` keys of the
-usage table (``dynamodb:LeadingKeys``), never on the ledger's own items."""
+"""The rehearsal's IAM view of fair sharing: every call the DynamoDB limiter makes for a function is
+granted by that function's statements on the usage table in template.yaml — only under ``LIMIT#`` keys
+(``dynamodb:LeadingKeys``), never on the ledger's own items. Each function is granted what its own
+uses of the limiter need: a request's token and a refusal's count (every API function), a run's slot
+(the functions that run searches and chats), the refusals' count read back (the usage view)."""
 
 from __future__ import annotations
 
@@ -18,14 +20,17 @@ from tests.rehearsal.test_rehearsal_checks import recorder
 from tests.support.cfn_tables import load_template
 
 pytestmark = pytest.mark.unit
-API_FUNCTIONS = (
-    "NamespacesFunction",
-    "KeysFunction",
-    "SearchFunction",
-    "HostingSearchFunction",
-    "DocumentsFunction",
-    "ChatFunction",
-)
+RATE = ("take", "count_refusal")
+RUNS = (*RATE, "lease", "release")
+USES = {
+    "NamespacesFunction": RATE,
+    "KeysFunction": (*RATE, "refusals"),
+    "SearchFunction": RUNS,
+    "HostingSearchFunction": RUNS,
+    "DocumentsFunction": RATE,
+    "ChatFunction": RUNS,
+}
+"""Each API function's uses of the limiter (``ragline.services.limits``): which of its calls it makes."""
 
 
 class Recording:
@@ -42,36 +47,45 @@ class Recording:
         return call
 
 
-def fair_share_statement(function: str) -> dict[str, Any]:
+def usage_statements(function: str) -> list[dict[str, Any]]:
+    """The function's statements on the usage table (``usage`` standing in for its ARN)."""
     policies = load_template()["Resources"][function]["Properties"]["Policies"]
-    for policy in policies:
-        for statement in policy.get("Statement", []) if isinstance(policy, dict) else []:
-            if statement.get("Sid") == "FairShare":
-                return {**statement, "Resource": table_arn("usage")}
+    return [
+        {**statement, "Resource": table_arn("usage")}
+        for policy in policies
+        for statement in (policy.get("Statement", []) if isinstance(policy, dict) else [])
+        if statement.get("Resource") == {"Fn::GetAtt": ["UsageTable", "Arn"]}
+    ]
+
+
+def fair_share_statement(function: str) -> dict[str, Any]:
+    for statement in usage_statements(function):
+        if statement.get("Sid") == "FairShare":
+            return statement
     raise AssertionError(f"{function} has no FairShare statement")
 
 
-def limiter_calls() -> list[tuple[str, dict[str, Any]]]:
+def limiter_calls(uses: tuple[str, ...]) -> list[tuple[str, dict[str, Any]]]:
     client = Recording()
     limiter = DynamoDbRateLimiter("usage", client=client)
     bucket = Bucket("acme", "key_1")
     limiter.take(bucket, Rate.of(1, 1))
-    lease = limiter.lease(bucket, 2, 60)
-    assert lease is not None
-    limiter.release(bucket, lease)
+    if "lease" in uses:
+        lease = limiter.lease(bucket, 2, 60)
+        assert lease is not None
+        limiter.release(bucket, lease)
     limiter.count_refusal("acme", "2026-12")
-    limiter.refusals("acme", "2026-12")
+    if "refusals" in uses:
+        limiter.refusals("acme", "2026-12")
     return client.calls
 
 
-@pytest.mark.parametrize("function", API_FUNCTIONS)
+@pytest.mark.parametrize("function", list(USES))
 def test_every_call_of_the_limiter_is_granted_to_each_api_function(
     function: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec = FunctionSpec(function, "app.h", [], {}, [fair_share_statement(function)], 30, 1024, "Active")
-    calls = limiter_calls()
-    operations = {operation for operation, _ in calls}
-    assert operations == {"update_item", "query", "put_item", "delete_item", "get_item"}
+    spec = FunctionSpec(function, "app.h", [], {}, usage_statements(function), 30, 1024, "Active")
+    calls = limiter_calls(USES[function])
     log = tmp_path / "calls.jsonl"
     record = recorder(log, monkeypatch)._record  # what the rehearsal's recorder keeps of each call
     for operation, params in calls:
@@ -81,6 +95,12 @@ def test_every_call_of_the_limiter_is_granted_to_each_api_function(
     assert len(mapped) == len(calls)
     for call in mapped:
         assert spec.allows(call.action, call.resource, call.context), call
+        assert dict(call.context)["dynamodb:LeadingKeys"].startswith("LIMIT#"), call
+
+
+def test_the_limiter_makes_every_call_some_function_is_granted_for() -> None:
+    operations = {operation for operation, _ in limiter_calls(("lease", "refusals"))}
+    assert operations == {"update_item", "query", "put_item", "delete_item", "get_item"}
 
 
 def test_the_statement_grants_nothing_on_the_ledgers_items() -> None:

@@ -22,8 +22,12 @@ FUNCTION = "WebhookDeliveryFunction"
 
 
 def marks_statement() -> dict[str, Any]:
-    for policy in load_template()["Resources"][FUNCTION]["Properties"]["Policies"]:
-        for statement in policy.get("Statement", []) if isinstance(policy, dict) else []:
+    """The statement in the function's own role (it has one: SAM's would add receive/delete on every
+    queue, for its SQS event source)."""
+    resources = load_template()["Resources"]
+    role = resources[resources[FUNCTION]["Properties"]["Role"]["Fn::GetAtt"][0]]["Properties"]
+    for policy in role["Policies"]:
+        for statement in policy["PolicyDocument"]["Statement"]:
             if statement.get("Sid") == "DeliveryMarks":
                 return {**statement, "Resource": table_arn("usage")}
     raise AssertionError(f"{FUNCTION} has no DeliveryMarks statement")

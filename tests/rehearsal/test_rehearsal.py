@@ -14,13 +14,17 @@ role in the template and, for the collection, every request against its data acc
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from tests.rehearsal.api_calls import call
 from tests.rehearsal.checks import (
     check_created_domain,
     check_data_access,
+    check_deliveries,
     check_iam,
+    check_least_privilege,
     check_routes,
     check_streaming,
     check_traces,
@@ -63,12 +67,16 @@ def scenario(w: World, proxy: SignedProxy) -> None:
     assert status == 201 and body["namespaceId"] == "docs", body
     ingest_from_s3(w, ctx)
 
-    # Search (reranked by Bedrock) finds it.
-    status, found = call(w, "SearchFunction", "POST", "/v1/namespaces/docs/search",
-                         "/v1/namespaces/{namespace}/search", ctx,
-                         {"query": "Can I return a used bike?", "k": 3, "rerank": True})  # fmt: skip
+    # Search (reranked by Bedrock) finds it; a retry with its Idempotency-Key replays it, uncharged.
+    retry = {"Idempotency-Key": f"rehearsal-{uuid.uuid4().hex}"}
+    search = ("POST", "/v1/namespaces/docs/search", "/v1/namespaces/{namespace}/search", ctx,
+              {"query": "Can I return a used bike?", "k": 3, "rerank": True}, retry)  # fmt: skip
+    status, found = call(w, "SearchFunction", *search)
     assert status == 200 and found["hits"] and found["hits"][0]["documentId"] == "faq.txt", found
     assert found["rerank"] == {"reranker": "bedrock:cohere.rerank-v3-5:0", "fellBack": False}
+    status, again = call(w, "SearchFunction", *search)
+    assert status == 200 and again["replayed"] is True and again["runId"] == found["runId"], again
+    assert again["hits"][0]["documentId"] == "faq.txt", again
 
     chat_streams(w, ctx)
 
@@ -87,6 +95,8 @@ def scenario(w: World, proxy: SignedProxy) -> None:
     fair_sharing(w)
     check_routes(w)
     calls = check_iam(w, proxy)
+    check_least_privilege(w, calls)
+    check_deliveries(w)
     if w.mode == "serverless":
         check_data_access(w, proxy)
     else:

@@ -105,21 +105,7 @@ class World:
         tables = {t: f"rh-{t.lower()}-{suffix}" for t in ("TenantsTable", "UsageTable", "DocumentsTable")}
         for logical, name in tables.items():
             create_table_from_template(ddb, logical, name)
-        self.bucket = f"rh-docs-{suffix}"
-        self.s3.create_bucket(Bucket=self.bucket)
-        self.queue_url = self.sqs.create_queue(QueueName=f"rh-ingest-{suffix}")["QueueUrl"]
-        queue_arn = self.sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])
-        self.s3.put_bucket_notification_configuration(
-            Bucket=self.bucket,
-            NotificationConfiguration={
-                "QueueConfigurations": [
-                    {
-                        "QueueArn": queue_arn["Attributes"]["QueueArn"],
-                        "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"],  # as the template's
-                    }
-                ]
-            },
-        )
+        queue_arn = self.documents_bucket(suffix)
         bus_arn, delivery_arn = self.event_bus(session, art.translated, moto, suffix)
         self.secret_arn = secrets.create_secret(Name=f"ragline/rh-{suffix}", SecretString="sk-rehearsal")[
             "ARN"
@@ -136,7 +122,7 @@ class World:
             layer: layer,
         }
         attrs = {f"{t}.Arn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{n}" for t, n in tables.items()}
-        attrs["IngestQueue.Arn"] = queue_arn["Attributes"]["QueueArn"]
+        attrs["IngestQueue.Arn"] = queue_arn
         attrs["EventBus.Arn"] = bus_arn
         attrs["WebhookDeliveryQueue.Arn"] = delivery_arn
         self.roles = {
@@ -173,6 +159,27 @@ class World:
         self.xray = XRayDaemon()
         self.s3_gate = S3Gate(moto, self.may_list)  # S3's 403 for a missing key, which moto never gives
         self.s3_url = self.s3_gate.start()
+
+    def documents_bucket(self, suffix: str) -> str:
+        """The documents bucket, notifying the ingestion queue as the template's; the queue's ARN. Not
+        versioned (the template's is): the scenario's S3 steps are written for moto's unversioned events."""
+        self.bucket = f"rh-docs-{suffix}"
+        self.s3.create_bucket(Bucket=self.bucket)
+        self.queue_url = self.sqs.create_queue(QueueName=f"rh-ingest-{suffix}")["QueueUrl"]
+        attributes = self.sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])
+        queue_arn = str(attributes["Attributes"]["QueueArn"])
+        self.s3.put_bucket_notification_configuration(
+            Bucket=self.bucket,
+            NotificationConfiguration={
+                "QueueConfigurations": [
+                    {
+                        "QueueArn": queue_arn,
+                        "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"],  # as the template's
+                    }
+                ]
+            },
+        )
+        return queue_arn
 
     def event_bus(self, session: Any, translated: dict[str, Any], moto: str, suffix: str) -> tuple[str, str]:
         """The bus, the delivery queue and its DLQ, and the template's rule (its own pattern) between
@@ -255,6 +262,13 @@ class World:
             for fn in self.running
             for c in calls_from_log(fn, self.art.logs / f"{fn}.jsonl", {self.secret_arn: self.secret_arn})
         ]
+        # S3's 404 for a missing key is the caller's s3:ListBucket at work (403 without it)
+        out += [
+            AwsCall(by_key[key], "s3:ListBucket", f"arn:{PARTITION}:s3:::{bucket}")
+            for key, bucket in self.s3_gate.revealed
+            if key in by_key
+        ]
+        out += self.poller_calls()
         signed = [c for c in proxy.calls if c.key in by_key]
         if self.mode == "serverless":
             name = self.collection_name
@@ -264,6 +278,16 @@ class World:
         else:
             out += [opensearch_call(by_key[c.key], c.method, c.path, DOMAIN_ARN) for c in signed]
         return out
+
+    def poller_calls(self) -> list[AwsCall]:
+        """What Lambda's event source mapping did with the function's role for each queue this run
+        delivered from: the Lambda guide's minimum for an SQS event source, on that queue."""
+        return [
+            AwsCall(self.sources[source], action, self.stack.attributes[f"{source.split(':', 1)[1]}.Arn"])
+            for source in sorted(self.delivered)
+            if source.startswith("sqs:")
+            for action in ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
+        ]
 
     @property
     def collection_name(self) -> str:

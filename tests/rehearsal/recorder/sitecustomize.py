@@ -26,6 +26,7 @@ _KEYS = (
     "modelId",
     "rerankingConfiguration",
     "QueueUrl",
+    "Prefix",
 )
 
 
@@ -35,11 +36,17 @@ def _tables_of(params):
     the partition key a put or a query names, ``DeleteObjects``' keys and ``PutEvents``' buses; never the
     items or the events themselves."""
     out = {}
-    if "RequestItems" in params:
-        out["RequestItems"] = sorted(params["RequestItems"])
+    if "RequestItems" in params:  # each table's keys' families (``KEY#``…), for dynamodb:LeadingKeys
+        out["RequestItems"] = {
+            table: sorted({_family(k) for k in _batch_keys(requests)})
+            for table, requests in params["RequestItems"].items()
+        }
     if "TransactItems" in params:
         out["TransactItems"] = [
-            {kind: {"TableName": body.get("TableName")} for kind, body in item.items()}
+            {
+                kind: {"TableName": body.get("TableName"), "pk": _family(body.get("Key") or body.get("Item"))}
+                for kind, body in item.items()
+            }
             for item in params["TransactItems"]
         ]
     # IAM's dynamodb:LeadingKeys: an item's partition key (not the item), a query's pk value.
@@ -60,6 +67,21 @@ def _tables_of(params):
             ]
         }
     return out
+
+
+def _family(key):
+    """A key's partition-key family (``KEY#``, ``TENANT#``…: what the roles' LeadingKeys conditions
+    name), never the rest of the key."""
+    pk = (key or {}).get("pk", {}).get("S", "") if isinstance(key, dict) else ""
+    return pk.split("#", 1)[0] + "#" if "#" in pk else "?"
+
+
+def _batch_keys(requests):
+    if isinstance(requests, dict):  # BatchGetItem: {"Keys": [...]}
+        return requests.get("Keys", [])
+    return [  # BatchWriteItem: [{"PutRequest": {"Item"}} | {"DeleteRequest": {"Key"}}]
+        body.get("Item") or body.get("Key") for r in requests for body in r.values()
+    ]
 
 
 def _record(model, params, **_):
