@@ -18,6 +18,7 @@ import uuid
 
 import pytest
 
+from tests.rehearsal import faults
 from tests.rehearsal.api_calls import call
 from tests.rehearsal.checks import (
     check_created_domain,
@@ -29,6 +30,7 @@ from tests.rehearsal.checks import (
     check_streaming,
     check_traces,
 )
+from tests.rehearsal.cloudformation import AwsCall
 from tests.rehearsal.host import (
     blame_last,
 )
@@ -102,9 +104,25 @@ def scenario(w: World, proxy: SignedProxy) -> None:
     else:
         check_created_domain(w, calls)
     check_traces(w)
+    checks_fail_on_faults(w, calls)
     # Metrics left in each function's log as CloudWatch EMF lines.
     for fn, metric in (("SearchFunction", "LatencyMs"), ("ChatFunction", "Exit_answered"),
                        ("HostingSearchFunction", "Exit_can_answer"),
                        ("IngestionFunction", "IngestChunks")):  # fmt: skip
         log = (w.art.logs / f"{fn}.log").read_text(errors="replace")
         assert "CloudWatchMetrics" in log and f'"{metric}"' in log, f"{fn} wrote no {metric} metric"
+
+
+def checks_fail_on_faults(w: World, calls: list[AwsCall]) -> None:
+    """The least-privilege checks, given this run's calls and a template with one fault injected,
+    fail: a read-only role may DELETE through the domain's policy, a granted action is never used, the
+    EventBridge rule's dead-letter queue lacks its policy."""
+    injected = [
+        (faults.an_unused_grant, lambda v: check_least_privilege(v, calls), "Extra"),
+        (faults.dead_letters_dropped, check_deliveries, "WebhookDeliveryDeadLetterQueue"),
+    ]
+    if w.mode == "domain":  # the created domain's branch, resolved beside the run's existing domain
+        injected.append((faults.readers_may_delete, lambda v: check_created_domain(v, calls), "ESHttpDelete"))
+    for fault, check, named in injected:
+        with pytest.raises(AssertionError, match=named):
+            check(w.with_template(fault(w.art.translated)))

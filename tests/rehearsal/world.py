@@ -5,6 +5,7 @@ calls a scenario makes through the template's own routes and event sources."""
 
 from __future__ import annotations
 
+import copy
 import json
 import platform
 import re
@@ -278,6 +279,12 @@ class World:
         else:
             out += [opensearch_call(by_key[c.key], c.method, c.path, DOMAIN_ARN) for c in signed]
         return out
+
+    def with_template(self, template: dict[str, Any]) -> World:
+        """This world as a stack of ``template`` would see it (the same stand-ins, the same run)."""
+        other = copy.copy(self)
+        other.stack = Stack(template, self.stack.parameters, self.stack.refs, self.stack.attributes)
+        return other
 
     def poller_calls(self) -> list[AwsCall]:
         """What Lambda's event source mapping did with the function's role for each queue this run
