@@ -17,6 +17,14 @@ RERANK_CALLERS = ("SearchFunction", "HostingSearchFunction", "ChatFunction")
 RERANK_OFFERED = sorted(set().union(*RERANK_REGIONS.values()))
 
 
+def in_region(translated: dict[str, Any], region: str, **parameters: str) -> StandInStack:
+    """A stack in ``region``; where the Region has no default chat model (ca-central-1, whose Rule
+    test_region_defaults checks), an explicit one, so that only the rerank Rules are in play here."""
+    if "Chat" not in translated["Mappings"]["RegionModels"].get(region, {}):
+        parameters = {"BedrockChatModel": "amazon.nova-lite-v1:0", **parameters}
+    return StandInStack(translated, {"AWS::Region": region, **parameters})
+
+
 def rerank_model_granted(stack: StandInStack, fn: str, model: str, region: str) -> bool:
     return stack.function(fn).allows(
         "bedrock:InvokeModel", f"arn:aws:bedrock:{region}::foundation-model/{model}"
@@ -28,7 +36,7 @@ def test_the_default_rerank_model_is_one_bedrock_offers_in_the_stacks_region(
     translated: dict[str, Any], region: str
 ) -> None:
     # Given the defaults, deployed in a Region that offers Bedrock Rerank (the rehearsal's among them)
-    stack = StandInStack(translated, {"AWS::Region": region})
+    stack = in_region(translated, region)
     assert stack.values["Reranker"] == "bedrock" and not stack.violated_rules()
 
     # Then every function that reranks is configured with, and may invoke, a model offered there
@@ -44,7 +52,7 @@ def test_the_default_rerank_model_is_one_bedrock_offers_in_the_stacks_region(
 def test_an_explicit_rerank_model_offered_in_the_region_is_kept(
     translated: dict[str, Any], model: str, region: str
 ) -> None:
-    stack = StandInStack(translated, {"AWS::Region": region, "RerankModel": model})
+    stack = in_region(translated, region, RerankModel=model)
     assert not stack.violated_rules()
     assert stack.function("SearchFunction").environment["RAGLINE_BEDROCK_RERANK_MODEL"] == model
 

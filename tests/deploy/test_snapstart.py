@@ -61,7 +61,10 @@ def test_snapstart_and_a_live_alias_on_every_python_function_but_chat_and_the_au
     aliases = resources(translated, "AWS::Lambda::Alias")
     for fn in SNAPSTART:
         props = functions[fn]["Properties"]
-        assert props.get("SnapStart") == {"ApplyOn": "PublishedVersions"}, fn
+        # SnapStart unless the SnapStart parameter turns it off (test_region_defaults resolves both).
+        assert props.get("SnapStart") == {
+            "Fn::If": ["UseSnapStart", {"ApplyOn": "PublishedVersions"}, {"Ref": "AWS::NoValue"}]
+        }, fn
         alias = aliases[f"{fn}Aliaslive"]["Properties"]
         assert alias["Name"] == "live" and alias["FunctionName"] == {"Ref": fn}, fn
         version = alias["FunctionVersion"]["Fn::GetAtt"][0]

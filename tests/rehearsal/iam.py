@@ -29,18 +29,19 @@ _PROFILE_ID = re.compile(r"^(?:[a-z]{2}|apac|global|us-gov)\.(?P<model>.+)$")
 before the model id. Provider prefixes (``amazon.``, ``ai21.``…) are never two letters alone."""
 
 
-def bedrock_model_calls(function: str, action: str, model_id: str) -> list[AwsCall]:
-    """What IAM checks for one model invocation. A model id: the foundation model. An inference-profile
-    id: the profile in this Region, and the foundation model it routes to with the profile's ARN in the
-    request context (``bedrock:InferenceProfileArn``), which only a statement conditioned on it grants."""
+def bedrock_model_calls(function: str, action: str, model_id: str, region: str = REGION) -> list[AwsCall]:
+    """What IAM checks for one model invocation from ``region``. A model id: the foundation model. An
+    inference-profile id: the profile in this Region, and the foundation model it routes to with the
+    profile's ARN in the request context (``bedrock:InferenceProfileArn``), which only a statement
+    conditioned on it grants."""
     bedrock = f"bedrock:{action}"
     if model_id.startswith("arn:"):
         return [AwsCall(function, bedrock, model_id)]
     profile = _PROFILE_ID.match(model_id)
     if not profile:
-        return [AwsCall(function, bedrock, f"arn:{PARTITION}:bedrock:{REGION}::foundation-model/{model_id}")]
-    profile_arn = f"arn:{PARTITION}:bedrock:{REGION}:{ACCOUNT}:inference-profile/{model_id}"
-    routed = f"arn:{PARTITION}:bedrock:{REGION}::foundation-model/{profile.group('model')}"
+        return [AwsCall(function, bedrock, f"arn:{PARTITION}:bedrock:{region}::foundation-model/{model_id}")]
+    profile_arn = f"arn:{PARTITION}:bedrock:{region}:{ACCOUNT}:inference-profile/{model_id}"
+    routed = f"arn:{PARTITION}:bedrock:{region}::foundation-model/{profile.group('model')}"
     return [
         AwsCall(function, bedrock, profile_arn),
         AwsCall(function, bedrock, routed, (("bedrock:InferenceProfileArn", profile_arn),)),
