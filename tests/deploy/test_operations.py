@@ -209,3 +209,18 @@ def test_the_versioned_bucket_expires_old_versions_uploads_and_delete_markers(
     assert aborting == [7]
     assert [r for r in rules if r.get("ExpiredObjectDeleteMarker") is True]
     assert StandInStack(translated, {}).values["NoncurrentVersionDays"] == "30"
+
+
+def test_every_alarm_says_what_missing_data_means(translated: dict[str, Any]) -> None:
+    """Without ``TreatMissingData`` an alarm on a metric that is only emitted on activity (a route's
+    latency, a function's errors) sits in INSUFFICIENT_DATA on a quiet stage and never returns to OK."""
+    found = {
+        k: r["Properties"]
+        for k, r in translated["Resources"].items()
+        if r["Type"] == "AWS::CloudWatch::Alarm"
+    }
+    assert len(found) >= 40
+    unset = sorted(k for k, props in found.items() if "TreatMissingData" not in props)
+    assert not unset, f"alarms without TreatMissingData: {unset}"
+    values = {props["TreatMissingData"] for props in found.values()}
+    assert values <= {"breaching", "notBreaching", "ignore", "missing"}, values
