@@ -75,8 +75,10 @@ def test_every_route_has_a_p95_latency_alarm(translated: dict[str, Any]) -> None
     api_settings = [r for r in translated["Resources"].values() if r["Type"] == "AWS::ApiGateway::Stage"]
     (stage,) = api_settings
     assert all(m["MetricsEnabled"] for m in stage["Properties"]["MethodSettings"])  # per-method metrics
+    api = stack.resolve(translated["Resources"]["RaglineApi"]["Properties"]["Name"])
+    assert api.startswith("ragline-prod-")  # the stack id follows (tests/deploy/test_names.py)
     for method, path in routes:
-        dims = {"ApiName": "ragline-prod", "Stage": "prod", "Resource": path, "Method": method}
+        dims = {"ApiName": api, "Stage": "prod", "Resource": path, "Method": method}
         alarm = watching(found, "AWS/ApiGateway", "Latency", **dims)
         assert alarm["ExtendedStatistic"] == "p95" and alarm["Threshold"] > 0, (method, path)
 
