@@ -149,7 +149,12 @@ class Container:
 
     def stores_for(self, embedder: Embedder) -> VectorStoreProvider:
         """The store vectors of ``embedder`` live in: an OpenSearch index per model, or the SQLite
-        file (whose scopes carry vectors of any one dimension)."""
+        file (whose scopes carry vectors of any one dimension). A function deployed without the
+        store's URL gets a stand-in that refuses every use (:class:`StoreNotDeployed`)."""
+        if self.settings.resolved_store == "opensearch" and not self.settings.opensearch_url:
+            from ragline.adapters.opensearch.client import StoreNotDeployed
+
+            return StoreNotDeployed()
         if self.settings.resolved_store == "opensearch" and self.settings.opensearch_service == "aoss":
             from ragline.adapters.opensearch.serverless import ServerlessVectorStoreProvider
 

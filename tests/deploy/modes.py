@@ -49,7 +49,23 @@ class TableArnStack(StandInStack):
 
 
 def functions(translated: dict[str, Any]) -> list[str]:
-    return sorted(k for k, r in translated["Resources"].items() if r["Type"] == "AWS::Lambda::Function")
+    """The stack's own functions: every Lambda function but those only CloudFormation invokes (a
+    custom resource's, e.g. the one setting API Gateway's account: deploy-time, no alarms, no store)."""
+    return sorted(
+        k
+        for k, r in translated["Resources"].items()
+        if r["Type"] == "AWS::Lambda::Function" and k not in custom_resource_functions(translated)
+    )
+
+
+def custom_resource_functions(translated: dict[str, Any]) -> set[str]:
+    """The functions some custom resource names as its ``ServiceToken``."""
+    tokens = [
+        r["Properties"].get("ServiceToken", {})
+        for r in translated["Resources"].values()
+        if r["Type"].startswith("Custom::") or r["Type"] == "AWS::CloudFormation::CustomResource"
+    ]
+    return {t["Fn::GetAtt"][0] for t in tokens if isinstance(t, dict) and "Fn::GetAtt" in t}
 
 
 def actions(stack: StandInStack, fn: str) -> set[str]:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.deploy.modes import functions
 from tests.deploy.translated import StandInStack
 from tests.support.cfn_tables import load_template
 
@@ -43,7 +44,9 @@ def watching(found: dict[str, dict[str, Any]], namespace: str, metric: str, **di
 
 
 def lambda_functions(translated: dict[str, Any]) -> list[str]:
-    return sorted(k for k, r in translated["Resources"].items() if r["Type"] == "AWS::Lambda::Function")
+    """The stack's functions (a custom resource's, invoked by CloudFormation at deploy time, has no
+    alarms: a failure there fails the deployment itself)."""
+    return functions(translated)
 
 
 def test_every_function_has_an_errors_and_a_throttles_alarm(translated: dict[str, Any]) -> None:
@@ -75,8 +78,10 @@ def test_every_route_has_a_p95_latency_alarm(translated: dict[str, Any]) -> None
     api_settings = [r for r in translated["Resources"].values() if r["Type"] == "AWS::ApiGateway::Stage"]
     (stage,) = api_settings
     assert all(m["MetricsEnabled"] for m in stage["Properties"]["MethodSettings"])  # per-method metrics
+    api = stack.resolve(translated["Resources"]["RaglineApi"]["Properties"]["Name"])
+    assert api.startswith("ragline-prod-")  # the stack id follows (tests/deploy/test_names.py)
     for method, path in routes:
-        dims = {"ApiName": "ragline-prod", "Stage": "prod", "Resource": path, "Method": method}
+        dims = {"ApiName": api, "Stage": "prod", "Resource": path, "Method": method}
         alarm = watching(found, "AWS/ApiGateway", "Latency", **dims)
         assert alarm["ExtendedStatistic"] == "p95" and alarm["Threshold"] > 0, (method, path)
 
@@ -209,3 +214,18 @@ def test_the_versioned_bucket_expires_old_versions_uploads_and_delete_markers(
     assert aborting == [7]
     assert [r for r in rules if r.get("ExpiredObjectDeleteMarker") is True]
     assert StandInStack(translated, {}).values["NoncurrentVersionDays"] == "30"
+
+
+def test_every_alarm_says_what_missing_data_means(translated: dict[str, Any]) -> None:
+    """Without ``TreatMissingData`` an alarm on a metric that is only emitted on activity (a route's
+    latency, a function's errors) sits in INSUFFICIENT_DATA on a quiet stage and never returns to OK."""
+    found = {
+        k: r["Properties"]
+        for k, r in translated["Resources"].items()
+        if r["Type"] == "AWS::CloudWatch::Alarm"
+    }
+    assert len(found) >= 40
+    unset = sorted(k for k, props in found.items() if "TreatMissingData" not in props)
+    assert not unset, f"alarms without TreatMissingData: {unset}"
+    values = {props["TreatMissingData"] for props in found.values()}
+    assert values <= {"breaching", "notBreaching", "ignore", "missing"}, values

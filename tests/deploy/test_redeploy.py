@@ -96,33 +96,55 @@ def test_the_queue_policy_and_every_role_name_the_bucket_and_domain_actually_cre
 PUSH_TO_LOGS = "arn:aws:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"
 
 
+SETTING = ("ApiGatewayAccountSetting", "ApiGatewayAccountFunction", "ApiGatewayAccountFunctionRole")
+"""The custom resource that sets the account's role, and its function and role."""
+CREATED = ("ApiGatewayCloudWatchRole", *SETTING, "ApiGatewayAccountFunctionLogGroup")
+
+
 def test_by_default_the_stack_sets_api_gateways_logs_role_before_creating_the_stage(
     translated: dict[str, Any],
 ) -> None:
     stack = StandInStack(translated, {})
-    assert stack.exists("ApiGatewayAccount") and stack.exists("ApiGatewayCloudWatchRole")
-    account = stack.resolve(translated["Resources"]["ApiGatewayAccount"]["Properties"])
-    assert account["CloudWatchRoleArn"] == "ApiGatewayCloudWatchRole.Arn"
+    assert all(stack.exists(logical) for logical in CREATED)
+    setting = stack.resolve(translated["Resources"]["ApiGatewayAccountSetting"]["Properties"])
+    assert setting["CloudWatchRoleArn"] == "ApiGatewayCloudWatchRole.Arn"
+    assert setting["ServiceToken"] == "ApiGatewayAccountFunction.Arn"
+    # an answer lost (the function killed) fails the stack in minutes, not CloudFormation's hour
+    function = stack.resolve(translated["Resources"]["ApiGatewayAccountFunction"]["Properties"])
+    assert function["Timeout"] < int(setting["ServiceTimeout"]) <= 600
     role = stack.resolve(translated["Resources"]["ApiGatewayCloudWatchRole"]["Properties"])
     assert role["ManagedPolicyArns"] == [PUSH_TO_LOGS]
-    (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
-    assert (
-        trust["Principal"] == {"Service": "apigateway.amazonaws.com"} and trust["Action"] == "sts:AssumeRole"
-    )
+    # The trust policy exactly as AWS documents it for API Gateway's CloudWatch role (no condition)
+    assert role["AssumeRolePolicyDocument"]["Statement"] == [
+        {"Effect": "Allow", "Principal": {"Service": "apigateway.amazonaws.com"}, "Action": "sts:AssumeRole"}
+    ]
     # The stage (which turns access logging on) is created after the account setting names the role
     (stage,) = [r for r, res in translated["Resources"].items() if res["Type"] == "AWS::ApiGateway::Stage"]
     assert "AccessLogSetting" in translated["Resources"][stage]["Properties"]
-    assert {"ApiGatewayAccount", "ApiGatewayCloudWatchRole"} <= stack.dependencies(stage)
+    assert {"ApiGatewayAccountSetting", "ApiGatewayCloudWatchRole"} <= stack.dependencies(stage)
     # and the setting outlives the stack: other APIs of the account log through it
-    for logical in ("ApiGatewayAccount", "ApiGatewayCloudWatchRole"):
+    for logical in ("ApiGatewayAccountSetting", "ApiGatewayCloudWatchRole"):
         assert translated["Resources"][logical]["DeletionPolicy"] == "Retain", logical
+    assert "ApiGatewayAccount" not in translated["Resources"]  # CloudFormation's racing resource is gone
+
+
+def test_the_function_may_set_the_account_and_pass_only_that_role(translated: dict[str, Any]) -> None:
+    stack = StandInStack(translated, {})
+    spec = stack.function("ApiGatewayAccountFunction")
+    account = "arn:aws:apigateway:us-east-1::/account"
+    assert spec.allows("apigateway:PATCH", account)
+    assert not spec.allows("apigateway:PATCH", "arn:aws:apigateway:us-east-1::/restapis/x")
+    passed = (("iam:PassedToService", "apigateway.amazonaws.com"),)
+    assert spec.allows("iam:PassRole", "ApiGatewayCloudWatchRole.Arn", passed)
+    assert not spec.allows("iam:PassRole", "arn:aws:iam::123456789012:role/admin", passed)
+    assert not spec.allows("iam:PassRole", "ApiGatewayCloudWatchRole.Arn", (("iam:PassedToService", "x"),))
 
 
 def test_an_account_that_keeps_its_own_logs_role_gets_nothing_created_and_nothing_waits_for_it(
     translated: dict[str, Any],
 ) -> None:
     stack = StandInStack(translated, {"CreateApiGatewayCloudWatchRole": "false"})
-    assert not stack.exists("ApiGatewayAccount") and not stack.exists("ApiGatewayCloudWatchRole")
+    assert not any(stack.exists(logical) for logical in CREATED)
     created = [r for r in translated["Resources"] if stack.exists(r)]
     for logical in created:  # a reference to a resource not created would fail the deployment
-        assert not {"ApiGatewayAccount", "ApiGatewayCloudWatchRole"} & stack.dependencies(logical), logical
+        assert not set(CREATED) & stack.dependencies(logical), logical

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.deploy.modes import functions as stack_functions
 from tests.deploy.translated import ROOT, translate
 
 pytestmark = pytest.mark.deploy
@@ -55,7 +56,11 @@ def test_snapstart_and_a_live_alias_on_every_python_function_but_chat_and_the_au
     translated: dict[str, Any],
 ) -> None:
     functions = resources(translated, "AWS::Lambda::Function")
-    python = {k for k, v in functions.items() if str(v["Properties"].get("Runtime", "")).startswith("python")}
+    python = {
+        k
+        for k, v in functions.items()
+        if str(v["Properties"].get("Runtime", "")).startswith("python") and k in stack_functions(translated)
+    }
     assert python == set(SNAPSTART) | set(ON_DEMAND)
     versions = resources(translated, "AWS::Lambda::Version")
     aliases = resources(translated, "AWS::Lambda::Alias")

@@ -29,6 +29,7 @@ from ragline.domain.models import KeywordQuery, TenantScope
 from ragline.services.ingest import IngestService, IngestSettings
 from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
+from tests.rehearsal.s3_gate import S3Gate
 from tests.support.cfn_tables import create_table_from_template
 from tests.support.lambda_harness import load_handler
 from tests.support.s3_reads import CountingClient
@@ -40,8 +41,14 @@ SHARED_EMBEDDER = LocalOnnxEmbedder()
 
 class World:
     def __init__(
-        self, endpoint: str, opensearch_url: str, tmp: Path, settings: IngestSettings | None = None
+        self,
+        endpoint: str,
+        opensearch_url: str,
+        tmp: Path,
+        settings: IngestSettings | None = None,
+        reads_through: str = "",
     ) -> None:
+        """``reads_through``: the S3 endpoint the ingestion reads from (a gate), else moto's own."""
         session = boto3.session.Session(region_name="us-east-1")
         self.s3 = session.client("s3", endpoint_url=endpoint)
         self.sqs = session.client("sqs", endpoint_url=endpoint)
@@ -69,7 +76,7 @@ class World:
         self.stores = OpenSearchVectorStoreProvider(
             build_client(Settings(opensearch_url=opensearch_url)), index=f"test-{suffix}", dimension=384
         )
-        self.reads = CountingClient(self.s3)
+        self.reads = CountingClient(session.client("s3", endpoint_url=reads_through or endpoint))
         self.service = IngestService(
             registry=registry,
             documents=self.documents,
@@ -306,3 +313,32 @@ def test_events_read_the_version_they_name_and_never_the_big_current_object(
     assert failed is not None and (failed.status, failed.error_code) == ("failed", "document_too_large")
     assert "acme/docs/pump.txt" in failed.error_message
     assert world.store().count("pump.txt") == 0
+
+
+@pytest.mark.parametrize("may_list", [True, False], ids=["with ListBucket", "without ListBucket"])
+def test_the_first_ingest_of_a_key_reads_its_missing_sidecar_so_it_needs_list_bucket(
+    moto_endpoint: str, moto_aws_env: dict[str, str], opensearch_url: str, tmp_path: Path, may_list: bool
+) -> None:
+    """docs/deploy.md "Permissions": every upload's ingest reads the key's sidecar
+    (``<key>.metadata.json``), which a document without labels does not have; S3 answers that missing
+    key with 404 only to a role allowed ``s3:ListBucket``, with 403 to any other."""
+    gate = S3Gate(moto_endpoint, lambda key, bucket: may_list)  # S3's answer to a missing key
+    world = World(moto_endpoint, opensearch_url, tmp_path, reads_through=gate.start())
+    try:
+        # Given a first upload of a key, with no sidecar
+        world.put("faq.txt", b"Returns are accepted within 30 days with a receipt.")
+        (message,) = world.receive(1)
+        result = Handler(world)([message])
+        # Then its ingest asked for the sidecar
+        assert "acme/docs/faq.txt.metadata.json" in [r["Key"] for r in world.reads.requests]
+        record = world.documents.get("acme", "docs", "faq.txt")
+        assert record is not None
+        if may_list:  # and is ready with the listing grant
+            assert result == {"batchItemFailures": []} and record.status == "ready"
+        else:  # and fails without it, naming the grant
+            assert result == {"batchItemFailures": [{"itemIdentifier": message["MessageId"]}]}
+            assert (record.status, record.error_code) == ("failed", "configuration_error")
+            assert "s3:ListBucket" in record.error_message
+    finally:
+        gate.stop()
+        world.stores.drop()

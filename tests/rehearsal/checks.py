@@ -175,9 +175,20 @@ def check_traces(w: World) -> None:
     assert "Northwind Cycles frequently asked questions" not in w.xray.raw(), "document text in a trace"
 
 
+NOT_REHEARSED = {
+    "ApiGatewayAccountFunction": "CloudFormation's custom resource, run at deploy time only; its "
+    "handler runs against a local API Gateway in tests/deploy/test_apigateway_account.py",
+}
+"""Functions of the template the rehearsal does not run, each with its reason."""
+
+
 def check_least_privilege(w: World, calls: list[AwsCall]) -> None:
     """Every action each function's role grants (its statements and managed policies) was used by a
-    call of this run, or is on ``grants.ALLOWED`` with its reason."""
+    call of this run, or is on ``grants.ALLOWED`` with its reason; and every function of the template
+    is one the rehearsal runs, or is on :data:`NOT_REHEARSED` with its reason."""
+    kinds = ("AWS::Serverless::Function", "AWS::Lambda::Function")
+    template = {name for name, r in w.stack.template["Resources"].items() if r["Type"] in kinds}
+    assert template - set(FUNCTIONS) == set(NOT_REHEARSED), template - set(FUNCTIONS)
     grants = [g for fn in FUNCTIONS for g in role_grants(w.stack.function(fn))]
     lines = unused(grants, calls)
     assert not lines, "granted but never used by a rehearsal step (nor in grants.ALLOWED):\n" + "\n".join(

@@ -10,6 +10,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -211,18 +212,46 @@ class Logged(Protocol):
 
 
 @contextlib.contextmanager
-def blame_last(functions: Iterable[Logged]) -> Iterator[None]:
-    """A failed assertion inside carries the log tail of the function invoked last (the one whose
-    answer it checks): a ``run.sh`` or handler failure shows its cause, not only ``502 == 200``.
-    ``functions`` is read when an assertion fails (a live view such as ``World.running.values()``)."""
+def blame(functions: Iterable[Logged]) -> Iterator[None]:
+    """A failed assertion inside carries the log tail of the function that failed (:func:`blamed`): a
+    ``run.sh`` or handler failure shows its cause, not only ``502 == 200``. ``functions`` is read when
+    an assertion fails (a live view such as ``World.running.values()``)."""
     try:
         yield
     except AssertionError as exc:
-        invoked = [f for f in functions if f.last_invoked]
-        if not invoked:
+        culprits = blamed(exc, list(functions))
+        if not culprits:
             raise
-        last = max(invoked, key=lambda f: f.last_invoked)
-        raise AssertionError(f"{exc}\n--- {last.name}'s log, last lines ---\n{last.log_tail()}") from exc
+        tails = "".join(f"\n--- {f.name}'s log, last lines ---\n{f.log_tail()}" for f in culprits)
+        raise AssertionError(f"{exc}{tails}") from exc
+
+
+def blamed(exc: BaseException, functions: list[Logged], most: int = 3) -> list[Logged]:
+    """Whose logs explain ``exc``, among the functions invoked so far: those its message names, in the
+    order named (a check after the scenario names what it caught: an action outside a role, a missing
+    metric), at most ``most``; else the one the failing step checks (the innermost frame of the
+    traceback with a local ``fn`` naming a function, as the steps name theirs); else the one invoked
+    last (a step's assertion checks the answer it just got). Never the last one merely for running
+    last: a later step's function must not hide the log of the one that failed."""
+    invoked = {f.name: f for f in functions if f.last_invoked}
+    message = str(exc)
+    named = sorted(
+        (found.start(), name)
+        for name in invoked
+        if (found := re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", message))
+    )
+    if named:
+        return [invoked[name] for _, name in named[:most]]
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        fn = frame.f_locals.get("fn")
+        if isinstance(fn, str) and fn in invoked:
+            return [invoked[fn]]
+    return [max(invoked.values(), key=lambda f: f.last_invoked)] if invoked else []
 
 
 def wait_until(predicate: Any, timeout: float = 20.0) -> Any:

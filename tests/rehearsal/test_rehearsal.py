@@ -31,9 +31,7 @@ from tests.rehearsal.checks import (
     check_traces,
 )
 from tests.rehearsal.cloudformation import AwsCall
-from tests.rehearsal.host import (
-    blame_last,
-)
+from tests.rehearsal.host import blame
 from tests.rehearsal.limits_step import fair_sharing
 from tests.rehearsal.signed_proxy import SignedProxy
 from tests.rehearsal.steps import (
@@ -57,7 +55,7 @@ pytestmark = [pytest.mark.rehearsal, pytest.mark.opensearch]
 
 def test_the_built_stack_serves_a_tenant_end_to_end(world: tuple[World, SignedProxy]) -> None:
     w, proxy = world
-    with blame_last(w.running.values()):  # a failed check shows the log of the function it checks
+    with blame(w.running.values()):  # a failed check shows the log of the function that failed
         scenario(w, proxy)
 
 

@@ -9,6 +9,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,7 @@ from tests.rehearsal.host import (
     TOOLS,
     LambdaFunction,
     TracingTap,
-    blame_last,
+    blame,
     descendants,
     free_port,
     live_processes,
@@ -233,22 +234,55 @@ def test_the_created_domain_branch_resolves_against_the_domain_it_creates() -> N
     assert not spec.allows("es:ESHttpGet", "arn:aws:es:r:a:domain/old/rh-chunks/_search")
 
 
-def test_a_failed_check_carries_the_log_of_the_function_invoked_last() -> None:
-    class Fn:
-        def __init__(self, name: str, at: float) -> None:
-            self.name, self.last_invoked = name, at
+class Invoked:
+    """A function as :func:`blame` sees it: a name, when it was last invoked, its log."""
 
-        def log_tail(self, lines: int = 40) -> str:
-            return f"{self.name}: run.sh: line 3: exec: uvicorn: not found"
+    def __init__(self, name: str, at: float) -> None:
+        self.name, self.last_invoked = name, at
 
-    with (
-        pytest.raises(AssertionError) as failed,
-        blame_last([Fn("SearchFunction", 1.0), Fn("ChatFunction", 2.0)]),
-    ):
+    def log_tail(self, lines: int = 40) -> str:
+        return f"{self.name}: run.sh: line 3: exec: uvicorn: not found"
+
+
+def shown(failed: pytest.ExceptionInfo[AssertionError]) -> list[str]:
+    """Whose logs a failed assertion carries, in order."""
+    return re.findall(r"--- (\w+)'s log, last lines ---", str(failed.value))
+
+
+FUNCTIONS = [Invoked("SearchFunction", 1.0), Invoked("NamespacesFunction", 2.0), Invoked("ChatFunction", 3.0)]
+
+
+def test_a_failed_step_carries_the_log_of_the_function_invoked_last() -> None:
+    with pytest.raises(AssertionError) as failed, blame(FUNCTIONS):
         status = 502
         assert status == 200
-    assert "ChatFunction's log" in str(failed.value) and "uvicorn: not found" in str(failed.value)
-    assert "SearchFunction" not in str(failed.value)
+    assert shown(failed) == ["ChatFunction"] and "uvicorn: not found" in str(failed.value)
+
+
+def test_a_failed_check_carries_the_log_of_the_function_it_names_not_the_last_one() -> None:
+    # Given a check after the scenario that catches an earlier function (an action outside its role)
+    denied = [("SearchFunction", "dynamodb:Scan", "arn:aws:dynamodb:us-east-1:1:table/t")]
+    with pytest.raises(AssertionError) as failed, blame(FUNCTIONS):
+        assert not denied, f"actions outside the roles: {denied}"
+    # Then the log shown is the search function's, though chat ran last
+    assert shown(failed) == ["SearchFunction"]
+
+
+def test_a_failed_step_carries_the_log_of_the_function_the_step_checks() -> None:
+    def reindex_step() -> None:  # a step that checks one function, though another ran after it
+        fn = "NamespacesFunction"
+        answers = {fn: {"state": "failed"}}  # then the ingestion function ran the steps
+        assert answers[fn]["state"] == "done", answers[fn]
+
+    with pytest.raises(AssertionError) as failed, blame(FUNCTIONS):
+        reindex_step()
+    assert shown(failed) == ["NamespacesFunction"]
+
+
+def test_nothing_invoked_leaves_the_assertion_as_it_was() -> None:
+    with pytest.raises(AssertionError) as failed, blame([Invoked("ChatFunction", 0.0)]):
+        raise AssertionError("no route table")
+    assert str(failed.value) == "no route table"
 
 
 # -- the sandbox itself: root, the tools of infra/rehearsal/build-tools ----------------------------

@@ -14,6 +14,7 @@ from ragline.adapters.embedded.embedding_cache import EmbeddingCache
 from ragline.backends import AwsBackend, EmbeddedBackend
 from ragline.config import Settings
 from ragline.documents.chunker import EmbedderTokenCounter, WordCachedCounter
+from ragline.domain.models import TenantScope
 from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
 
@@ -167,3 +168,28 @@ def test_the_judge_scorer_without_a_chat_model_is_a_configuration_error(tmp_path
     # every answer's grounding was "unavailable", blaming the model's JSON), then the setting is refused
     with pytest.raises(errors.ConfigurationError, match="judge grounding scorer needs a chat model"):
         _ = Container(Settings(home=tmp_path, grounding="judge")).grounding_scorer
+
+
+@pytest.mark.parametrize("service", ["es", "aoss"])
+def test_a_function_deployed_without_the_store_url_builds_a_space_and_refuses_only_a_store_use(
+    tmp_path: Path, service: str
+) -> None:
+    """The template gives ``RAGLINE_OPENSEARCH_URL`` only to the functions that use the store (the rest
+    must not wait for the domain to be created). The namespaces function still starts a reindex, which
+    needs the model's space (its dimension) but never the store: that builds, and a use of the store
+    is the configuration error naming the variable."""
+    settings = Settings(
+        home=tmp_path,
+        store="opensearch",
+        opensearch_url="",
+        opensearch_service=service,  # type: ignore[arg-type]
+        documents_table="docs",
+    )
+    c = Container(settings, embedder=BowEmbedder())
+    space = c.catalog.default_space()  # what ReindexService.begin builds
+    assert space.embedder.dimension == c.embedder.dimension
+    with pytest.raises(errors.ConfigurationError, match="RAGLINE_OPENSEARCH_URL"):
+        space.stores.scoped(TenantScope(tenant_id="acme", namespace_id="docs"))
+    with pytest.raises(errors.ConfigurationError, match="RAGLINE_OPENSEARCH_URL"):
+        space.stores.purge_tenant("acme")
+    c.close()  # nothing to close

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ragline import errors
 from ragline.config import Settings
@@ -39,11 +39,31 @@ def translate(action: str) -> Iterator[None]:
         raise errors.DependencyFailed(f"OpenSearch rejected {action}", status=status) from exc
 
 
+NO_URL = "RAGLINE_OPENSEARCH_URL is required for the OpenSearch store"
+
+
+class StoreNotDeployed:
+    """The store of a function deployed without ``RAGLINE_OPENSEARCH_URL``: the template gives the URL
+    only to the functions that use the store, so that the others (the authorizer, namespaces, keys,
+    webhook delivery) are not created after the domain (15-30 minutes). A path that needs a model's
+    space but not its store (a reindex's start: the embedder's dimension) works; any use of the store
+    is the :class:`~ragline.errors.ConfigurationError` that :func:`build_client` raises."""
+
+    def scoped(self, scope: object, view: object = None) -> NoReturn:
+        raise errors.ConfigurationError(NO_URL)
+
+    def purge_tenant(self, tenant_id: str) -> NoReturn:
+        raise errors.ConfigurationError(NO_URL)
+
+    def close(self) -> None:
+        """Nothing was opened."""
+
+
 def build_client(settings: Settings) -> OpenSearch:
     from opensearchpy import OpenSearch, Urllib3HttpConnection
 
     if not settings.opensearch_url:
-        raise errors.ConfigurationError("RAGLINE_OPENSEARCH_URL is required for the OpenSearch store")
+        raise errors.ConfigurationError(NO_URL)
     kwargs: dict[str, Any] = {
         "hosts": [settings.opensearch_url],
         "connection_class": Urllib3HttpConnection,
