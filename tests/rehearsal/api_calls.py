@@ -54,9 +54,11 @@ def answer(result: dict[str, Any]) -> tuple[int, Any]:
     return result["statusCode"], json.loads(result.get("body") or "null")
 
 
-def cli(world: World, *args: str) -> str:
+def cli(world: World, *args: str, env: dict[str, str] | None = None) -> str:
+    """The operator's ``ragline`` against the world's tables and bucket (``env``: settings added)."""
     env = {
         **os.environ,
+        **(env or {}),
         "RAGLINE_BACKEND": "aws",
         "AWS_ENDPOINT_URL": world.moto,
         "AWS_REGION": REGION,

@@ -85,13 +85,18 @@ def deliver_s3_events(w: World) -> None:
         if messages:
             break
     assert messages, "S3 sent no notification to the queue"
-    source = {"eventSource": "aws:sqs", "eventSourceARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:ingest"}
-    records = [
+    assert w.deliver("sqs:IngestQueue", {"Records": sqs_records(messages)}) == {"batchItemFailures": []}
+
+
+def sqs_records(messages: list[dict[str, Any]], queue: str = "ingest") -> list[dict[str, Any]]:
+    """SQS's messages (``ReceiveMessage``'s) as the records of the event the queue's event source
+    mapping gives its function."""
+    source = {"eventSource": "aws:sqs", "eventSourceARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{queue}"}
+    return [
         {"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
          "attributes": {}, "messageAttributes": {}, "md5OfBody": m["MD5OfBody"], **source}
         for m in messages
     ]  # fmt: skip
-    assert w.deliver("sqs:IngestQueue", {"Records": records}) == {"batchItemFailures": []}
 
 
 def ingest_from_s3(w: World, ctx: dict[str, Any]) -> None:
@@ -360,12 +365,7 @@ def reindex_namespace(w: World, ctx: dict[str, Any]) -> None:
         if ns["generation"] == 2:
             break
         got = w.sqs.receive_message(QueueUrl=w.queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
-        source = {"eventSource": "aws:sqs", "eventSourceARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:ingest"}
-        records = [
-            {"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
-             "attributes": {}, "messageAttributes": {}, "md5OfBody": m["MD5OfBody"], **source}
-            for m in got.get("Messages", [])
-        ]  # fmt: skip
+        records = sqs_records(got.get("Messages", []))
         if records:
             assert w.deliver("sqs:IngestQueue", {"Records": records}) == {"batchItemFailures": []}
     assert ns["generation"] == 2 and ns["chunkTokens"] == 120, ns

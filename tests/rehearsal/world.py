@@ -218,24 +218,7 @@ class World:
         if fn in self.running:
             return self.running[fn]
         spec = self.stack.function(fn)
-        env = {
-            **spec.environment,
-            "AWS_REGION": REGION,
-            "AWS_DEFAULT_REGION": REGION,
-            "AWS_ACCESS_KEY_ID": self.keys[fn],
-            "AWS_SECRET_ACCESS_KEY": "rehearsal",
-            "AWS_ENDPOINT_URL": self.moto,
-            "AWS_ENDPOINT_URL_S3": self.s3_url,
-            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": self.bedrock.url,
-            "AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME": self.bedrock.url,
-            "AWS_LAMBDA_FUNCTION_TIMEOUT": str(spec.timeout),
-            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory),
-            "AWS_XRAY_DAEMON_ADDRESS": self.xray.address,  # Lambda's own variable, for active tracing
-            "REHEARSAL_CALL_LOG": f"{SANDBOX_LOGS}/{fn}.jsonl",
-            # The one setting not from the template: this run's own indexes on the shared local node,
-            # so another test's documents never rank in its searches (nor its in theirs).
-            "RAGLINE_OPENSEARCH_INDEX_PREFIX": f"rh-{self.suffix}",
-        }
+        env = {**self.environment(fn), "REHEARSAL_CALL_LOG": f"{SANDBOX_LOGS}/{fn}.jsonl"}
         tap = self.taps[fn] = TracingTap(free_port())  # the runtime's way to the RIE's Runtime API
         if spec.handler == "run.sh":
             port = str(free_port())  # the template's 8080, but rehearsals may run side by side
@@ -255,6 +238,29 @@ class World:
             tap=tap,
         )
         return self.running[fn]
+
+    def environment(self, fn: str) -> dict[str, str]:
+        """``fn``'s environment as Lambda gives it in this world: the template's variables as the stack
+        resolves them, Lambda's own (Region, credentials: the function's key, X-Ray's daemon), and the
+        endpoints of the stand-ins."""
+        spec = self.stack.function(fn)
+        return {
+            **spec.environment,
+            "AWS_REGION": REGION,
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_ACCESS_KEY_ID": self.keys[fn],
+            "AWS_SECRET_ACCESS_KEY": "rehearsal",
+            "AWS_ENDPOINT_URL": self.moto,
+            "AWS_ENDPOINT_URL_S3": self.s3_url,
+            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": self.bedrock.url,
+            "AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME": self.bedrock.url,
+            "AWS_LAMBDA_FUNCTION_TIMEOUT": str(spec.timeout),
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory),
+            "AWS_XRAY_DAEMON_ADDRESS": self.xray.address,  # Lambda's own variable, for active tracing
+            # The one setting not from the template: this run's own indexes on the shared local node,
+            # so another test's documents never rank in its searches (nor its in theirs).
+            "RAGLINE_OPENSEARCH_INDEX_PREFIX": f"rh-{self.suffix}",
+        }
 
     def aws_calls(self, proxy: SignedProxy) -> list[AwsCall]:
         by_key = {key: fn for fn, key in self.keys.items()}
