@@ -4,8 +4,8 @@ one the rehearsal saw the function use, or is on :data:`ALLOWED` with its reason
 fails the rehearsal, so a role can only grow with a step that needs it.
 
 A grant is a (function, statement, action) triple and is used when some call the function made is that
-action and the statement alone allows it (resource and conditions): a second statement granting the
-same action on a wider resource, or without the first one's condition, is caught too."""
+action and the statement alone allows it (resource and conditions): a statement no call reaches is
+reported even when another statement grants the same action elsewhere."""
 
 from __future__ import annotations
 
