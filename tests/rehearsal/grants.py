@@ -61,10 +61,8 @@ ALLOWED: dict[str, str] = {
     "aoss:UpdateIndex": "adds the filter fields to an index made before chunks carried them (upgrades)",
     "BedrockChatModel bedrock:InvokeModel": "Converse, for a chat model that cannot stream tool use",
     "BedrockChatProfileRoutes bedrock:InvokeModel": "Converse, for a chat model that cannot stream tool use",
-    "ReadDocumentObjects s3:GetObjectVersion": "a read at the version an event names (moto's bucket: none)",
-    "QuotaThresholdMarks dynamodb:PutItem": "usage.quota_threshold's once-mark: a run crossing 80/100 %",
+    "ReadDocumentObjects s3:GetObjectVersion": "a read at an event's versionId (moto's events carry none)",
     "QuotaThresholdMarks dynamodb:DeleteItem": "the once-mark undone when EventBridge refuses the event",
-    "QuotaThresholdEvents events:PutEvents": "usage.quota_threshold: a run crossing 80/100 % of a quota",
 }
 """Grants kept without a rehearsal step using them, each with its one reason: an action (any statement
 granting it), or ``"<Sid> <action>"`` (that statement's). The platform's (logs, traces), and code paths

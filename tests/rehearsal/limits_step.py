@@ -13,6 +13,7 @@ from tests.rehearsal.api_calls import cli, rest_event
 from tests.rehearsal.cloudformation import ACCOUNT, REGION
 from tests.rehearsal.host import split_stream
 from tests.rehearsal.world import World
+from tests.support.openai_replay import text
 
 
 def noisy_tenant(w: World) -> dict[str, Any]:
@@ -61,3 +62,51 @@ def fair_sharing(w: World) -> None:
     prelude_headers = {k.lower(): v for k, v in (prelude.get("headers") or {}).items()}
     assert int(prelude_headers["retry-after"]) >= 90, prelude
     assert json.loads(payload)["error"]["code"] == "rate_limited"
+
+
+QUOTA_RUNS = {
+    "SearchFunction": ("/v1/namespaces/docs/search", "/v1/namespaces/{namespace}/search"),
+    "HostingSearchFunction": ("/v1/hosting-search", "/v1/hosting-search"),
+    "ChatFunction": ("/v1/chat", "/v1/chat"),
+}
+"""The functions that charge runs, and the route each is asked through."""
+
+
+def quota_thresholds(w: World) -> None:
+    """A tenant with a quota of one run, per run-charging function: its one run takes it to 80 % and
+    100 % at once, and the function announces both (``usage.quota_threshold``, once each: a once-mark,
+    then the event) through the template's bus and rule to the delivery queue."""
+    ask = {"messages": [{"role": "user", "content": "Can I return a used bike?"}], "namespaces": ["docs"]}
+    bodies = {
+        "SearchFunction": {"query": "Can I return a used bike?", "k": 3},
+        "HostingSearchFunction": {**ask, "topK": 3},
+        "ChatFunction": {**ask, "stream": False},
+    }
+    tenants = {}
+    for fn, (path, resource) in QUOTA_RUNS.items():
+        tenant = tenants[fn] = f"q{fn[:5].lower()}{w.suffix}"
+        cli(w, "tenants", "create", tenant, "--quota", "1")
+        ctx = {"tenantId": tenant, "scopes": "admin,chat,ingest,search", "namespaces": "", "keyId": "k-quota"}
+        status, _, made = rest(w, "NamespacesFunction", "POST", "/v1/namespaces", "/v1/namespaces", ctx,
+                               {"namespaceId": "docs"})  # fmt: skip
+        assert status == 201, made
+        if fn == "HostingSearchFunction":  # the planner's queries, then its verdict
+            w.model.script([text(json.dumps({"queries": [{"type": "keyword", "query": "return bike"}]})),
+                            text(json.dumps({"canAnswer": True}))])  # fmt: skip
+        if fn == "ChatFunction":
+            w.model.script([text("Nothing here says so.")])
+        status, raw = w.api(fn, rest_event("POST", path, resource, ctx, bodies[fn]))
+        assert status == 200, raw[:300]
+        assert not w.model.remaining, f"{fn} did not ask the model its scripted turns"
+    announced: dict[str, set[int]] = {}
+    for _ in range(10):
+        got = w.sqs.receive_message(QueueUrl=w.delivery_url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
+        for message in got.get("Messages", []):
+            event = json.loads(message["Body"])
+            if event["detail-type"] == "usage.quota_threshold":
+                detail = event["detail"]
+                percent = int(detail["detail"]["threshold_percent"])
+                announced.setdefault(detail["tenant"], set()).add(percent)
+        if set(announced) >= set(tenants.values()):
+            break
+    assert {t: announced.get(t) for t in tenants.values()} == {t: {80, 100} for t in tenants.values()}

@@ -32,7 +32,7 @@ from tests.rehearsal.checks import (
 )
 from tests.rehearsal.cloudformation import AwsCall
 from tests.rehearsal.host import blame
-from tests.rehearsal.limits_step import fair_sharing
+from tests.rehearsal.limits_step import fair_sharing, quota_thresholds
 from tests.rehearsal.signed_proxy import SignedProxy
 from tests.rehearsal.steps import (
     bootstrap_tenant,
@@ -92,6 +92,7 @@ def scenario(w: World, proxy: SignedProxy) -> None:
     end_users(w, ctx)
     document_writes(w, ctx)
     webhooks(w, ctx)
+    quota_thresholds(w)
     fair_sharing(w)
     check_routes(w)
     calls = check_iam(w, proxy)

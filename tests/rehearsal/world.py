@@ -163,7 +163,8 @@ class World:
 
     def documents_bucket(self, suffix: str) -> str:
         """The documents bucket, notifying the ingestion queue as the template's; the queue's ARN. Not
-        versioned (the template's is): the scenario's S3 steps are written for moto's unversioned events."""
+        versioned, though the template's is: moto's versioned bucket sends no event for a delete marker
+        (S3 sends ``ObjectRemoved:DeleteMarkerCreated``) and none of its events names a ``versionId``."""
         self.bucket = f"rh-docs-{suffix}"
         self.s3.create_bucket(Bucket=self.bucket)
         self.queue_url = self.sqs.create_queue(QueueName=f"rh-ingest-{suffix}")["QueueUrl"]
