@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.deploy.translated import StandInStack
+from tests.rehearsal.cloudformation import listed
 
 SERVERLESS = {"OpenSearchMode": "serverless"}
 EXISTING = {
@@ -13,6 +14,16 @@ EXISTING = {
     "ExistingOpenSearchDomainArn": "arn:aws:es:us-east-1:123456789012:domain/x",
 }
 MODES = {"created domain": {}, "existing domain": EXISTING, "serverless": SERVERLESS}
+SNAPSTART = (
+    "NamespacesFunction",
+    "KeysFunction",
+    "SearchFunction",
+    "HostingSearchFunction",
+    "DocumentsFunction",
+    "IngestionFunction",
+    "WebhookDeliveryFunction",
+)
+"""The functions the template runs with SnapStart (``SnapStart=true``)."""
 READERS = ("SearchFunction", "HostingSearchFunction", "ChatFunction")
 WRITERS = ("DocumentsFunction", "IngestionFunction")
 STORE_USERS = READERS + WRITERS
@@ -72,7 +83,7 @@ def actions(stack: StandInStack, fn: str) -> set[str]:
     spec = stack.function(fn)
     found: set[str] = set()
     for st in spec.statements:
-        found |= set(st["Action"] if isinstance(st["Action"], list) else [st["Action"]])
+        found |= set(listed(st["Action"]))
     return found
 
 

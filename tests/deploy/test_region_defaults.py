@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.deploy.modes import SNAPSTART
 from tests.deploy.translated import StandInStack
 from tests.rehearsal.cloudformation import FunctionSpec
 from tests.rehearsal.iam import bedrock_model_calls
@@ -25,15 +26,6 @@ EMBEDDERS = (
 )
 GEOGRAPHY = {"us": "us.", "eu": "eu.", "ap": "apac."}
 """A Region's code prefix → the prefix of the cross-Region inference profiles it may call."""
-SNAPSTART = (
-    "NamespacesFunction",
-    "KeysFunction",
-    "SearchFunction",
-    "HostingSearchFunction",
-    "DocumentsFunction",
-    "IngestionFunction",
-    "WebhookDeliveryFunction",
-)
 MAPPED = ["us-east-1", "us-west-2", "eu-central-1", "eu-west-1", "eu-west-3", "ap-northeast-1", "ap-south-1"]
 """Regions with both defaults, across the three geographies and both kinds of id."""
 GIVEN = {"BedrockChatModel": "amazon.nova-lite-v1:0", "EmbeddingModel": "amazon.titan-embed-text-v2:0"}

@@ -11,19 +11,11 @@ from typing import Any
 
 import pytest
 
+from tests.deploy.modes import SNAPSTART
 from tests.deploy.modes import functions as stack_functions
 from tests.deploy.translated import ROOT, translate
 
 pytestmark = pytest.mark.deploy
-SNAPSTART = (
-    "NamespacesFunction",
-    "KeysFunction",
-    "SearchFunction",
-    "HostingSearchFunction",
-    "DocumentsFunction",
-    "IngestionFunction",
-    "WebhookDeliveryFunction",
-)
 ON_DEMAND = ("ChatFunction", "AuthorizerFunction")
 
 

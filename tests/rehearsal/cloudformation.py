@@ -181,17 +181,23 @@ class FunctionSpec:
         return any(statement_allows(st, action, resource, context) for st in self.statements)
 
 
+def listed(value: Any) -> list[Any]:
+    """A policy field as a list: IAM lets one value stand for a list of one (``Action``, ``Resource``,
+    a condition's values, a principal's ARNs); absent is none."""
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
 def statement_allows(st: dict[str, Any], action: str, resource: str, context: Context = ()) -> bool:
     """Whether one ``Allow`` statement covers ``action`` on ``resource``. ``*`` and ``?`` match across
     ``:`` as in IAM (``bedrock:*::foundation-model/…`` is any Region). A statement with a ``Condition``
     grants only a call whose request ``context`` satisfies it."""
     if st.get("Effect") != "Allow":
         return False
-    actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
-    resources = st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]]
     return (
-        any(fnmatch.fnmatchcase(action.lower(), a.lower()) for a in actions)
-        and any(fnmatch.fnmatchcase(resource, r) for r in resources)
+        any(fnmatch.fnmatchcase(action.lower(), a.lower()) for a in listed(st["Action"]))
+        and any(fnmatch.fnmatchcase(resource, r) for r in listed(st["Resource"]))
         and _satisfied(st.get("Condition", {}), dict(context))
     )
 
@@ -205,7 +211,7 @@ def _satisfied(condition: dict[str, Any], context: dict[str, str]) -> bool:
         if operator not in ("StringEquals", "StringLike", "ForAllValues:StringLike"):
             raise Unresolvable(f"condition operator {operator} is not supported by the rehearsal")
         for key, wanted in tests.items():
-            allowed = wanted if isinstance(wanted, list) else [wanted]
+            allowed = listed(wanted)
             value = context.get(key)
             if value is None:
                 return False

@@ -12,7 +12,7 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Any
 
-from tests.rehearsal.cloudformation import ACCOUNT, PARTITION, REGION, Stack
+from tests.rehearsal.cloudformation import ACCOUNT, PARTITION, REGION, Stack, listed
 
 
 @dataclass(frozen=True)
@@ -90,24 +90,16 @@ def refused(stack: Stack) -> list[str]:
 def _lets(st: dict[str, Any], service: str, queue_arn: str, source: str) -> bool:
     principal = st.get("Principal", {})
     services = principal.get("Service", []) if isinstance(principal, dict) else []
-    actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
-    resources = st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]]
     condition = st.get("Condition", {})
     source_arns = [
         v
         for operator in ("ArnEquals", "ArnLike", "StringEquals")
-        for v in _listed(condition.get(operator, {}).get("aws:SourceArn"))
+        for v in listed(condition.get(operator, {}).get("aws:SourceArn"))
     ]
     return (
         st.get("Effect") == "Allow"
-        and service in _listed(services)
-        and any(fnmatch.fnmatchcase("sqs:SendMessage", a) for a in actions)
-        and any(fnmatch.fnmatchcase(queue_arn, r) for r in resources)
+        and service in listed(services)
+        and any(fnmatch.fnmatchcase("sqs:SendMessage", a) for a in listed(st["Action"]))
+        and any(fnmatch.fnmatchcase(queue_arn, r) for r in listed(st["Resource"]))
         and source in source_arns
     )
-
-
-def _listed(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    return value if isinstance(value, list) else [value]

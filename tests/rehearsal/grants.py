@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tests.rehearsal.cloudformation import AwsCall, FunctionSpec, statement_allows
+from tests.rehearsal.cloudformation import AwsCall, FunctionSpec, listed, statement_allows
 
 MANAGED = {
     "AWSLambdaBasicExecutionRole": ("logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"),
@@ -97,9 +97,8 @@ class Grant:
 def actions(statement: dict[str, Any]) -> list[str]:
     """A statement's actions, ``es:ESHttp*`` expanded; any other wildcard raises: a grant must say
     what it grants, so that each action can be shown to be used."""
-    listed = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
     out: list[str] = []
-    for action in listed:
+    for action in listed(statement["Action"]):
         if action == "es:ESHttp*":
             out.extend(ES_HTTP)
         elif "*" in action or "?" in action:
@@ -112,7 +111,7 @@ def actions(statement: dict[str, Any]) -> list[str]:
 def role_grants(spec: FunctionSpec) -> list[Grant]:
     """What the function's role grants: its statements, then its managed policies' actions."""
     out = [
-        Grant(spec.logical, f"role {st.get('Sid', st.get('_policy', '?'))}", action, st)
+        Grant(spec.logical, f"role {st.get('Sid', '?')}", action, st)
         for st in spec.statements
         if st.get("Effect") == "Allow"
         for action in actions(st)
@@ -136,7 +135,7 @@ def resource_grants(policy: str, document: dict[str, Any], principals: dict[str,
             continue
         named = st.get("Principal", {})
         arns = named.get("AWS", []) if isinstance(named, dict) else []
-        for arn in arns if isinstance(arns, list) else [arns]:
+        for arn in listed(arns):
             if arn in principals:
                 fn = principals[arn]
                 out.extend(Grant(fn, f"{policy} {st.get('Sid', i)}", a, st) for a in actions(st))
@@ -152,11 +151,6 @@ def unused(grants: list[Grant], calls: list[AwsCall]) -> list[str]:
             continue
         if not any(g.used_by(c) for c in calls):
             lines.add(f"{g.function}: {g.action} ({g.source}) is never used")
-        elif "*" in _resources(g.statement) and g.action not in ANY_RESOURCE:
+        elif "*" in listed(g.statement.get("Resource")) and g.action not in ANY_RESOURCE:
             lines.add(f"{g.function}: {g.action} ({g.source}) is granted on every resource")
     return sorted(lines)
-
-
-def _resources(statement: dict[str, Any]) -> list[str]:
-    listed = statement.get("Resource", [])
-    return listed if isinstance(listed, list) else [listed]

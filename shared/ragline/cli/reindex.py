@@ -7,13 +7,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ragline.adapters.embedded.step_queue import RETRIED, InlineStepQueue
+from ragline.adapters.embedded.step_queue import RETRIED, RETRY_SECONDS, InlineStepQueue
 from ragline.config import Settings
 from ragline.domain.api import ReindexRequest
 from ragline.services.authentication import Principal
 from ragline.wiring import Container
-
-RETRY_SECONDS = 5.0
 
 
 def run_reindex(

@@ -20,10 +20,12 @@ RETRIED: tuple[type[errors.RaglineError], ...] = (
     errors.WorkerOutOfTime,
 )
 """A step failing so comes back, as an SQS message would (its rebuild waits on something in flight)."""
+RETRY_SECONDS = 5.0
+"""How long such a step waits before it runs again (in-process: the thread, the CLI)."""
 
 
 class ThreadStepQueue:
-    def __init__(self, run: Callable[[ReindexStep], None], *, retry_seconds: float = 5.0) -> None:
+    def __init__(self, run: Callable[[ReindexStep], None], *, retry_seconds: float = RETRY_SECONDS) -> None:
         self._run = run
         self._retry_seconds = retry_seconds
         self._steps: queue.Queue[ReindexStep] = queue.Queue()
