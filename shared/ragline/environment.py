@@ -8,7 +8,7 @@ settings model would cost it pydantic's import on every cold start.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 
 ENV_ALIASES: dict[str, tuple[str, ...]] = {
     "aws_region": ("AWS_REGION", "AWS_DEFAULT_REGION"),
@@ -16,6 +16,9 @@ ENV_ALIASES: dict[str, tuple[str, ...]] = {
     "openai_base_url": ("OPENAI_BASE_URL",),
 }
 """Besides ``RAGLINE_<FIELD>``, these standard variables are honoured (the RAGLINE_ one wins)."""
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+"""The BLAS libraries' thread-count variables (numpy's wheels bundle OpenBLAS; MKL and Apple's
+Accelerate read the others), read once, when numpy first loads its BLAS."""
 DEFAULT_HOME = ".ragline"
 """Folder holding all embedded state, unless ``RAGLINE_HOME`` names another."""
 
@@ -37,3 +40,14 @@ def snapstart_init(environ: Mapping[str, str] | None = None) -> bool:
     ``AWS_LAMBDA_INITIALIZATION_TYPE=snap-start`` then (``on-demand`` otherwise)."""
     env = os.environ if environ is None else environ
     return env.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "snap-start"
+
+
+def one_blas_thread(environ: MutableMapping[str, str] | None = None) -> None:
+    """One BLAS thread per process, unless the operator chose a number: each request's vector math is
+    small (one query against a scope's matrix), and a BLAS thread team per call on a busy 2-core host
+    made concurrent semantic searches on the embedded store 2-170 times slower than one thread
+    (docs/benchmarks.md, "One BLAS thread per search"). Call it where a process starts, before numpy's
+    first import (the CLI's ``main``, which ``serve`` runs under); Lambda's come from template.yaml."""
+    env = os.environ if environ is None else environ
+    for name in BLAS_THREADS:
+        env.setdefault(name, "1")

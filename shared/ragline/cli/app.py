@@ -510,6 +510,10 @@ def _as_ragline(exc: Exception) -> Exception:
 
 
 def main() -> None:
+    """The ``ragline`` command (``serve`` included): one BLAS thread before numpy is first imported."""
+    from ragline.environment import one_blas_thread
+
+    one_blas_thread()
     app(prog_name="ragline")
 
 
