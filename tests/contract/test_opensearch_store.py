@@ -375,3 +375,47 @@ def test_a_sweep_failing_after_the_fence_rose_still_reports_the_document_publish
         through.close()
         p.drop()
         p.close()
+
+
+def test_a_chunk_its_shard_could_not_take_is_a_retryable_failure(
+    opensearch_url: str, bulk_faults: BulkFaults
+) -> None:
+    """A ``_bulk`` item answered 503 (its shard short of the copies a replicated write waits for) fails
+    the upsert as :class:`~ragline.errors.DependencyUnavailable` — retry later — not as a request
+    Ragline built wrong."""
+    from ragline import errors
+
+    p = _provider(opensearch_url)
+    through = _through(p, bulk_faults)
+    scope = TenantScope(tenant_id="acme", namespace_id="docs")
+    try:
+        bulk_faults.refuse[rq.doc_id(scope, "a#1")] = 503
+        with pytest.raises(errors.DependencyUnavailable):
+            through.scoped(scope).upsert(make_chunks("a", ["one", "two", "three"]))
+    finally:
+        bulk_faults.heal()
+        through.close()
+        p.drop()
+        p.close()
+
+
+def test_a_client_given_several_nodes_passes_over_one_that_is_down(opensearch_url: str) -> None:
+    """``RAGLINE_OPENSEARCH_URL`` naming two nodes, the first of them down (nothing listens on its
+    port): every request is answered, by the other node."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{s.getsockname()[1]}"
+    p = OpenSearchVectorStoreProvider(
+        build_client(Settings(opensearch_url=f"{down}, {opensearch_url}")),
+        index=f"test-{uuid.uuid4().hex[:12]}",
+        dimension=DIM,
+    )
+    try:
+        store = p.scoped(TenantScope(tenant_id="acme", namespace_id="docs"))
+        store.upsert(make_chunks("d", ["alpha beta", "beta gamma"]))
+        assert [store.count() for _ in range(6)] == [2] * 6
+    finally:
+        p.drop()
+        p.close()

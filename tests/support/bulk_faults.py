@@ -7,6 +7,8 @@ the request applied — against the real node (no client mocks).
   the node; the request's other actions are applied by the node, in order.
 - ``unanswered`` (a set of ``_id``\\ s): a ``_bulk`` holding an action on one of them is applied by the
   node whole, then its connection is closed with no answer (the client cannot know what was applied).
+- ``lone`` (a set of ``_id``\\ s): their actions are applied by the node, and answered as applied on one
+  copy only (``_shards.successful`` 1), as when a replica fails during the write.
 
 Everything else is forwarded as sent.
 """
@@ -29,6 +31,7 @@ class BulkFaults:
         self.node = (parts.hostname or "127.0.0.1", parts.port or 9200)
         self.refuse: dict[str, int] = {}
         self.unanswered: set[str] = set()
+        self.lone: set[str] = set()
         self.refused: list[str] = []
         """The ``_id`` of every action answered with a fault, in order."""
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -46,6 +49,7 @@ class BulkFaults:
     def heal(self) -> None:
         self.refuse.clear()
         self.unanswered.clear()
+        self.lone.clear()
 
     def _node(self, method: str, target: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
         conn = http.client.HTTPConnection(*self.node, timeout=60)
@@ -65,10 +69,12 @@ class BulkFaults:
         lines = [ln for ln in body.split(b"\n") if ln.strip()]
         forward: list[bytes] = []
         items: list[dict[str, Any] | None] = []
+        ids: list[str] = []
         silent = False
         i = 0
         while i < len(lines):
             op, meta = next(iter(json.loads(lines[i]).items()))
+            ids.append(meta.get("_id", ""))
             width = 2 if op in ("index", "create", "update") else 1
             status = self.refuse.get(meta.get("_id", ""))
             silent = silent or meta.get("_id") in self.unanswered
@@ -92,6 +98,9 @@ class BulkFaults:
             return None
         it = iter(answered)
         merged = [item if item is not None else next(it) for item in items]
+        for action_id, answer in zip(ids, merged, strict=True):
+            if action_id in self.lone:  # applied by the node, reported as on one copy
+                next(iter(answer.values()))["_shards"] = {"total": 2, "successful": 1, "failed": 1}
         failed = any(next(iter(m.values())).get("status", 200) >= 300 for m in merged)
         return 200, json.dumps({"took": 1, "errors": failed, "items": merged}).encode()
 

@@ -59,13 +59,23 @@ class StoreNotDeployed:
         """Nothing was opened."""
 
 
+def hosts(url: str) -> list[str]:
+    """The nodes ``RAGLINE_OPENSEARCH_URL`` names: one endpoint (a domain's, a collection's) or several
+    comma-separated node URLs (a self-managed cluster without a load balancer)."""
+    return [u.strip() for u in url.split(",") if u.strip()]
+
+
 def build_client(settings: Settings) -> OpenSearch:
+    """A client spreading requests over :func:`hosts` in turn. A request whose node cannot be reached
+    (refused, reset, timed out) or answers 502/503/504 is sent again, to the next node when there are
+    several: a connection error also sets that node aside for a minute. ``max_retries`` 3 reaches every
+    node of a 3-node cluster after one is lost; the node itself sends a shard's read to another copy."""
     from opensearchpy import OpenSearch, Urllib3HttpConnection
 
-    if not settings.opensearch_url:
+    if not hosts(settings.opensearch_url):
         raise errors.ConfigurationError(NO_URL)
     kwargs: dict[str, Any] = {
-        "hosts": [settings.opensearch_url],
+        "hosts": hosts(settings.opensearch_url),
         "connection_class": Urllib3HttpConnection,
         "timeout": 30,
         "max_retries": 3,

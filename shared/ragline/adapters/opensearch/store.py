@@ -55,7 +55,11 @@ SWEEP_DOCUMENTS = 500
 """Documents one sweep query covers (one ``bool`` clause each; the node allows 1,024)."""
 BULK_RETRIES = 3
 """Resends of the chunks a bulk request answered 429 for, after 1, 2 and 4 s."""
-_BULK_FILTER = "items.*.status,items.*.error.type"
+_BULK_FILTER = "items.*.status,items.*.error.type,items.*._shards.successful"
+WRITE_WAIT = 10.0
+"""Seconds a replicated index's write waits for a second active copy of its shard before the node
+answers it 503 (retryable): under the client's 30 s timeout, so the client never re-sends a write the
+node still holds."""
 OVERFETCH = 4
 """How many times ``k`` a single leg asks for when unpublished chunks crowded its first answer."""
 FENCE_RETRIES = 3
@@ -78,10 +82,25 @@ class OpenSearchVectorStoreProvider:
         knn_candidates: int = rq.KNN_CANDIDATES,
         replicas: int = 0,
         bulk_bytes: int = BULK_BYTES,
+        write_wait: float = WRITE_WAIT,
     ) -> None:
         self.client = client
         self.bulk_bytes = bulk_bytes
         self.replicas = replicas
+        self.copies = 2 if replicas else 1
+        """Copies of a shard that must hold a write (a chunk, a deletion, a fence) for it to count."""
+        self.write_params: dict[str, str | int | float] = (
+            {
+                "wait_for_active_shards": self.copies,
+                "timeout": f"{round(write_wait * 1000)}ms",
+                "request_timeout": write_wait + 20,  # given, so the client leaves ``timeout`` to the node
+            }
+            if replicas
+            else {}
+        )
+        """With a replica, a ``_bulk`` starts only once its shard has two active copies (the primary and
+        one replica): a write is never acknowledged from a lone copy, which a second loss would take
+        with it (docs/decisions.md). Without replicas (one node) nothing to wait for."""
         self.hnsw = hnsw
         self.knn_candidates = knn_candidates
         self.index = index
@@ -243,23 +262,32 @@ class OpenSearchVectorStore:
                     written += 1
                 elif status == 429:
                     raise errors.Throttled("OpenSearch throttled bulk indexing")
+                elif status >= 500:  # e.g. its shard without the copies the write waits for
+                    raise errors.DependencyUnavailable("OpenSearch could not write a chunk", status=status)
                 elif status != 409 and not (gone_ok and status == 404):
                     raise errors.DependencyFailed("OpenSearch rejected a chunk", status=status, error=error)
         return written
 
     def _bulk_statuses(self, lines: list[bytes], refresh: str) -> list[tuple[int, str]]:
         """One ``_bulk`` request, its actions applied in order: each line's status (and error type);
-        lines answered 429 are sent again after a backoff of 1, 2 and 4 s (then left at 429)."""
+        lines answered 429 are sent again after a backoff of 1, 2 and 4 s (then left at 429). An
+        action applied on fewer copies than the provider's ``copies`` (a replica failed during the
+        write, which ``wait_for_active_shards`` checks only before it) is a 503: on one copy only."""
+        copies = self._p.copies
         out: list[tuple[int, str]] = [(0, "")] * len(lines)
         todo = list(range(len(lines)))
         for attempt in range(BULK_RETRIES + 1):
             body = b"".join(lines[i] for i in todo)
             with translate("bulk indexing"):
-                resp = self._p.client.bulk(body=body, refresh=refresh, filter_path=_BULK_FILTER)
+                resp = self._p.client.bulk(
+                    body=body, refresh=refresh, filter_path=_BULK_FILTER, **self._p.write_params
+                )
             throttled = []
             for i, item in zip(todo, resp["items"], strict=True):
                 result = next(iter(item.values()))
                 out[i] = (result.get("status", 0), str(result.get("error"))[:300])
+                if out[i][0] < 300 and result.get("_shards", {}).get("successful", copies) < copies:
+                    out[i] = (503, f"written on {result['_shards']['successful']} of {copies} copies")
                 if out[i][0] == 429:
                     throttled.append(i)
             if not throttled or attempt == BULK_RETRIES:

@@ -24,9 +24,12 @@ import org.opensearch.transport.Netty4Plugin;
 /**
  * Starts a real single-node OpenSearch (HTTP on 127.0.0.1) in this JVM, with the plugins below
  * loaded straight from the classpath (no plugins/ or modules/ directories, no jar-hell scan).
- * Usage: LocalOpenSearch [HTTP_PORT [PORT_FILE]]   (HTTP_PORT 0 or absent = any free port).
+ * Usage: LocalOpenSearch [HTTP_PORT [PORT_FILE [KEY=VALUE ...]]]   (HTTP_PORT 0 or absent = any free port).
  * Prints RAGLINE_OPENSEARCH_HOME=dir and RAGLINE_OPENSEARCH_PORT=port, and once HTTP is up writes
  * the port to PORT_FILE atomically; on SIGTERM it closes the node and deletes its throwaway home.
+ * Each KEY=VALUE replaces a node setting (the launcher's cluster nodes: node.name, transport.port,
+ * discovery.type=zen, discovery.seed_hosts, ...). A given path.home is used as is and kept on exit
+ * (a restarted cluster node finds its data again; the launcher deletes it).
  */
 public final class LocalOpenSearch {
 
@@ -58,7 +61,19 @@ public final class LocalOpenSearch {
 
     public static void main(String[] args) throws Exception {
         String port = args.length > 0 ? args[0] : "0";
-        Path home = Files.createTempDirectory("ragline-opensearch-");
+        Settings.Builder overrides = Settings.builder();
+        for (int i = 2; i < args.length; i++) {
+            int eq = args[i].indexOf('=');
+            if (eq < 1) {
+                throw new IllegalArgumentException("expected KEY=VALUE, got " + args[i]);
+            }
+            overrides.put(args[i].substring(0, eq), args[i].substring(eq + 1));
+        }
+        Settings given = overrides.build();
+        String givenHome = given.get("path.home");
+        boolean throwaway = givenHome == null;
+        Path home = throwaway ? Files.createTempDirectory("ragline-opensearch-") : Path.of(givenHome);
+        String nodeName = given.get("node.name", "ragline-local-0");
         for (String d : List.of("config", "data", "logs", "plugins", "modules")) {
             Files.createDirectories(home.resolve(d));
         }
@@ -74,7 +89,7 @@ public final class LocalOpenSearch {
 
         Settings settings = Settings.builder()
             .put("cluster.name", "ragline-local")
-            .put("node.name", "ragline-local-0")
+            .put("node.name", nodeName)
             .put("path.home", home.toString())
             .put("path.data", home.resolve("data").toString())
             .put("path.logs", home.resolve("logs").toString())
@@ -85,10 +100,11 @@ public final class LocalOpenSearch {
             // a nearly full disk must not flip indices to read-only or block shard allocation
             .put("cluster.routing.allocation.disk.threshold_enabled", false)
             .put("action.auto_create_index", true)
+            .put(given)
             .build();
         Environment env = new Environment(settings, home.resolve("config"));
         LogConfigurator.registerErrorListener();
-        LogConfigurator.setNodeName("ragline-local-0");
+        LogConfigurator.setNodeName(nodeName);
         LogConfigurator.configure(env);
 
         AtomicReference<Node> node = new AtomicReference<>();
@@ -102,7 +118,9 @@ public final class LocalOpenSearch {
             } catch (Exception e) {
                 e.printStackTrace();
             } finally {
-                deleteTree(home);
+                if (throwaway) {
+                    deleteTree(home);
+                }
                 System.out.println("RAGLINE_OPENSEARCH_STOPPED");
                 System.out.flush();
                 stopped.countDown();
