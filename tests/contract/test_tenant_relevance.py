@@ -34,7 +34,9 @@ QUERIES = ["bees", "clover honey", "queen bees winter", "apple blossoms pollinat
 def _neighbours() -> list[tuple[TenantScope, list[str]]]:
     """Other tenants (and the tenant's other namespace) whose texts skew every statistic: 'bees'
     everywhere, long chunks, 'clover' rare, words the tenant never uses."""
-    lib = [f"bees and bees again in chapter {i} of a long treatise on insects of the meadow" for i in range(40)]
+    lib = [
+        f"bees and bees again in chapter {i} of a long treatise on insects of the meadow" for i in range(40)
+    ]
     lib += [f"the orchard ledger for year {i} lists apple prices and nothing else at all" for i in range(30)]
     return [
         (TenantScope(tenant_id="library", namespace_id="docs"), lib),
@@ -44,7 +46,9 @@ def _neighbours() -> list[tuple[TenantScope, list[str]]]:
 
 
 @pytest.fixture
-def providers(opensearch_url: str) -> Iterator[tuple[OpenSearchVectorStoreProvider, OpenSearchVectorStoreProvider]]:
+def providers(
+    opensearch_url: str,
+) -> Iterator[tuple[OpenSearchVectorStoreProvider, OpenSearchVectorStoreProvider]]:
     """The tenant alone in its own index, and the same chunks pooled with neighbours."""
     made = [
         OpenSearchVectorStoreProvider(
