@@ -31,7 +31,7 @@ OWN = [
 QUERIES = ["bees", "clover honey", "queen bees winter", "apple blossoms pollinate", "summer wasps sting"]
 
 
-def _neighbours() -> list[tuple[TenantScope, list[str]]]:
+def neighbours() -> list[tuple[TenantScope, list[str]]]:
     """Other tenants (and the tenant's other namespace) whose texts skew every statistic: 'bees'
     everywhere, long chunks, 'clover' rare, words the tenant never uses."""
     lib = [
@@ -61,7 +61,7 @@ def providers(
     alone, pooled = made
     for p in made:
         p.scoped(TENANT).upsert(make_chunks("own", OWN))
-    for i, (scope, texts) in enumerate(_neighbours()):
+    for i, (scope, texts) in enumerate(neighbours()):
         pooled.scoped(scope).upsert(make_chunks(f"n{i}", texts))
     yield alone, pooled
     for p in made:
