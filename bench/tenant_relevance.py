@@ -42,10 +42,7 @@ DIM = 384
 
 def plain_body() -> dict[str, Any]:
     """The mapping before per-scope statistics: Lucene's BM25 on ``text``, no lengths."""
-    body = rq.index_body(DIM)
-    del body["settings"]["similarity"]
-    body["mappings"]["properties"]["text"] = {"type": "text", "analyzer": "ragline_text"}
-    return body
+    return term_stats.without(rq.index_body(DIM))
 
 
 def pool(n: int, tenants: int, same_domain: int, scifact: list[str], seed: int = 11) -> list[tuple[str, str]]:

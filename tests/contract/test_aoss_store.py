@@ -300,3 +300,22 @@ def test_a_pooled_scope_ranks_and_scores_as_alone_on_the_stand_in(
         for p in (alone, pooled):
             p.drop()
             p.close()
+
+
+def test_a_collection_refusing_the_scripted_similarity_still_gets_its_index(
+    aoss: AossProxy, dynamodb_client: Any, fences_table: str
+) -> None:
+    """Whether a collection accepts a scripted similarity is undocumented: refused, the index is made
+    without it and keyword search runs on the collection's own BM25 (shard statistics)."""
+    aoss.refuse_similarity = True
+    p = _provider(aoss, dynamodb_client, fences_table)
+    try:
+        store = p.scoped(SCOPE)
+        store.upsert(make_chunks("manual.md", ["bees buzz", "wasps sting"]))
+        p.settle()
+        assert p.scope_stats is None
+        assert [h.chunk.id for h in store.search(KeywordQuery(text="bees"))] == ["manual.md#0"]
+    finally:
+        aoss.refuse_similarity = False
+        p.drop()
+        p.close()

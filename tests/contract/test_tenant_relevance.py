@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from ragline.adapters.opensearch import requests as rq
+from ragline.adapters.opensearch import term_stats
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.config import Settings
 from ragline.domain.models import KeywordQuery, SearchHit, TenantScope
@@ -101,10 +102,7 @@ def test_scores_equal_lucene_bm25_alone(opensearch_url: str) -> None:
     one-tenant index of Lucene's similarity), not merely self-consistent."""
     client = build_client(Settings(opensearch_url=opensearch_url))
     plain = f"test-{uuid.uuid4().hex[:12]}"
-    body = rq.index_body(DIM)
-    del body["settings"]["similarity"]
-    body["mappings"]["properties"]["text"] = {"type": "text", "analyzer": "ragline_text"}
-    client.indices.create(index=plain, body=body)
+    client.indices.create(index=plain, body=term_stats.without(rq.index_body(DIM)))
     p = OpenSearchVectorStoreProvider(client, index=f"test-{uuid.uuid4().hex[:12]}", dimension=DIM)
     try:
         old = OpenSearchVectorStoreProvider(client, index=plain, dimension=DIM)

@@ -78,3 +78,11 @@ def test_the_mapping_scores_text_by_scope_and_keeps_its_length() -> None:
     assert body["settings"]["similarity"][ts.SIMILARITY]["type"] == "scripted"
     old = {"properties": {"text": {"type": "text", "analyzer": "ragline_text"}}}
     assert not ts.supported(old)
+
+
+def test_without_gives_lucenes_bm25_and_leaves_the_body_alone() -> None:
+    body = rq.index_body(384)
+    plain = ts.without(body)
+    assert "similarity" not in plain["settings"] and not ts.supported(plain["mappings"])
+    assert plain["mappings"]["properties"]["text"] == {"type": "text", "analyzer": "ragline_text"}
+    assert ts.supported(body["mappings"])

@@ -94,10 +94,15 @@ class ServerlessVectorStoreProvider:
 
         with self._lock, translate("index creation"):
             if not self.client.indices.exists(index=self.index):
+                body = srq.index_body(self.dimension, hnsw=self.hnsw)
                 try:
-                    self.client.indices.create(
-                        index=self.index, body=srq.index_body(self.dimension, hnsw=self.hnsw)
-                    )
+                    try:
+                        self.client.indices.create(index=self.index, body=body)
+                    except RequestError as exc:
+                        if exc.error == "resource_already_exists_exception" or "similarity" not in str(exc):
+                            raise
+                        # a collection refusing the scripted similarity: Lucene's BM25 (shard statistics)
+                        self.client.indices.create(index=self.index, body=term_stats.without(body))
                 except RequestError as exc:
                     if exc.error != "resource_already_exists_exception":
                         raise

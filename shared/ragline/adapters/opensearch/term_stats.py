@@ -23,6 +23,7 @@ field: :func:`supported` says so and the store falls back to a plain ``match`` (
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
 from collections import Counter, OrderedDict
@@ -66,6 +67,15 @@ def text_mapping() -> dict[str, Any]:
             "tokens": {"type": "token_count", "analyzer": ANALYZER, "enable_position_increments": False}
         },
     }
+
+
+def without(body: dict[str, Any]) -> dict[str, Any]:
+    """An index ``body`` without per-scope scoring: Lucene's BM25 on ``text`` (shard statistics),
+    for a service that refuses the scripted similarity."""
+    out = copy.deepcopy(body)
+    out["settings"].pop("similarity", None)
+    out["mappings"]["properties"]["text"] = {"type": "text", "analyzer": ANALYZER}
+    return out
 
 
 def supported(mapping: dict[str, Any]) -> bool:
