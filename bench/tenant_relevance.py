@@ -29,6 +29,7 @@ import filler_text
 from ragline.adapters.embedded.embedding_cache import EmbeddingCache
 from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
 from ragline.adapters.opensearch import requests as rq
+from ragline.adapters.opensearch import term_stats
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.config import Settings
 from ragline.domain.metrics import dedupe_documents, ndcg_at
