@@ -55,9 +55,11 @@ def variants(url: str, index_name: str, dim: int) -> dict[str, Search]:
         s = p.scoped(SCOPE)
         return lambda q: [h.chunk.document_id for h in s.search(q)]
 
+    scoped = OpenSearchVectorStoreProvider(client, index=index_name, dimension=dim).scoped(SCOPE)
+
     def node_only(q: HybridQuery) -> list[str]:
         knn = rq.knn_search(SCOPE, q.vector, q.candidates, q.filters, candidates=rq.KNN_CANDIDATES)
-        bm25 = rq.bm25_search(SCOPE, q.text, q.candidates, q.filters)
+        bm25 = scoped.keyword_body(q.text, q.candidates, q)  # the scope's BM25 statistics
         body = node_fusion.hybrid_search(knn, bm25, q)
         resp = client.search(index=index_name, body=body, routing=SCOPE.tenant_id)
         return [h.document_id for h in node_fusion.fused_hits(resp)]
@@ -65,7 +67,7 @@ def variants(url: str, index_name: str, dim: int) -> dict[str, Search]:
     def node_explained(q: HybridQuery) -> list[str]:
         """The bare query with 2.19's per-hit explanation (raw leg scores; no ranks)."""
         knn = rq.knn_search(SCOPE, q.vector, q.candidates, q.filters, candidates=rq.KNN_CANDIDATES)
-        bm25 = rq.bm25_search(SCOPE, q.text, q.candidates, q.filters)
+        bm25 = scoped.keyword_body(q.text, q.candidates, q)  # the scope's BM25 statistics
         body = node_fusion.hybrid_search(knn, bm25, q)
         body["search_pipeline"] = {
             **body["search_pipeline"],
@@ -81,7 +83,7 @@ def variants(url: str, index_name: str, dim: int) -> dict[str, Search]:
             client.transport.perform_request("PUT", f"/_search/pipeline/{name}", body=node_fusion.pipeline(q))
             stored.add(name)
         knn = rq.knn_search(SCOPE, q.vector, q.candidates, q.filters, candidates=rq.KNN_CANDIDATES)
-        bm25 = rq.bm25_search(SCOPE, q.text, q.candidates, q.filters)
+        bm25 = scoped.keyword_body(q.text, q.candidates, q)  # the scope's BM25 statistics
         body = {k: v for k, v in node_fusion.hybrid_search(knn, bm25, q).items() if k != "search_pipeline"}
         resp = client.search(
             index=index_name, body=body, routing=SCOPE.tenant_id, params={"search_pipeline": name}

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import json
 import pickle
-import random
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+import filler_text
 from peer_stores import Batch, PeerStore, build, versions
 from ragline.domain.metrics import dedupe_documents, ndcg_at, recall_at
 
@@ -36,11 +34,9 @@ def batches(data: dict[str, Any]) -> list[Batch]:
     """Filler first (1,000 a batch), then SciFact (500 a batch), as ``bench/retrieval.py`` upserts."""
     n, dim = data["filler"], data["vectors"].shape[1]
     out = []
-    if n:  # the same recipe as bench/retrieval.py's filler_chunks
-        rng = random.Random(7)
-        vecs = np.random.default_rng(7).standard_normal((n, dim)).astype(np.float32)
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        texts = [" ".join(rng.choices(data["vocab"], k=60)) for _ in range(n)]
+    if n:  # the same recipe as bench/retrieval.py's filler_chunks: real text, stand-in vectors
+        texts = filler_text.passages(n)
+        vecs = filler_text.stand_in_vectors(texts, dim)
         for i in range(0, n, 1000):
             j = min(i + 1000, n)
             tenants = [f"filler{x % 20}" for x in range(i, j)]

@@ -11,7 +11,6 @@ tenants to the same physical store first, so latency is measured on a pooled, mu
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
 import tempfile
@@ -19,8 +18,8 @@ import time
 import uuid
 from pathlib import Path
 
-import numpy as np
-
+sys.path.insert(0, str(Path(__file__).parent))
+import filler_text
 from ragline.adapters.embedded.embedding_cache import EmbeddingCache
 from ragline.adapters.embedded.store import SqliteVectorStoreProvider
 from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
@@ -36,20 +35,18 @@ SCOPE = TenantScope(tenant_id="bench", namespace_id="scifact")
 
 
 def filler_chunks(n: int, dim: int, vocab: list[str], seed: int = 7) -> list[tuple[TenantScope, Chunk]]:
-    rng = random.Random(seed)
-    vecs = np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
-    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    out = []
-    for i in range(n):
-        scope = TenantScope(tenant_id=f"filler{i % 20}", namespace_id="docs")
-        text = " ".join(rng.choices(vocab, k=60))
-        out.append(
-            (
-                scope,
-                Chunk(document_id=f"f{i}", sequence_number=0, text=text, embedding=tuple(vecs[i].tolist())),
-            )
+    """``n`` chunks of real English text of other domains under 20 other tenants (:mod:`filler_text`:
+    never uniform random words, which overstate how pooled statistics move a tenant's ranking),
+    with stand-in vectors. ``vocab`` is no longer used (kept for callers)."""
+    texts = filler_text.passages(n)
+    vecs = filler_text.stand_in_vectors(texts, dim, seed)
+    return [
+        (
+            TenantScope(tenant_id=f"filler{i % 20}", namespace_id="docs"),
+            Chunk(document_id=f"f{i}", sequence_number=0, text=t, embedding=tuple(vecs[i].tolist())),
         )
-    return out
+        for i, t in enumerate(texts)
+    ]
 
 
 def index(

@@ -272,3 +272,50 @@ def test_a_write_overtaken_by_a_newer_version_does_not_stall_its_writers_reads(
         assert [c.text for c in slow.scoped(SCOPE).neighbors("doc", 0)] == ["fast"]
     finally:
         slow.drop()
+
+
+def test_a_pooled_scope_ranks_and_scores_as_alone_on_the_stand_in(
+    aoss: AossProxy, dynamodb_client: Any, fences_table: str
+) -> None:
+    """Per-scope BM25 statistics (``_analyze`` and a size-0 aggregation, both served by a collection)
+    in the serverless mode too: the neighbours' term statistics do not move the scope's scores."""
+    from tests.contract.test_tenant_relevance import OWN, QUERIES, TENANT, neighbours
+
+    alone = _provider(aoss, dynamodb_client, fences_table)
+    pooled = _provider(aoss, dynamodb_client, fences_table)
+    try:
+        for p in (alone, pooled):
+            p.scoped(TENANT).upsert(make_chunks("own", OWN))
+        for i, (scope, texts) in enumerate(neighbours()):
+            pooled.scoped(scope).upsert(make_chunks(f"n{i}", texts))
+        for p in (alone, pooled):
+            p.settle()
+        assert pooled.scope_stats is not None
+        for text in QUERIES:
+            want = [(h.chunk.id, h.score) for h in alone.scoped(TENANT).search(KeywordQuery(text=text, k=8))]
+            got = [(h.chunk.id, h.score) for h in pooled.scoped(TENANT).search(KeywordQuery(text=text, k=8))]
+            assert [c for c, _ in got] == [c for c, _ in want], text
+            assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-5), text
+    finally:
+        for p in (alone, pooled):
+            p.drop()
+            p.close()
+
+
+def test_a_collection_refusing_the_scripted_similarity_still_gets_its_index(
+    aoss: AossProxy, dynamodb_client: Any, fences_table: str
+) -> None:
+    """Whether a collection accepts a scripted similarity is undocumented: refused, the index is made
+    without it and keyword search runs on the collection's own BM25 (shard statistics)."""
+    aoss.refuse_similarity = True
+    p = _provider(aoss, dynamodb_client, fences_table)
+    try:
+        store = p.scoped(SCOPE)
+        store.upsert(make_chunks("manual.md", ["bees buzz", "wasps sting"]))
+        p.settle()
+        assert p.scope_stats is None
+        assert [h.chunk.id for h in store.search(KeywordQuery(text="bees"))] == ["manual.md#0"]
+    finally:
+        aoss.refuse_similarity = False
+        p.drop()
+        p.close()

@@ -242,8 +242,9 @@ def test_the_hybrid_query_reports_the_same_per_leg_breakdown_as_msearch(
 def test_a_hybrid_search_of_published_chunks_reads_fences_and_sources_in_one_round_trip(
     opensearch_url: str,
 ) -> None:
-    """The legs in one ``_msearch``, then one ``_mget`` for the fences *and* the survivors' sources;
-    a survivor whose prefetched copy is of another generation is read again at the served one."""
+    """The scope's keyword statistics (one size-0 ``_search``: :mod:`.term_stats`), the legs in one
+    ``_msearch``, then one ``_mget`` for the fences *and* the survivors' sources; a survivor whose
+    prefetched copy is of another generation is read again at the served one."""
     p = _provider(opensearch_url)
     try:
         store = p.scoped(TenantScope(tenant_id="acme", namespace_id="docs"))
@@ -263,12 +264,12 @@ def test_a_hybrid_search_of_published_chunks_reads_fences_and_sources_in_one_rou
         # Then only generation 1 is served, and its texts come back
         assert {h.chunk.text for h in hits} == {"alpha beta", "beta gamma", "gamma delta"}
         # unpublished generation-2 chunks among the candidates: fused again without them, sources re-read
-        assert calls[:2] == ["msearch", "mget"]
+        assert calls[:3] == ["search", "msearch", "mget"]
         assert store.publish("d", generation=2)
         calls.clear()
         hits = store.search(hybrid("beta gamma"))
         assert {h.chunk.text for h in hits} == {"beta gamma v2", "gamma delta v2", "delta alpha v2"}
-        assert calls == ["msearch", "mget"]  # every candidate published: nothing read twice
+        assert calls == ["search", "msearch", "mget"]  # every candidate published: nothing read twice
     finally:
         p.drop()
         p.close()

@@ -57,6 +57,8 @@ class AossProxy:
         self.require_sigv4 = require_sigv4
         self.indexes: set[str] = set()
         self.refused: list[tuple[str, str, str]] = []
+        self.refuse_similarity = False
+        """Refuse an index's custom ``similarity`` (undocumented for collections: the mode must cope)."""
         self._lock = threading.Lock()
         self._paused = threading.Event()
         self._stop = threading.Event()
@@ -147,6 +149,8 @@ class AossProxy:
         for key in FIXED_SETTINGS:
             if key in flat or f"index.{key}" in flat:
                 raise Refused(400, "illegal_argument_exception", f"setting [index.{key}] is not supported")
+        if self.refuse_similarity and "similarity" in flat:
+            raise Refused(400, "illegal_argument_exception", "setting [index.similarity] is not supported")
         for field in spec.get("mappings", {}).get("properties", {}).values():
             method = field.get("method") if field.get("type") == "knn_vector" else None
             if method is not None:

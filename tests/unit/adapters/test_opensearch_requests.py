@@ -139,6 +139,9 @@ class RecordingIndices:
     def create(self, *, index: str, body: dict[str, object]) -> None:
         self.created[index] = body
 
+    def get_mapping(self, *, index: str) -> dict[str, object]:
+        return {index: {"mappings": self.created[index]["mappings"]}}
+
 
 @pytest.mark.parametrize("replicas", [0, 1])
 def test_indexes_are_created_with_the_configured_replicas(replicas: int) -> None:

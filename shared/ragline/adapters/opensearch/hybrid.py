@@ -124,7 +124,7 @@ def search(store: OpenSearchVectorStore, query: HybridQuery) -> list[SearchHit]:
     from ragline.adapters.opensearch.store import FENCE_RETRIES, _chunk, _leg_hits, _LegHit
 
     knn = rq.ids_only(store._knn(query.vector, query.candidates, query))
-    bm25 = rq.ids_only(rq.bm25_search(store.scope, query.text, query.candidates, query.filters, store.view))
+    bm25 = rq.ids_only(store.keyword_body(query.text, query.candidates, query))
     off: set[str] = set()
     fences: dict[str, int] = {}
     stale_retried = False

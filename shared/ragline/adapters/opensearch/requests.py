@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
+from ragline.adapters.opensearch import term_stats
 from ragline.adapters.opensearch.filtering import FIELDS, chunk_fields, view_clauses
 from ragline.domain.filters import ReadView
 from ragline.domain.models import Chunk, MetadataFilter, TenantScope
@@ -82,6 +83,7 @@ def index_body(
                     "english_stop": {"type": "stop", "stopwords": "_english_"},
                 },
             },
+            "similarity": term_stats.similarity_settings(),  # per-scope BM25 (:mod:`.term_stats`)
         },
         "mappings": {
             "_routing": {"required": True},
@@ -93,7 +95,7 @@ def index_body(
                 "sequence_number": {"type": "integer"},
                 "generation": {"type": "long"},
                 "filename": {"type": "keyword"},
-                "text": {"type": "text", "analyzer": "ragline_text"},
+                "text": term_stats.text_mapping(),
                 "metadata": {"type": "object", "enabled": False},
                 **FIELDS,
                 VECTOR_FIELD: {
@@ -197,14 +199,22 @@ def knn_search(
 
 
 def bm25_search(
-    scope: TenantScope, text: str, k: int, filters: MetadataFilter, view: ReadView | None = None
+    scope: TenantScope,
+    text: str,
+    k: int,
+    filters: MetadataFilter,
+    view: ReadView | None = None,
+    *,
+    scored: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The scope's ``k`` best chunks for ``text``: ``scored`` is the scoring clause built with the
+    scope's own statistics (:func:`.term_stats.keyword_query`); without it, a ``match`` (the shard's)."""
     return {
         "size": k,
         "_source": {"excludes": SOURCE_EXCLUDES},
         "query": {
             "bool": {
-                "must": [{"match": {"text": {"query": text}}}],
+                "must": [scored or {"match": {"text": {"query": text}}}],
                 "filter": scope_filter(scope, filters, view),
             }
         },

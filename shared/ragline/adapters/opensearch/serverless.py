@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ragline import errors
 from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch import serverless_requests as srq
+from ragline.adapters.opensearch import term_stats
 from ragline.adapters.opensearch.client import build_client, translate
 from ragline.adapters.opensearch.fences import DynamoFences
 from ragline.adapters.opensearch.filtering import ensure_fields
@@ -69,6 +70,8 @@ class ServerlessVectorStoreProvider:
         self.visibility_timeout = visibility_timeout
         self.pending = pending
         self._ready = False
+        self.scope_stats: term_stats.ScopeStatistics | None = None
+        """Keyword queries scored with each scope's statistics (:mod:`.term_stats`); None: an older index."""
         self._lock = threading.Lock()
 
     @classmethod
@@ -91,15 +94,23 @@ class ServerlessVectorStoreProvider:
 
         with self._lock, translate("index creation"):
             if not self.client.indices.exists(index=self.index):
+                body = srq.index_body(self.dimension, hnsw=self.hnsw)
                 try:
-                    self.client.indices.create(
-                        index=self.index, body=srq.index_body(self.dimension, hnsw=self.hnsw)
-                    )
+                    try:
+                        self.client.indices.create(index=self.index, body=body)
+                    except RequestError as exc:
+                        if exc.error == "resource_already_exists_exception" or "similarity" not in str(exc):
+                            raise
+                        # a collection refusing the scripted similarity: Lucene's BM25 (shard statistics)
+                        self.client.indices.create(index=self.index, body=term_stats.without(body))
                 except RequestError as exc:
                     if exc.error != "resource_already_exists_exception":
                         raise
             else:  # an index made before chunks carried filter fields gets them (see .filtering)
                 ensure_fields(self.client, self.index)
+            mappings = self.client.indices.get_mapping(index=self.index)
+            if all(term_stats.supported(m["mappings"]) for m in mappings.values()):
+                self.scope_stats = term_stats.ScopeStatistics(self.client, self.index)
             self._ready = True
 
     def drop(self) -> None:

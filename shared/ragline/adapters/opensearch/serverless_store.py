@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from ragline import errors
 from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch import serverless_requests as srq
+from ragline.adapters.opensearch.client import translate
 from ragline.adapters.opensearch.fences import written_attr
 from ragline.adapters.opensearch.filtering import vetted
 from ragline.adapters.opensearch.serverless_hits import Leg, chunk_of, cid, field, newest, ranked
@@ -230,7 +231,7 @@ class ServerlessVectorStore:
             size = query.candidates
             bodies = [
                 self._knn(query, size),
-                rq.bm25_search(self.scope, query.text, size, query.filters, self.view),
+                self._bm25(query, size),
             ]
             sem, kw = self._visible(self._p.msearch(bodies))
             fused = fuse_query(query, ranked(sem, "semantic"), ranked(kw, "keyword"))
@@ -289,5 +290,10 @@ class ServerlessVectorStore:
             self.scope, query.vector, size, query.filters, candidates=self._p.knn_candidates, view=self.view
         )
 
-    def _bm25(self, query: KeywordQuery, size: int) -> dict[str, Any]:
-        return rq.bm25_search(self.scope, query.text, size, query.filters, self.view)
+    def _bm25(self, query: KeywordQuery | HybridQuery, size: int) -> dict[str, Any]:
+        """The keyword leg, scored with the scope's own statistics where the index keeps them."""
+        scored = None
+        if self._p.scope_stats is not None:
+            with translate("keyword statistics"):
+                scored = self._p.scope_stats.query(self.scope, query.text, None)
+        return rq.bm25_search(self.scope, query.text, size, query.filters, self.view, scored=scored)

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from ragline import errors
 from ragline.adapters.opensearch import hybrid as node_fusion
 from ragline.adapters.opensearch import requests as rq
+from ragline.adapters.opensearch import term_stats
 from ragline.adapters.opensearch.client import build_client, translate
 from ragline.adapters.opensearch.filtering import ensure_fields, vetted
 from ragline.adapters.opensearch.hybrid import NORMALIZATION, Normalization
@@ -111,6 +112,8 @@ class OpenSearchVectorStoreProvider:
         self._ready = False
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
+        self.scope_stats: term_stats.ScopeStatistics | None = None
+        """Keyword queries scored with each scope's statistics; None on an index made before them."""
 
     @classmethod
     def from_settings(
@@ -146,6 +149,11 @@ class OpenSearchVectorStoreProvider:
                     # an index made before chunks carried filter fields gets them (idempotent; its
                     # old chunks lack them and read as open to everyone, without attributes)
                     ensure_fields(self.client, name)
+            mappings = self.client.indices.get_mapping(index=self.index)
+            if all(term_stats.supported(m["mappings"]) for m in mappings.values()):
+                self.scope_stats = term_stats.ScopeStatistics(self.client, self.index)
+            else:  # its text has Lucene's BM25 and no lengths: shard statistics until a reindex
+                _log.warning("index %s predates per-scope BM25: shard statistics score keywords", self.index)
             self._ready = True
 
     def drop(self) -> None:
@@ -529,16 +537,11 @@ class OpenSearchVectorStore:
         if isinstance(query, SemanticQuery):
             legs = [_leg_hits(self._send(self._knn(query.vector, size, query)), "semantic")]
         elif isinstance(query, KeywordQuery):
-            legs = [
-                _leg_hits(
-                    self._send(rq.bm25_search(self.scope, query.text, size, query.filters, self.view)),
-                    "keyword",
-                )
-            ]
+            legs = [_leg_hits(self._send(self.keyword_body(query.text, size, query)), "keyword")]
         else:
             assert isinstance(query, HybridQuery)
             knn = rq.ids_only(self._knn(query.vector, size, query))
-            bm25 = rq.ids_only(rq.bm25_search(self.scope, query.text, size, query.filters, self.view))
+            bm25 = rq.ids_only(self.keyword_body(query.text, size, query))
             if self._p.hybrid == "msearch":
                 sem, kw = self._msearch([knn, bm25])
             else:
@@ -588,6 +591,14 @@ class OpenSearchVectorStore:
             ):
                 out[chunk_id(src["document_id"], src["sequence_number"])] = src
         return out
+
+    def keyword_body(self, text: str, k: int, query: KeywordQuery | HybridQuery) -> dict[str, Any]:
+        """The keyword leg, scored with the scope's own statistics where the index keeps them."""
+        scored = None
+        if self._p.scope_stats is not None:
+            with translate("keyword statistics"):
+                scored = self._p.scope_stats.query(self.scope, text, self._routing)
+        return rq.bm25_search(self.scope, text, k, query.filters, self.view, scored=scored)
 
     def _knn(self, vector: Sequence[float], k: int, query: SemanticQuery | HybridQuery) -> dict[str, Any]:
         if len(vector) != self._p.dimension:

@@ -18,6 +18,8 @@ import org.opensearch.env.Environment;
 import org.opensearch.http.HttpServerTransport;
 import org.opensearch.index.reindex.ReindexPlugin;
 import org.opensearch.node.Node;
+import org.opensearch.index.mapper.MapperExtrasPlugin;
+import org.opensearch.painless.PainlessPlugin;
 import org.opensearch.plugins.Plugin;
 import org.opensearch.transport.Netty4Plugin;
 
@@ -40,7 +42,9 @@ public final class LocalOpenSearch {
         pluginByName("org.opensearch.neuralsearch.plugin.NeuralSearch", "target/neural"),
                                      // hybrid query, normalization-processor, score-ranker-processor
         CommonAnalysisPlugin.class,  // english & most other analyzers/filters
-        ReindexPlugin.class          // _delete_by_query, _update_by_query, _reindex
+        ReindexPlugin.class,         // _delete_by_query, _update_by_query, _reindex
+        PainlessPlugin.class,        // painless: the text field's scripted (per-scope BM25) similarity
+        MapperExtrasPlugin.class     // token_count: each chunk's analysed length
     );
 
     /** k-NN and neural-search ship as plugin zips, not plain Maven jars: their jars are only on the runtime classpath. */

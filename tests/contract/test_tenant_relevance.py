@@ -1,0 +1,120 @@
+"""Tenant-true keyword ranking on a real node: a scope pooled with neighbours of other term statistics
+ranks and scores exactly as the same scope alone in an index of its own (issue 39, item 2)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from ragline.adapters.opensearch import requests as rq
+from ragline.adapters.opensearch import term_stats
+from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
+from ragline.config import Settings
+from ragline.domain.models import KeywordQuery, SearchHit, TenantScope
+from tests.contract.vector_store_contract import hybrid, make_chunks
+from tests.support.vectors import DIM
+
+pytestmark = [pytest.mark.contract, pytest.mark.opensearch]
+
+TENANT = TenantScope(tenant_id="acme", namespace_id="docs")
+OWN = [
+    "bees pollinate clover and apple blossoms in spring",
+    "a hive of bees keeps its queen warm through winter",
+    "clover honey is light and the bees make it from white clover",
+    "apple orchards rent hives so that bees pollinate the blossoms",
+    "winter bees live longer than summer bees in the hive",
+    "the queen lays eggs and workers feed the larvae honey",
+    "short note on bees",
+    "wasps are not bees although both sting and both visit blossoms in late summer afternoons",
+]
+QUERIES = ["bees", "clover honey", "queen bees winter", "apple blossoms pollinate", "summer wasps sting"]
+
+
+def neighbours() -> list[tuple[TenantScope, list[str]]]:
+    """Other tenants (and the tenant's other namespace) whose texts skew every statistic: 'bees'
+    everywhere, long chunks, 'clover' rare, words the tenant never uses."""
+    lib = [
+        f"bees and bees again in chapter {i} of a long treatise on insects of the meadow" for i in range(40)
+    ]
+    lib += [f"the orchard ledger for year {i} lists apple prices and nothing else at all" for i in range(30)]
+    return [
+        (TenantScope(tenant_id="library", namespace_id="docs"), lib),
+        (TenantScope(tenant_id="acme", namespace_id="other"), ["clover clover clover"] * 12),
+        (TenantScope(tenant_id="tiny", namespace_id="docs"), ["queen"]),
+    ]
+
+
+@pytest.fixture
+def providers(
+    opensearch_url: str,
+) -> Iterator[tuple[OpenSearchVectorStoreProvider, OpenSearchVectorStoreProvider]]:
+    """The tenant alone in its own index, and the same chunks pooled with neighbours."""
+    made = [
+        OpenSearchVectorStoreProvider(
+            build_client(Settings(opensearch_url=opensearch_url)),
+            index=f"test-{uuid.uuid4().hex[:12]}",
+            dimension=DIM,
+        )
+        for _ in range(2)
+    ]
+    alone, pooled = made
+    for p in made:
+        p.scoped(TENANT).upsert(make_chunks("own", OWN))
+    for i, (scope, texts) in enumerate(neighbours()):
+        pooled.scoped(scope).upsert(make_chunks(f"n{i}", texts))
+    yield alone, pooled
+    for p in made:
+        p.drop()
+        p.close()
+
+
+def _ranked(hits: list[SearchHit]) -> list[tuple[str, float]]:
+    return [(h.chunk.id, h.score) for h in hits]
+
+
+def test_pooled_keyword_ranking_and_scores_equal_alone(
+    providers: tuple[OpenSearchVectorStoreProvider, OpenSearchVectorStoreProvider],
+) -> None:
+    alone, pooled = providers
+    for text in QUERIES:
+        want = _ranked(alone.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
+        got = _ranked(pooled.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
+        assert [c for c, _ in got] == [c for c, _ in want], text
+        assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-5), text
+
+
+def test_pooled_hybrid_ranking_equals_alone(
+    providers: tuple[OpenSearchVectorStoreProvider, OpenSearchVectorStoreProvider],
+) -> None:
+    alone, pooled = providers
+    for text in QUERIES:
+        want = alone.scoped(TENANT).search(hybrid(text, k=8))
+        got = pooled.scoped(TENANT).search(hybrid(text, k=8))
+        assert [(h.chunk.id, h.breakdown.keyword_rank) for h in got] == [
+            (h.chunk.id, h.breakdown.keyword_rank) for h in want
+        ], text
+
+
+def test_scores_equal_lucene_bm25_alone(opensearch_url: str) -> None:
+    """The scope's scores are the node's own BM25 over the scope alone (a plain ``match`` in a
+    one-tenant index of Lucene's similarity), not merely self-consistent."""
+    client = build_client(Settings(opensearch_url=opensearch_url))
+    plain = f"test-{uuid.uuid4().hex[:12]}"
+    client.indices.create(index=plain, body=term_stats.without(rq.index_body(DIM)))
+    p = OpenSearchVectorStoreProvider(client, index=f"test-{uuid.uuid4().hex[:12]}", dimension=DIM)
+    try:
+        old = OpenSearchVectorStoreProvider(client, index=plain, dimension=DIM)
+        for provider in (old, p):
+            provider.scoped(TENANT).upsert(make_chunks("own", OWN))
+        assert old.scoped(TENANT)._p.scope_stats is None  # an index without the mapping: plain BM25
+        for text in QUERIES:
+            want = _ranked(old.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
+            got = _ranked(p.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
+            assert [c for c, _ in got] == [c for c, _ in want], text
+            assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-5), text
+    finally:
+        client.indices.delete(index=[plain, rq.fences_index(plain)], ignore_unavailable=True)
+        p.drop()
+        p.close()
