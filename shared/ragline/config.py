@@ -51,6 +51,14 @@ class Settings(BaseModel):
     opensearch_replicas: int = Field(default=0, ge=0)
     """Replicas of each index Ragline creates: 0 on one node (a replica could not be placed), 1 from
     two nodes (the template sets it from ``OpenSearchInstanceCount``). Read when an index is created."""
+    opensearch_shards: int = Field(default=1, ge=1, le=1024)
+    """Primary shards of each pooled chunk index Ragline creates (the template sets the domain's node
+    count: one primary per data node). Tenants are routed: a tenant's reads and writes touch one shard
+    (or ``opensearch_routing_partition_size`` of them), however many the index has. Read when an index
+    is created; an index keeps the count it was made with."""
+    opensearch_routing_partition_size: int = Field(default=1, ge=1)
+    """Shards a tenant's chunks spread over within a pooled index (1: one; more: below
+    ``opensearch_shards``; each of the tenant's searches then touches that many)."""
     """on_read: writes do not refresh; the next read from the same process refreshes first
     (read-your-writes) and a published version is searchable from every process. true refreshes on
     every write request (several times slower ingestion); wait_for waits for the scheduled refresh;

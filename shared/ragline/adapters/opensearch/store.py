@@ -78,10 +78,20 @@ class OpenSearchVectorStoreProvider:
         knn_candidates: int = rq.KNN_CANDIDATES,
         replicas: int = 0,
         bulk_bytes: int = BULK_BYTES,
+        shards: int = 1,
+        routing_partition_size: int = 1,
     ) -> None:
+        if routing_partition_size > 1 and routing_partition_size >= shards:
+            raise errors.ConfigurationError(
+                "the routing partition size must be below the number of shards",
+                shards=shards,
+                routing_partition_size=routing_partition_size,
+            )
         self.client = client
         self.bulk_bytes = bulk_bytes
         self.replicas = replicas
+        self.shards = shards
+        self.routing_partition_size = routing_partition_size
         self.hnsw = hnsw
         self.knn_candidates = knn_candidates
         self.index = index
@@ -104,6 +114,8 @@ class OpenSearchVectorStoreProvider:
             refresh=settings.opensearch_refresh,
             replicas=settings.opensearch_replicas,
             hybrid=settings.opensearch_hybrid,
+            shards=settings.opensearch_shards,
+            routing_partition_size=settings.opensearch_routing_partition_size,
         )
 
     def ensure_index(self) -> None:
@@ -114,7 +126,7 @@ class OpenSearchVectorStoreProvider:
 
         with self._lock, translate("index creation"):
             for name, body in (
-                (self.index, rq.index_body(self.dimension, hnsw=self.hnsw, replicas=self.replicas)),
+                (self.index, self.chunk_index_body()),
                 (rq.fences_index(self.index), rq.fences_body(replicas=self.replicas)),
             ):
                 if not self.client.indices.exists(index=name):
@@ -128,6 +140,16 @@ class OpenSearchVectorStoreProvider:
                     # old chunks lack them and read as open to everyone, without attributes)
                     ensure_fields(self.client, name)
             self._ready = True
+
+    def chunk_index_body(self) -> dict[str, Any]:
+        """A new chunk index as this provider makes them: its shards, routing partition and graph."""
+        return rq.index_body(
+            self.dimension,
+            shards=self.shards,
+            replicas=self.replicas,
+            hnsw=self.hnsw,
+            routing_partition_size=self.routing_partition_size,
+        )
 
     def drop(self) -> None:
         """Delete the chunk and fence indexes (tests, benchmarks); gone ones are ignored."""
@@ -390,7 +412,13 @@ class OpenSearchVectorStore:
             with translate("delete"):
                 found = self._p.client.search(index=self._p.index, body=body, routing=self._routing)
             hits = found["hits"]["hits"]
-            lines = rq.delete_lines(self._p.index, self._routing, [(h["_id"], h["_version"]) for h in hits])
+            lines = [  # each delete routed as its chunk was found (in order: one line per hit)
+                line
+                for h in hits
+                for line in rq.delete_lines(
+                    self._p.index, h.get("_routing", self._routing), [(h["_id"], h["_version"])]
+                )
+            ]
             deleted += self._bulk(lines, gone_ok=True)
             if len(hits) < rq.MAX_RESULT_WINDOW:
                 break
