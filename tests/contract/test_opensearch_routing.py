@@ -107,7 +107,9 @@ def test_every_path_of_a_tenant_touches_only_its_shards(sharded: OpenSearchVecto
     search touches one shard (or the partition's); nothing fans out to every shard."""
     p = sharded
     p.ensure_index()
-    settings = p.client.indices.get_settings(index=p.index)[p.index]["settings"]["index"]
+    pool = p.placements.pool()
+    assert pool is not None
+    settings = p.client.indices.get_settings(index=pool)[pool]["settings"]["index"]
     assert int(settings["number_of_shards"]) == p.shards
     wire = Wire(p)
     for scope in (ACME, GLOBEX):
@@ -129,7 +131,7 @@ def test_every_path_of_a_tenant_touches_only_its_shards(sharded: OpenSearchVecto
     assert acme.publish("d", generation=2) and acme.count() == 1  # the sweep of 40 older chunks
     assert p.purge_tenant(GLOBEX.tenant_id) == 41
     assert p.scoped(GLOBEX).count() == 0 and acme.count() == 1
-    assert check_routed(wire, p.index, p.routing_partition_size) >= 20
+    assert check_routed(wire, pool, p.routing_partition_size) >= 20
 
 
 def test_a_partition_spreads_a_tenant_over_its_shards_only(sharded: OpenSearchVectorStoreProvider) -> None:
@@ -139,7 +141,7 @@ def test_a_partition_spreads_a_tenant_over_its_shards_only(sharded: OpenSearchVe
     store = p.scoped(ACME)
     store.upsert(make_chunks("d", [f"chunk {i}" for i in range(60)]))
     p.refresh_now()
-    shards = p.client.cat.shards(index=p.index, format="json", h="shard,prirep,docs")
+    shards = p.client.cat.shards(index=p.placements.pool(), format="json", h="shard,prirep,docs")
     holding = {s["shard"] for s in shards if s["prirep"] == "p" and int(s["docs"] or 0) > 0}
     assert len(holding) == p.routing_partition_size
     assert (
