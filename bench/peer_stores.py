@@ -153,7 +153,11 @@ class RaglineStore:
             return
         try:  # a busy node may take longer than its 30 s cluster-event timeout to delete a big index
             self.provider.client.indices.delete(
-                index=[self.provider.index, f"{self.provider.index}-fences"],
+                index=[  # the alias's chunk indexes, the fences and the placement registry
+                    *self.provider.placements.indexes(),
+                    f"{self.provider.index}-fences",
+                    self.provider.placements.registry,
+                ],
                 ignore_unavailable=True,
                 master_timeout="5m",
                 request_timeout=330,

@@ -51,6 +51,30 @@ class Settings(BaseModel):
     opensearch_replicas: int = Field(default=0, ge=0)
     """Replicas of each index Ragline creates: 0 on one node (a replica could not be placed), 1 from
     two nodes (the template sets it from ``OpenSearchInstanceCount``). Read when an index is created."""
+    opensearch_shards: int = Field(default=1, ge=1, le=1024)
+    """Primary shards of each pooled chunk index Ragline creates (the template sets the domain's node
+    count: one primary per data node). Tenants are routed: a tenant's reads and writes touch one shard
+    (or ``opensearch_routing_partition_size`` of them), however many the index has. Read when an index
+    is created; an index keeps the count it was made with."""
+    opensearch_routing_partition_size: int = Field(default=1, ge=1)
+    """Shards a tenant's chunks spread over within a pooled index (1: one; more: below
+    ``opensearch_shards``; each of the tenant's searches then touches that many)."""
+    opensearch_shard_max_chunks: int = Field(default=0, ge=0)
+    """A pooled index's primary shard holding this many chunks makes a new generation of twice the
+    primaries the pool (new tenants go there), and a tenant writing to that shard is moved there
+    (ragline.adapters.opensearch.growth). 0: 40 GiB of the model's chunks (2.23M at 1,024 d, ~6M
+    at 384 d; AWS's upper guidance for a search shard is 50 GiB)."""
+    opensearch_silo_chunks: int = Field(default=0, ge=0)
+    """A pooled tenant holding this many chunks is moved to an index of its own (the silo tier)
+    by a growth round after it writes. 0: a quarter of ``opensearch_shard_max_chunks``."""
+    opensearch_silo_tenants: list[str] = Field(default_factory=list)
+    """Tenants placed in an index of their own whatever their size (moved by their next growth
+    round); a JSON list in the environment."""
+    opensearch_growth_interval: float = Field(default=300.0, ge=0)
+    """Seconds between a process's growth checks, made after a write (0: after every write)."""
+    opensearch_placement_ttl: float = Field(default=30.0, gt=0)
+    """Seconds a process caches where a tenant's chunks live (readers check it on the way: a stale
+    entry costs one more read, never a wrong one); a moved tenant's old copy is kept longer."""
     """on_read: writes do not refresh; the next read from the same process refreshes first
     (read-your-writes) and a published version is searchable from every process. true refreshes on
     every write request (several times slower ingestion); wait_for waits for the scheduled refresh;

@@ -32,12 +32,14 @@ def _provider(url: str, **kw: object) -> OpenSearchVectorStoreProvider:
 class TestOpenSearchVectorStore(VectorStoreContract):
     filter_examples = 6  # the shared node: each corpus is checked against up to six views
 
-    @pytest.fixture(params=["msearch", "query"])
+    @pytest.fixture(params=["msearch", "query", "msearch-3-shards"])
     def provider(
         self, opensearch_url: str, request: pytest.FixtureRequest
     ) -> Iterator[OpenSearchVectorStoreProvider]:
-        """Both hybrid strategies: the legs fused here (default) and the node's own ``hybrid`` query."""
-        p = _provider(opensearch_url, hybrid=request.param)
+        """Both hybrid strategies: the legs fused here (default) and the node's own ``hybrid`` query;
+        and a pooled index of three primaries, each tenant routed to one of them."""
+        strategy, _, sharded = request.param.partition("-")
+        p = _provider(opensearch_url, hybrid=strategy, shards=3 if sharded else 1)
         yield p
         p.drop()
         p.close()

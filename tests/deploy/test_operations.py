@@ -116,6 +116,7 @@ def test_a_created_multi_node_domain_is_watched_and_spread_over_two_zones(transl
     assert cluster["ZoneAwarenessEnabled"] is True
     assert cluster["ZoneAwarenessConfig"] == {"AvailabilityZoneCount": 2}
     assert stack.function("IngestionFunction").environment["RAGLINE_OPENSEARCH_REPLICAS"] == "1"
+    assert stack.function("IngestionFunction").environment["RAGLINE_OPENSEARCH_SHARDS"] == "2"
 
 
 def test_one_node_has_no_replicas_no_zones_and_no_yellow_alarm(translated: dict[str, Any]) -> None:
@@ -127,6 +128,7 @@ def test_one_node_has_no_replicas_no_zones_and_no_yellow_alarm(translated: dict[
     assert cluster["ZoneAwarenessEnabled"] is False and "ZoneAwarenessConfig" not in cluster
     for fn in lambda_functions(translated):
         assert stack.function(fn).environment["RAGLINE_OPENSEARCH_REPLICAS"] == "0", fn
+        assert stack.function(fn).environment["RAGLINE_OPENSEARCH_SHARDS"] == "1", fn
 
 
 def test_an_existing_domain_has_no_domain_alarms_but_keeps_the_rest(translated: dict[str, Any]) -> None:

@@ -136,6 +136,9 @@ class RecordingIndices:
     def exists(self, *, index: str) -> bool:
         return False
 
+    def exists_alias(self, *, name: str) -> bool:
+        return False
+
     def create(self, *, index: str, body: dict[str, object]) -> None:
         self.created[index] = body
 
@@ -146,25 +149,30 @@ class RecordingIndices:
 @pytest.mark.parametrize("replicas", [0, 1])
 def test_indexes_are_created_with_the_configured_replicas(replicas: int) -> None:
     """Given RAGLINE_OPENSEARCH_REPLICAS (the template's: 1 from two nodes), when the provider creates
-    its indexes, then the chunks and the fences both get that many replicas."""
+    its indexes, then the chunks, the fences and the placement registry get that many replicas."""
     from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
     from ragline.config import Settings
+    from tests.support.placement_registry import InMemoryDocuments
 
     environ = {"RAGLINE_OPENSEARCH_REPLICAS": str(replicas), "RAGLINE_OPENSEARCH_URL": "http://127.0.0.1:9"}
     settings = Settings.from_env(environ)
     provider = OpenSearchVectorStoreProvider.from_settings(settings, dimension=8, model_id="m")
     indices = RecordingIndices()
-    provider.client = type("Client", (), {"indices": indices})()  # type: ignore[assignment]
+    client = InMemoryDocuments()
+    client.indices = indices  # type: ignore[attr-defined]
+    provider.client = provider.placements.client = client  # type: ignore[assignment]
 
     provider.ensure_index()
 
     created = {
         name: body["settings"]["index"]["number_of_replicas"] for name, body in indices.created.items()
     }  # type: ignore[index]
-    assert created == {
-        provider.index: replicas,
+    assert created == {  # the pool's first generation, the fences and the placement registry
+        provider.placements.pool(): replicas,
         rq.fences_index(provider.index): replicas,
+        provider.placements.registry: replicas,
     }
+    assert indices.created[provider.placements.pool()]["aliases"] == {provider.index: {}}
 
 
 @settings(max_examples=200)

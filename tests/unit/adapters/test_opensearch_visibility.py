@@ -13,6 +13,7 @@ from ragline.adapters.opensearch.store import BULK_BYTES, OpenSearchVectorStoreP
 from ragline.adapters.opensearch.visibility import Refresh
 from ragline.domain.models import KeywordQuery, TenantScope
 from tests.contract.vector_store_contract import make_chunks
+from tests.support.placement_registry import InMemoryDocuments
 from tests.support.vectors import DIM
 
 pytestmark = pytest.mark.unit
@@ -26,6 +27,9 @@ class Indices:
     def exists(self, index: str) -> bool:
         return True
 
+    def exists_alias(self, name: str) -> bool:
+        return False  # the chunk index is a concrete one (the pool's generation 0)
+
     def get_mapping(self, index: str) -> dict[str, object]:
         """An existing index that already has the filter fields."""
         return {index: {"mappings": {"properties": {"attribute_terms": {}, "readers": {}}}}}
@@ -34,19 +38,17 @@ class Indices:
         self.calls.append("refresh")
 
 
-class FakeClient:
+class FakeClient(InMemoryDocuments):
     """Answers like a node holding no fences and no chunks; records the requests that matter here."""
 
     def __init__(self, deleted: int = 0, refused: tuple[str, ...] = ()) -> None:
+        super().__init__()
         self.calls: list[str] = []
         self.refused = {rq.fence_id(SCOPE, d) for d in refused}
         self.indices = Indices(self.calls)
         self.deleted = deleted
         self.bulk_refresh: list[str] = []
         self.swept: dict[str, Any] = {}
-
-    def mget(self, *, body: dict[str, Any]) -> dict[str, Any]:
-        return {"docs": [{"found": False} for _ in body["docs"]]}
 
     def bulk(self, *, body: bytes, refresh: str, filter_path: str) -> dict[str, Any]:
         self.bulk_refresh.append(refresh)
@@ -74,7 +76,10 @@ class FakeClient:
 def provider(client: FakeClient, refresh: Refresh = "on_read") -> OpenSearchVectorStoreProvider:
     # a fresh index name per test: the record of unrefreshed indexes is process-wide
     index = f"chunks-{uuid.uuid4().hex[:8]}"
-    return OpenSearchVectorStoreProvider(client, index=index, dimension=DIM, refresh=refresh)  # type: ignore[arg-type]
+    # no growth rounds: this client answers only the requests of reads and writes
+    return OpenSearchVectorStoreProvider(
+        client, index=index, dimension=DIM, refresh=refresh, growth_interval=None
+    )  # type: ignore[arg-type]
 
 
 def test_writes_do_not_refresh_and_the_next_read_refreshes_once() -> None:

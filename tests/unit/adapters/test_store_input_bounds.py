@@ -15,6 +15,7 @@ from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
 from ragline.domain.models import MAX_SEQUENCE_NUMBER, TenantScope, neighbor_window
 from ragline.ports import VectorStore
 from tests.contract.vector_store_contract import make_chunks
+from tests.support.placement_registry import InMemoryDocuments
 from tests.support.vectors import DIM
 
 pytestmark = pytest.mark.unit
@@ -70,25 +71,26 @@ class ExistingIndices:
     def exists(self, index: str) -> bool:
         return True
 
+    def exists_alias(self, name: str) -> bool:
+        return False
+
     def get_mapping(self, index: str) -> dict[str, object]:
         """An existing index that already has the filter fields."""
         return {index: {"mappings": {"properties": {"attribute_terms": {}, "readers": {}}}}}
 
 
-class RecordingClient:
+class RecordingClient(InMemoryDocuments):
     """An OpenSearch client over existing indexes that answers every search with no hits and keeps
     the bodies it was sent."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.indices = ExistingIndices()
         self.bodies: list[dict[str, Any]] = []
 
     def search(self, *, index: str, body: dict[str, Any], routing: str) -> dict[str, Any]:
         self.bodies.append(body)
         return {"hits": {"hits": []}}
-
-    def mget(self, *, body: dict[str, Any]) -> dict[str, Any]:
-        return {"docs": [{"found": False} for _ in body["docs"]]}  # no document published yet
 
 
 def test_opensearch_neighbors_send_only_integer_ranges() -> None:

@@ -63,13 +63,30 @@ def index_name(prefix: str, model_id: str, dimension: int) -> str:
 
 
 def index_body(
-    dimension: int, *, shards: int = 1, replicas: int = 0, hnsw: tuple[int, int] = HNSW
+    dimension: int,
+    *,
+    shards: int = 1,
+    replicas: int = 0,
+    hnsw: tuple[int, int] = HNSW,
+    routing_partition_size: int = 1,
 ) -> dict[str, Any]:
+    """A chunk index of ``shards`` primaries, every chunk routed by its tenant (``_routing`` required):
+    a tenant lives on one shard, or on ``routing_partition_size`` of them (OpenSearch adds a hash of
+    the ``_id`` to the routing's, so a large tenant spreads while its searches still touch only those
+    shards). Both are fixed at creation, and OpenSearch computes every route from them, so a route
+    never changes under an index's chunks. A partition needs ``number_of_routing_shards`` equal to
+    the shards: with the node's default (a multiple kept for ``_split``) consecutive partition offsets
+    fall on the same shard, and a partition of 2 spread nothing (measured on 2.19: 100 chunks, all on
+    one shard of 4). Growth makes a new index instead of splitting one."""
+    index: dict[str, Any] = {"knn": True, "number_of_shards": shards, "number_of_replicas": replicas}
+    if routing_partition_size > 1:
+        index["routing_partition_size"] = routing_partition_size
+        index["number_of_routing_shards"] = shards
     return {
         "settings": {
             # refresh_interval and the merge policy stay the node's defaults (1 s, tiered): measured no
             # better at 100k chunks (docs/benchmarks.md, "OpenSearch bulk write path (issue 28)")
-            "index": {"knn": True, "number_of_shards": shards, "number_of_replicas": replicas},
+            "index": index,
             "analysis": {
                 "analyzer": {
                     "ragline_text": {

@@ -6,6 +6,7 @@ and translates vendor errors (:func:`translate`) into Ragline errors.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -23,7 +24,9 @@ from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch import term_stats
 from ragline.adapters.opensearch.client import build_client, translate
 from ragline.adapters.opensearch.filtering import ensure_fields, vetted
+from ragline.adapters.opensearch.growth import Growth, grow
 from ragline.adapters.opensearch.hybrid import NORMALIZATION, Normalization
+from ragline.adapters.opensearch.placement import Place, Placements
 from ragline.adapters.opensearch.visibility import UNREFRESHED, Refresh
 from ragline.config import Settings
 from ragline.domain.filters import ReadView
@@ -65,6 +68,8 @@ OVERFETCH = 4
 """How many times ``k`` a single leg asks for when unpublished chunks crowded its first answer."""
 FENCE_RETRIES = 3
 """Reads of a document retried because a publish moved its fence meanwhile."""
+MOVE_RETRIES = 5
+"""Runs of an operation whose tenant was moved meanwhile (each is re-placed before it runs again)."""
 _T = TypeVar("_T")
 _log = logging.getLogger(__name__)
 
@@ -84,7 +89,20 @@ class OpenSearchVectorStoreProvider:
         replicas: int = 0,
         bulk_bytes: int = BULK_BYTES,
         write_wait: float = WRITE_WAIT,
+        shards: int = 1,
+        routing_partition_size: int = 1,
+        placement_ttl: float = 30.0,
+        max_shard_chunks: int = 0,
+        growth_interval: float | None = 300.0,
+        silo_chunks: int = 0,
+        silo_tenants: frozenset[str] = frozenset(),
     ) -> None:
+        if routing_partition_size > 1 and routing_partition_size >= shards:
+            raise errors.ConfigurationError(
+                "the routing partition size must be below the number of shards",
+                shards=shards,
+                routing_partition_size=routing_partition_size,
+            )
         self.client = client
         self.bulk_bytes = bulk_bytes
         self.replicas = replicas
@@ -102,6 +120,8 @@ class OpenSearchVectorStoreProvider:
         """With a replica, a ``_bulk`` starts only once its shard has two active copies (the primary and
         one replica): a write is never acknowledged from a lone copy, which a second loss would take
         with it (docs/decisions.md). Without replicas (one node) nothing to wait for."""
+        self.shards = shards
+        self.routing_partition_size = routing_partition_size
         self.hnsw = hnsw
         self.knn_candidates = knn_candidates
         self.index = index
@@ -114,6 +134,19 @@ class OpenSearchVectorStoreProvider:
         self._pool: ThreadPoolExecutor | None = None
         self.scope_stats: term_stats.ScopeStatistics | None = None
         """Keyword queries scored with each scope's statistics; None on an index made before them."""
+        self.placements = Placements(client, index, ttl=placement_ttl)
+        """Where each tenant's chunks live (:mod:`.placement`): ``index`` names the model's alias."""
+        self.growth = Growth(
+            self,
+            max_shard_chunks=max_shard_chunks,
+            grace=2 * placement_ttl,
+            silo_chunks=silo_chunks,
+            silo_tenants=silo_tenants,
+        )
+        self.growth_interval = growth_interval
+        """Seconds between a process's growth rounds, run after a write (:meth:`grow`; 0: every write;
+        None: never, e.g. a client whose chunks an operator places by hand)."""
+        self._grown_at = float("-inf")
 
     @classmethod
     def from_settings(
@@ -126,29 +159,23 @@ class OpenSearchVectorStoreProvider:
             refresh=settings.opensearch_refresh,
             replicas=settings.opensearch_replicas,
             hybrid=settings.opensearch_hybrid,
+            shards=settings.opensearch_shards,
+            routing_partition_size=settings.opensearch_routing_partition_size,
+            placement_ttl=settings.opensearch_placement_ttl,
+            max_shard_chunks=settings.opensearch_shard_max_chunks,
+            growth_interval=settings.opensearch_growth_interval,
+            silo_chunks=settings.opensearch_silo_chunks,
+            silo_tenants=frozenset(settings.opensearch_silo_tenants),
         )
 
     def ensure_index(self) -> None:
-        """Create the pooled index on first use (idempotent; a concurrent creator is fine)."""
+        """Create the fences, the placement registry and the pool's first chunk index on first use
+        (idempotent; a concurrent creator is fine)."""
         if self._ready:
             return
-        from opensearchpy.exceptions import RequestError
-
         with self._lock, translate("index creation"):
-            for name, body in (
-                (self.index, rq.index_body(self.dimension, hnsw=self.hnsw, replicas=self.replicas)),
-                (rq.fences_index(self.index), rq.fences_body(replicas=self.replicas)),
-            ):
-                if not self.client.indices.exists(index=name):
-                    try:
-                        self.client.indices.create(index=name, body=body)
-                    except RequestError as exc:
-                        if exc.error != "resource_already_exists_exception":
-                            raise
-                elif name == self.index:
-                    # an index made before chunks carried filter fields gets them (idempotent; its
-                    # old chunks lack them and read as open to everyone, without attributes)
-                    ensure_fields(self.client, name)
+            self._create(rq.fences_index(self.index), rq.fences_body(replicas=self.replicas))
+            self.placements.ensure(self.create_chunk_index, replicas=self.replicas)
             mappings = self.client.indices.get_mapping(index=self.index)
             if all(term_stats.supported(m["mappings"]) for m in mappings.values()):
                 self.scope_stats = term_stats.ScopeStatistics(self.client, self.index)
@@ -156,25 +183,82 @@ class OpenSearchVectorStoreProvider:
                 _log.warning("index %s predates per-scope BM25: shard statistics score keywords", self.index)
             self._ready = True
 
+    def create_chunk_index(self, name: str, *, shards: int | None = None) -> None:
+        """A chunk index of the model (a pool generation or a silo) under its alias, unless it exists:
+        then it gets the filter fields an index made before them lacks (idempotent; its old chunks
+        read as open to everyone, without attributes). The legacy index named as the alias is not
+        aliased."""
+        body = self.chunk_index_body(shards=shards)
+        if name != self.index:
+            body["aliases"] = {self.index: {}}
+        if not self._create(name, body):
+            ensure_fields(self.client, name)
+
+    def _create(self, name: str, body: dict[str, Any]) -> bool:
+        """Create ``name`` unless it exists; whether this call made it."""
+        from opensearchpy.exceptions import RequestError
+
+        if self.client.indices.exists(index=name):
+            return False
+        try:
+            self.client.indices.create(index=name, body=body)
+        except RequestError as exc:
+            if exc.error != "resource_already_exists_exception":
+                raise
+            return False
+        return True
+
+    def chunk_index_body(self, *, shards: int | None = None) -> dict[str, Any]:
+        """A new chunk index as this provider makes them: its shards (``shards``: a larger generation's
+        instead), routing partition and graph."""
+        return rq.index_body(
+            self.dimension,
+            shards=shards or self.shards,
+            replicas=self.replicas,
+            hnsw=self.hnsw,
+            routing_partition_size=self.routing_partition_size,
+        )
+
     def drop(self) -> None:
-        """Delete the chunk and fence indexes (tests, benchmarks); gone ones are ignored."""
+        """Delete the chunk, fence and placement indexes (tests, benchmarks); gone ones are ignored."""
         with translate("index deletion"):
-            indexes = [self.index, rq.fences_index(self.index)]
+            chunks = (
+                self.placements.indexes()
+                if self.client.indices.exists(index=self.placements.registry)
+                else []
+            )
+            if self.client.indices.exists(index=self.index) and not self.client.indices.exists_alias(
+                name=self.index
+            ):
+                chunks.append(self.index)  # a legacy index under the alias's name
+            indexes = [*chunks, rq.fences_index(self.index), self.placements.registry]
             self.client.indices.delete(index=indexes, ignore_unavailable=True)
         self._ready = False
+
+    def grow(self, tenant_id: str) -> dict[str, Any] | None:
+        """A round of growth (:func:`.growth.grow`) after ``tenant_id`` wrote, at most once per
+        ``growth_interval`` seconds in this process (None: not due)."""
+        with self._lock:
+            now = time.monotonic()
+            if self.growth_interval is None or now - self._grown_at < self.growth_interval:
+                return None
+            self._grown_at = now
+        return grow(self, self.growth, tenant_id)
 
     def scoped(self, scope: TenantScope, view: ReadView | None = None) -> OpenSearchVectorStore:
         self.ensure_index()
         return OpenSearchVectorStore(self, scope, view)
 
     def purge_tenant(self, tenant_id: str) -> int:
-        """The tenant's chunks (one routed delete-by-query over every namespace), then its fences."""
+        """The tenant's chunks (one routed delete-by-query over every namespace and every chunk index
+        of the model: a move may have left a copy), then its fences."""
         self.ensure_index()
         query = {"query": {"term": {"tenant_id": tenant_id}}}
         with translate("tenant purge"):
-            self.client.indices.refresh(index=[self.index, rq.fences_index(self.index)])
+            chunk_indexes = self.placements.indexes()
+            self.client.indices.refresh(index=[*chunk_indexes, rq.fences_index(self.index)])
             chunks = self.client.delete_by_query(
-                index=self.index, body=query, routing=tenant_id, refresh=True, conflicts="proceed"
+                index=chunk_indexes, body=query, routing=tenant_id, refresh=True, conflicts="proceed"
             )
             self.client.delete_by_query(
                 index=rq.fences_index(self.index), body=query, refresh=True, conflicts="proceed"
@@ -187,26 +271,31 @@ class OpenSearchVectorStoreProvider:
         """Writes do not refresh; a publish's sweep and a discard must refresh before they look."""
         return self.refresh in ("on_read", "false")
 
-    def refresh_now(self) -> None:
-        """Every write so far becomes searchable, from every process."""
-        self._refresh(UNREFRESHED.claim(self.index))
+    def refresh_now(self, index: str | None = None) -> None:
+        """Every write so far to ``index`` (a chunk index; None: all of the model's) becomes
+        searchable, from every process."""
+        if index is None:
+            for name in self.placements.indexes():
+                self._refresh(name, UNREFRESHED.claim(name))
+        else:
+            self._refresh(index, UNREFRESHED.claim(index))
 
-    def wrote(self) -> None:
+    def wrote(self, index: str) -> None:
         if self.refresh == "on_read":
-            UNREFRESHED.mark(self.index)
+            UNREFRESHED.mark(index)
 
-    def before_read(self) -> None:
-        """``on_read``: refresh first when this process wrote since the last refresh."""
-        if self.refresh == "on_read" and UNREFRESHED.claim(self.index):
-            self._refresh(True)
+    def before_read(self, index: str) -> None:
+        """``on_read``: refresh first when this process wrote to ``index`` since the last refresh."""
+        if self.refresh == "on_read" and UNREFRESHED.claim(index):
+            self._refresh(index, True)
 
-    def _refresh(self, claimed: bool) -> None:
+    def _refresh(self, index: str, claimed: bool) -> None:
         try:
             with translate("refresh"):
-                self.client.indices.refresh(index=self.index)
+                self.client.indices.refresh(index=index)
         except errors.RaglineError:
             if claimed:
-                UNREFRESHED.mark(self.index)  # still unrefreshed: the next read tries again
+                UNREFRESHED.mark(index)  # still unrefreshed: the next read tries again
             raise
 
     def pool(self) -> ThreadPoolExecutor:
@@ -221,6 +310,26 @@ class OpenSearchVectorStoreProvider:
         self.client.close()
 
 
+class _Moved(Exception):
+    """The tenant's placement changed under an operation: it runs again where the tenant lives now."""
+
+
+def _placed_write(method: Callable[..., _T]) -> Callable[..., _T]:
+    @functools.wraps(method)
+    def run(self: OpenSearchVectorStore, *args: Any, **kwargs: Any) -> _T:
+        return self._placed(lambda: method(self, *args, **kwargs), write=True)
+
+    return run
+
+
+def _placed_read(method: Callable[..., _T]) -> Callable[..., _T]:
+    @functools.wraps(method)
+    def run(self: OpenSearchVectorStore, *args: Any, **kwargs: Any) -> _T:
+        return self._placed(lambda: method(self, *args, **kwargs), write=False)
+
+    return run
+
+
 class OpenSearchVectorStore:
     def __init__(
         self, provider: OpenSearchVectorStoreProvider, scope: TenantScope, view: ReadView | None = None
@@ -230,11 +339,56 @@ class OpenSearchVectorStore:
         self.view = None if view is None or view.everything else view
         """Inside every read's query (:mod:`.filtering`); None: every chunk."""
         self._routing = scope.tenant_id
+        self._place = provider.placements.cached(scope.tenant_id)
+        """Where the tenant's chunks live, as last seen (:mod:`.placement`; checked on the way)."""
+
+    @property
+    def _index(self) -> str:
+        return self._place.index
+
+    def _placed(self, run: Callable[[], _T], *, write: bool) -> _T:
+        """``run`` against the tenant's chunk index. A write reads the placement in real time (waiting
+        out a move) and again after: moved meanwhile, it runs again where the tenant lives now (every
+        write is idempotent: versioned chunks and fences). A read runs on the cached placement, which
+        the fence read checks (:meth:`_fences_and_sources`) and :meth:`_check_place` otherwise: a
+        changed one makes it read again."""
+        placements = self._p.placements
+        for _ in range(MOVE_RETRIES):
+            if write:
+                self._place = placements.for_write(self.scope.tenant_id)
+            try:
+                result = run()
+                if write:
+                    self._check_place()
+            except _Moved:
+                continue
+            return result
+        raise errors.Throttled("the tenant's chunks kept moving; retry", tenant_id=self.scope.tenant_id)
+
+    def _check_place(self) -> None:
+        """Raise :class:`_Moved` (and remember the new place) when the tenant's placement changed."""
+        self._seen(self._p.placements.read(self.scope.tenant_id))
+
+    def _seen(self, now: Place) -> None:
+        if now != self._place:
+            self._place = now
+            raise _Moved
 
     def capabilities(self) -> StoreCapabilities:
         return StoreCapabilities()
 
     def upsert(self, chunks: Sequence[Chunk], *, generation: int = 0) -> int:
+        """:meth:`_upsert` where the tenant lives, then a round of growth when one is due (a failed
+        one is logged: the chunks are written, the next round tries again)."""
+        written = self._placed(lambda: self._upsert(chunks, generation), write=True)
+        if written:
+            try:
+                self._p.grow(self.scope.tenant_id)
+            except errors.RaglineError:
+                _log.warning("growth round failed", exc_info=True)
+        return written
+
+    def _upsert(self, chunks: Sequence[Chunk], generation: int) -> int:
         for c in chunks:
             if c.embedding is None or len(c.embedding) != self._p.dimension:
                 raise errors.EmbeddingMismatch(
@@ -253,9 +407,9 @@ class OpenSearchVectorStore:
                     generation=generation,
                     published=fence,
                 )
-        lines = rq.bulk_lines(self.scope, self._p.index, chunks, generation)
+        lines = rq.bulk_lines(self.scope, self._index, chunks, generation)
         written = sum(self._bulk(batch) for batch in rq.bulk_requests(lines, self._p.bulk_bytes))
-        self._p.wrote()
+        self._p.wrote(self._index)
         return written
 
     def _bulk(self, lines: list[bytes], *, gone_ok: bool = False) -> int:
@@ -315,14 +469,15 @@ class OpenSearchVectorStore:
         :meth:`_mget`), in one ``_mget`` over both indexes: a hybrid search reads the sources its
         fusion will most likely keep in the round trip that reads the fences."""
         ids = sorted(document_ids)
-        if not ids and not source_ids:
-            return {}, {}
         fences = rq.fences_index(self._p.index)
-        docs = [{"_index": fences, "_id": rq.fence_id(self.scope, d), "_source": False} for d in ids]
-        docs += rq.mget_body(self.scope, self._p.index, source_ids)["docs"]
+        placements = self._p.placements
+        docs = [placements.doc_ref(self.scope.tenant_id)]  # checks the cached placement on the way
+        docs += [{"_index": fences, "_id": rq.fence_id(self.scope, d), "_source": False} for d in ids]
+        docs += rq.mget_body(self.scope, self._index, source_ids)["docs"]
         with translate("fence read"):
             resp = self._p.client.mget(body={"docs": docs})
-        got = resp["docs"]
+        placed, *got = resp["docs"]
+        self._seen(placements.remember(self.scope.tenant_id, placements.place_of(placed)))
         fenced = zip(ids, got[: len(ids)], strict=True)
         published = {d: int(doc["_version"]) if doc.get("found") else 0 for d, doc in fenced}
         return published, self._in_scope(got[len(ids) :])
@@ -338,6 +493,7 @@ class OpenSearchVectorStore:
             raise outcome
         return outcome
 
+    @_placed_write
     def publish_many(self, generations: Mapping[str, int]) -> dict[str, bool | errors.RaglineError]:
         """A fence is a document whose external version *is* the generation: OpenSearch refuses (409)
         to lower it, which makes each raise atomic, and readers read it in real time — raising it is
@@ -350,7 +506,9 @@ class OpenSearchVectorStore:
         if not generations:
             return {}
         if self._p.lazy:
-            self._p.refresh_now()  # every chunk of these versions searchable before they are served
+            self._p.refresh_now(
+                self._index
+            )  # every chunk of these versions searchable before they are served
         docs = list(generations.items())
         lines = rq.fence_lines(
             rq.fences_index(self._p.index),
@@ -386,28 +544,33 @@ class OpenSearchVectorStore:
             d: True if fences[d] == g else False if fences[d] > g else lost for d, g in generations.items()
         }
 
+    @_placed_write
     def discard(self, document_id: str, *, generation: int) -> int:
         if self._p.lazy:
-            self._p.refresh_now()  # delete-by-query sees only refreshed chunks
+            self._p.refresh_now(self._index)  # delete-by-query sees only refreshed chunks
         return self._delete_matching(rq.document_query(self.scope, document_id, generation=generation))
 
+    @_placed_read
     def vectors(self, document_id: str) -> dict[str, NDArray[np.float32]]:
         from opensearchpy import helpers
 
-        self._p.before_read()
+        self._p.before_read(self._index)
         with translate("vectors"):
-            return {
+            found = {
                 h["_source"]["text"]: np.asarray(h["_source"][rq.VECTOR_FIELD], dtype=np.float32)
                 for h in helpers.scan(
                     self._p.client,
-                    index=self._p.index,
+                    index=self._index,
                     query={"query": rq.document_query(self.scope, document_id)},
                     routing=self._routing,
                     _source=["text", rq.VECTOR_FIELD],
                     size=500,
                 )
             }
+        self._check_place()  # no fence read to check the placement on the way
+        return found
 
+    @_placed_write
     def delete_document(self, document_id: str, *, older_than: int | None = None) -> int:
         return self._delete_matching(rq.document_query(self.scope, document_id, older_than=older_than))
 
@@ -418,29 +581,40 @@ class OpenSearchVectorStore:
         reader a document whose chunks run contiguously from 0, never one with a gap. Each delete
         carries the chunk's generation (``external_gte``), so a chunk a newer version rewrote meanwhile
         is kept (409)."""
-        self._p.before_read()
+        self._p.before_read(self._index)
         deleted = 0
         while True:
             body = {"size": rq.MAX_RESULT_WINDOW, "query": query, "_source": False, "version": True,
                     "sort": [{"sequence_number": "desc"}]}  # fmt: skip
             with translate("delete"):
-                found = self._p.client.search(index=self._p.index, body=body, routing=self._routing)
+                found = self._p.client.search(index=self._index, body=body, routing=self._routing)
             hits = found["hits"]["hits"]
-            lines = rq.delete_lines(self._p.index, self._routing, [(h["_id"], h["_version"]) for h in hits])
+            lines = [  # each delete routed as its chunk was found (in order: one line per hit)
+                line
+                for h in hits
+                for line in rq.delete_lines(
+                    self._index, h.get("_routing", self._routing), [(h["_id"], h["_version"])]
+                )
+            ]
             deleted += self._bulk(lines, gone_ok=True)
             if len(hits) < rq.MAX_RESULT_WINDOW:
                 break
-            self._p.refresh_now()  # a document of more chunks than one search returns: the rest next
+            self._p.refresh_now(
+                self._index
+            )  # a document of more chunks than one search returns: the rest next
         if deleted and self._p.refresh == "on_read":
-            self._p.refresh_now()  # deletions are rare: visible to every process when this returns
+            self._p.refresh_now(self._index)  # deletions are rare: visible everywhere when this returns
         return deleted
 
+    @_placed_read
     def count(self, document_id: str | None = None) -> int:
         """A document's served chunks (at its published generation); the scope's every stored chunk
         (with a view: every stored chunk it admits)."""
-        self._p.before_read()
+        self._p.before_read(self._index)
         if document_id is None:
-            return self._count({"bool": {"filter": rq.scope_filter(self.scope, view=self.view)}})
+            counted = self._count({"bool": {"filter": rq.scope_filter(self.scope, view=self.view)}})
+            self._check_place()  # no fence read to check the placement on the way
+            return counted
         return self._at_served(
             document_id,
             lambda g: self._count(rq.document_query(self.scope, document_id, generation=g, view=self.view)),
@@ -448,23 +622,24 @@ class OpenSearchVectorStore:
 
     def _count(self, query: dict[str, Any]) -> int:
         with translate("count"):
-            resp = self._p.client.count(index=self._p.index, body={"query": query}, routing=self._routing)
+            resp = self._p.client.count(index=self._index, body={"query": query}, routing=self._routing)
         return int(resp["count"])
 
+    @_placed_read
     def neighbors(
         self, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5
     ) -> list[Chunk]:
         window = neighbor_window(sequence_number, before, after)
         if window is None:
             return []
-        self._p.before_read()
+        self._p.before_read(self._index)
 
         def read(generation: int) -> list[Chunk]:
             body = rq.neighbors_search(
                 self.scope, document_id, sequence_number, *window, generation=generation, view=self.view
             )
             with translate("neighbors"):
-                resp = self._p.client.search(index=self._p.index, body=body, routing=self._routing)
+                resp = self._p.client.search(index=self._index, body=body, routing=self._routing)
             return [_chunk(h["_source"]) for h in resp["hits"]["hits"]]
 
         return self._at_served(document_id, read)
@@ -483,6 +658,7 @@ class OpenSearchVectorStore:
             served = now
         return read(served)
 
+    @_placed_read
     def search(self, query: SearchQuery) -> list[SearchHit]:
         """:meth:`_search`, each hit checked against the view once more as read (:func:`.vetted`)."""
         return vetted(self._search(query), self.view, query.filters.where)
@@ -495,7 +671,7 @@ class OpenSearchVectorStore:
         before raising the fence): the search runs once more rather than show that document with
         nothing. A single leg that lost hits to another version and came back full asks for
         ``OVERFETCH`` times more, so such chunks do not leave fewer than ``k``."""
-        self._p.before_read()
+        self._p.before_read(self._index)
         if isinstance(query, HybridQuery) and self._p.hybrid == "query":
             return node_fusion.search(self, query)
         single = not isinstance(query, HybridQuery)
@@ -571,7 +747,7 @@ class OpenSearchVectorStore:
 
     def _mget(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         with translate("read"):
-            resp = self._p.client.mget(body=rq.mget_body(self.scope, self._p.index, ids))
+            resp = self._p.client.mget(body=rq.mget_body(self.scope, self._index, ids))
         return self._in_scope(resp["docs"])
 
     def _in_scope(self, docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -597,7 +773,7 @@ class OpenSearchVectorStore:
         scored = None
         if self._p.scope_stats is not None:
             with translate("keyword statistics"):
-                scored = self._p.scope_stats.query(self.scope, text, self._routing)
+                scored = self._p.scope_stats.query(self.scope, text, self._routing, self._index)
         return rq.bm25_search(self.scope, text, k, query.filters, self.view, scored=scored)
 
     def _knn(self, vector: Sequence[float], k: int, query: SemanticQuery | HybridQuery) -> dict[str, Any]:
@@ -611,15 +787,13 @@ class OpenSearchVectorStore:
 
     def _send(self, body: dict[str, Any]) -> dict[str, Any]:
         with translate("search"):
-            resp: dict[str, Any] = self._p.client.search(
-                index=self._p.index, body=body, routing=self._routing
-            )
+            resp: dict[str, Any] = self._p.client.search(index=self._index, body=body, routing=self._routing)
         return resp
 
     def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
         lines: list[dict[str, Any]] = []
         for body in bodies:
-            lines += [{"index": self._p.index, "routing": self._routing}, body]
+            lines += [{"index": self._index, "routing": self._routing}, body]
         with translate("search"):
             resp = self._p.client.msearch(body=lines)
         out: list[dict[str, Any]] = []

@@ -152,7 +152,11 @@ def keyword_query(terms: Sequence[str], stats: ScopeStats) -> dict[str, Any]:
 
 
 class ScopeStatistics:
-    """Per-scope keyword queries against one index (its analyzer's terms cached per query text)."""
+    """Per-scope keyword queries (the analyzer's terms cached per query text: every chunk index of a
+    model has the same analyzer). ``index`` is where statistics are read unless a query names the
+    concrete index its scope lives in — always, under an alias over several indexes (a pool's
+    generations and silos): ``_analyze`` refuses an alias of several indexes, and a scope's statistics
+    are those of the index it is served from, never summed with a copy a move left behind."""
 
     def __init__(self, client: OpenSearch, index: str) -> None:
         self.client = client
@@ -160,13 +164,15 @@ class ScopeStatistics:
         self._terms: OrderedDict[str, list[str]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def terms(self, text: str) -> list[str]:
+    def terms(self, text: str, index: str | None = None) -> list[str]:
         """``text`` as the index's analyzer cuts it (what a ``match`` query would search)."""
         with self._lock:
             if text in self._terms:
                 self._terms.move_to_end(text)
                 return self._terms[text]
-        resp = self.client.indices.analyze(index=self.index, body={"analyzer": ANALYZER, "text": text})
+        resp = self.client.indices.analyze(
+            index=index or self.index, body={"analyzer": ANALYZER, "text": text}
+        )
         terms = [t["token"] for t in resp.get("tokens", [])]
         with self._lock:
             self._terms[text] = terms
@@ -174,13 +180,16 @@ class ScopeStatistics:
                 self._terms.popitem(last=False)
         return terms
 
-    def query(self, scope: TenantScope, text: str, routing: str | None) -> dict[str, Any]:
-        """The keyword clause for ``text`` scored with ``scope``'s statistics (two requests at most:
-        the analysis, once per text, and the statistics)."""
-        terms = self.terms(text)
+    def query(
+        self, scope: TenantScope, text: str, routing: str | None, index: str | None = None
+    ) -> dict[str, Any]:
+        """The keyword clause for ``text`` scored with ``scope``'s statistics in ``index`` (two
+        requests at most: the analysis, once per text, and the statistics)."""
+        index = index or self.index
+        terms = self.terms(text, index)
         if not terms:
             return {"match_none": {}}
         distinct = list(dict.fromkeys(terms))
         params = {"routing": routing} if routing else {}
-        resp = self.client.search(index=self.index, body=stats_body(scope, distinct), **params)
+        resp = self.client.search(index=index, body=stats_body(scope, distinct), **params)
         return keyword_query(terms, parse_stats(resp, distinct))

@@ -1,0 +1,81 @@
+"""The silo tier on a real node: a tenant named by the setting, or one past the automatic threshold,
+is moved by the same move to an index of its own; the pool's other tenants stay where they are."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from ragline.adapters.opensearch import placement as pl
+from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
+from ragline.config import Settings
+from ragline.domain.models import KeywordQuery, TenantScope
+from tests.contract.vector_store_contract import make_chunks
+from tests.support.vectors import DIM
+
+pytestmark = [pytest.mark.contract, pytest.mark.opensearch]
+
+
+@pytest.fixture
+def provider(opensearch_url: str, request: pytest.FixtureRequest) -> Iterator[OpenSearchVectorStoreProvider]:
+    settings = Settings(
+        opensearch_url=opensearch_url,
+        opensearch_index_prefix=f"test-{uuid.uuid4().hex[:8]}",
+        opensearch_shards=2,
+        opensearch_growth_interval=0,
+        opensearch_placement_ttl=0.2,
+        opensearch_silo_chunks=20,
+        opensearch_silo_tenants=["bigco"],
+    )
+    p = OpenSearchVectorStoreProvider.from_settings(settings, dimension=DIM, model_id="m")
+    assert p.growth.silo_chunks == 20 and p.growth.silo_tenants == {"bigco"}
+    yield p
+    p.drop()
+    p.close()
+
+
+def _publish(p: OpenSearchVectorStoreProvider, tenant: str, doc: str, n: int) -> None:
+    store = p.scoped(TenantScope(tenant_id=tenant, namespace_id="docs"))
+    store.upsert(make_chunks(doc, [f"{tenant} bees {doc} {i}" for i in range(n)]), generation=1)
+    assert store.publish(doc, generation=1)
+
+
+def _in(p: OpenSearchVectorStoreProvider, index: str, tenant: str) -> int:
+    body = {"query": {"term": {"tenant_id": tenant}}}
+    return int(p.client.count(index=index, body=body, routing=tenant)["count"])
+
+
+def test_a_tenant_named_by_the_setting_and_one_past_the_threshold_get_indexes_of_their_own(
+    provider: OpenSearchVectorStoreProvider,
+) -> None:
+    p = provider
+    g1 = pl.generation_index(p.index, 1)
+    # Given a small tenant, a tenant named by the setting and one that grows
+    _publish(p, "small", "s", 5)
+    _publish(p, "bigco", "b", 3)
+    _publish(p, "grower", "a", 10)
+    # Then the named one lives in its own index at once (its first write's growth round moved it)
+    assert p.placements.read("bigco").index == pl.silo_index(p.index, "bigco")
+    assert p.placements.read("grower").index == g1 and p.placements.read("small").index == g1
+    # When the growing tenant passes the threshold (20 chunks), the growth round after its next write
+    # (a round counts searchable chunks: those of a publish) moves it too
+    _publish(p, "grower", "b", 15)
+    assert p.placements.read("grower").index == g1
+    _publish(p, "grower", "c", 1)
+    silo = pl.silo_index(p.index, "grower")
+    assert p.placements.read("grower").index == silo
+    assert p.placements.read("small").index == g1
+    # and every tenant reads all its chunks, from where it lives
+    for tenant, n in (("small", 5), ("bigco", 3), ("grower", 26)):
+        store = p.scoped(TenantScope(tenant_id=tenant, namespace_id="docs"))
+        assert store.count() == n
+        assert len(store.search(KeywordQuery(text="bees", k=50))) == n
+    assert _in(p, silo, "grower") == 26 and set(p.placements.indexes()) >= {g1, silo}
+    # and the copies left in the pool are deleted after the grace
+    time.sleep(p.growth.grace)
+    p.growth.reap()
+    assert _in(p, g1, "grower") == 0 and _in(p, g1, "bigco") == 0 and _in(p, g1, "small") == 5
+    assert p.purge_tenant("grower") == 26
