@@ -79,3 +79,35 @@ def test_a_tenant_named_by_the_setting_and_one_past_the_threshold_get_indexes_of
     p.growth.reap()
     assert _in(p, g1, "grower") == 0 and _in(p, g1, "bigco") == 0 and _in(p, g1, "small") == 5
     assert p.purge_tenant("grower") == 26
+
+
+def test_a_moved_tenant_is_scored_with_its_own_statistics_where_it_lives_now(
+    provider: OpenSearchVectorStoreProvider, opensearch_url: str
+) -> None:
+    """After a move the alias covers several indexes and the pool still holds the old copy until the
+    grace ends: a keyword search reads the statistics of the index the tenant lives in, once — its
+    scores equal the same chunks alone in an index of their own (red when the statistics go to the
+    alias: ``_analyze`` refuses an alias of several indexes, and a search over it counts both copies)."""
+    p = provider
+    _publish(p, "small", "s", 5)
+    _publish(p, "grower", "a", 21)
+    _publish(p, "grower", "b", 1)
+    assert p.placements.read("grower").index == pl.silo_index(p.index, "grower")
+    assert _in(p, pl.generation_index(p.index, 1), "grower") == 22  # the old copy, until the grace ends
+    alone = OpenSearchVectorStoreProvider.from_settings(
+        Settings(opensearch_url=opensearch_url, opensearch_index_prefix=f"test-{uuid.uuid4().hex[:8]}"),
+        dimension=DIM,
+        model_id="m",
+    )
+    try:
+        _publish(alone, "grower", "a", 21)
+        _publish(alone, "grower", "b", 1)
+        scope = TenantScope(tenant_id="grower", namespace_id="docs")
+        for text in ("bees", "grower b", "a 7"):
+            want = [(h.chunk.id, h.score) for h in alone.scoped(scope).search(KeywordQuery(text=text, k=30))]
+            got = [(h.chunk.id, h.score) for h in p.scoped(scope).search(KeywordQuery(text=text, k=30))]
+            assert [c for c, _ in got] == [c for c, _ in want], text
+            assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-5), text
+    finally:
+        alone.drop()
+        alone.close()
