@@ -20,6 +20,13 @@ from ragline.domain.models import Chunk, MetadataFilter, TenantScope
 
 VECTOR_FIELD = "embedding"
 SOURCE_EXCLUDES = [VECTOR_FIELD]
+DERIVED_SOURCE = "knn.derived_source.enabled"
+"""k-NN's derived source (an index setting, static): the stored ``_source`` keeps every field but the
+vector, which the node puts back into ``_source`` on reads (get, mget, search, scan) from the vector
+values the graph is built on — at float32, as written (:func:`vector_json`). So the vector is stored
+once, not also as JSON (which was the largest part of the stored fields), and re-ingest reuse
+(``vectors()``) reads it as before. An index created without it keeps its vectors in ``_source`` and
+reads the same (docs/benchmarks.md, "A cheaper write (issue 39)")."""
 ID_FIELDS = ["document_id", "sequence_number", "generation"]
 MAX_ID_BYTES = 512
 """OpenSearch's limit on ``_id``."""
@@ -68,7 +75,12 @@ def index_body(
         "settings": {
             # refresh_interval and the merge policy stay the node's defaults (1 s, tiered): measured no
             # better at 100k chunks (docs/benchmarks.md, "OpenSearch bulk write path (issue 28)")
-            "index": {"knn": True, "number_of_shards": shards, "number_of_replicas": replicas},
+            "index": {
+                "knn": True,
+                DERIVED_SOURCE: True,
+                "number_of_shards": shards,
+                "number_of_replicas": replicas,
+            },
             "analysis": {
                 "analyzer": {
                     "ragline_text": {
