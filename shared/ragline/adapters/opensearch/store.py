@@ -141,14 +141,18 @@ class OpenSearchVectorStoreProvider:
         return OpenSearchVectorStore(self, scope, view)
 
     def purge_tenant(self, tenant_id: str) -> int:
-        """The tenant's chunks (one routed delete-by-query over every namespace), then its fences."""
+        """The tenant's chunks (one routed delete-by-query over every namespace), then its fences.
+        The query's hits leave out the vector: k-NN 2.19's derived source drops a hit's ``_routing``
+        when it puts the vector back into ``_source`` (or when no source is fetched), and each delete
+        is routed by its hit's ``_routing`` (a 400 ``routing_missing_exception`` without it)."""
         self.ensure_index()
         query = {"query": {"term": {"tenant_id": tenant_id}}}
         with translate("tenant purge"):
             self.client.indices.refresh(index=[self.index, rq.fences_index(self.index)])
             chunks = self.client.delete_by_query(
-                index=self.index, body=query, routing=tenant_id, refresh=True, conflicts="proceed"
-            )
+                index=self.index, body=query, routing=tenant_id, refresh=True, conflicts="proceed",
+                _source_excludes=rq.SOURCE_EXCLUDES,
+            )  # fmt: skip
             self.client.delete_by_query(
                 index=rq.fences_index(self.index), body=query, refresh=True, conflicts="proceed"
             )
