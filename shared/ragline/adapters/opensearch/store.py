@@ -78,9 +78,14 @@ class OpenSearchVectorStoreProvider:
         knn_candidates: int = rq.KNN_CANDIDATES,
         replicas: int = 0,
         bulk_bytes: int = BULK_BYTES,
+        bulk_writers: int | None = None,
+        primaries: int = 1,
     ) -> None:
+        """``bulk_writers``: ``_bulk`` requests one upsert sends at once; by default
+        :func:`~.requests.bulk_writers` of ``primaries``, the primary shards a scope's writes land on."""
         self.client = client
         self.bulk_bytes = bulk_bytes
+        self.bulk_writers = bulk_writers or rq.bulk_writers(primaries)
         self.replicas = replicas
         self.hnsw = hnsw
         self.knn_candidates = knn_candidates
@@ -189,7 +194,8 @@ class OpenSearchVectorStoreProvider:
     def pool(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ragline-os")
+                workers = max(4, self.bulk_writers)
+                self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ragline-os")
             return self._pool
 
     def close(self) -> None:
@@ -231,9 +237,21 @@ class OpenSearchVectorStore:
                     published=fence,
                 )
         lines = rq.bulk_lines(self.scope, self._p.index, chunks, generation)
-        written = sum(self._bulk(batch) for batch in rq.bulk_requests(lines, self._p.bulk_bytes))
+        written = self._bulk_at_once(lines)
         self._p.wrote()
         return written
+
+    def _bulk_at_once(self, lines: list[bytes]) -> int:
+        """:meth:`_bulk` of ``lines`` cut into ``bulk_writers`` parts sent at once: chunk writes are
+        independent of each other (unlike a sweep's ordered deletes), and nothing reads them before
+        the publish that follows the whole upsert."""
+        parts = min(self._p.bulk_writers, len(lines))
+        if parts <= 1:
+            return self._bulk(lines)
+        size = -(-len(lines) // parts)
+        pool = self._p.pool()
+        futures = [pool.submit(self._bulk, lines[i : i + size]) for i in range(0, len(lines), size)]
+        return sum(f.result() for f in futures)
 
     def _bulk(self, lines: list[bytes], *, gone_ok: bool = False) -> int:
         """Every line written (in order, by ``_bulk`` requests of at most ``bulk_bytes``): how many
