@@ -28,9 +28,11 @@ import copy
 import random
 import statistics
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -59,10 +61,25 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "hnsw 8:64": {"hnsw": (8, 64)},
     "hnsw 16:256": {"hnsw": (16, 256)},
     "sq": {"encoder": {"name": "sq"}},
+    "sq dynamic": {"encoder": {"name": "sq", "parameters": {"confidence_interval": 0}}},
     "no graph": {"index": {"knn": False}, "graph": False},
+    "in source": {"index": {rq.DERIVED_SOURCE: False}},
+    "in source no graph": {"index": {"knn": False, rq.DERIVED_SOURCE: False}, "graph": False},
+    "bulk 1": {"bulk": 1},
+    "bulk 2": {"bulk": 2},
+    "bulk 4": {"bulk": 4},
+    "workers 2": {"workers": 2},
+    "workers 4": {"workers": 4},
+    "before": {"index": {rq.DERIVED_SOURCE: False}, "bulk": 1},
 }
 """Each setting against today's ``index_body`` with ``publish_many`` per batch (``batched``). ``no graph``
-stores the vectors without an HNSW graph (no kNN search: what the graph costs a write, by difference)."""
+stores the vectors without an HNSW graph (no kNN search: what the graph costs a write, by difference);
+``in source`` keeps the vector in the stored ``_source`` too (the index before issue 39); ``bulk N``
+sends each upsert as N concurrent ``_bulk`` requests (the provider's ``bulk_writers``; the default
+follows ``BULK_WRITERS_PER_SHARD``); ``workers N`` writes N documents at once (N ingest workers, each
+upserting and publishing its own); ``before`` is the index and write path before issue 39 (vector in
+``_source``, one ``_bulk`` at a time)."""
+NODE_STATS = "store,indexing,refresh,merge,flush"
 
 
 class Corpus:
@@ -112,21 +129,51 @@ def create_index(client: Any, index: str, setting: dict[str, Any]) -> None:
 
 
 def load(
-    provider: OpenSearchVectorStoreProvider, corpus: Corpus, args: argparse.Namespace, single: bool
+    provider: OpenSearchVectorStoreProvider,
+    corpus: Corpus,
+    args: argparse.Namespace,
+    single: bool,
+    writers: int = 1,
 ) -> None:
-    store = provider.scoped(SCOPE)
-    pending: dict[str, int] = {}
-    for doc in corpus.documents(args.doc_chunks):
-        store.upsert(doc, generation=1)
-        if single:
-            store.publish(doc[0].document_id, generation=1)
-            continue
-        pending[doc[0].document_id] = 1
-        if len(pending) == args.batch_docs:
+    """The corpus written by ``writers`` threads (ingest workers), each taking the next document."""
+    docs = corpus.documents(args.doc_chunks)
+    lock = threading.Lock()
+
+    def writer() -> None:
+        store = provider.scoped(SCOPE)
+        pending: dict[str, int] = {}
+        while True:
+            with lock:
+                doc = next(docs, None)
+            if doc is None:
+                break
+            store.upsert(doc, generation=1)
+            if single:
+                store.publish(doc[0].document_id, generation=1)
+                continue
+            pending[doc[0].document_id] = 1
+            if len(pending) == args.batch_docs:
+                store.publish_many(pending)
+                pending = {}
+        if pending:
             store.publish_many(pending)
-            pending = {}
-    if pending:
-        store.publish_many(pending)
+
+    with ThreadPoolExecutor(writers) as pool:
+        for f in [pool.submit(writer) for _ in range(writers)]:
+            f.result()
+
+
+def node_stats(client: Any, index: str) -> list[float]:
+    """The index's own totals (primaries): store bytes, and milliseconds spent indexing (parsing,
+    analysis, the graph's insertions), refreshing, merging and flushing."""
+    p = client.indices.stats(index=index, metric=NODE_STATS)["_all"]["primaries"]
+    return [
+        p["store"]["size_in_bytes"],
+        p["indexing"]["index_time_in_millis"],
+        p["refresh"]["total_time_in_millis"],
+        p["merges"]["total_time_in_millis"],
+        p["flush"]["total_time_in_millis"],
+    ]
 
 
 def searches(
@@ -164,6 +211,7 @@ def main() -> int:
     ap.add_argument("--batch-docs", type=int, default=5, help="documents per publish_many (an SQS batch)")
     ap.add_argument("--settings", default="per-document,batched,refresh -1,merge 30/tier,hnsw 16:64,sq")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--force-merge", action="store_true", help="store bytes/chunk merged to one segment")
     ap.add_argument("--queries", type=int, default=300)
     args = ap.parse_args()
     names = [s.strip() for s in args.settings.split(",")]
@@ -175,31 +223,44 @@ def main() -> int:
             setting = SETTINGS[name]
             index = f"bench-bulk-{uuid.uuid4().hex[:8]}"
             create_index(client, index, setting)
-            provider = OpenSearchVectorStoreProvider(client, index=index, dimension=384)
+            provider = OpenSearchVectorStoreProvider(
+                client, index=index, dimension=384, bulk_writers=setting.get("bulk")
+            )
             with Meter(provider, args.node_pid, settle=120) as m:
-                load(provider, corpus, args, setting.get("publish") == "single")
+                load(provider, corpus, args, setting.get("publish") == "single", setting.get("workers", 1))
             assert provider.scoped(SCOPE).count() == args.chunks
+            stats = [v / args.chunks for v in node_stats(client, index)]
             segments = len(client.cat.segments(index=index, format="json"))
             if setting.get("graph") is False:
                 recall, knn_ms, hybrid_ms = float("nan"), [float("nan")], [float("nan")]
             else:
                 recall, knn_ms, hybrid_ms = searches(provider, corpus, args.queries, args.doc_chunks)
+            if args.force_merge:  # disk per chunk without the merge state's noise (one segment)
+                client.indices.forcemerge(index=index, max_num_segments=1, request_timeout=600)
+                stats[0] = node_stats(client, index)[0] / args.chunks
+                files = client.indices.stats(index=index, metric="segments", include_segment_file_sizes=True)
+                sizes = files["_all"]["primaries"]["segments"]["file_sizes"]
+                print(f"{name}: bytes/chunk by file " + ", ".join(
+                    f"{ext} {v['size_in_bytes'] / args.chunks:,.0f}" for ext, v in sorted(sizes.items())
+                    if v["size_in_bytes"] > args.chunks), file=sys.stderr)  # fmt: skip
             jvm = 1000 * m.jvm / args.chunks if m.jvm is not None else float("nan")
             latency = [pct(knn_ms, 0.5), pct(knn_ms, 0.95), pct(hybrid_ms, 0.5), pct(hybrid_ms, 0.95)]
             rows[name].append(
-                [args.chunks / m.wall, 1000 * m.cpu / args.chunks, jvm, segments, recall, *latency]
+                [args.chunks / m.wall, 1000 * m.cpu / args.chunks, jvm, segments, recall, *latency, *stats]
             )
             print(f"round {r + 1} {name}: {rows[name][-1]}", file=sys.stderr, flush=True)
             provider.drop()
     print(f"{args.chunks:,} chunks in {args.doc_chunks}-chunk documents, publish per {args.batch_docs}"
           f" documents; {args.rounds} round(s), medians")  # fmt: skip
     print("| setting | chunks/s until searchable | client CPU ms/chunk | server CPU ms/chunk | segments after"
-          " load | kNN recall@10 vs exact | kNN p50 / p95 ms | hybrid p50 / p95 ms |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+          " load | kNN recall@10 vs exact | kNN p50 / p95 ms | hybrid p50 / p95 ms | store bytes/chunk |"
+          " node ms/chunk: indexing / refresh / merge / flush |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in names:
         med = [statistics.median(col) for col in zip(*rows[name], strict=True)]
         print(f"| {name} | {med[0]:,.0f} | {med[1]:.2f} | {med[2]:.2f} | {med[3]:.0f} | {med[4]:.4f} |"
-              f" {med[5]:.1f} / {med[6]:.1f} | {med[7]:.1f} / {med[8]:.1f} |")  # fmt: skip
+              f" {med[5]:.1f} / {med[6]:.1f} | {med[7]:.1f} / {med[8]:.1f} | {med[9]:,.0f} |"
+              f" {med[10]:.2f} / {med[11]:.2f} / {med[12]:.2f} / {med[13]:.2f} |")  # fmt: skip
     client.close()
     return 0
 

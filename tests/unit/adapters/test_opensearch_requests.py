@@ -103,6 +103,14 @@ def test_mapping_uses_lucene_hnsw_cosine_and_matches_the_checked_in_copy() -> No
     )
 
 
+def test_the_vector_is_stored_once_the_source_derived_from_the_vector_values() -> None:
+    """Derived source keeps the JSON vector out of the stored ``_source`` and puts it back on reads;
+    ``_source.excludes`` would lose it for re-ingest reuse (and keep a ``_recovery_source`` copy)."""
+    body = rq.index_body(384)
+    assert body["settings"]["index"][rq.DERIVED_SOURCE] is True
+    assert "_source" not in body["mappings"]
+
+
 def test_index_name_is_per_embedding_space() -> None:
     assert (
         rq.index_name("ragline-chunks", "all-MiniLM-L6-v2-int8@256", 384)

@@ -21,6 +21,13 @@ from ragline.domain.models import Chunk, MetadataFilter, TenantScope
 
 VECTOR_FIELD = "embedding"
 SOURCE_EXCLUDES = [VECTOR_FIELD]
+DERIVED_SOURCE = "knn.derived_source.enabled"
+"""k-NN's derived source (an index setting, static): the stored ``_source`` keeps every field but the
+vector, which the node puts back into ``_source`` on reads (get, mget, search, scan) from the vector
+values the graph is built on — at float32, as written (:func:`vector_json`). So the vector is stored
+once, not also as JSON (which was the largest part of the stored fields), and re-ingest reuse
+(``vectors()``) reads it as before. An index created without it keeps its vectors in ``_source`` and
+reads the same (docs/benchmarks.md, "A cheaper write (issue 39)")."""
 ID_FIELDS = ["document_id", "sequence_number", "generation"]
 MAX_ID_BYTES = 512
 """OpenSearch's limit on ``_id``."""
@@ -29,10 +36,26 @@ MAX_RESULT_WINDOW = 10_000
 BULK_BYTES = 4 * 1024 * 1024
 """Bytes per ``_bulk`` request (~700 chunks of 384-d; a line over it goes alone): see
 docs/benchmarks.md, "OpenSearch bulk write path (issue 28)"; far under ``http.max_content_length``."""
+BULK_WRITERS_PER_SHARD = 1
+"""``_bulk`` requests one upsert keeps in flight per primary shard it writes to. Measured 1, 2 and 4 on
+the local node (one shard, 2 cores shared with the client): a second request in flight cost more node
+CPU per chunk (1.05–1.35 ms against 0.91–1.00) for no more chunks/s, so one per shard; several
+primaries get one each (docs/benchmarks.md, "A cheaper write (issue 39)"). See :func:`bulk_writers`."""
+
+
+def bulk_writers(primaries: int = 1) -> int:
+    """Concurrent ``_bulk`` requests for writes that land on ``primaries`` primary shards (1 with plain
+    tenant routing; the shards a tenant's routing partition spans, or the index's primaries, when
+    its chunks spread): ``BULK_WRITERS_PER_SHARD`` each."""
+    return BULK_WRITERS_PER_SHARD * max(1, primaries)
+
+
 HNSW = (16, 64)
 """The graph's ``m`` and ``ef_construction``: at 100k chunks ef_construction 64 kept recall@10 ≥ 0.98
 with the kNN query's 100 candidates and cost the node up to half the CPU per written chunk of 128,
-never more (docs/benchmarks.md, "OpenSearch bulk write path (issue 28)")."""
+never more (docs/benchmarks.md, "OpenSearch bulk write path (issue 28)"). Float32 vectors on the lucene
+engine: its scalar quantizer (``encoder: sq``, 7 bits in k-NN 2.19) kept recall@10 at 0.96–0.97, under
+0.98 (docs/benchmarks.md, "A cheaper write (issue 39)")."""
 KNN_CANDIDATES = 100
 """The fewest graph candidates a kNN query explores (its ``k``; Lucene's search beam), however few hits
 it returns (``size``): with ``k`` = 10 the HNSW search misses about one true top-10 neighbour in 20
@@ -42,7 +65,8 @@ it returns (``size``): with ``k`` = 10 the HNSW search misses about one true top
 def ids_only(body: dict[str, Any]) -> dict[str, Any]:
     """A hybrid leg fetches only what fusion needs, two doc values per hit; the survivors are read
     afterwards. ``stored_fields: _none_`` skips even ``_id``: loading it decompresses the hit's
-    stored-fields block (vectors included), which was three quarters of a leg's time on 100k chunks."""
+    stored-fields block (vectors included, on an index without :data:`DERIVED_SOURCE`), which was three
+    quarters of a leg's time on 100k chunks."""
     return {**body, "_source": False, "stored_fields": "_none_", "docvalue_fields": ID_FIELDS}
 
 
@@ -78,7 +102,12 @@ def index_body(
     the shards: with the node's default (a multiple kept for ``_split``) consecutive partition offsets
     fall on the same shard, and a partition of 2 spread nothing (measured on 2.19: 100 chunks, all on
     one shard of 4). Growth makes a new index instead of splitting one."""
-    index: dict[str, Any] = {"knn": True, "number_of_shards": shards, "number_of_replicas": replicas}
+    index: dict[str, Any] = {
+        "knn": True,
+        DERIVED_SOURCE: True,
+        "number_of_shards": shards,
+        "number_of_replicas": replicas,
+    }
     if routing_partition_size > 1:
         index["routing_partition_size"] = routing_partition_size
         index["number_of_routing_shards"] = shards

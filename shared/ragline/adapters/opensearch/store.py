@@ -96,7 +96,12 @@ class OpenSearchVectorStoreProvider:
         growth_interval: float | None = 300.0,
         silo_chunks: int = 0,
         silo_tenants: frozenset[str] = frozenset(),
+        bulk_writers: int | None = None,
+        primaries: int | None = None,
     ) -> None:
+        """``bulk_writers``: ``_bulk`` requests one upsert sends at once; by default
+        :func:`~.requests.bulk_writers` of ``primaries``, the primary shards a scope's writes land on
+        (its routing partition unless given)."""
         if routing_partition_size > 1 and routing_partition_size >= shards:
             raise errors.ConfigurationError(
                 "the routing partition size must be below the number of shards",
@@ -105,6 +110,7 @@ class OpenSearchVectorStoreProvider:
             )
         self.client = client
         self.bulk_bytes = bulk_bytes
+        self.bulk_writers = bulk_writers or rq.bulk_writers(primaries or routing_partition_size)
         self.replicas = replicas
         self.copies = 2 if replicas else 1
         """Copies of a shard that must hold a write (a chunk, a deletion, a fence) for it to count."""
@@ -251,15 +257,19 @@ class OpenSearchVectorStoreProvider:
 
     def purge_tenant(self, tenant_id: str) -> int:
         """The tenant's chunks (one routed delete-by-query over every namespace and every chunk index
-        of the model: a move may have left a copy), then its fences."""
+        of the model: a move may have left a copy), then its fences. The query's hits leave out the
+        vector: k-NN 2.19's derived source drops a hit's ``_routing`` when it puts the vector back into
+        ``_source`` (or when no source is fetched), and each delete is routed by its hit's ``_routing``
+        (a 400 ``routing_missing_exception`` without it)."""
         self.ensure_index()
         query = {"query": {"term": {"tenant_id": tenant_id}}}
         with translate("tenant purge"):
             chunk_indexes = self.placements.indexes()
             self.client.indices.refresh(index=[*chunk_indexes, rq.fences_index(self.index)])
             chunks = self.client.delete_by_query(
-                index=chunk_indexes, body=query, routing=tenant_id, refresh=True, conflicts="proceed"
-            )
+                index=chunk_indexes, body=query, routing=tenant_id, refresh=True, conflicts="proceed",
+                _source_excludes=rq.SOURCE_EXCLUDES,
+            )  # fmt: skip
             self.client.delete_by_query(
                 index=rq.fences_index(self.index), body=query, refresh=True, conflicts="proceed"
             )
@@ -301,7 +311,8 @@ class OpenSearchVectorStoreProvider:
     def pool(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ragline-os")
+                workers = max(4, self.bulk_writers)
+                self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ragline-os")
             return self._pool
 
     def close(self) -> None:
@@ -408,9 +419,21 @@ class OpenSearchVectorStore:
                     published=fence,
                 )
         lines = rq.bulk_lines(self.scope, self._index, chunks, generation)
-        written = sum(self._bulk(batch) for batch in rq.bulk_requests(lines, self._p.bulk_bytes))
+        written = self._bulk_at_once(lines)
         self._p.wrote(self._index)
         return written
+
+    def _bulk_at_once(self, lines: list[bytes]) -> int:
+        """:meth:`_bulk` of ``lines`` cut into ``bulk_writers`` parts sent at once: chunk writes are
+        independent of each other (unlike a sweep's ordered deletes), and nothing reads them before
+        the publish that follows the whole upsert."""
+        parts = min(self._p.bulk_writers, len(lines))
+        if parts <= 1:
+            return self._bulk(lines)
+        size = -(-len(lines) // parts)
+        pool = self._p.pool()
+        futures = [pool.submit(self._bulk, lines[i : i + size]) for i in range(0, len(lines), size)]
+        return sum(f.result() for f in futures)
 
     def _bulk(self, lines: list[bytes], *, gone_ok: bool = False) -> int:
         """Every line written (in order, by ``_bulk`` requests of at most ``bulk_bytes``): how many
