@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from ragline.adapters.opensearch import placement as pl
+from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.config import Settings
 from ragline.domain.models import KeywordQuery, TenantScope
@@ -91,14 +92,18 @@ def test_a_reader_with_a_stale_placement_reads_where_the_tenant_lives_now(
         writer.client.reindex(
             body={
                 "source": {"index": g1, "query": {"term": {"tenant_id": "acme"}}},
-                "dest": {"index": silo, "version_type": "external"},
+                "dest": {"index": silo, "version_type": "external", "routing": "=acme"},
             },
             refresh=True,
         )
         place = writer.placements.for_write("acme")
         writer.placements.write("acme", place, index=silo, moving=None)
         writer.client.delete_by_query(
-            index=g1, body={"query": {"term": {"tenant_id": "acme"}}}, routing="acme", refresh=True
+            index=g1,
+            body={"query": {"term": {"tenant_id": "acme"}}},
+            routing="acme",
+            refresh=True,
+            _source_excludes=rq.SOURCE_EXCLUDES,  # derived source: hits keep their _routing only so
         )
         store = reader.scoped(ACME)
         assert store._place.index == g1  # still the stale placement

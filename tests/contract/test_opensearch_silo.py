@@ -12,7 +12,7 @@ import pytest
 from ragline.adapters.opensearch import placement as pl
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
 from ragline.config import Settings
-from ragline.domain.models import KeywordQuery, TenantScope
+from ragline.domain.models import KeywordQuery, SemanticQuery, TenantScope
 from tests.contract.vector_store_contract import make_chunks
 from tests.support.vectors import DIM
 
@@ -108,6 +108,15 @@ def test_a_moved_tenant_is_scored_with_its_own_statistics_where_it_lives_now(
             got = [(h.chunk.id, h.score) for h in p.scoped(scope).search(KeywordQuery(text=text, k=30))]
             assert [c for c, _ in got] == [c for c, _ in want], text
             assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-5), text
+        # and the copy carries the vectors, which the index keeps only in the graph (derived source)
+        assert p.growth.reap(now=time.time() + 3600) == 22  # the pool's copy gone: the silo's alone
+        moved, own = p.scoped(scope).vectors("a"), alone.scoped(scope).vectors("a")
+        assert len(moved) == 21
+        assert {t: v.tolist() for t, v in moved.items()} == {t: v.tolist() for t, v in own.items()}
+        semantic = SemanticQuery(text="q", vector=tuple(next(iter(own.values())).tolist()), k=3)
+        assert [h.chunk.id for h in p.scoped(scope).search(semantic)] == [
+            h.chunk.id for h in alone.scoped(scope).search(semantic)
+        ]
     finally:
         alone.drop()
         alone.close()

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragline import errors
 from ragline.adapters.opensearch import placement as pl
+from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch.client import translate
 
 if TYPE_CHECKING:
@@ -134,7 +135,9 @@ class Growth:
                 copied = self.p.client.reindex(  # 3. the copy, complete and searchable
                     body={
                         "source": {"index": source, "query": {"term": {"tenant_id": tenant_id}}},
-                        "dest": {"index": target, "version_type": "external"},
+                        # the routing named, not kept from each hit: k-NN's derived source drops a
+                        # hit's _routing when it puts the vector back into _source (store.purge_tenant)
+                        "dest": {"index": target, "version_type": "external", "routing": f"={tenant_id}"},
                         "conflicts": "proceed",
                     },
                     refresh=True,
@@ -169,6 +172,7 @@ class Growth:
                     routing=tenant_id,
                     conflicts="proceed",
                     refresh=True,
+                    _source_excludes=rq.SOURCE_EXCLUDES,  # keeps each hit's _routing (store.purge_tenant)
                 )
             deleted += int(resp.get("deleted", 0))
             self.placements.forget_retired(tenant_id, index)
