@@ -151,7 +151,13 @@ class RecordingIndices:
         self.created[index] = body
 
     def get_mapping(self, *, index: str) -> dict[str, object]:
-        return {index: {"mappings": self.created[index]["mappings"]}}
+        """The mappings of ``index``, or of every index the name is an alias of."""
+        named = {
+            name: body
+            for name, body in self.created.items()
+            if name == index or index in body.get("aliases", {})  # type: ignore[operator]
+        }
+        return {name: {"mappings": body["mappings"]} for name, body in named.items()}
 
 
 @pytest.mark.parametrize("replicas", [0, 1])
