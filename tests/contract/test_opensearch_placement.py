@@ -4,11 +4,14 @@ tenant where it lives now."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from ragline import errors
 from ragline.adapters.opensearch import placement as pl
 from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
@@ -148,3 +151,39 @@ def test_a_write_waits_out_a_move_and_undoes_one_abandoned_past_its_lease(
     now = writer.placements.read("acme")
     assert now.index == g1 and now.moving is None
     assert writer.scoped(ACME).count() == 2
+
+
+def test_a_new_tenants_first_writes_at_once_all_land(
+    opensearch_url: str, writer: OpenSearchVectorStoreProvider
+) -> None:
+    """Several ingestion workers write their documents of a tenant never seen before at the same
+    moment: each makes the tenant's placement document, one wins and the others take its answer (red
+    when the 409 of a losing ``create`` escapes as a refusal: concurrent first uploads failed)."""
+    scope = TenantScope(tenant_id="newco", namespace_id="docs")
+    writer.ensure_index()  # the indexes exist (another tenant's uploads made them); the tenant is new
+    writers = [_provider(opensearch_url, writer.index) for _ in range(6)]
+    start = threading.Barrier(len(writers), timeout=60)
+
+    def first_write(i: int) -> int:
+        store = writers[i].scoped(scope)
+        start.wait()
+        return store.upsert(make_chunks(f"d{i}", [f"bees {i}"]), generation=1)
+
+    try:
+        with ThreadPoolExecutor(len(writers)) as pool:
+            assert list(pool.map(first_write, range(len(writers)))) == [1] * len(writers)
+    finally:
+        for w in writers:
+            w.close()
+    assert writer.scoped(scope).count() == len(writers)
+    assert writer.placements.read("newco").index == pl.generation_index(writer.index, 1)
+
+
+def test_a_stale_placement_change_is_a_conflict(writer: OpenSearchVectorStoreProvider) -> None:
+    """Compare-and-set on the tenant's placement: a change from a place another writer changed since is
+    :class:`~ragline.errors.Conflict` (which callers expect and retry), not a refusal."""
+    _publish(writer, ACME, "a", ["bees"])
+    place = writer.placements.for_write("acme")
+    writer.placements.write("acme", place, index=place.index, moving=None)
+    with pytest.raises(errors.Conflict):
+        writer.placements.write("acme", place, index=place.index, moving="elsewhere")

@@ -176,8 +176,8 @@ class Placements:
                 "pool": index if pool else src["pool"],
                 "indexes": sorted({*src.get("indexes", []), index}),
             }
-            try:
-                with translate("placement write"):
+            with translate("placement write"):  # outside: it would turn the 409 into DependencyFailed
+                try:
                     self.client.index(
                         index=self.registry,
                         id=LAYOUT_ID,
@@ -186,8 +186,8 @@ class Placements:
                         if_primary_term=layout["_primary_term"],
                         refresh="true",
                     )
-            except ConflictError:
-                continue
+                except ConflictError:
+                    continue  # a concurrent change of the layout: read it again
             if pool:
                 self._pool, self._pool_at = index, time.monotonic()
             return
@@ -237,16 +237,13 @@ class Placements:
         while True:
             place = self.read(tenant_id)
             if place.version == 0:
-                try:
-                    with translate("placement write"):
-                        self.client.index(
-                            index=self.registry,
-                            id=tenant_doc_id(tenant_id),
-                            body={"tenant_id": tenant_id, "index": self.pool(fresh=True), "moving": None},
-                            op_type="create",
-                        )
-                except ConflictError:
-                    pass
+                with translate("placement write"), contextlib.suppress(ConflictError):
+                    self.client.index(  # a concurrent first write made it: theirs stands
+                        index=self.registry,
+                        id=tenant_doc_id(tenant_id),
+                        body={"tenant_id": tenant_id, "index": self.pool(fresh=True), "moving": None},
+                        op_type="create",
+                    )
                 continue
             if place.moving is None:
                 return place
@@ -267,8 +264,8 @@ class Placements:
         current = self.client.get(index=self.registry, id=tenant_doc_id(tenant_id))
         if int(current["_version"]) != place.version:
             raise errors.Conflict("the tenant's placement changed meanwhile", tenant_id=tenant_id)
-        try:
-            with translate("placement write"):
+        with translate("placement write"):
+            try:
                 resp = self.client.index(
                     index=self.registry,
                     id=tenant_doc_id(tenant_id),
@@ -276,8 +273,10 @@ class Placements:
                     if_seq_no=current["_seq_no"],
                     if_primary_term=current["_primary_term"],
                 )
-        except ConflictError as exc:
-            raise errors.Conflict("the tenant's placement changed meanwhile", tenant_id=tenant_id) from exc
+            except ConflictError as exc:
+                raise errors.Conflict(
+                    "the tenant's placement changed meanwhile", tenant_id=tenant_id
+                ) from exc
         return self.remember(tenant_id, Place(index, int(resp["_version"]), moving, since or 0.0))
 
     # -- retired copies (a move's source, deleted after a grace period: see .growth) -----------------
