@@ -43,6 +43,7 @@ _ON_INDEX = {
     ("DELETE", ""): "aoss:DeleteIndex",
     ("GET", "_search"): "aoss:ReadDocument",
     ("POST", "_search"): "aoss:ReadDocument",
+    ("GET", "_analyze"): "aoss:ReadDocument",  # AWS's table lists GET only: a POST stays unmapped
     ("GET", "_count"): "aoss:ReadDocument",
     ("POST", "_count"): "aoss:ReadDocument",
     ("GET", "_msearch"): "aoss:ReadDocument",

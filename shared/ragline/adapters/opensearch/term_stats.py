@@ -170,8 +170,9 @@ class ScopeStatistics:
             if text in self._terms:
                 self._terms.move_to_end(text)
                 return self._terms[text]
-        resp = self.client.indices.analyze(
-            index=index or self.index, body={"analyzer": ANALYZER, "text": text}
+        # GET, not the client's POST: AOSS documents only ``GET <index>/_analyze`` (aoss:ReadDocument)
+        resp = self.client.transport.perform_request(
+            "GET", f"/{index or self.index}/_analyze", body={"analyzer": ANALYZER, "text": text}
         )
         terms = [t["token"] for t in resp.get("tokens", [])]
         with self._lock:
