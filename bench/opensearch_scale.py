@@ -46,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import filler_text
 from opensearch_write import jvm_cpu_seconds
+from ragline import errors
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
 from ragline.config import Settings
 from ragline.domain.models import Chunk, ChunkMetadata, HybridQuery, TenantScope
@@ -100,9 +101,14 @@ def load(provider: OpenSearchVectorStoreProvider, plan: Plan, texts: list[str], 
             for i, p in enumerate(ids)
         ]
         store = provider.scoped(TenantScope(tenant_id=tenant, namespace_id=NAMESPACE))
-        store.upsert(chunks, generation=1)
-        store.publish(doc, generation=1)
-        return len(chunks)
+        for attempt in range(10):  # as the ingestion queue redelivers: a tenant being moved says retry
+            try:
+                store.upsert(chunks, generation=1)
+                store.publish(doc, generation=1)
+                return len(chunks)
+            except errors.Throttled:
+                time.sleep(1 + attempt)
+        raise RuntimeError(f"{tenant}/{doc}: still throttled")
 
     cpu0 = jvm_cpu_seconds(node_pid) if node_pid else 0.0
     started = time.perf_counter()
@@ -181,7 +187,7 @@ class Lance:
                 table.add(batch)
         assert table is not None
         table.create_index("text", config=FTS())
-        table.create_scalar_index("tenant", index_type="BITMAP")
+        table.create_scalar_index("tenant", index_type="BITMAP")  # deprecated in 0.40, still served
         table.optimize()
         self.table = table
         self.write_s = time.perf_counter() - started
@@ -228,6 +234,12 @@ def node_memory(provider: OpenSearchVectorStoreProvider, node_home: str | None) 
             cached += sum(int(x) for x in res.stdout.split() if x.isdigit())
         out["page_cache_mb"] = cached / 2**20
     return out
+
+
+def print_layout(provider: OpenSearchVectorStoreProvider) -> None:
+    """The model's indexes (pool generations, silos, fences, placement) and their chunks."""
+    found = provider.client.cat.indices(index=f"{provider.index}-*", format="json", h="index,pri,docs.count")
+    print("indexes: " + ", ".join(f"{i['index']} ({i['pri']} pri, {int(i['docs.count']):,})" for i in found))
 
 
 def summary(runs: list[dict[str, list[float]]], size: str) -> str:
@@ -305,6 +317,7 @@ def main() -> int:
         provider.drop()
         provider.ensure_index()
         writes = load(provider, plan, texts, vectors, args.writers, args.node_pid)
+    print_layout(provider)
     qs = queries(plan, texts, args.queries)
     search_ragline(provider, qs[:50])  # warm: the first searches read the files into the page cache
     runs = [search_ragline(provider, qs) for _ in range(args.runs)]

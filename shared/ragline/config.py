@@ -62,16 +62,18 @@ class Settings(BaseModel):
     opensearch_shard_max_chunks: int = Field(default=0, ge=0)
     """A pooled index's primary shard holding this many chunks makes a new generation of twice the
     primaries the pool (new tenants go there), and a tenant writing to that shard is moved there
-    (ragline.adapters.opensearch.growth). 0: 40 GiB of the model's chunks (2.23M at 1,024 d, ~6M
-    at 384 d; AWS's upper guidance for a search shard is 50 GiB)."""
+    (ragline.adapters.opensearch.growth). 0: 1M chunks, chosen by search latency (docs/benchmarks.md,
+    "OpenSearch at scale"), fewer where 1M of the model's chunks would pass 40 GiB."""
     opensearch_silo_chunks: int = Field(default=0, ge=0)
     """A pooled tenant holding this many chunks is moved to an index of its own (the silo tier)
-    by a growth round after it writes. 0: a quarter of ``opensearch_shard_max_chunks``."""
+    by a growth round after it writes. 0: a twentieth of ``opensearch_shard_max_chunks`` (50,000
+    chunks by default)."""
     opensearch_silo_tenants: list[str] = Field(default_factory=list)
     """Tenants placed in an index of their own whatever their size (moved by their next growth
     round); a JSON list in the environment."""
     opensearch_growth_interval: float = Field(default=300.0, ge=0)
-    """Seconds between a process's growth checks, made after a write (0: after every write)."""
+    """Seconds between a process's growth checks of one tenant, made after it writes (0: after every
+    write); the pool-wide check (a new generation, retired copies deleted) at most as often."""
     opensearch_placement_ttl: float = Field(default=30.0, gt=0)
     """Seconds a process caches where a tenant's chunks live (readers check it on the way: a stale
     entry costs one more read, never a wrong one); a moved tenant's old copy is kept longer."""

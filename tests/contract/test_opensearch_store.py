@@ -241,15 +241,21 @@ def test_the_hybrid_query_reports_the_same_per_leg_breakdown_as_msearch(
         two.close()
 
 
+@pytest.mark.parametrize("neighbour", [False, True], ids=["alone", "pooled"])
 def test_a_hybrid_search_of_published_chunks_reads_fences_and_sources_in_one_round_trip(
-    opensearch_url: str,
+    opensearch_url: str, neighbour: bool
 ) -> None:
-    """The scope's keyword statistics (one size-0 ``_search``: :mod:`.term_stats`), the legs in one
-    ``_msearch``, then one ``_mget`` for the fences *and* the survivors' sources; a survivor whose
-    prefetched copy is of another generation is read again at the served one."""
+    """Alone on its shard, the scope's two legs go in one ``_msearch`` (the keyword leg scored with the
+    shard's own statistics); pooled, its keyword statistics ride in the ``_msearch`` with the kNN leg
+    and the keyword leg follows (one ``_search``: :mod:`.term_stats`). Then one ``_mget`` for the
+    fences *and* the survivors' sources; a survivor whose prefetched copy is of another generation is
+    read again at the served one."""
     p = _provider(opensearch_url)
+    legs = ["msearch", "search"] if neighbour else ["msearch"]
     try:
         store = p.scoped(TenantScope(tenant_id="acme", namespace_id="docs"))
+        if neighbour:
+            p.scoped(TenantScope(tenant_id="globex", namespace_id="docs")).upsert(make_chunks("n", ["beta"]))
         store.upsert(make_chunks("d", ["alpha beta", "beta gamma", "gamma delta"]), generation=1)
         assert store.publish("d", generation=1)
         store.upsert(make_chunks("d", ["beta gamma v2", "gamma delta v2", "delta alpha v2"]), generation=2)
@@ -266,12 +272,12 @@ def test_a_hybrid_search_of_published_chunks_reads_fences_and_sources_in_one_rou
         # Then only generation 1 is served, and its texts come back
         assert {h.chunk.text for h in hits} == {"alpha beta", "beta gamma", "gamma delta"}
         # unpublished generation-2 chunks among the candidates: fused again without them, sources re-read
-        assert calls[:3] == ["search", "msearch", "mget"]
+        assert calls[: len(legs) + 1] == [*legs, "mget"]
         assert store.publish("d", generation=2)
         calls.clear()
         hits = store.search(hybrid("beta gamma"))
         assert {h.chunk.text for h in hits} == {"beta gamma v2", "gamma delta v2", "delta alpha v2"}
-        assert calls == ["search", "msearch", "mget"]  # every candidate published: nothing read twice
+        assert calls == [*legs, "mget"]  # every candidate published: nothing read twice
     finally:
         p.drop()
         p.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -108,12 +109,77 @@ def test_scores_equal_lucene_bm25_alone(opensearch_url: str) -> None:
         old = OpenSearchVectorStoreProvider(client, index=plain, dimension=DIM)
         for provider in (old, p):
             provider.scoped(TENANT).upsert(make_chunks("own", OWN))
+        # a neighbour with none of the query's terms: the scope is not alone (its statistics are read
+        # and applied by the scripted similarity), and Lucene's own would still equal its statistics
+        p.scoped(TenantScope(tenant_id="other", namespace_id="docs")).upsert(make_chunks("x", ["zzz"]))
+        p.refresh_now()
         assert old.scoped(TENANT)._p.scope_stats is None  # an index without the mapping: plain BM25
+        stats = p.scoped(TENANT)._p.scope_stats
+        assert stats is not None and not stats.alone(TENANT, p.scoped(TENANT)._index)
         for text in QUERIES:
             want = _ranked(old.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
             got = _ranked(p.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
             assert [c for c, _ in got] == [c for c, _ in want], text
             assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-5), text
+    finally:
+        client.indices.delete(index=[plain, rq.fences_index(plain)], ignore_unavailable=True)
+        p.drop()
+        p.close()
+
+
+class Spy:
+    """The bodies of the searches a client sends (``search`` and ``_msearch``) that read statistics."""
+
+    def __init__(self, provider: OpenSearchVectorStoreProvider, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.reads: list[dict[str, Any]] = []
+        client = provider.client
+        search, msearch = client.search, client.msearch
+
+        def spied_search(*args: Any, **kwargs: Any) -> Any:
+            self._seen([kwargs.get("body") or {}])
+            return search(*args, **kwargs)
+
+        def spied_msearch(*args: Any, **kwargs: Any) -> Any:
+            self._seen(kwargs.get("body") or [])
+            return msearch(*args, **kwargs)
+
+        monkeypatch.setattr(client, "search", spied_search)
+        monkeypatch.setattr(client, "msearch", spied_msearch)
+
+    def _seen(self, bodies: list[dict[str, Any]]) -> None:
+        self.reads += [b for b in bodies if "aggs" in b]
+
+
+def test_a_scope_alone_in_its_index_is_ranked_by_lucene_without_reading_statistics_until_a_neighbour_comes(
+    opensearch_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = build_client(Settings(opensearch_url=opensearch_url))
+    plain = f"test-{uuid.uuid4().hex[:12]}"
+    client.indices.create(index=plain, body=term_stats.without(rq.index_body(DIM)))
+    p = OpenSearchVectorStoreProvider(client, index=f"test-{uuid.uuid4().hex[:12]}", dimension=DIM)
+    try:
+        old = OpenSearchVectorStoreProvider(client, index=plain, dimension=DIM)
+        for provider in (old, p):
+            provider.scoped(TENANT).upsert(make_chunks("own", OWN))
+        spy = Spy(p, monkeypatch)
+        # Given the scope alone in its index: Lucene's scores, no statistics read
+        alone = {}
+        for text in QUERIES:
+            want = _ranked(old.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
+            alone[text] = _ranked(p.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
+            assert [c for c, _ in alone[text]] == [c for c, _ in want], text
+            assert [s for _, s in alone[text]] == pytest.approx([s for _, s in want], rel=1e-5), text
+            p.scoped(TENANT).search(hybrid(text, k=8))
+        assert spy.reads == []
+        # When this process writes a neighbour that skews every statistic, the very next searches read
+        # the scope's own statistics, and rank and score as before
+        for i, (scope, texts) in enumerate(neighbours()):
+            p.scoped(scope).upsert(make_chunks(f"n{i}", texts))
+        for text in QUERIES:
+            got = _ranked(p.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
+            assert [c for c, _ in got] == [c for c, _ in alone[text]], text
+            assert [s for _, s in got] == pytest.approx([s for _, s in alone[text]], rel=1e-5), text
+        assert spy.reads, "the pooled scope's statistics were not read"
     finally:
         client.indices.delete(index=[plain, rq.fences_index(plain)], ignore_unavailable=True)
         p.drop()

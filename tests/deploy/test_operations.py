@@ -131,6 +131,28 @@ def test_one_node_has_no_replicas_no_zones_and_no_yellow_alarm(translated: dict[
         assert stack.function(fn).environment["RAGLINE_OPENSEARCH_SHARDS"] == "1", fn
 
 
+def test_growth_thresholds_reach_every_function_as_parameters_and_default_to_the_stores_own(
+    translated: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragline.config import Settings
+
+    given = {"OpenSearchShardMaxChunks": "400000", "OpenSearchSiloChunks": "20000"}
+    stack = StandInStack(translated, {**given, "OpenSearchSiloTenants": '["acme", "globex"]'})
+    defaults = StandInStack(translated, {})
+    for fn in lambda_functions(translated):
+        env = stack.function(fn).environment
+        assert env["RAGLINE_OPENSEARCH_SHARD_MAX_CHUNKS"] == "400000", fn
+        assert env["RAGLINE_OPENSEARCH_SILO_CHUNKS"] == "20000", fn
+        monkeypatch.setenv("RAGLINE_OPENSEARCH_SILO_TENANTS", env["RAGLINE_OPENSEARCH_SILO_TENANTS"])
+        assert Settings().opensearch_silo_tenants == ["acme", "globex"], fn  # as the function reads it
+        base = defaults.function(fn).environment
+        assert (base["RAGLINE_OPENSEARCH_SHARD_MAX_CHUNKS"], base["RAGLINE_OPENSEARCH_SILO_CHUNKS"]) == (
+            "0",
+            "0",
+        )
+        assert base["RAGLINE_OPENSEARCH_SILO_TENANTS"] == "[]", fn
+
+
 def test_an_existing_domain_has_no_domain_alarms_but_keeps_the_rest(translated: dict[str, Any]) -> None:
     stack = StandInStack(translated, {**EXISTING, "OpenSearchInstanceCount": "2"})
     found = alarms(stack)

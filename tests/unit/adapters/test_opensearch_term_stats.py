@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -41,6 +42,26 @@ def test_parse_stats_reads_count_length_and_frequencies() -> None:
     stats = ts.parse_stats(resp, ["bee", "wasp"])
     assert (stats.docs, stats.length, stats.df) == (4, 30, {"bee": 3, "wasp": 0})
     assert stats.avgdl == 7.5
+
+
+def test_split_reads_keep_the_scope_part_identical_for_every_query_so_the_request_cache_serves_it() -> None:
+    first, second = ts.split_bodies(SCOPE, ["bee", "honey"]), ts.split_bodies(SCOPE, ["wasp"])
+    assert first[0] == second[0]  # the same bytes for every query of the scope: one cache entry
+    assert first[0]["aggs"] == {"length": {"sum": {"field": "text.tokens"}}}
+    assert first[0]["query"] == ts.stats_body(SCOPE, [])["query"]
+    assert first[1]["size"] == 0
+    assert first[1]["query"]["bool"]["filter"] == ts.scope_clauses(SCOPE)
+    assert first[1]["aggs"]["df"] == ts.stats_body(SCOPE, ["bee", "honey"])["aggs"]["df"]
+    assert ts.split_bodies(SCOPE, []) == [first[0]]  # nothing to count without terms
+
+
+def test_split_answers_read_as_the_one_request_does() -> None:
+    scope = {"hits": {"total": {"value": 4, "relation": "eq"}}, "aggregations": {"length": {"value": 30.0}}}
+    df = {"hits": {"total": {"value": 4}}, "aggregations": {"df": {"buckets": {"0": {"doc_count": 3}}}}}
+    assert ts.parse_split([scope, df], ["bee"]) == ts.ScopeStats(docs=4, length=30, df={"bee": 3})
+    clause = ts.ScopeStatistics.scored(["bee", "bee"], [scope, df])
+    assert clause == ts.keyword_query(["bee", "bee"], ts.ScopeStats(docs=4, length=30, df={"bee": 3}))
+    assert ts.ScopeStatistics.scored([], []) == {"match_none": {}}
 
 
 def test_weight_is_lucenes_float32_idf_times_k1_plus_one() -> None:
@@ -86,3 +107,37 @@ def test_without_gives_lucenes_bm25_and_leaves_the_body_alone() -> None:
     assert "similarity" not in plain["settings"] and not ts.supported(plain["mappings"])
     assert plain["mappings"]["properties"]["text"] == {"type": "text", "analyzer": "ragline_text"}
     assert ts.supported(body["mappings"])
+
+
+def _mapping(similarity: str) -> dict[str, Any]:
+    return {"properties": {"text": {"similarity": similarity, "fields": {"tokens": {"type": "token_count"}}}}}
+
+
+def test_an_index_of_the_older_similarity_is_scored_by_scope_but_never_with_its_own_statistics() -> None:
+    legacy, now = _mapping(ts.LEGACY_SIMILARITY), _mapping(ts.SIMILARITY)
+    assert ts.supported(legacy) and ts.supported(now)
+    assert not ts.own_statistics(legacy) and ts.own_statistics(now)
+
+    class Client:
+        counted = 0
+
+        class indices:  # the client's namespace
+            @staticmethod
+            def get_mapping(index: str) -> dict[str, Any]:
+                return {index: {"mappings": legacy if index == "old" else now}}
+
+        def count(self, index: str, body: dict[str, Any], routing: str = "") -> dict[str, int]:
+            Client.counted += 1
+            return {"count": 0}
+
+    stats = ts.ScopeStatistics(Client(), "alias")  # type: ignore[arg-type]
+    assert not stats.alone(SCOPE, "old") and Client.counted == 0  # its script has no own-statistics mode
+    assert stats.alone(SCOPE, "new") and Client.counted == 1
+    assert stats.alone(SCOPE, "new") and Client.counted == 1  # kept for ttl
+    stats.wrote("new")
+    assert stats.alone(SCOPE, "new") and Client.counted == 2  # forgotten after this process's write
+
+
+def test_own_statistics_is_a_boost_no_scope_average_length_can_take() -> None:
+    assert ts.OWN_STATISTICS < 1 <= ts.ScopeStats(docs=3, length=3, df={}).avgdl
+    assert ts.own_query("bees") == {"match": {"text": {"query": "bees", "boost": ts.OWN_STATISTICS}}}

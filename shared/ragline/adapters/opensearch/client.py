@@ -30,6 +30,8 @@ def translate(action: str) -> Iterator[None]:
         raise errors.DependencyFailed(f"OpenSearch rejected {action}", failed=len(exc.errors)) from exc
     except ex.NotFoundError as exc:
         raise errors.NotFound(f"OpenSearch: not found during {action}") from exc
+    except ex.ConflictError as exc:  # 409: a compare-and-set or a create lost to a concurrent write
+        raise errors.Conflict(f"OpenSearch: a concurrent change during {action}") from exc
     except ex.TransportError as exc:
         status = exc.status_code if isinstance(exc.status_code, int) else 0
         if status == 429:

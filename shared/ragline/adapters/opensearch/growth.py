@@ -2,12 +2,13 @@
 tenants moved between indexes without a read gap and without a mix.
 
 **When.** :meth:`Growth.check` compares the chunks of the pool's fullest primary shard with
-``max_shard_chunks`` (``RAGLINE_OPENSEARCH_SHARD_MAX_CHUNKS``; by default :func:`max_shard_chunks`:
-40 GiB of chunks at the ~18.8 KB on disk per 1,024-d chunk measured in docs/deploy.md "Capacity",
-scaled by dimension — AWS's upper guidance for a search shard is 50 GiB, the margin is the merges'
-room). Chunks, not the shard's bytes: the node reports a shard's bytes only as flushed (a small
-index stays at its empty size for minutes), its chunks exactly once refreshed, and every publish
-refreshes. Past it, a generation of twice the primaries becomes the pool: new tenants go there.
+``max_shard_chunks`` (``RAGLINE_OPENSEARCH_SHARD_MAX_CHUNKS``; by default :func:`max_shard_chunks_for`:
+:data:`SHARD_CHUNKS`, 1M, chosen by search latency, capped at 40 GiB of chunks at the ~18.8 KB on
+disk per 1,024-d chunk measured in docs/deploy.md "Capacity" — AWS's upper guidance for a search shard
+is 50 GiB, the margin is the merges' room). Chunks, not the shard's bytes: the node reports a shard's
+bytes only as flushed (a small index stays at its empty size for minutes), its chunks exactly once
+refreshed, and every publish refreshes. Past it, a generation of twice the primaries becomes the
+pool: new tenants go there.
 
 **Moving a tenant** (:meth:`Growth.move`), in this order, each step the condition of the next:
 
@@ -45,10 +46,17 @@ GIB = 1024**3
 SHARD_BYTES = 40 * GIB
 CHUNK_BYTES_1024 = 18.8 * 1024
 """On-disk bytes of a 1,024-d chunk with ~1 KB of text (docs/deploy.md, "Capacity")."""
-SILO_SHARE = 4
-"""A tenant holding a quarter of a full shard gets an index of its own (the default silo threshold,
-560k chunks at 1,024 d): past it one tenant would fill its pool shard, and make the pool grow, by
-itself; its own index then holds four times as much before it is full."""
+SHARD_CHUNKS = 1_000_000
+"""The most chunks a pooled primary holds by default, whatever the dimension: a routed search walks
+its whole shard's postings and graph under the tenant's filter, so the shard's size is what every
+pooled tenant's search pays — on the 1M-chunk shard of docs/benchmarks.md ("OpenSearch at scale") a
+100-chunk tenant's hybrid p95 was 24.7 ms, at the 25 ms target. Bytes bind first only past ~2,400 d."""
+SILO_SHARE = 20
+"""A tenant holding a twentieth of a full shard (50,000 chunks at :data:`SHARD_CHUNKS`) gets an index
+of its own: in a pooled 1M-chunk shard a 100,000-chunk tenant's hybrid p95 was 134 ms (its filtered
+kNN walks a graph nine tenths of which is others', its BM25 the pool's postings), alone about a fifth
+of that (docs/benchmarks.md). Each silo is one more shard (and its replica) on the domain: 10M chunks
+make at most 200 silos at this share."""
 MAX_SHARDS = 64
 """The most primaries a new generation gets (each doubles the last)."""
 
@@ -71,6 +79,12 @@ class Growth:
         self.grace = grace
         self.silo_chunks = silo_chunks or self.max_shard_chunks // SILO_SHARE
         """A pooled tenant with this many chunks is moved to an index of its own."""
+        if self.silo_chunks >= self.max_shard_chunks:
+            raise errors.ConfigurationError(
+                "a tenant must leave the pool for an index of its own before it fills a pool shard",
+                silo_chunks=self.silo_chunks,
+                shard_max_chunks=self.max_shard_chunks,
+            )
         self.silo_tenants = silo_tenants
         """Tenants placed in an index of their own whatever their size (a setting)."""
 
@@ -180,8 +194,9 @@ class Growth:
 
 
 def max_shard_chunks_for(dimension: int) -> int:
-    """The default threshold: the chunks of ``dimension`` that fill 40 GiB (2.23M at 1,024 d)."""
-    return int(SHARD_BYTES / (CHUNK_BYTES_1024 * dimension / 1024))
+    """The default threshold: :data:`SHARD_CHUNKS`, or fewer where that many chunks of ``dimension``
+    would pass 40 GiB (AWS's upper guidance for a search shard is 50 GiB)."""
+    return min(SHARD_CHUNKS, int(SHARD_BYTES / (CHUNK_BYTES_1024 * dimension / 1024)))
 
 
 def _generation(name: str, index: str) -> int:
@@ -190,12 +205,14 @@ def _generation(name: str, index: str) -> int:
     return int(found.group(1)) if found else 0
 
 
-def grow(provider: OpenSearchVectorStoreProvider, growth: Growth, tenant_id: str) -> dict[str, Any]:
+def grow(
+    provider: OpenSearchVectorStoreProvider, growth: Growth, tenant_id: str, *, pool_wide: bool = True
+) -> dict[str, Any]:
     """One round of growth as a writer of ``tenant_id`` runs it (:meth:`OpenSearchVectorStoreProvider
-    .grow`): a new generation if the pool filled; the tenant moved to an index of its own if it is
-    a silo tenant (by setting, or past ``silo_chunks``), else to the pool if its shard is full
-    elsewhere; retired copies past their grace deleted."""
-    grown = growth.check()
+    .grow`): with ``pool_wide``, a new generation if the pool filled and retired copies past their grace
+    deleted; the tenant moved to an index of its own if it is a silo tenant (by setting, or past
+    ``silo_chunks``), else to the pool if its shard is full elsewhere."""
+    grown = growth.check() if pool_wide else None
     pool = provider.placements.pool(fresh=True)
     place = provider.placements.read(tenant_id)
     silo = pl.silo_index(provider.index, tenant_id)
@@ -212,4 +229,4 @@ def grow(provider: OpenSearchVectorStoreProvider, growth: Growth, tenant_id: str
         and growth.full(place.index, tenant_id)
     ):
         moved = growth.move(tenant_id, pool)
-    return {"grown": grown, "moved": moved, "reaped": growth.reap()}
+    return {"grown": grown, "moved": moved, "reaped": growth.reap() if pool_wide else 0}

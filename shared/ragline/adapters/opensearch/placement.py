@@ -111,7 +111,7 @@ class Placements:
     def ensure(self, create_chunk_index: Callable[[str], None], *, replicas: int = 0) -> str:
         """The registry, and the pool's first generation (or the legacy index under ``name``) as the
         layout's pool; returns the pool. Idempotent; concurrent callers agree on one layout."""
-        from opensearchpy.exceptions import ConflictError, RequestError
+        from opensearchpy.exceptions import RequestError
 
         with translate("placement registry"):
             if not self.client.indices.exists(index=self.registry):
@@ -127,7 +127,8 @@ class Placements:
                 )
                 pool = self.name if legacy else generation_index(self.name, 1)
                 create_chunk_index(pool)
-                with contextlib.suppress(ConflictError):  # a concurrent creator's layout stands
+                # a concurrent creator's layout stands
+                with contextlib.suppress(errors.Conflict), translate("placement layout"):
                     self.client.index(
                         index=self.registry,
                         id=LAYOUT_ID,
@@ -165,8 +166,6 @@ class Placements:
     def add_index(self, index: str, *, pool: bool = False) -> None:
         """Record a new chunk index (made by the caller) in the layout; ``pool``: new tenants go there
         from now on. Compare-and-set, retried on a concurrent change."""
-        from opensearchpy.exceptions import ConflictError
-
         while True:
             layout = self._layout()
             if layout is None:
@@ -176,8 +175,8 @@ class Placements:
                 "pool": index if pool else src["pool"],
                 "indexes": sorted({*src.get("indexes", []), index}),
             }
-            with translate("placement write"):  # outside: it would turn the 409 into DependencyFailed
-                try:
+            try:
+                with translate("placement write"):
                     self.client.index(
                         index=self.registry,
                         id=LAYOUT_ID,
@@ -186,8 +185,8 @@ class Placements:
                         if_primary_term=layout["_primary_term"],
                         refresh="true",
                     )
-                except ConflictError:
-                    continue  # a concurrent change of the layout: read it again
+            except errors.Conflict:
+                continue  # a concurrent change of the layout: read it again
             if pool:
                 self._pool, self._pool_at = index, time.monotonic()
             return
@@ -231,13 +230,11 @@ class Placements:
         """Where the tenant's writes go, read in real time: its document, made on its first write (so
         a later pool generation never strands its chunks); while it is being moved, waits for the
         move (up to ``wait`` s, then :class:`~ragline.errors.Throttled`: retryable)."""
-        from opensearchpy.exceptions import ConflictError
-
         deadline = time.monotonic() + wait
         while True:
             place = self.read(tenant_id)
             if place.version == 0:
-                with translate("placement write"), contextlib.suppress(ConflictError):
+                with contextlib.suppress(errors.Conflict), translate("placement write"):
                     self.client.index(  # a concurrent first write made it: theirs stands
                         index=self.registry,
                         id=tenant_doc_id(tenant_id),
@@ -258,14 +255,13 @@ class Placements:
     def write(self, tenant_id: str, place: Place, *, index: str, moving: str | None) -> Place:
         """Change the tenant's place if it is still ``place`` (compare-and-set on its version: a
         concurrent change raises :class:`~ragline.errors.Conflict`)."""
-        from opensearchpy.exceptions import ConflictError
-
         since = time.time() if moving else None
-        current = self.client.get(index=self.registry, id=tenant_doc_id(tenant_id))
+        with translate("placement read"):
+            current = self.client.get(index=self.registry, id=tenant_doc_id(tenant_id))
         if int(current["_version"]) != place.version:
             raise errors.Conflict("the tenant's placement changed meanwhile", tenant_id=tenant_id)
-        with translate("placement write"):
-            try:
+        try:
+            with translate("placement write"):
                 resp = self.client.index(
                     index=self.registry,
                     id=tenant_doc_id(tenant_id),
@@ -273,10 +269,8 @@ class Placements:
                     if_seq_no=current["_seq_no"],
                     if_primary_term=current["_primary_term"],
                 )
-            except ConflictError as exc:
-                raise errors.Conflict(
-                    "the tenant's placement changed meanwhile", tenant_id=tenant_id
-                ) from exc
+        except errors.Conflict as exc:
+            raise errors.Conflict("the tenant's placement changed meanwhile", tenant_id=tenant_id) from exc
         return self.remember(tenant_id, Place(index, int(resp["_version"]), moving, since or 0.0))
 
     # -- retired copies (a move's source, deleted after a grace period: see .growth) -----------------
@@ -302,13 +296,12 @@ class Placements:
         return out
 
     def _update_retired(self, tenant_id: str, change: Callable[[list[str]], list[str]]) -> None:
-        from opensearchpy.exceptions import ConflictError
-
         while True:
-            with translate("placement write"):
+            with translate("placement read"):
                 current = self.client.get(index=self.registry, id=tenant_doc_id(tenant_id))
-                src = current["_source"]
-                try:
+            src = current["_source"]
+            try:
+                with translate("placement write"):
                     self.client.index(
                         index=self.registry,
                         id=tenant_doc_id(tenant_id),
@@ -316,6 +309,6 @@ class Placements:
                         if_seq_no=current["_seq_no"],
                         if_primary_term=current["_primary_term"],
                     )
-                except ConflictError:
-                    continue
+            except errors.Conflict:
+                continue  # a concurrent change of the tenant's document: read it again
             return

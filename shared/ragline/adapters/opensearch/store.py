@@ -69,6 +69,8 @@ OVERFETCH = 4
 FENCE_RETRIES = 3
 """Reads of a document retried because a publish moved its fence meanwhile."""
 MOVE_RETRIES = 5
+GROWTH_TENANTS = 10_000
+"""Tenants whose last growth round a process remembers before it forgets those past the interval."""
 """Runs of an operation whose tenant was moved meanwhile (each is re-placed before it runs again)."""
 _T = TypeVar("_T")
 _log = logging.getLogger(__name__)
@@ -150,9 +152,11 @@ class OpenSearchVectorStoreProvider:
             silo_tenants=silo_tenants,
         )
         self.growth_interval = growth_interval
-        """Seconds between a process's growth rounds, run after a write (:meth:`grow`; 0: every write;
-        None: never, e.g. a client whose chunks an operator places by hand)."""
-        self._grown_at = float("-inf")
+        """Seconds between a process's growth rounds for one tenant, run after it writes (:meth:`grow`;
+        0: every write; None: never, e.g. a client whose chunks an operator places by hand)."""
+        self._grown_at: dict[str, float] = {}
+        """When each tenant's last round ran in this process (entries older than the interval pruned)."""
+        self._pool_grown_at = float("-inf")
 
     @classmethod
     def from_settings(
@@ -184,7 +188,9 @@ class OpenSearchVectorStoreProvider:
             self.placements.ensure(self.create_chunk_index, replicas=self.replicas)
             mappings = self.client.indices.get_mapping(index=self.index)
             if all(term_stats.supported(m["mappings"]) for m in mappings.values()):
-                self.scope_stats = term_stats.ScopeStatistics(self.client, self.index)
+                self.scope_stats = term_stats.ScopeStatistics(
+                    self.client, self.index, ttl=self.placements.ttl
+                )
             else:  # its text has Lucene's BM25 and no lengths: shard statistics until a reindex
                 _log.warning("index %s predates per-scope BM25: shard statistics score keywords", self.index)
             self._ready = True
@@ -243,13 +249,23 @@ class OpenSearchVectorStoreProvider:
 
     def grow(self, tenant_id: str) -> dict[str, Any] | None:
         """A round of growth (:func:`.growth.grow`) after ``tenant_id`` wrote, at most once per
-        ``growth_interval`` seconds in this process (None: not due)."""
+        ``growth_interval`` seconds for that tenant in this process — every writing tenant is checked
+        at its own pace, not one tenant per interval — and the pool-wide part (a new generation,
+        retired copies reaped) at most once per interval for all of them (None: not due)."""
+        interval = self.growth_interval
+        if interval is None:
+            return None
         with self._lock:
             now = time.monotonic()
-            if self.growth_interval is None or now - self._grown_at < self.growth_interval:
+            if now - self._grown_at.get(tenant_id, float("-inf")) < interval:
                 return None
-            self._grown_at = now
-        return grow(self, self.growth, tenant_id)
+            if len(self._grown_at) >= GROWTH_TENANTS:  # bounded: a lapsed entry is as good as none
+                self._grown_at = {t: at for t, at in self._grown_at.items() if now - at < interval}
+            self._grown_at[tenant_id] = now
+            pool = now - self._pool_grown_at >= interval
+            if pool:
+                self._pool_grown_at = now
+        return grow(self, self.growth, tenant_id, pool_wide=pool)
 
     def scoped(self, scope: TenantScope, view: ReadView | None = None) -> OpenSearchVectorStore:
         self.ensure_index()
@@ -293,6 +309,8 @@ class OpenSearchVectorStoreProvider:
     def wrote(self, index: str) -> None:
         if self.refresh == "on_read":
             UNREFRESHED.mark(index)
+        if self.scope_stats is not None:
+            self.scope_stats.wrote(index)
 
     def before_read(self, index: str) -> None:
         """``on_read``: refresh first when this process wrote to ``index`` since the last refresh."""
@@ -740,10 +758,21 @@ class OpenSearchVectorStore:
         else:
             assert isinstance(query, HybridQuery)
             knn = rq.ids_only(self._knn(query.vector, size, query))
-            bm25 = rq.ids_only(self.keyword_body(query.text, size, query))
-            if self._p.hybrid == "msearch":
-                sem, kw = self._msearch([knn, bm25])
+            stats = self._p.scope_stats
+            if self._p.hybrid == "msearch" and stats is not None and not self._alone(stats):
+                # the scope's statistics ride with the kNN leg; the keyword leg, which needs them, follows
+                terms, reads = stats.reads(self.scope, query.text, self._index)
+                sem, *got = self._msearch([knn, *reads])
+                scored = stats.scored(terms, got)
+                kw = self._send(
+                    rq.ids_only(
+                        rq.bm25_search(self.scope, query.text, size, query.filters, self.view, scored=scored)
+                    )
+                )
+            elif self._p.hybrid == "msearch":
+                sem, kw = self._msearch([knn, rq.ids_only(self.keyword_body(query.text, size, query))])
             else:
+                bm25 = rq.ids_only(self.keyword_body(query.text, size, query))
                 futures = [self._p.pool().submit(self._send, body) for body in (knn, bm25)]
                 sem, kw = (f.result() for f in futures)
             legs = [_leg_hits(sem, "semantic"), _leg_hits(kw, "keyword")]
@@ -794,10 +823,21 @@ class OpenSearchVectorStore:
     def keyword_body(self, text: str, k: int, query: KeywordQuery | HybridQuery) -> dict[str, Any]:
         """The keyword leg, scored with the scope's own statistics where the index keeps them."""
         scored = None
-        if self._p.scope_stats is not None:
+        stats = self._p.scope_stats
+        if stats is not None and self._alone(stats):
+            scored = term_stats.own_query(text)
+        elif stats is not None:
             with translate("keyword statistics"):
-                scored = self._p.scope_stats.query(self.scope, text, self._routing, self._index)
+                scored = stats.query(self.scope, text, self._routing, self._index)
         return rq.bm25_search(self.scope, text, k, query.filters, self.view, scored=scored)
+
+    def _alone(self, stats: term_stats.ScopeStatistics) -> bool:
+        """The scope is the only one on its shard, and all of it is there: the shard's own statistics
+        are the scope's (a scope spread over a routing partition of shards never is)."""
+        if self._p.routing_partition_size > 1:
+            return False
+        with translate("keyword statistics"):
+            return stats.alone(self.scope, self._index, self._routing)
 
     def _knn(self, vector: Sequence[float], k: int, query: SemanticQuery | HybridQuery) -> dict[str, Any]:
         if len(vector) != self._p.dimension:
