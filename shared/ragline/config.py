@@ -6,12 +6,13 @@ composition root. Nothing but :mod:`ragline.environment` touches ``os.environ``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from ragline.environment import DEFAULT_HOME, env_values
 
@@ -71,6 +72,18 @@ class Settings(BaseModel):
     opensearch_silo_tenants: list[str] = Field(default_factory=list)
     """Tenants placed in an index of their own whatever their size (moved by their next growth
     round); a JSON list in the environment."""
+
+    @field_validator("opensearch_silo_tenants", mode="before")
+    @classmethod
+    def _json_list(cls, value: object) -> object:
+        """The environment gives a string: a JSON list of tenant ids (anything else is refused)."""
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError as exc:
+                raise ValueError('a JSON list of tenant ids, e.g. ["acme"]') from exc
+        return value
+
     opensearch_growth_interval: float = Field(default=300.0, ge=0)
     """Seconds between a process's growth checks of one tenant, made after it writes (0: after every
     write); the pool-wide check (a new generation, retired copies deleted) at most as often."""

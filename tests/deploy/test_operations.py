@@ -132,7 +132,7 @@ def test_one_node_has_no_replicas_no_zones_and_no_yellow_alarm(translated: dict[
 
 
 def test_growth_thresholds_reach_every_function_as_parameters_and_default_to_the_stores_own(
-    translated: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    translated: dict[str, Any],
 ) -> None:
     from ragline.config import Settings
 
@@ -143,8 +143,9 @@ def test_growth_thresholds_reach_every_function_as_parameters_and_default_to_the
         env = stack.function(fn).environment
         assert env["RAGLINE_OPENSEARCH_SHARD_MAX_CHUNKS"] == "400000", fn
         assert env["RAGLINE_OPENSEARCH_SILO_CHUNKS"] == "20000", fn
-        monkeypatch.setenv("RAGLINE_OPENSEARCH_SILO_TENANTS", env["RAGLINE_OPENSEARCH_SILO_TENANTS"])
-        assert Settings().opensearch_silo_tenants == ["acme", "globex"], fn  # as the function reads it
+        read = Settings.from_env(env)  # as the function reads its environment
+        assert read.opensearch_silo_tenants == ["acme", "globex"], fn
+        assert (read.opensearch_shard_max_chunks, read.opensearch_silo_chunks) == (400_000, 20_000), fn
         base = defaults.function(fn).environment
         assert (base["RAGLINE_OPENSEARCH_SHARD_MAX_CHUNKS"], base["RAGLINE_OPENSEARCH_SILO_CHUNKS"]) == (
             "0",

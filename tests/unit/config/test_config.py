@@ -42,3 +42,16 @@ def test_bad_values_are_refused_clearly() -> None:
         Settings.from_env({"RAGLINE_BACKEND": "cloud"})
     with pytest.raises(ValidationError):
         Settings(unknown_setting=1)  # type: ignore[call-arg]
+
+
+def test_silo_tenants_are_a_json_list_in_the_environment_and_anything_else_is_refused() -> None:
+    assert Settings.from_env(
+        {"RAGLINE_OPENSEARCH_SILO_TENANTS": '["acme", "globex"]'}
+    ).opensearch_silo_tenants == [
+        "acme",
+        "globex",
+    ]
+    assert Settings.from_env({}).opensearch_silo_tenants == []
+    for bad in ("acme", "acme,globex", '{"acme": 1}', "[1]"):
+        with pytest.raises(ValidationError):
+            Settings.from_env({"RAGLINE_OPENSEARCH_SILO_TENANTS": bad})
