@@ -3,7 +3,8 @@ machine (never uniform random words), with cheap deterministic stand-in vectors.
 
 Sources, all offline: docstrings and comments of the installed Python packages (``.venv/lib``),
 their README/licence/METADATA texts, ``/usr/share/doc`` and the man pages (troff stripped).
-Passages are ``WORDS`` words, deduplicated (licences repeat), cached one a line in
+Passages are ``WORDS`` words, deduplicated (licences repeat), windows of the texts at several offsets
+when one cut gives too few (:data:`SHIFTS`), cached one a line in
 ``.ragline/bench-cache/filler-passages.txt``. Vectors: embedding a million texts with the offline
 model is too slow here, so each passage's vector is a seeded random projection of its hashed
 tokens, normalised — deterministic, and near for passages that share words, but not the model's
@@ -57,19 +58,28 @@ def _read(path: Path) -> str:
         return ""
 
 
+SHIFTS = (0, WORDS // 2, WORDS // 4, 3 * WORDS // 4)
+"""Where the windows start: the texts are cut at word 0, then (for more passages than that gives)
+half a window later, and so on — overlapping passages, as a chunker with overlap cuts them."""
+
+
 def passages(n: int) -> list[str]:
-    """The first ``n`` distinct passages of real text (fewer if the machine has fewer)."""
+    """The first ``n`` distinct passages of real text (fewer if the machine has fewer): windows of
+    ``WORDS`` words at the first of :data:`SHIFTS`, then at the next ones while more are wanted."""
     if not CACHE.exists() or sum(1 for _ in CACHE.open()) < n:
         seen: set[int] = set()
         out: list[str] = []
-        for text in _texts():
-            words = _WORD.findall(text)
-            for i in range(0, len(words) - WORDS // 2, WORDS):
-                p = " ".join(words[i : i + WORDS])
-                h = zlib.crc32(p.lower().encode())
-                if h not in seen:
-                    seen.add(h)
-                    out.append(p)
+        for shift in SHIFTS:
+            for text in _texts():
+                words = _WORD.findall(text)
+                for i in range(shift, len(words) - WORDS // 2, WORDS):
+                    p = " ".join(words[i : i + WORDS])
+                    h = zlib.crc32(p.lower().encode())
+                    if h not in seen:
+                        seen.add(h)
+                        out.append(p)
+                if len(out) >= n:
+                    break
             if len(out) >= n:
                 break
         CACHE.parent.mkdir(parents=True, exist_ok=True)

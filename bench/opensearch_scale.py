@@ -221,7 +221,10 @@ def node_memory(provider: OpenSearchVectorStoreProvider, node_home: str | None) 
         "heap_max_mb": node["jvm"]["mem"]["heap_max_in_bytes"] / 2**20,
         "store_mb": node["indices"]["store"]["size_in_bytes"] / 2**20,
     }
-    if node_home:  # the files of the bench's indexes only (their folders are named by index uuid)
+    if node_home is None:  # the node says where its data lives (a node on this machine)
+        found = provider.client.nodes.info(metric="settings", filter_path="nodes.*.settings.path.data")
+        node_home = str(Path(next(iter(found["nodes"].values()))["settings"]["path"]["data"][0]).parent)
+    if Path(node_home, "data").is_dir():  # the bench's indexes' files (folders named by index uuid)
         settings = provider.client.indices.get_settings(index=f"{provider.index}*")
         uuids = {s["settings"]["index"]["uuid"] for s in settings.values()}
         files = [str(p) for p in Path(node_home, "data").rglob("*") if p.is_file() and uuids & set(p.parts)]
@@ -284,7 +287,7 @@ def main() -> int:
     parser.add_argument("--opensearch-url", default=os.environ.get("OPENSEARCH_URL", ""))
     parser.add_argument("--node-pid", type=int)
     parser.add_argument(
-        "--node-home", help="the node's home (RAGLINE_OPENSEARCH_HOME in its log), for fincore"
+        "--node-home", help="the node's home, for fincore (default: the one the node reports)"
     )
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--large", type=int, default=9)
