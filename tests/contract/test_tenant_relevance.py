@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from ragline.adapters.opensearch import placement as pl
 from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch import term_stats
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
@@ -71,6 +72,11 @@ def providers(
         p.close()
 
 
+def _beside(index: str) -> list[str]:
+    """The fences and the placement registry a provider made beside a chunk index it was given."""
+    return [rq.fences_index(index), pl.registry_index(index)]
+
+
 def _ranked(hits: list[SearchHit]) -> list[tuple[str, float]]:
     return [(h.chunk.id, h.score) for h in hits]
 
@@ -122,7 +128,7 @@ def test_scores_equal_lucene_bm25_alone(opensearch_url: str) -> None:
             assert [c for c, _ in got] == [c for c, _ in want], text
             assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-5), text
     finally:
-        client.indices.delete(index=[plain, rq.fences_index(plain)], ignore_unavailable=True)
+        client.indices.delete(index=[plain, *_beside(plain)], ignore_unavailable=True)
         p.drop()
         p.close()
 
@@ -181,6 +187,39 @@ def test_a_scope_alone_in_its_index_is_ranked_by_lucene_without_reading_statisti
             assert [s for _, s in got] == pytest.approx([s for _, s in alone[text]], rel=1e-5), text
         assert spy.reads, "the pooled scope's statistics were not read"
     finally:
-        client.indices.delete(index=[plain, rq.fences_index(plain)], ignore_unavailable=True)
+        client.indices.delete(index=[plain, *_beside(plain)], ignore_unavailable=True)
         p.drop()
         p.close()
+
+
+def test_an_index_of_the_older_similarity_alone_still_reads_its_scopes_statistics(
+    opensearch_url: str,
+) -> None:
+    """An index made before the similarity had the shard-statistics mode (its script reads the
+    average length from every clause's boost) is never sent the shortcut's plain ``match``: the scope
+    alone there still scores as Lucene's BM25 alone."""
+    client = build_client(Settings(opensearch_url=opensearch_url))
+    plain, legacy = (f"test-{uuid.uuid4().hex[:12]}" for _ in range(2))
+    client.indices.create(index=plain, body=term_stats.without(rq.index_body(DIM)))
+    body = rq.index_body(DIM)
+    body["settings"]["similarity"] = {
+        term_stats.LEGACY_SIMILARITY: {"type": "scripted", "script": {"source": term_stats.LEGACY_SCRIPT}}
+    }
+    body["mappings"]["properties"]["text"]["similarity"] = term_stats.LEGACY_SIMILARITY
+    client.indices.create(index=legacy, body=body)
+    try:
+        old = OpenSearchVectorStoreProvider(client, index=plain, dimension=DIM)
+        before = OpenSearchVectorStoreProvider(client, index=legacy, dimension=DIM)
+        for provider in (old, before):
+            provider.scoped(TENANT).upsert(make_chunks("own", OWN))
+        stats = before.scoped(TENANT)._p.scope_stats
+        assert stats is not None and not stats.alone(TENANT, legacy, TENANT.tenant_id)
+        for text in QUERIES:
+            want = _ranked(old.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
+            got = _ranked(before.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
+            assert [c for c, _ in got] == [c for c, _ in want], text
+            assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-5), text
+    finally:
+        client.indices.delete(
+            index=[plain, legacy, *_beside(plain), *_beside(legacy)], ignore_unavailable=True
+        )

@@ -69,9 +69,9 @@ OVERFETCH = 4
 FENCE_RETRIES = 3
 """Reads of a document retried because a publish moved its fence meanwhile."""
 MOVE_RETRIES = 5
+"""Runs of an operation whose tenant was moved meanwhile (each is re-placed before it runs again)."""
 GROWTH_TENANTS = 10_000
 """Tenants whose last growth round a process remembers before it forgets those past the interval."""
-"""Runs of an operation whose tenant was moved meanwhile (each is re-placed before it runs again)."""
 _T = TypeVar("_T")
 _log = logging.getLogger(__name__)
 
@@ -761,7 +761,8 @@ class OpenSearchVectorStore:
             stats = self._p.scope_stats
             if self._p.hybrid == "msearch" and stats is not None and not self._alone(stats):
                 # the scope's statistics ride with the kNN leg; the keyword leg, which needs them, follows
-                terms, reads = stats.reads(self.scope, query.text, self._index)
+                with translate("keyword statistics"):
+                    terms, reads = stats.reads(self.scope, query.text, self._index)
                 sem, *got = self._msearch([knn, *reads])
                 scored = stats.scored(terms, got)
                 kw = self._send(
