@@ -187,3 +187,29 @@ def test_a_stale_placement_change_is_a_conflict(writer: OpenSearchVectorStorePro
     writer.placements.write("acme", place, index=place.index, moving=None)
     with pytest.raises(errors.Conflict):
         writer.placements.write("acme", place, index=place.index, moving="elsewhere")
+
+
+def test_an_index_made_before_generations_past_every_threshold_keeps_its_writes_and_says_it_cannot_grow(
+    opensearch_url: str, index_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = build_client(Settings(opensearch_url=opensearch_url))
+    client.indices.create(index=index_name, body=rq.index_body(DIM))  # the legacy index: the alias's name
+    p = OpenSearchVectorStoreProvider(
+        client, index=index_name, dimension=DIM, max_shard_chunks=4, silo_chunks=2, growth_interval=0
+    )
+    try:
+        with caplog.at_level("WARNING", logger="ragline.adapters.opensearch.growth"):
+            for d in range(3):  # 9 chunks: past the shard threshold, the tenant past the silo threshold
+                _publish(p, ACME, f"d{d}", [f"bees {d} part {i}" for i in range(3)])
+        assert p.placements.indexes() == [index_name]  # no generation, no silo: nothing could join it
+        made = set(client.indices.get(index=f"{index_name}*"))
+        assert made == {index_name, rq.fences_index(index_name), pl.registry_index(index_name)}
+        assert p.scoped(ACME).count() == 9
+        assert [h.chunk.text for h in p.scoped(ACME).search(KeywordQuery(text="bees 2 part 1", k=1))] == [
+            "bees 2 part 1"
+        ]
+        said = [r for r in caplog.records if "cannot grow" in r.getMessage()]
+        assert len(said) == 1  # once per process, not per write
+    finally:
+        p.drop()
+        p.close()

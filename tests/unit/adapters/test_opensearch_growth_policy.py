@@ -117,3 +117,18 @@ def test_a_silo_threshold_at_or_past_a_full_shard_is_refused() -> None:
                 max_shard_chunks=200_000,
                 silo_chunks=silo,
             )
+
+
+def test_a_growth_rounds_vendor_error_is_a_ragline_error_so_the_write_that_ran_it_stands(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from opensearchpy.exceptions import RequestError
+
+    from ragline import errors
+
+    def refused(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise RequestError(400, "invalid_alias_name_exception", {})
+
+    monkeypatch.setattr(st, "grow", refused)
+    with pytest.raises(errors.DependencyFailed):  # what upsert logs and lets pass (errors.RaglineError)
+        provider(0).grow("a")

@@ -30,6 +30,7 @@ both sides of a move. Readers see the source, complete, until step 4 and the tar
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import time
 from typing import TYPE_CHECKING, Any
@@ -59,6 +60,7 @@ of that (docs/benchmarks.md). Each silo is one more shard (and its replica) on t
 make at most 200 silos at this share."""
 MAX_SHARDS = 64
 """The most primaries a new generation gets (each doubles the last)."""
+_log = logging.getLogger(__name__)
 
 
 class Growth:
@@ -87,6 +89,8 @@ class Growth:
             )
         self.silo_tenants = silo_tenants
         """Tenants placed in an index of their own whatever their size (a setting)."""
+        self.legacy_warned = False
+        """Whether this process said once that its legacy layout cannot grow."""
 
     # -- when ----------------------------------------------------------------------------------------
     def shard_chunks(self, index: str) -> dict[int, int]:
@@ -212,8 +216,19 @@ def grow(
     .grow`): with ``pool_wide``, a new generation if the pool filled and retired copies past their grace
     deleted; the tenant moved to an index of its own if it is a silo tenant (by setting, or past
     ``silo_chunks``), else to the pool if its shard is full elsewhere."""
-    grown = growth.check() if pool_wide else None
     pool = provider.placements.pool(fresh=True)
+    if pool == provider.index:  # the legacy index holds the alias's name: nothing can join it
+        if not growth.legacy_warned:
+            growth.legacy_warned = True
+            _log.warning(
+                "%s is an index made before generations: it cannot grow or give a tenant an index of "
+                "its own (docs/deploy.md, 'Shards, placement and growth')",
+                provider.index,
+            )
+        return {"grown": None, "moved": 0, "reaped": 0}
+    grown = growth.check() if pool_wide else None
+    if grown is not None:
+        pool = provider.placements.pool(fresh=True)
     place = provider.placements.read(tenant_id)
     silo = pl.silo_index(provider.index, tenant_id)
     moved = 0

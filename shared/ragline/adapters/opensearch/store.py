@@ -265,7 +265,8 @@ class OpenSearchVectorStoreProvider:
             pool = now - self._pool_grown_at >= interval
             if pool:
                 self._pool_grown_at = now
-        return grow(self, self.growth, tenant_id, pool_wide=pool)
+        with translate("growth round"):
+            return grow(self, self.growth, tenant_id, pool_wide=pool)
 
     def scoped(self, scope: TenantScope, view: ReadView | None = None) -> OpenSearchVectorStore:
         self.ensure_index()
