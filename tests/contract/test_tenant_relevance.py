@@ -31,7 +31,15 @@ OWN = [
     "short note on bees",
     "wasps are not bees although both sting and both visit blossoms in late summer afternoons",
 ]
-QUERIES = ["bees", "clover honey", "queen bees winter", "apple blossoms pollinate", "summer wasps sting"]
+QUERIES = [
+    "bees",
+    "clover honey",
+    "queen bees winter",
+    "apple blossoms pollinate",
+    "summer wasps sting",
+    "winter bees and summer bees",  # a repeated term: Lucene merges its clauses into one, boosted
+    "honey honey honey clover",
+]
 
 
 def neighbours() -> list[tuple[TenantScope, list[str]]]:

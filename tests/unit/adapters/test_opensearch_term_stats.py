@@ -139,5 +139,5 @@ def test_an_index_of_the_older_similarity_is_scored_by_scope_but_never_with_its_
 
 
 def test_own_statistics_is_a_boost_no_scope_average_length_can_take() -> None:
-    assert ts.OWN_STATISTICS < 1 <= ts.ScopeStats(docs=3, length=3, df={}).avgdl
+    assert 2000 * ts.OWN_STATISTICS < ts.MODE_LIMIT < 1 <= ts.ScopeStats(docs=3, length=3, df={}).avgdl
     assert ts.own_query("bees") == {"match": {"text": {"query": "bees", "boost": ts.OWN_STATISTICS}}}

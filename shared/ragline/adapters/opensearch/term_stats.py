@@ -56,25 +56,30 @@ ANALYZER = "ragline_text"
 LENGTH_FIELD = "text.tokens"
 K1, B = 1.2, 0.75
 """OpenSearch's BM25 defaults."""
-OWN_STATISTICS = 0.5
-"""A clause boost below 1 (a scope's average length, the boost of :func:`keyword_query`'s clauses,
-is never below 1: every counted chunk has a token) asks :data:`SIMILARITY` for Lucene's BM25 with the
-shard's own statistics — what :func:`own_query` sends for a scope alone in its index."""
+OWN_STATISTICS = 1e-4
+"""A clause boost below :data:`MODE_LIMIT` asks :data:`SIMILARITY` for Lucene's BM25 with the shard's
+own statistics — what :func:`own_query` sends for a scope alone in its index. Lucene merges a query's
+repeated terms into one clause boosted by their count, so the similarity sees a multiple of it
+(at most 2,000 × for a 4,000-character query) and takes the count back from it."""
+MODE_LIMIT = 0.75
+"""Boosts below this are :data:`OWN_STATISTICS` modes; a scope's average length, the boost of
+:func:`keyword_query`'s clauses, is never below 1 (every counted chunk has a token)."""
 WEIGHT_SCRIPT = (
-    f"return query.boost < {OWN_STATISTICS + 0.25} ? {1 + K1} * Math.log(1 + (field.docCount - term.docFreq"
-    f" + 0.5) / (term.docFreq + 0.5)) : 1.0;"
+    f"if (query.boost < {MODE_LIMIT}) {{ double n = Math.round(query.boost / {OWN_STATISTICS});"
+    f" float idf = (float) Math.log(1 + (field.docCount - term.docFreq + 0.5) / (term.docFreq + 0.5));"
+    f" return (float) ((float) (n * {1 + K1}f) * idf); }} return 1.0;"
 )
-"""Once per term: with :data:`OWN_STATISTICS`, Lucene's idf × (k1 + 1) from the shard's counts;
-otherwise 1 (the clause's ``function_score`` weight carries the scope's)."""
+"""Once per term: in the own-statistics mode, Lucene's float weight — the term's count × (k1 + 1) ×
+idf from the shard's counts; otherwise 1 (the clause's ``function_score`` weight carries the scope's)."""
 SCRIPT = (
-    f"double f = doc.freq; double avgdl = query.boost < {OWN_STATISTICS + 0.25} ? field.sumTotalTermFreq"
-    f" / (double) field.docCount : query.boost;"
+    f"double f = doc.freq; double avgdl = query.boost < {MODE_LIMIT} ? (float) (field.sumTotalTermFreq"
+    f" / (double) field.docCount) : query.boost;"
     f" return weight * f / (f + {K1} * ({1 - B} + {B} * doc.length / avgdl));"
 )
-"""BM25's term-frequency part with the average length taken from the clause's boost, or from the
-shard with :data:`OWN_STATISTICS` (``doc.length`` is the norm Lucene stores, decoded as its own BM25
-decodes it), times :data:`WEIGHT_SCRIPT`'s weight. Only the clauses :func:`keyword_query` and
-:func:`own_query` build give the field a meaningful boost."""
+"""BM25's term-frequency part with the average length taken from the clause's boost, or (own
+statistics) from the shard as Lucene rounds it (``doc.length`` is the norm Lucene stores, decoded as
+its own BM25 decodes it), times :data:`WEIGHT_SCRIPT`'s weight. Only the clauses :func:`keyword_query`
+and :func:`own_query` build give the field a meaningful boost."""
 LEGACY_SCRIPT = f"double f = doc.freq; return f / (f + {K1} * ({1 - B} + {B} * doc.length / query.boost));"
 ANALYSED_TEXTS = 4096
 """Query texts whose terms are kept per provider (the analyzer never changes for an index)."""
