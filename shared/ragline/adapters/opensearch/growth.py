@@ -55,9 +55,9 @@ pooled tenant's search pays — on the 1M-chunk shard of docs/benchmarks.md ("Op
 SILO_SHARE = 20
 """A tenant holding a twentieth of a full shard (50,000 chunks at :data:`SHARD_CHUNKS`) gets an index
 of its own: in a pooled 1M-chunk shard a 100,000-chunk tenant's hybrid p95 was 134 ms (its filtered
-kNN walks a graph nine tenths of which is others', its BM25 the pool's postings), alone about a fifth
-of that (docs/benchmarks.md). Each silo is one more shard (and its replica) on the domain: 10M chunks
-make at most 200 silos at this share."""
+kNN walks a graph nine tenths of which is others', its BM25 the pool's postings), in an index of its
+own 18 ms (docs/benchmarks.md, "At 1M again"). Each silo is one more shard (and its replica) on the
+domain: 10M chunks make at most 200 silos at this share."""
 MAX_SHARDS = 64
 """The most primaries a new generation gets (each doubles the last)."""
 _log = logging.getLogger(__name__)
