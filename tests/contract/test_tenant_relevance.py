@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from ragline.adapters.opensearch import placement as pl
 from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch import term_stats
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
@@ -80,9 +79,24 @@ def providers(
         p.close()
 
 
-def _beside(index: str) -> list[str]:
-    """The fences and the placement registry a provider made beside a chunk index it was given."""
-    return [rq.fences_index(index), pl.registry_index(index)]
+def _same(got: list[tuple[str, float]], want: list[tuple[str, float]], text: str) -> None:
+    """The same chunks in the same order, with the same scores (to 1e-5)."""
+    assert [c for c, _ in got] == [c for c, _ in want], text
+    assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-5), text
+
+
+@pytest.fixture
+def lucene(opensearch_url: str) -> Iterator[OpenSearchVectorStoreProvider]:
+    """The tenant's chunks alone in an index of Lucene's own BM25 (the plain mapping): the reference."""
+    client = build_client(Settings(opensearch_url=opensearch_url))
+    plain = f"test-{uuid.uuid4().hex[:12]}"
+    client.indices.create(index=plain, body=term_stats.without(rq.index_body(DIM)))
+    old = OpenSearchVectorStoreProvider(client, index=plain, dimension=DIM)
+    old.scoped(TENANT).upsert(make_chunks("own", OWN))
+    assert old.scoped(TENANT)._p.scope_stats is None  # an index without the mapping: plain BM25
+    yield old
+    old.drop()
+    old.close()
 
 
 def _ranked(hits: list[SearchHit]) -> list[tuple[str, float]]:
@@ -96,8 +110,7 @@ def test_pooled_keyword_ranking_and_scores_equal_alone(
     for text in QUERIES:
         want = _ranked(alone.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
         got = _ranked(pooled.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
-        assert [c for c, _ in got] == [c for c, _ in want], text
-        assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-5), text
+        _same(got, want, text)
 
 
 def test_pooled_hybrid_ranking_equals_alone(
@@ -112,31 +125,24 @@ def test_pooled_hybrid_ranking_equals_alone(
         ], text
 
 
-def test_scores_equal_lucene_bm25_alone(opensearch_url: str) -> None:
+def test_scores_equal_lucene_bm25_alone(lucene: OpenSearchVectorStoreProvider) -> None:
     """The scope's scores are the node's own BM25 over the scope alone (a plain ``match`` in a
     one-tenant index of Lucene's similarity), not merely self-consistent."""
-    client = build_client(Settings(opensearch_url=opensearch_url))
-    plain = f"test-{uuid.uuid4().hex[:12]}"
-    client.indices.create(index=plain, body=term_stats.without(rq.index_body(DIM)))
-    p = OpenSearchVectorStoreProvider(client, index=f"test-{uuid.uuid4().hex[:12]}", dimension=DIM)
+    old = lucene
+    p = OpenSearchVectorStoreProvider(old.client, index=f"test-{uuid.uuid4().hex[:12]}", dimension=DIM)
     try:
-        old = OpenSearchVectorStoreProvider(client, index=plain, dimension=DIM)
-        for provider in (old, p):
-            provider.scoped(TENANT).upsert(make_chunks("own", OWN))
+        p.scoped(TENANT).upsert(make_chunks("own", OWN))
         # a neighbour with none of the query's terms: the scope is not alone (its statistics are read
         # and applied by the scripted similarity), and Lucene's own would still equal its statistics
         p.scoped(TenantScope(tenant_id="other", namespace_id="docs")).upsert(make_chunks("x", ["zzz"]))
         p.refresh_now()
-        assert old.scoped(TENANT)._p.scope_stats is None  # an index without the mapping: plain BM25
         stats = p.scoped(TENANT)._p.scope_stats
         assert stats is not None and not stats.alone(TENANT, p.scoped(TENANT)._index)
         for text in QUERIES:
             want = _ranked(old.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
             got = _ranked(p.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
-            assert [c for c, _ in got] == [c for c, _ in want], text
-            assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-5), text
+            _same(got, want, text)
     finally:
-        client.indices.delete(index=[plain, *_beside(plain)], ignore_unavailable=True)
         p.drop()
         p.close()
 
@@ -165,16 +171,12 @@ class Spy:
 
 
 def test_a_scope_alone_in_its_index_is_ranked_by_lucene_without_reading_statistics_until_a_neighbour_comes(
-    opensearch_url: str, monkeypatch: pytest.MonkeyPatch
+    lucene: OpenSearchVectorStoreProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    client = build_client(Settings(opensearch_url=opensearch_url))
-    plain = f"test-{uuid.uuid4().hex[:12]}"
-    client.indices.create(index=plain, body=term_stats.without(rq.index_body(DIM)))
-    p = OpenSearchVectorStoreProvider(client, index=f"test-{uuid.uuid4().hex[:12]}", dimension=DIM)
+    old = lucene
+    p = OpenSearchVectorStoreProvider(old.client, index=f"test-{uuid.uuid4().hex[:12]}", dimension=DIM)
     try:
-        old = OpenSearchVectorStoreProvider(client, index=plain, dimension=DIM)
-        for provider in (old, p):
-            provider.scoped(TENANT).upsert(make_chunks("own", OWN))
+        p.scoped(TENANT).upsert(make_chunks("own", OWN))
         spy = Spy(p, monkeypatch)
         # Given the scope alone in its index: Lucene's scores, no statistics read
         alone = {}
@@ -191,43 +193,36 @@ def test_a_scope_alone_in_its_index_is_ranked_by_lucene_without_reading_statisti
             p.scoped(scope).upsert(make_chunks(f"n{i}", texts))
         for text in QUERIES:
             got = _ranked(p.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
-            assert [c for c, _ in got] == [c for c, _ in alone[text]], text
-            assert [s for _, s in got] == pytest.approx([s for _, s in alone[text]], rel=1e-5), text
+            _same(got, alone[text], text)
         assert spy.reads, "the pooled scope's statistics were not read"
     finally:
-        client.indices.delete(index=[plain, *_beside(plain)], ignore_unavailable=True)
         p.drop()
         p.close()
 
 
 def test_an_index_of_the_older_similarity_alone_still_reads_its_scopes_statistics(
-    opensearch_url: str,
+    lucene: OpenSearchVectorStoreProvider,
 ) -> None:
     """An index made before the similarity had the shard-statistics mode (its script reads the
     average length from every clause's boost) is never sent the shortcut's plain ``match``: the scope
     alone there still scores as Lucene's BM25 alone."""
-    client = build_client(Settings(opensearch_url=opensearch_url))
-    plain, legacy = (f"test-{uuid.uuid4().hex[:12]}" for _ in range(2))
-    client.indices.create(index=plain, body=term_stats.without(rq.index_body(DIM)))
+    old, client = lucene, lucene.client
+    legacy = f"test-{uuid.uuid4().hex[:12]}"
     body = rq.index_body(DIM)
     body["settings"]["similarity"] = {
         term_stats.LEGACY_SIMILARITY: {"type": "scripted", "script": {"source": term_stats.LEGACY_SCRIPT}}
     }
     body["mappings"]["properties"]["text"]["similarity"] = term_stats.LEGACY_SIMILARITY
     client.indices.create(index=legacy, body=body)
+    before = OpenSearchVectorStoreProvider(client, index=legacy, dimension=DIM)
     try:
-        old = OpenSearchVectorStoreProvider(client, index=plain, dimension=DIM)
-        before = OpenSearchVectorStoreProvider(client, index=legacy, dimension=DIM)
-        for provider in (old, before):
-            provider.scoped(TENANT).upsert(make_chunks("own", OWN))
+        before.scoped(TENANT).upsert(make_chunks("own", OWN))
         stats = before.scoped(TENANT)._p.scope_stats
         assert stats is not None and not stats.alone(TENANT, legacy, TENANT.tenant_id)
         for text in QUERIES:
             want = _ranked(old.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
             got = _ranked(before.scoped(TENANT).search(KeywordQuery(text=text, k=8)))
-            assert [c for c, _ in got] == [c for c, _ in want], text
-            assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-5), text
+            _same(got, want, text)
     finally:
-        client.indices.delete(
-            index=[plain, legacy, *_beside(plain), *_beside(legacy)], ignore_unavailable=True
-        )
+        before.drop()  # the legacy index under the alias's name, its fences and its registry
+        before.close()
