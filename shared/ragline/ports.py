@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold
     import numpy as np
     from numpy.typing import NDArray
 
+    from ragline.documents.page_text import TextLine
     from ragline.domain.attributes import AttributeType
     from ragline.domain.billing import CompletedRun
     from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
@@ -166,6 +167,24 @@ class Embedder(Protocol):
         ...
 
     def count_tokens(self, text: str) -> int: ...
+
+
+class TextRecognizer(Protocol):
+    """Reads the printed text off one page image (OCR): the offline recogniser, or Amazon Textract.
+
+    ``recognize`` takes one encoded image (PNG or JPEG bytes, already checked against the parse limits
+    by the caller) and returns the lines it found, each with its box in that image's pixels, in any
+    order (:func:`ragline.documents.page_text.page_text` lays them out); an image without text gives
+    ``[]``. It raises only Ragline errors: :class:`~ragline.errors.UnreadableDocument` for an image it
+    cannot decode, :class:`~ragline.errors.DocumentTooLarge` for one over the engine's own limits, and
+    a transient failure as :class:`~ragline.errors.Throttled` or
+    :class:`~ragline.errors.DependencyUnavailable` (the caller's queue retries it). Safe to call from
+    several threads. ``name`` names the engine (logs, benchmarks).
+    """
+
+    name: str
+
+    def recognize(self, image: bytes) -> list[TextLine]: ...
 
 
 class Tokenizer(Protocol):

@@ -10,6 +10,7 @@ either. Tests and benchmarks swap any part with ``Container(settings, embedder=.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
         Reranker,
         StepQueue,
         TenantRegistry,
+        TextRecognizer,
         Tokenizer,
         UsageLedger,
         VectorStoreProvider,
@@ -423,7 +425,18 @@ class Container:
             "chunk_overlap_tokens": s.chunk_overlap_tokens,
             "max_document_bytes": s.max_document_bytes,
             "max_document_seconds": s.max_document_seconds,
+            "recognizer": self.text_recognizer,
         }
+
+    @cached_property
+    def text_recognizer(self) -> TextRecognizer | None:
+        """The OCR engine (``RAGLINE_OCR``): offline PP-OCRv4, or none."""
+        s = self.settings
+        if s.ocr == "off" or (s.ocr == "auto" and importlib.util.find_spec("rapidocr_onnxruntime") is None):
+            return None
+        from ragline.adapters.local_models.ocr import RapidOcrRecognizer
+
+        return RapidOcrRecognizer()
 
     @cached_property
     def ingest(self) -> IngestService:

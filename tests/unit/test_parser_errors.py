@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from ragline.documents import SUPPORTED_EXTENSIONS, ParsedDocument, parse_document, parsers
 from ragline.documents.limits import ParseBudget
+from ragline.documents.page_text import TextLine
 from ragline.documents.raw import Parsed
 from ragline.errors import (
     DocumentTooLarge,
@@ -72,6 +73,31 @@ _HTML = (
 _MARKDOWN = "# Guide\n\nSoft-wrapped\nprose here.\n\n```\ncode # not a heading\n```\n## Next ##\nMore é."
 
 
+def _image(fmt: str, **options: object) -> bytes:
+    from PIL import Image, ImageDraw
+
+    picture = Image.new("RGB", (48, 24), "white")
+    ImageDraw.Draw(picture).text((2, 6), "Hi 7", fill="black")
+    out = io.BytesIO()
+    picture.save(out, fmt, **options)
+    return out.getvalue()
+
+
+class _Reads:
+    """A stand-in OCR engine: the parser's own decoding and bounds run, the model does not (the real
+    one is ``tests/unit/documents/test_ocr.py``'s); it checks that what reaches it is a PNG."""
+
+    name = "stand-in"
+
+    def recognize(self, image: bytes) -> list[TextLine]:
+        assert image.startswith(b"\x89PNG")
+        return [TextLine("seen", 0, 0, 10, 10)]
+
+
+def parse(filename: str, data: bytes) -> ParsedDocument:
+    return parse_document(filename, data, recognizer=_Reads())
+
+
 @functools.cache
 def seeds() -> dict[str, tuple[bytes, ...]]:
     """Small valid files per supported extension: what the mutations start from."""
@@ -102,6 +128,12 @@ def seeds() -> dict[str, tuple[bytes, ...]]:
         ".json": (b'{"bike": {"parts": ["chain", 2.5, null, true]}, "note": "caf\\u00e9"}',),
         ".jsonl": (b'{"q": "a"}\n\n{"r": [1, {"s": 2}]}\n',),
         ".csv": (b'part,interval\nchain,"300 km, dry"\n"say ""hi""",\n,\n',),
+        ".png": (_image("PNG"), _image("PNG", optimize=True)),
+        ".jpg": (_image("JPEG", quality=80),),
+        ".jpeg": (_image("JPEG", progressive=True),),
+        ".tif": (_image("TIFF"), _image("TIFF", compression="tiff_lzw")),
+        ".tiff": (_image("TIFF", compression="tiff_deflate"),),
+        ".webp": (_image("WEBP", lossless=True), _image("WEBP", quality=50)),
     }
 
 
@@ -144,7 +176,7 @@ def inputs(ext: str) -> st.SearchStrategy[bytes]:
 
 def _parses_or_refuses(filename: str, data: bytes) -> None:
     try:
-        document = parse_document(filename, data)
+        document = parse(filename, data)
     except RaglineError as exc:
         assert exc.details.get("filename") == filename
         assert "error_type" not in exc.details, f"a parser relied on the safety net: {exc.message}"
@@ -163,7 +195,7 @@ def test_every_supported_extension_is_fuzzed() -> None:
     assert set(seeds()) == set(SUPPORTED_EXTENSIONS)
     for ext, files in seeds().items():  # the seeds really are valid
         for data in files:
-            assert parse_document(f"seed{ext}", data).sections, ext
+            assert parse(f"seed{ext}", data).sections, ext
 
 
 @pytest.mark.parametrize("ext", SUPPORTED_EXTENSIONS)

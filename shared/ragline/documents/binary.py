@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ragline.documents.formats import unwrap_lines
+from ragline.documents.images import ocr_pdf_pages
 from ragline.documents.limits import ParseBudget
 from ragline.documents.raw import Parsed, RawSection, short_error, unreadable
 from ragline.errors import DocumentTooLarge, RaglineError
@@ -27,11 +28,25 @@ _log = logging.getLogger(__name__)
 _OPERATORS_PER_CHECK = 4096
 
 
+SCANNED_PAGE_CHARS = 16
+"""A page whose text layer has fewer visible characters than this is read by OCR (when the deployment
+has an engine): a scanned page has no text layer, or only a stamp or a page number."""
+
+
 def parse_pdf(budget: ParseBudget, data: bytes) -> Parsed:
-    """One section per page with text, ``page`` 1-based; owner-only encryption is opened."""
+    """One section per page with text, ``page`` 1-based; owner-only encryption is opened. Pages
+    without a text layer (:data:`SCANNED_PAGE_CHARS`) are rendered and read by OCR."""
     pages = _pages(budget, _open(budget.filename, data))
     with _limits_logged() as limited:
         sections, bombed = _texts(budget, pages, limited)
+    scanned = [n for n in range(1, len(pages) + 1) if n not in bombed and n not in _with_text(sections)]
+    read = ocr_pdf_pages(budget, data, scanned)
+    if read:
+        sections = sorted(
+            [s for s in sections if s.page not in read]
+            + [RawSection(text, (), number) for number, text in read.items() if text.strip()],
+            key=lambda s: s.page or 0,
+        )
     if bombed and not sections:
         raise _too_large(
             budget.filename,
@@ -132,6 +147,10 @@ def _texts(budget: ParseBudget, pages: list[Any], limited: list[int]) -> tuple[l
         skipped = sorted(failed + bombed)
         _log.warning("pdf %r: skipped %d unreadable page(s): %s", budget.filename, len(skipped), skipped[:20])
     return sections, bombed
+
+
+def _with_text(sections: list[RawSection]) -> set[int | None]:
+    return {s.page for s in sections if sum(not c.isspace() for c in s.text) >= SCANNED_PAGE_CHARS}
 
 
 def _declared_pages(reader: Any) -> int:

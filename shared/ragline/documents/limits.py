@@ -10,8 +10,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ragline.errors import DocumentDeadlineExceeded, DocumentTooLarge
+
+if TYPE_CHECKING:
+    from ragline.ports import TextRecognizer
 
 MiB = 1024 * 1024
 
@@ -112,19 +116,30 @@ class ParseLimits:
     max_text_chars: int = 64 * MiB
     """Extracted text of one document: above the 50 MiB upload limit, so a plain text file at the
     upload limit always fits, while JSON/CSV flattening or a DOCX cannot grow without bound."""
+    max_image_pixels: int = 50_000_000
+    """Pixels of one image or image page (an A4 page scanned at 600 dpi is 35 million), checked from
+    the image's header before it is decoded: a few kilobytes of PNG can declare gigapixels."""
+    max_ocr_pages: int = 500
+    """Pages of one document read by OCR (scanned PDF pages, a TIFF's frames); each page's own time is
+    bounded by its pixels (:data:`~ragline.documents.images.OCR_DPI`) and the document's deadline."""
 
 
 DEFAULT_LIMITS = ParseLimits()
 
 
 class ParseBudget:
-    """One parse's running account: the shared deadline, and the text extracted so far."""
+    """One parse's running account: the shared deadline, the text extracted so far, and the OCR engine
+    image pages are read with (``None``: the deployment reads no images)."""
 
-    def __init__(self, filename: str, limits: ParseLimits, deadline: Deadline) -> None:
+    def __init__(
+        self, filename: str, limits: ParseLimits, deadline: Deadline, recognizer: TextRecognizer | None = None
+    ) -> None:
         self.filename = filename
         self.limits = limits
         self.deadline = deadline
+        self.recognizer = recognizer
         self.text_chars = 0
+        self.ocr_pages = 0
 
     def tick(self) -> None:
         self.deadline.check(self.filename)

@@ -10,10 +10,11 @@ import hashlib
 import logging
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from ragline.documents import binary, docx_text, formats, markup
+from ragline.documents import binary, docx_text, formats, images, markup
 from ragline.documents.limits import (
     DEFAULT_DOCUMENT_SECONDS,
     DEFAULT_LIMITS,
@@ -29,6 +30,9 @@ from ragline.errors import (
     UnreadableDocument,
     UnsupportedDocument,
 )
+
+if TYPE_CHECKING:
+    from ragline.ports import TextRecognizer
 
 _log = logging.getLogger(__name__)
 
@@ -65,6 +69,7 @@ _PARSERS: dict[str, Callable[[ParseBudget, bytes], Parsed]] = {
     ".json": formats.parse_json,
     ".jsonl": formats.parse_jsonl,
     ".csv": formats.parse_csv,
+    **dict.fromkeys(images.IMAGE_EXTENSIONS, images.parse_image),
 }
 
 SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(_PARSERS)
@@ -86,6 +91,7 @@ def parse_document(
     max_bytes: int | None = None,
     limits: ParseLimits = DEFAULT_LIMITS,
     deadline: Deadline | None = None,
+    recognizer: TextRecognizer | None = None,
 ) -> ParsedDocument:
     """Parse ``data`` by ``filename``'s extension, in time linear in its size.
 
@@ -96,6 +102,9 @@ def parse_document(
     extension, text in no encoding it can be sure of, invalid JSON/CSV), and
     :class:`DocumentDeadlineExceeded` once ``deadline`` passes (pass the same one to
     :func:`chunk_document`; without one, a fresh :data:`DEFAULT_DOCUMENT_SECONDS` one).
+
+    ``recognizer`` reads images and PDF pages without a text layer (OCR); without one, an image is
+    :class:`UnsupportedDocument` and a scanned PDF :class:`EmptyDocument`, each saying OCR is off.
 
     Nothing else escapes, whatever the bytes: any other exception from a parser is an
     :class:`UnreadableDocument` naming its type (message cut to 200 characters, chained), and a
@@ -123,7 +132,7 @@ def parse_document(
         )
     if not data or data.isspace():
         raise _empty(filename, "the file is empty" if not data else "the file holds only whitespace")
-    budget = ParseBudget(filename, limits, deadline or Deadline(DEFAULT_DOCUMENT_SECONDS))
+    budget = ParseBudget(filename, limits, deadline or Deadline(DEFAULT_DOCUMENT_SECONDS), recognizer)
     out_of_memory = False
     try:
         raw_sections, pages = parser(budget, data)
@@ -155,7 +164,10 @@ def parse_document(
             f"Cannot parse {filename!r}: {reason}.", filename=filename, reason=reason, size_bytes=len(data)
         )
     if not sections:
-        reason = "the PDF has no extractable text (scanned pages need OCR)" if ext == ".pdf" else ""
+        reason = ""
+        if ext == ".pdf":
+            off = " (scanned pages need OCR, which this deployment has turned off)"
+            reason = "the PDF has no extractable text" + (off if recognizer is None else "")
         raise _empty(filename, reason or "it contains no text")
     return ParsedDocument(sections=sections, pages=pages, content_hash=hashlib.sha256(data).hexdigest())
 

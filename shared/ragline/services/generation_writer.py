@@ -19,7 +19,7 @@ from ragline.domain.document_metadata import DocumentMetadata
 from ragline.domain.documents import DocumentRecord
 from ragline.domain.models import MAX_SEQUENCE_NUMBER, Chunk, IngestUsage
 from ragline.domain.tenancy import Namespace
-from ragline.ports import TenantRegistry, UsageLedger
+from ragline.ports import TenantRegistry, TextRecognizer, UsageLedger
 from ragline.services.embedding_run import EmbeddingRun
 from ragline.services.generations import Generation, ModelCatalog, building, serving
 
@@ -39,6 +39,8 @@ class WriterSettings:
     max_chunk_bytes: int = DEFAULT_MAX_CHUNK_BYTES
     """What one document's chunks may total (text, sentence windows, metadata); over it, the version
     fails as too large before anything is embedded or written."""
+    recognizer: TextRecognizer | None = None
+    """The OCR engine for images and scanned PDF pages (``RAGLINE_OCR``); ``None``: none are read."""
 
 
 class GenerationWriter:
@@ -169,7 +171,13 @@ def parse_and_chunk(
     """``data`` parsed and chunked for ``target`` (its model's tokenizer, its chunk sizes), within
     ``deadline`` and the settings' size bounds: what ingestion and a rebuild both write."""
     size, overlap = target.chunk_sizes(settings.chunk_tokens, settings.chunk_overlap_tokens)
-    parsed = parse_document(filename, data, max_bytes=settings.max_document_bytes, deadline=deadline)
+    parsed = parse_document(
+        filename,
+        data,
+        max_bytes=settings.max_document_bytes,
+        deadline=deadline,
+        recognizer=settings.recognizer,
+    )
     chunks = chunk_document(
         parsed,
         document_id=record.document_id,

@@ -55,3 +55,28 @@ def test_silo_tenants_are_a_json_list_in_the_environment_and_anything_else_is_re
     for bad in ("acme", "acme,globex", '{"acme": 1}', "[1]"):
         with pytest.raises(ValidationError):
             Settings.from_env({"RAGLINE_OPENSEARCH_SILO_TENANTS": bad})
+
+
+def test_ocr_is_offline_when_the_extra_is_installed_and_none_when_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    from ragline.adapters.local_models.ocr import RapidOcrRecognizer
+    from ragline.wiring import Container
+
+    assert Settings.from_env({}).ocr == "auto"
+    assert isinstance(Container(Settings.from_env({})).text_recognizer, RapidOcrRecognizer)
+    assert isinstance(
+        Container(Settings.from_env({"RAGLINE_OCR": "offline"})).text_recognizer, RapidOcrRecognizer
+    )
+    assert Container(Settings.from_env({"RAGLINE_OCR": "off"})).text_recognizer is None
+    with pytest.raises(ValidationError, match="ocr"):
+        Settings.from_env({"RAGLINE_OCR": "tesseract"})
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "rapidocr_onnxruntime" else real(name, *a),
+    )
+    assert Container(Settings.from_env({})).text_recognizer is None  # auto, and the extra is not installed

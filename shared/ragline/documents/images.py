@@ -1,0 +1,149 @@
+"""Images and scanned PDF pages → text, through the deployment's OCR engine (a :class:`TextRecognizer`).
+
+Every image is bounded before it is decoded: its pixels from the header (:attr:`ParseLimits.max_image_pixels`;
+a PNG of a few kilobytes can declare gigapixels), the pages read by OCR per document
+(:attr:`ParseLimits.max_ocr_pages`), and the deadline between pages. A scanned PDF page is rendered at
+:data:`OCR_DPI` (fewer dots when that would pass the pixel bound). Pillow and pypdfium2 are the ``ocr``
+extra's: imported only when an image is read.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from typing import Any
+
+from ragline.documents.limits import ParseBudget
+from ragline.documents.page_text import page_text
+from ragline.documents.raw import Parsed, RawSection, short_error, unreadable
+from ragline.errors import DocumentTooLarge, RaglineError, UnsupportedDocument
+
+IMAGE_EXTENSIONS: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp")
+_log = logging.getLogger(__name__)
+_FORMATS = {"PNG", "JPEG", "TIFF", "WEBP"}
+OCR_DPI = 300
+"""Scanned PDF pages are rendered at this resolution for OCR: a page scanned at 150 dpi read at 300
+has half the character errors (docs/benchmarks.md, "OCR")."""
+
+
+def parse_image(budget: ParseBudget, data: bytes) -> Parsed:
+    """One section per frame with text (a TIFF may hold several pages), ``page`` 1-based."""
+    recognizer = _recognizer(budget)
+    image = _open(budget.filename, data)
+    frames = int(getattr(image, "n_frames", 1) or 1)
+    _count_pages(budget, frames)
+    sections: list[RawSection] = []
+    for number in range(1, frames + 1):
+        budget.tick()
+        try:
+            image.seek(number - 1)
+        except EOFError:
+            break
+        _check_pixels(budget, image.size, f"page {number}")
+        text = page_text(recognizer.recognize(_png(budget.filename, image)))
+        budget.add_text(len(text))
+        if text.strip():
+            sections.append(RawSection(text, (), number if frames > 1 else None))
+    return sections, frames
+
+
+def ocr_pdf_pages(budget: ParseBudget, data: bytes, numbers: list[int]) -> dict[int, str]:
+    """The text of the PDF's pages ``numbers`` (1-based), rendered and read by OCR; ``{}`` when the
+    deployment has no OCR engine."""
+    if budget.recognizer is None or not numbers:
+        return {}
+    _count_pages(budget, len(numbers))
+    import pypdfium2
+
+    try:
+        pdf = pypdfium2.PdfDocument(data)
+    except Exception as exc:  # pypdf opened it; PDFium may still refuse it
+        raise unreadable(budget.filename, f"its pages cannot be rendered ({short_error(exc)})") from exc
+    texts: dict[int, str] = {}
+    failed: list[int] = []
+    try:
+        for number in numbers:
+            budget.tick()
+            try:
+                page = _render(budget, pdf, number)
+            except RaglineError:
+                raise
+            except Exception:  # PDFium cannot draw this page (pypdf read it): skipped, like a bad page
+                failed.append(number)
+                continue
+            text = page_text(budget.recognizer.recognize(page))
+            budget.add_text(len(text))
+            texts[number] = text
+    finally:
+        pdf.close()
+    if failed:
+        _log.warning(
+            "pdf %r: %d page(s) could not be rendered for OCR: %s", budget.filename, len(failed), failed[:20]
+        )
+    return texts
+
+
+def _render(budget: ParseBudget, pdf: Any, number: int) -> bytes:
+    """Page ``number`` as a greyscale PNG at :data:`OCR_DPI`, or fewer dots when that would pass the
+    pixel bound."""
+    page = pdf[number - 1]
+    width, height = page.get_size()  # points
+    scale = min(OCR_DPI / 72, (budget.limits.max_image_pixels / max(1.0, width * height)) ** 0.5)
+    return _png(budget.filename, page.render(scale=scale, grayscale=True).to_pil())
+
+
+def _recognizer(budget: ParseBudget) -> Any:
+    if budget.recognizer is None:
+        reason = "images are read by OCR, which this deployment has turned off (RAGLINE_OCR)"
+        raise UnsupportedDocument(
+            f"Cannot parse {budget.filename!r}: {reason}.", filename=budget.filename, reason=reason
+        )
+    return budget.recognizer
+
+
+def _open(filename: str, data: bytes) -> Any:
+    """The image, header read and nothing decoded yet (Pillow decodes on first pixel access)."""
+    from PIL import Image
+
+    try:
+        image = Image.open(io.BytesIO(data), formats=sorted(_FORMATS))
+    except Image.DecompressionBombError as exc:
+        raise _too_large(filename, f"the image declares too many pixels ({short_error(exc)})") from exc
+    except Exception as exc:
+        raise unreadable(filename, f"it is not a PNG, JPEG, TIFF or WebP image ({short_error(exc)})") from exc
+    return image
+
+
+def _count_pages(budget: ParseBudget, pages: int) -> None:
+    budget.ocr_pages += pages
+    limit = budget.limits.max_ocr_pages
+    if budget.ocr_pages > limit:
+        raise _too_large(
+            budget.filename, f"it has {budget.ocr_pages:,} pages to read by OCR, over the limit of {limit:,}"
+        )
+
+
+def _check_pixels(budget: ParseBudget, size: tuple[int, int], where: str) -> None:
+    limit = budget.limits.max_image_pixels
+    if size[0] * size[1] > limit:
+        raise _too_large(
+            budget.filename,
+            f"{where} is {size[0]:,} × {size[1]:,} pixels, over the limit of {limit:,} pixels",
+        )
+
+
+def _png(filename: str, image: Any) -> bytes:
+    """One frame as a PNG the recogniser reads (grey or colour, no alpha, no palette)."""
+    try:
+        frame = image.convert("L" if image.mode in ("1", "L", "I;16", "I", "F") else "RGB")
+        out = io.BytesIO()
+        frame.save(out, format="PNG", compress_level=1)
+    except RaglineError:
+        raise
+    except Exception as exc:  # a truncated or corrupt image fails when its pixels are decoded
+        raise unreadable(filename, f"its image data is corrupt ({short_error(exc)})") from exc
+    return out.getvalue()
+
+
+def _too_large(filename: str, reason: str) -> DocumentTooLarge:
+    return DocumentTooLarge(f"Cannot index {filename!r}: {reason}.", filename=filename, reason=reason)
