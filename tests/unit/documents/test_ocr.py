@@ -18,7 +18,7 @@ from rapidfuzz.distance import Levenshtein
 
 from ragline.adapters.local_models.ocr import RapidOcrRecognizer
 from ragline.documents import parse_document
-from ragline.documents.limits import Deadline, ParseLimits
+from ragline.documents.limits import DEFAULT_LIMITS, Deadline, ParseLimits
 from ragline.documents.page_text import TextLine
 from ragline.errors import (
     DocumentDeadlineExceeded,
@@ -103,6 +103,26 @@ def test_only_the_pages_without_a_text_layer_are_read_by_ocr(ocr: RapidOcrRecogn
     assert "Notice periods" in parsed.sections[1].text
 
 
+class Reads:
+    name = "stand-in"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def recognize(self, image: bytes) -> list[TextLine]:
+        self.calls += 1
+        return [TextLine("The scanned body of the page.", 10, 10, 400, 30)]
+
+
+@pytest.mark.parametrize("layer,read", [("(p. 3)", True), ("(Page 3 of 12, draft copy)", False)])
+def test_a_text_layer_under_16_visible_characters_is_a_scan(layer: str, read: bool) -> None:
+    pdf = pdf_document([(b"BT /F1 12 Tf 72 700 Td " + layer.encode() + b" Tj ET", b"")])
+    engine = Reads()
+    parsed = parse_document("stamped.pdf", pdf, recognizer=engine)
+    assert engine.calls == int(read)
+    assert parsed.sections[0].text == ("The scanned body of the page." if read else layer[1:-1])
+
+
 def test_without_an_ocr_engine_images_are_unsupported_and_scans_empty_saying_why() -> None:
     with pytest.raises(UnsupportedDocument, match="OCR, which this deployment has turned off"):
         parse_document("dialog.png", (SCANS / "error-dialog.png").read_bytes())
@@ -132,8 +152,9 @@ class Refuses:
         raise AssertionError("an image over the limits must not reach the engine")
 
 
-@pytest.mark.parametrize("size", [(100_000, 100_000), (20_000, 3_000)])
+@pytest.mark.parametrize("size", [(100_000, 100_000), (20_000, 3_000), (8_000, 6_251)])
 def test_an_image_declaring_too_many_pixels_is_refused_before_it_is_decoded(size: tuple[int, int]) -> None:
+    assert DEFAULT_LIMITS.max_image_pixels == 50_000_000 and DEFAULT_LIMITS.max_ocr_pages == 500  # README
     with pytest.raises(DocumentTooLarge, match="pixels"):
         parse_document("bomb.png", png_declaring(*size), recognizer=Refuses())
 

@@ -5,7 +5,7 @@ its wheel and runs them on onnxruntime (the ``ocr`` extra; installed without its
 Nothing loads at import or construction: the engine is built on first use, once, under a lock, and
 calls are serialised (the engine keeps per-call settings on itself).
 
-Two things are done around the engine, both measured on rendered scans (docs/benchmarks.md, "OCR"):
+Two things are done around the engine, both measured on rendered scans (docs/benchmarks.md, "Offline OCR"):
 
 - an image whose longer side is under :data:`UPSCALE_BELOW` pixels is enlarged twice before reading:
   the detector misses lines, and the recogniser drops spaces, on glyphs under ~30 pixels tall;
