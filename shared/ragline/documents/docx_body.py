@@ -3,8 +3,11 @@
 Text is what Word shows: runs' ``w:t``, ``w:tab``, ``w:br``/``w:cr`` (line breaks) and
 ``w:noBreakHyphen``, anywhere in a paragraph (hyperlinks, fields, content controls, insertions),
 but not deleted or moved-from text, nor ``mc:Fallback`` copies of what ``mc:Choice`` already holds.
-A table row becomes one ``a | b`` line; a vertically merged cell repeats its first cell's text in
-each row (as python-docx does); nested tables fold into their outer cell.
+A table becomes a section of its own (:func:`~ragline.documents.tables.table_section`): its rows as
+Markdown lines, and as the header every chunk of it repeats, the rows Word repeats on each page
+(``w:tblHeader``; else the first row) and a ``Caption`` paragraph right above it. A vertically merged
+cell repeats its first cell's text in each row (as python-docx does); a cell spanning columns is
+followed by empty ones; nested tables fold into their outer cell.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import re
 
 from ragline.documents.limits import ParseBudget
 from ragline.documents.raw import RawSection
+from ragline.documents.tables import table_section
 
 W_NAMESPACES = (
     "http://schemas.openxmlformats.org/wordprocessingml/2006/main",  # transitional (what Word writes)
@@ -24,6 +28,11 @@ _SKIPPED = frozenset(
 )
 _RUN_TEXT = {"tab": "\t", "ptab": "\t", "cr": "\n", "noBreakHyphen": "-"}
 _HEADING_STYLE = re.compile(r"heading ([1-9])")
+MAX_SPAN = 64
+"""Empty cells a spanning or skipped cell adds (a table's width is bounded again by the renderer)."""
+
+
+_CAPTION_STYLE = "caption"
 
 
 class _Paragraph:
@@ -46,6 +55,10 @@ class BodyText:
         self._skipped = 0  # open elements at or inside a skipped one
         self._paragraphs: list[_Paragraph] = []  # open paragraphs: text boxes nest them
         self._tables = 0
+        self._rows: list[list[str]] = []
+        self._header_rows = 0  # leading rows marked as repeated header rows
+        self._row_header = False
+        self._caption = ""  # the text of the last line, when a Caption paragraph made it
         self._row: list[str] = []
         self._cell: list[str] = []
         self._column = 0  # grid column of the current cell in the outermost table
@@ -79,17 +92,25 @@ class BodyText:
         elif local == "tbl":
             self._tables += 1
             if self._tables == 1:
-                self._merged = {}
+                self._merged, self._rows, self._header_rows = {}, [], 0
+                caption = self._caption
+                if caption:
+                    self._lines.pop()
+                self._flush()
+                self._caption = caption
         elif self._tables == 1:
             self._table_start(local, parent, attrs.get(f"{ns} val"))
 
     def _table_start(self, local: str, parent: str, value: str | None) -> None:
         if local == "tr":
-            self._row, self._column = [], 0
+            self._row, self._column, self._row_header = [], 0, False
         elif local == "tc":
             self._cell, self._span, self._vmerge = [], 1, ""
+        elif local == "tblHeader" and parent == "trPr":
+            self._row_header = value not in ("0", "false", "off")
         elif local == "gridBefore" and parent == "trPr":
             self._column += _number(value)
+            self._row += [""] * min(_number(value), MAX_SPAN)
         elif local == "gridSpan" and parent == "tcPr":
             self._span = max(1, _number(value))
         elif local == "vMerge" and parent == "tcPr":
@@ -115,16 +136,20 @@ class BodyText:
             self._paragraph("".join(paragraph.parts), paragraph.style)
         elif local == "tbl":
             self._tables -= 1
+            if not self._tables:
+                self._table()
         elif self._tables == 1 and local == "tc":
             text = "\n".join(self._cell)
             if self._vmerge == "restart":
                 self._merged[self._column] = text
             elif self._vmerge:
                 text = self._merged.get(self._column, "")
-            self._row.append(text)
+            self._row += [text, *[""] * (min(self._span, MAX_SPAN) - 1)]
             self._column += self._span
-        elif self._tables == 1 and local == "tr" and (line := _row_line(self._row)):
-            self._lines.append(line)
+        elif self._tables == 1 and local == "tr":
+            if self._row_header and len(self._rows) == self._header_rows:
+                self._header_rows += 1
+            self._rows.append(self._row)
 
     # -- sections -------------------------------------------------------------------------------
     def _paragraph(self, text: str, style: str | None) -> None:
@@ -133,9 +158,12 @@ class BodyText:
             return
         text = text.strip()
         level = self._level(style)
+        self._caption = ""
         if level is None:
             if text:
                 self._lines.append(text)
+                if self._style_name(style).startswith(_CAPTION_STYLE):
+                    self._caption = text
             return
         self._flush()
         while self._path and self._path[-1][0] >= level:
@@ -143,11 +171,25 @@ class BodyText:
         if text:
             self._path.append((level, " ".join(text.split())))
 
+    def _table(self) -> None:
+        """The finished outermost table as its own section, its caption taken from the lines."""
+        section = table_section(
+            self._rows,
+            header_rows=self._header_rows or 1,
+            caption=self._caption,
+            heading_path=tuple(t for _, t in self._path),
+        )
+        self._rows, self._caption = [], ""
+        if section is not None:
+            self._sections.append(section)
+
+    def _style_name(self, style: str | None) -> str:
+        return (self._style_names.get(style, self._default_style) if style else self._default_style).lower()
+
     def _level(self, style: str | None) -> int | None:
         """0 for ``Title``, N for ``Heading N`` (any case), else ``None``; unknown ids are the default."""
         if style not in self._levels:
-            name = self._style_names.get(style, self._default_style) if style else self._default_style
-            lowered = name.lower()
+            lowered = self._style_name(style)
             m = _HEADING_STYLE.fullmatch(lowered)
             self._levels[style] = 0 if lowered == "title" else int(m.group(1)) if m else None
         return self._levels[style]
@@ -160,10 +202,6 @@ class BodyText:
     def finish(self) -> list[RawSection]:
         self._flush()
         return self._sections
-
-
-def _row_line(cells: list[str]) -> str:
-    return " | ".join(cell for text in cells if (cell := " ".join(text.split())))
 
 
 def _number(value: str | None) -> int:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import io
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ragline.documents.limits import ParseBudget
 from ragline.documents.page_text import page_text
@@ -20,6 +21,7 @@ from ragline.errors import DocumentTooLarge, RaglineError, UnsupportedDocument
 
 IMAGE_EXTENSIONS: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp")
 _log = logging.getLogger(__name__)
+T = TypeVar("T")
 _FORMATS = {"PNG", "JPEG", "TIFF", "WEBP"}
 OCR_DPI = 200
 """Scanned PDF pages are rendered at this resolution for OCR: of 150, 200 and 300 it read the fewest
@@ -31,16 +33,16 @@ def parse_image(budget: ParseBudget, data: bytes) -> Parsed:
     """One section per frame with text (a TIFF may hold several pages), ``page`` 1-based."""
     recognizer = _recognizer(budget)
     image = _open(budget.filename, data)
-    frames = int(getattr(image, "n_frames", 1) or 1)
+    frames = _frame(budget.filename, lambda: int(getattr(image, "n_frames", 1) or 1))
     _count_pages(budget, frames)
     sections: list[RawSection] = []
     for number in range(1, frames + 1):
         budget.tick()
         try:
-            image.seek(number - 1)
+            _frame(budget.filename, lambda: image.seek(number - 1))  # noqa: B023 (called at once)
         except EOFError:
             break
-        _check_pixels(budget, image.size, f"page {number}")
+        _check_pixels(budget, _frame(budget.filename, lambda: image.size), f"page {number}")
         text = page_text(recognizer.recognize(_png(budget.filename, image)))
         budget.add_text(len(text))
         if text.strip():
@@ -113,6 +115,16 @@ def _open(filename: str, data: bytes) -> Any:
     except Exception as exc:
         raise unreadable(filename, f"it is not a PNG, JPEG, TIFF or WebP image ({short_error(exc)})") from exc
     return image
+
+
+def _frame(filename: str, read: Callable[[], T]) -> T:
+    """``read()`` of a lazily parsed image (frame count, seek, size), a corrupt header's error mapped."""
+    try:
+        return read()
+    except (EOFError, RaglineError):
+        raise
+    except Exception as exc:
+        raise unreadable(filename, f"its image data is corrupt ({short_error(exc)})") from exc
 
 
 def _count_pages(budget: ParseBudget, pages: int) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import accumulate, chain, islice
 
 from ragline.documents.sentences import SENTENCE_BREAK
@@ -17,9 +17,11 @@ Segment = tuple[int, list[str], list[str], list[int]]
 """``(run number, texts, breaks after them, token counts)``: consecutive units of one run."""
 
 
-def fit(segments: Iterator[Segment], budget: int) -> Iterator[Segment]:
-    """Each sentence over ``budget`` replaced by word-boundary pieces that fit it."""
+def fit(segments: Iterator[Segment], budgets: Sequence[int]) -> Iterator[Segment]:
+    """Each sentence over its run's budget (``budgets[run number]``) replaced by word-boundary pieces
+    that fit it."""
     for number, sentences, breaks, tokens in segments:
+        budget = budgets[number]
         if max(tokens) <= budget:
             yield number, sentences, breaks, tokens
             continue

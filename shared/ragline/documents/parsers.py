@@ -46,6 +46,9 @@ class Section(BaseModel):
     heading_path: tuple[str, ...] = ()
     page: int | None = None
     """1-based page number; ``None`` for formats without pages."""
+    header: str = ""
+    """What every chunk of this section starts with: a table's caption and header row (its ``text``
+    is then its rows, one per line, and a chunk never splits a row). Empty for prose."""
 
 
 class ParsedDocument(BaseModel):
@@ -139,7 +142,7 @@ def parse_document(
         budget.tick()
         budget.check_text(sum(len(raw.text) for raw in raw_sections))
         sections = [
-            Section(text=text, heading_path=raw.heading_path, page=raw.page)
+            Section(text=text, heading_path=raw.heading_path, page=raw.page, header=raw.header.strip())
             for raw in raw_sections
             if (text := raw.text.strip())
         ]

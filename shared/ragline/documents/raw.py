@@ -11,6 +11,9 @@ class RawSection(NamedTuple):
     text: str
     heading_path: tuple[str, ...] = ()
     page: int | None = None
+    header: str = ""
+    """Lines every chunk of this section starts with (a table's caption and header row): the
+    section's ``text`` is then one unit per line (a table's rows), never split inside one."""
 
 
 Parsed = tuple[list[RawSection], int]

@@ -181,9 +181,10 @@ def test_given_docx_headings_tables_and_merged_cells_when_parsed_then_structure_
 
     doc = parse_document("h.docx", docx(body, styles=HEADING_STYLES))
 
-    assert [(s.heading_path, s.text) for s in doc.sections] == [
-        ((), "Intro"),
-        (("Leave",), "Take \t25 days\nRegion | North\nRegion | South"),
+    assert [(s.heading_path, s.header, s.text) for s in doc.sections] == [
+        ((), "", "Intro"),
+        (("Leave",), "", "Take \t25 days"),
+        (("Leave",), "| Region | North |\n| --- | --- |", "| Region | South |"),  # the merged cell repeated
     ]
 
 

@@ -183,12 +183,19 @@ def test_given_html_when_parsed_then_headings_build_paths_and_scripts_styles_nav
 
     doc = parse_document("policies.HTM", html.encode())
 
-    assert paths(doc) == [("Policies",), ("Policies", "Travel"), ("Policies", "Security")]
+    assert paths(doc) == [
+        ("Policies",),
+        ("Policies", "Travel"),
+        ("Policies", "Travel"),
+        ("Policies", "Security"),
+    ]
     assert texts(doc) == [
         "All staff must read this.",
-        "Book early.\nKeep receipts.\nClass Limit\nEconomy 500",
+        "Book early.\nKeep receipts.",
+        "| Economy | 500 |",  # the table, a section of its own, its header row repeated by each chunk
         "Lock your screen.\nAlways.",
     ]
+    assert doc.sections[2].header == "| Class | Limit |\n| --- | --- |"
     joined = " ".join(texts(doc))
     for dropped in ("Menu link", "secret", "color:red", "a comment"):
         assert dropped not in joined
@@ -221,9 +228,11 @@ def test_given_docx_when_parsed_then_heading_styles_build_paths_and_tables_are_i
         ("Handbook",),
         ("Handbook", "Leave"),
         ("Handbook", "Leave", "Sick leave"),
+        ("Handbook", "Leave", "Sick leave"),  # the table, a section of its own
         ("Handbook", "Expenses"),
     ]
-    assert texts(doc)[2] == "Report sickness before 9am.\nGrade | Days\nSenior | 30"
+    assert texts(doc)[2] == "Report sickness before 9am."
+    assert (doc.sections[3].header, texts(doc)[3]) == ("| Grade | Days |\n| --- | --- |", "| Senior | 30 |")
     assert doc.pages == 1
 
 
