@@ -12,6 +12,7 @@ pytest_plugins = [
     "tests.support.openai_replay",
     "tests.support.bedrock_server",
     "tests.support.model_endpoints",
+    "tests.support.textract_server",
 ]
 
 

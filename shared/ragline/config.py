@@ -197,10 +197,12 @@ class Settings(BaseModel):
     rrf_k: int = 60
     hybrid_fusion: Literal["rrf", "convex"] = "convex"
     max_document_seconds: float = 120.0
-    ocr: Literal["auto", "offline", "off"] = "auto"
+    ocr: Literal["auto", "offline", "textract", "off"] = "auto"
     """How images and scanned PDF pages are read (``RAGLINE_OCR``). ``offline``: PP-OCRv4 in-process
-    (the ``ocr`` extra); ``off``: not at all (an image upload fails as unsupported, a scanned PDF as
-    empty); ``auto``: offline when the ``ocr`` extra is installed, else off."""
+    (the ``ocr`` extra); ``textract``: Amazon Textract's ``DetectDocumentText``, one page at a time, in
+    ``aws_region`` (the pages are still rendered here: the ``ocr`` extra's Pillow and pypdfium2);
+    ``off``: not at all (an image upload fails as unsupported, a scanned PDF as empty); ``auto``:
+    offline when the ``ocr`` extra is installed, else off."""
     """Parse + chunk budget per document (the ingestion function's timeout is 300 s)."""
     hybrid_alpha: float = 0.4
     """Semantic weight of ``convex`` fusion, chosen on SciFact train (docs/benchmarks.md)."""

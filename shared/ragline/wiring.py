@@ -430,10 +430,14 @@ class Container:
 
     @cached_property
     def text_recognizer(self) -> TextRecognizer | None:
-        """The OCR engine (``RAGLINE_OCR``): offline PP-OCRv4, or none."""
+        """The OCR engine (``RAGLINE_OCR``): offline PP-OCRv4, Amazon Textract, or none."""
         s = self.settings
         if s.ocr == "off" or (s.ocr == "auto" and importlib.util.find_spec("rapidocr_onnxruntime") is None):
             return None
+        if s.ocr == "textract":
+            from ragline.adapters.aws.textract import TextractRecognizer
+
+            return TextractRecognizer(region=s.aws_region)
         from ragline.adapters.local_models.ocr import RapidOcrRecognizer
 
         return RapidOcrRecognizer()

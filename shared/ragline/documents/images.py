@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ragline.documents.limits import ParseBudget
-from ragline.documents.page_text import page_text
+from ragline.documents.page_text import TextLine, page_text
 from ragline.documents.raw import Parsed, RawSection, short_error, unreadable
-from ragline.errors import DocumentTooLarge, RaglineError, UnsupportedDocument
+from ragline.errors import DocumentTooLarge, RaglineError, UnreadableDocument, UnsupportedDocument
 
 IMAGE_EXTENSIONS: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp")
 _log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ same time per page (docs/benchmarks.md, "Offline OCR")."""
 
 def parse_image(budget: ParseBudget, data: bytes) -> Parsed:
     """One section per frame with text (a TIFF may hold several pages), ``page`` 1-based."""
-    recognizer = _recognizer(budget)
+    _check_engine(budget)
     image = _open(budget.filename, data)
     frames = _frame(budget.filename, lambda: int(getattr(image, "n_frames", 1) or 1))
     _count_pages(budget, frames)
@@ -43,7 +43,7 @@ def parse_image(budget: ParseBudget, data: bytes) -> Parsed:
         except EOFError:
             break
         _check_pixels(budget, _frame(budget.filename, lambda: image.size), f"page {number}")
-        text = page_text(recognizer.recognize(_png(budget.filename, image)))
+        text = page_text(_read(budget, _png(budget.filename, image)))
         budget.add_text(len(text))
         if text.strip():
             sections.append(RawSection(text, (), number if frames > 1 else None))
@@ -74,7 +74,7 @@ def ocr_pdf_pages(budget: ParseBudget, data: bytes, numbers: list[int]) -> dict[
             except Exception:  # PDFium cannot draw this page (pypdf read it): skipped, like a bad page
                 failed.append(number)
                 continue
-            text = page_text(budget.recognizer.recognize(page))
+            text = page_text(_read(budget, page))
             budget.add_text(len(text))
             texts[number] = text
     finally:
@@ -95,13 +95,27 @@ def _render(budget: ParseBudget, pdf: Any, number: int) -> bytes:
     return _png(budget.filename, page.render(scale=scale, grayscale=True).to_pil())
 
 
-def _recognizer(budget: ParseBudget) -> Any:
+def _read(budget: ParseBudget, image: bytes) -> list[TextLine]:
+    """The engine's lines of one page image; its verdict on the page (unreadable, too large) names
+    the file, as every parse error does."""
+    assert budget.recognizer is not None
+    try:
+        return budget.recognizer.recognize(image)
+    except (UnreadableDocument, DocumentTooLarge) as exc:
+        if "filename" in exc.details:
+            raise
+        reason = str(exc.details.get("reason") or exc.message)
+        raise type(exc)(
+            f"Cannot read {budget.filename!r}: {reason}.", **{**exc.details, "filename": budget.filename}
+        ) from exc
+
+
+def _check_engine(budget: ParseBudget) -> None:
     if budget.recognizer is None:
         reason = "images are read by OCR, which this deployment has turned off (RAGLINE_OCR)"
         raise UnsupportedDocument(
             f"Cannot parse {budget.filename!r}: {reason}.", filename=budget.filename, reason=reason
         )
-    return budget.recognizer
 
 
 def _open(filename: str, data: bytes) -> Any:
