@@ -7,7 +7,9 @@ A table becomes a section of its own (:func:`~ragline.documents.tables.table_sec
 Markdown lines, and as the header every chunk of it repeats, the rows Word repeats on each page
 (``w:tblHeader``; else the first row) and a ``Caption`` paragraph right above it. A vertically merged
 cell repeats its first cell's text in each row (as python-docx does); a cell spanning columns is
-followed by empty ones; nested tables fold into their outer cell.
+followed by empty ones; nested tables fold into their outer cell. A picture's alt text (its
+``wp:docPr`` ``descr``, else ``title``) stands where the picture is, as ``[Image: …]``, followed by a
+mark for the text OCR reads off it (:data:`IMAGE_MARK`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import re
 
 from ragline.documents.limits import ParseBudget
-from ragline.documents.raw import RawSection
+from ragline.documents.raw import RawSection, image_note
 from ragline.documents.tables import table_section
 
 W_NAMESPACES = (
@@ -26,6 +28,13 @@ _SKIPPED = frozenset(
     {f"{ns} {local}" for ns in W_NAMESPACES for local in ("del", "moveFrom")}
     | {"http://schemas.openxmlformats.org/markup-compatibility/2006 Fallback"}
 )
+_DRAWING = "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"
+_DRAWING_MAIN = "http://schemas.openxmlformats.org/drawingml/2006/main"
+_EMBED = "http://schemas.openxmlformats.org/officeDocument/2006/relationships embed"
+IMAGE_MARK = "\x00"
+"""Wraps a picture's number where the picture stands (``\x000\x00``): XML text can never hold NUL, so
+:func:`~ragline.documents.docx_text.parse_docx` finds exactly the marks it put, and puts the picture's
+OCR text there (or nothing)."""
 _RUN_TEXT = {"tab": "\t", "ptab": "\t", "cr": "\n", "noBreakHyphen": "-"}
 _HEADING_STYLE = re.compile(r"heading ([1-9])")
 MAX_SPAN = 64
@@ -66,6 +75,7 @@ class BodyText:
         self._vmerge = ""
         self._merged: dict[int, str] = {}
         self._sections: list[RawSection] = []
+        self.images: list[str] = []  # relationship ids of the pictures, in document order
         self._path: list[tuple[int, str]] = []
         self._lines: list[str] = []
 
@@ -77,6 +87,16 @@ class BodyText:
             self._skipped += 1
             return
         ns, _, local = name.rpartition(" ")
+        if ns == _DRAWING and local == "docPr" and self._paragraphs:  # a picture's alt text, in place
+            note = image_note(attrs.get("descr") or attrs.get("title") or "")
+            if note:
+                self._budget.add_text(len(note))
+                self._paragraphs[-1].parts.append(f" {note} ")
+            return
+        if ns == _DRAWING_MAIN and local == "blip" and self._paragraphs and (rid := attrs.get(_EMBED)):
+            self.images.append(rid)  # the picture's part, read by OCR once the body is parsed
+            self._paragraphs[-1].parts.append(f" {IMAGE_MARK}{len(self.images) - 1}{IMAGE_MARK} ")
+            return
         if ns not in W_NAMESPACES:
             return
         parent = stack[-2].rpartition(" ")[2] if len(stack) > 1 else ""

@@ -15,9 +15,10 @@ import re
 from collections.abc import Iterator
 from xml.parsers import expat
 
-from ragline.documents.docx_body import W_NAMESPACES, BodyText
+from ragline.documents.docx_body import IMAGE_MARK, W_NAMESPACES, BodyText
+from ragline.documents.images import PICTURE_EXTENSIONS, ocr_picture
 from ragline.documents.limits import ParseBudget
-from ragline.documents.raw import Parsed, short_error, unreadable
+from ragline.documents.raw import Parsed, RawSection, short_error, unreadable
 from ragline.documents.zipped import ZipContainer
 
 _RELATIONSHIP = "http://schemas.openxmlformats.org/package/2006/relationships Relationship"
@@ -63,25 +64,31 @@ def parse_xml(budget: ParseBudget, chunks: Iterator[bytes], handlers: object) ->
 
 
 class _Relationships:
-    """Targets of a ``.rels`` part by relationship type."""
+    """Targets of a ``.rels`` part by relationship type, and by id."""
 
     def __init__(self) -> None:
         self.targets: list[tuple[str, str]] = []
+        self.by_id: dict[str, str] = {}
 
     def start(self, name: str, attrs: dict[str, str]) -> None:
         if name == _RELATIONSHIP and attrs.get("TargetMode") != "External":
             self.targets.append((attrs.get("Type", ""), attrs.get("Target", "")))
+            self.by_id[attrs.get("Id", "")] = attrs.get("Target", "")
+
+
+def _relationships(budget: ParseBudget, package: ZipContainer, source: str) -> _Relationships:
+    folder, name = posixpath.split(source)
+    rels = posixpath.join(folder, "_rels", f"{name}.rels")
+    found = _Relationships()
+    if package.has(rels):
+        parse_xml(budget, package.stream(rels), found)
+    return found
 
 
 def _target(budget: ParseBudget, package: ZipContainer, source: str, kind: re.Pattern[str]) -> str | None:
     """The part ``source`` relates to by a relationship type matching ``kind``, if any."""
-    folder, name = posixpath.split(source)
-    rels = posixpath.join(folder, "_rels", f"{name}.rels")
-    if not package.has(rels):
-        return None
-    found = _Relationships()
-    parse_xml(budget, package.stream(rels), found)
-    for rel_type, target in found.targets:
+    folder = posixpath.dirname(source)
+    for rel_type, target in _relationships(budget, package, source).targets:
         if kind.search(rel_type):
             return posixpath.normpath(posixpath.join(folder, target)).lstrip("/") if target else None
     return None
@@ -128,4 +135,38 @@ def parse_docx(budget: ParseBudget, data: bytes) -> Parsed:
         parse_xml(budget, package.stream(styles_part), styles)
     body = BodyText(budget, styles.names, styles.default)
     parse_xml(budget, package.stream(main), body)
-    return body.finish(), 1
+    sections = body.finish()
+    if body.images:
+        read = _picture_texts(budget, package, main, body.images)
+        sections = [_placed(section, read) for section in sections]
+    return sections, 1
+
+
+_MARK = re.compile(f"{IMAGE_MARK}(\\d+){IMAGE_MARK}")
+
+
+def _picture_texts(budget: ParseBudget, package: ZipContainer, main: str, ids: list[str]) -> list[str]:
+    """What OCR reads off each picture, as ``[Image text: …]`` (``""`` without an engine, for a picture
+    of another format or one it cannot read); a picture used twice is read once."""
+    if budget.recognizer is None:
+        return [""] * len(ids)
+    targets = _relationships(budget, package, main).by_id
+    folder = posixpath.dirname(main)
+    read: dict[str, str] = {}
+    for rid in dict.fromkeys(ids):
+        target = targets.get(rid, "")
+        part = posixpath.normpath(posixpath.join(folder, target)).lstrip("/") if target else ""
+        if not part or not package.has(part) or posixpath.splitext(part)[1].lower() not in PICTURE_EXTENSIONS:
+            continue
+        text = ocr_picture(budget, b"".join(package.stream(part)))
+        read[rid] = f" [Image text: {' '.join(text.split())}] " if text.strip() else ""
+    return [read.get(rid, "") for rid in ids]
+
+
+def _placed(section: RawSection, read: list[str]) -> RawSection:
+    def put(text: str) -> str:
+        return _MARK.sub(lambda m: read[int(m.group(1))], text) if IMAGE_MARK in text else text
+
+    return RawSection(
+        put(section.text), tuple(put(h) for h in section.heading_path), section.page, put(section.header)
+    )

@@ -17,7 +17,13 @@ from typing import Any, TypeVar
 from ragline.documents.limits import ParseBudget
 from ragline.documents.page_text import TextLine, page_text
 from ragline.documents.raw import Parsed, RawSection, short_error, unreadable
-from ragline.errors import DocumentTooLarge, RaglineError, UnreadableDocument, UnsupportedDocument
+from ragline.errors import (
+    DocumentDeadlineExceeded,
+    DocumentTooLarge,
+    RaglineError,
+    UnreadableDocument,
+    UnsupportedDocument,
+)
 
 IMAGE_EXTENSIONS: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp")
 _log = logging.getLogger(__name__)
@@ -48,6 +54,36 @@ def parse_image(budget: ParseBudget, data: bytes) -> Parsed:
         if text.strip():
             sections.append(RawSection(text, (), number if frames > 1 else None))
     return sections, frames
+
+
+PICTURE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp"})
+MIN_PICTURE_SIDE = 48
+"""A picture smaller than this on both sides (an icon, a bullet) is not read."""
+
+
+def ocr_picture(budget: ParseBudget, data: bytes) -> str:
+    """The text OCR reads off a picture inside a document (its first frame), ``""`` when there is no
+    engine, or when the picture is tiny, unreadable or too large: a bad picture costs the document
+    its text, not the document. Pictures count against :attr:`ParseLimits.max_ocr_pages`; past it,
+    the rest are not read. A transient engine error is raised (the document is retried)."""
+    if budget.recognizer is None or budget.ocr_pages >= budget.limits.max_ocr_pages:
+        return ""
+    try:
+        image = _open(budget.filename, data)
+        size = _frame(budget.filename, lambda: image.size)
+        if max(size) < MIN_PICTURE_SIDE:
+            return ""
+        _count_pages(budget, 1)
+        _check_pixels(budget, size, "a picture")
+        budget.tick()
+        text = page_text(_read(budget, _png(budget.filename, image)))
+    except DocumentDeadlineExceeded:
+        raise
+    except (UnreadableDocument, DocumentTooLarge) as exc:
+        _log.warning("%r: a picture was not read (%s)", budget.filename, exc.message)
+        return ""
+    budget.add_text(len(text))
+    return text
 
 
 def ocr_pdf_pages(budget: ParseBudget, data: bytes, numbers: list[int]) -> dict[int, str]:

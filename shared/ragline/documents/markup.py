@@ -1,7 +1,8 @@
 """HTML → sections: h1–h6 build the heading path, block elements become lines, and a table a section
 of its own (:func:`~ragline.documents.tables.table_section`): its rows as Markdown lines, its
 ``<caption>`` and header rows (``<thead>``, or leading rows of ``<th>`` only; else the first row) as the
-header every chunk of it repeats. A nested table folds into its outer cell.
+header every chunk of it repeats. A nested table folds into its outer cell. An image's ``alt`` text is
+kept where the image is, as ``[Image: …]``; a ``<figcaption>`` is a line like any block.
 
 Streamed through libxml2's HTML parser (lxml) with a target that receives start/end/data events: no
 tree is built, time is linear in the input (CPython's ``html.parser`` is quadratic on runs of ``</``
@@ -15,7 +16,7 @@ import re
 
 from ragline.documents.encoding import decode_text
 from ragline.documents.limits import ParseBudget
-from ragline.documents.raw import Parsed, RawSection, unreadable
+from ragline.documents.raw import Parsed, RawSection, image_note, unreadable
 from ragline.documents.tables import table_section
 
 _DROP = frozenset({"script", "style", "nav", "noscript", "template", "head", "svg", "iframe", "object"})
@@ -65,6 +66,8 @@ class _HtmlText:
             self._table, self._tables = _Table(), 1
         elif self._capture is not None:
             self._capture_depth += 1
+        elif tag == "img" and (note := image_note(_attribute(attrib, "alt"))):
+            self._inline.append(f" {note} ")
         elif tag in _HEADINGS or tag == "pre":
             self._end_block()
             self._capture, self._capture_tag, self._capture_depth = [], tag, 0
@@ -149,7 +152,9 @@ class _Table:
         self._head = False  # inside <thead>
 
     def start(self, tag: str, attrib: object, *, nested: bool) -> None:
-        if nested or self._cell is not None:
+        if tag == "img" and (note := image_note(_attribute(attrib, "alt"))):
+            self._text(f" {note} ")
+        elif nested or self._cell is not None:
             self._text(" ")
         elif tag == "caption":
             self._caption = []
@@ -202,8 +207,12 @@ class _Table:
         )
 
 
+def _attribute(attrib: object, name: str) -> str:
+    return str(getattr(attrib, "get", lambda _: "")(name) or "")
+
+
 def _span(attrib: object) -> int:
-    value = str(getattr(attrib, "get", lambda _: "")("colspan") or "").strip()
+    value = _attribute(attrib, "colspan").strip()
     return max(1, min(int(value), MAX_COLSPAN)) if value.isdigit() and len(value) < 6 else 1
 
 

@@ -20,6 +20,16 @@ Parsed = tuple[list[RawSection], int]
 """``(sections, pages)``: :mod:`.parsers` validates and wraps it."""
 
 
+MAX_IMAGE_NOTE_CHARS = 1000
+
+
+def image_note(description: str) -> str:
+    """An embedded image's description (alt text) as it stands in the text: ``[Image: …]``, whitespace
+    collapsed and cut at :data:`MAX_IMAGE_NOTE_CHARS`; ``""`` for an image without one."""
+    text = " ".join(description.split())[:MAX_IMAGE_NOTE_CHARS]
+    return f"[Image: {text}]" if text else ""
+
+
 def short_error(exc: BaseException | None) -> str:
     """A library exception as ``Type: message`` (first 200 characters) for a reason text."""
     if exc is None:
