@@ -180,9 +180,15 @@ class TextRecognizer(Protocol):
     a transient failure as :class:`~ragline.errors.Throttled` or
     :class:`~ragline.errors.DependencyUnavailable` (the caller's queue retries it). Safe to call from
     several threads. ``name`` names the engine (logs, benchmarks).
+
+    ``reads_files``: ``False`` — ``recognize`` is sent a PNG the parser decoded and bounded (images
+    through Pillow, PDF pages rendered by PDFium); ``True`` — it is sent the page as a file holds it (a
+    PNG, JPEG or TIFF image as uploaded, or a one-page PDF cut by pypdf) and decodes and bounds it
+    itself, so the parser needs neither Pillow nor PDFium.
     """
 
     name: str
+    reads_files: bool
 
     def recognize(self, image: bytes) -> list[TextLine]: ...
 

@@ -9,7 +9,9 @@ per line the offline recogniser finds (``Text``, ``Confidence`` 0–100, ``Geome
 checks: a SigV4 ``Authorization`` header (else 400 ``MissingAuthenticationTokenException``, not
 verified beyond its shape), a ``Document`` with ``Bytes`` only (else ``InvalidParameterException``),
 at most 10 MiB (``DocumentTooLargeException``), a PNG, JPEG, TIFF or PDF by its magic bytes
-(``UnsupportedDocumentException``), an image that decodes (``BadDocumentException``). Any other
+(``UnsupportedDocumentException``; a PDF of more than one page too, as the synchronous API refuses
+it), an image or page that decodes (``BadDocumentException``). A one-page PDF is rendered at 200 dpi
+and read like an image. Any other
 target is ``UnknownOperationException``. Errors: status 400 (500 for ``InternalServerError``) with
 ``{"__type": code, "Message": …}``. :meth:`TextractServer.fail` scripts errors for the next requests.
 """
@@ -26,6 +28,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import pypdfium2
 import pytest
 from PIL import Image
 
@@ -97,6 +100,13 @@ class TextractServer:
         if not data.startswith(_MAGIC):
             return _error("UnsupportedDocumentException", "Request has unsupported document format")
         try:
+            if data.startswith(b"%PDF"):
+                pdf = pypdfium2.PdfDocument(data)
+                if len(pdf) != 1:
+                    return _error("UnsupportedDocumentException", "Request has unsupported document format")
+                out = io.BytesIO()
+                pdf[0].render(scale=200 / 72, grayscale=True).to_pil().save(out, "PNG")
+                data = out.getvalue()
             with Image.open(io.BytesIO(data)) as image:
                 width, height = image.size
             lines = self._ocr.recognize(data)

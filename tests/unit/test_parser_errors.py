@@ -88,6 +88,7 @@ class _Reads:
     one is ``tests/unit/documents/test_ocr.py``'s); it checks that what reaches it is a PNG."""
 
     name = "stand-in"
+    reads_files = False
 
     def recognize(self, image: bytes) -> list[TextLine]:
         assert image.startswith(b"\x89PNG")

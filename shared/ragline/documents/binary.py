@@ -40,7 +40,7 @@ def parse_pdf(budget: ParseBudget, data: bytes) -> Parsed:
     with _limits_logged() as limited:
         sections, bombed = _texts(budget, pages, limited)
     scanned = [n for n in range(1, len(pages) + 1) if n not in bombed and n not in _with_text(sections)]
-    read = ocr_pdf_pages(budget, data, scanned)
+    read = ocr_pdf_pages(budget, data, scanned, pages)
     if read:
         sections = sorted(
             [s for s in sections if s.page not in read]

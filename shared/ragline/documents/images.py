@@ -4,14 +4,18 @@ Every image is bounded before it is decoded: its pixels from the header (:attr:`
 a PNG of a few kilobytes can declare gigapixels), the pages read by OCR per document
 (:attr:`ParseLimits.max_ocr_pages`), and the deadline between pages. A scanned PDF page is rendered at
 :data:`OCR_DPI` (fewer dots when that would pass the pixel bound). Pillow and pypdfium2 are the ``ocr``
-extra's: imported only when an image is read.
+extra's: imported only when an image is read. An engine that reads files itself (Amazon Textract) is
+sent the upload's own bytes, a scanned PDF page cut into a one-page PDF by pypdf: nothing is decoded
+here, so it runs where Pillow and PDFium are not installed (the Lambda layer), and the engine bounds
+the pixels.
 """
 
 from __future__ import annotations
 
 import io
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from ragline.documents.limits import ParseBudget
@@ -29,6 +33,8 @@ IMAGE_EXTENSIONS: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".tif", ".tiff", "
 _log = logging.getLogger(__name__)
 T = TypeVar("T")
 _FORMATS = {"PNG", "JPEG", "TIFF", "WEBP"}
+_FILE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"II*\x00", b"MM\x00*")
+"""What an engine that reads files is sent as uploaded (Textract's synchronous formats, bar PDF)."""
 OCR_DPI = 200
 """Scanned PDF pages are rendered at this resolution for OCR: of 150, 200 and 300 it read the fewest
 characters wrong of a page scanned at 150 dpi and of one scanned at 300 (0.21 % and 0.00 %), at the
@@ -36,8 +42,22 @@ same time per page (docs/benchmarks.md, "Offline OCR")."""
 
 
 def parse_image(budget: ParseBudget, data: bytes) -> Parsed:
-    """One section per frame with text (a TIFF may hold several pages), ``page`` 1-based."""
+    """One section per frame with text (a TIFF may hold several pages), ``page`` 1-based. An engine that
+    reads files is sent the image as uploaded (one page; it bounds the pixels itself)."""
     _check_engine(budget)
+    assert budget.recognizer is not None
+    if budget.recognizer.reads_files:
+        if not data.startswith(_FILE_MAGIC):
+            reason = (
+                f"the OCR engine ({budget.recognizer.name}) reads PNG, JPEG and TIFF images, not this one"
+            )
+            raise UnsupportedDocument(
+                f"Cannot parse {budget.filename!r}: {reason}.", filename=budget.filename, reason=reason
+            )
+        _count_pages(budget, 1)
+        text = page_text(_read(budget, data))
+        budget.add_text(len(text))
+        return ([RawSection(text)] if text.strip() else []), 1
     image = _open(budget.filename, data)
     frames = _frame(budget.filename, lambda: int(getattr(image, "n_frames", 1) or 1))
     _count_pages(budget, frames)
@@ -69,14 +89,20 @@ def ocr_picture(budget: ParseBudget, data: bytes) -> str:
     if budget.recognizer is None or budget.ocr_pages >= budget.limits.max_ocr_pages:
         return ""
     try:
-        image = _open(budget.filename, data)
-        size = _frame(budget.filename, lambda: image.size)
-        if max(size) < MIN_PICTURE_SIDE:
-            return ""
+        if budget.recognizer.reads_files:  # sent as it is: no decoding here (icons included)
+            if not data.startswith(_FILE_MAGIC):
+                return ""
+            page = data
+        else:
+            image = _open(budget.filename, data)
+            size = _frame(budget.filename, lambda: image.size)
+            if max(size) < MIN_PICTURE_SIDE:
+                return ""
+            _check_pixels(budget, size, "a picture")
+            page = _png(budget.filename, image)
         _count_pages(budget, 1)
-        _check_pixels(budget, size, "a picture")
         budget.tick()
-        text = page_text(_read(budget, _png(budget.filename, image)))
+        text = page_text(_read(budget, page))
     except DocumentDeadlineExceeded:
         raise
     except (UnreadableDocument, DocumentTooLarge) as exc:
@@ -86,40 +112,63 @@ def ocr_picture(budget: ParseBudget, data: bytes) -> str:
     return text
 
 
-def ocr_pdf_pages(budget: ParseBudget, data: bytes, numbers: list[int]) -> dict[int, str]:
-    """The text of the PDF's pages ``numbers`` (1-based), rendered and read by OCR; ``{}`` when the
-    deployment has no OCR engine."""
+def ocr_pdf_pages(budget: ParseBudget, data: bytes, numbers: list[int], pages: list[Any]) -> dict[int, str]:
+    """The text of the PDF's pages ``numbers`` (1-based; ``pages`` are pypdf's page objects), read by
+    OCR: rendered to images, or, for an engine that reads files, cut into one-page PDFs; ``{}`` when
+    the deployment has no OCR engine. A page that cannot be drawn or cut is skipped, like a bad page."""
     if budget.recognizer is None or not numbers:
         return {}
     _count_pages(budget, len(numbers))
+    texts: dict[int, str] = {}
+    failed: list[int] = []
+    with _page_images(budget, data, pages) as draw:
+        for number in numbers:
+            budget.tick()
+            try:
+                page = draw(number)
+            except RaglineError:
+                raise
+            except Exception:  # PDFium cannot draw this page, or pypdf cannot copy it (it read it)
+                failed.append(number)
+                continue
+            text = page_text(_read(budget, page))
+            budget.add_text(len(text))
+            texts[number] = text
+    if failed:
+        _log.warning(
+            "pdf %r: %d page(s) could not be read by OCR: %s", budget.filename, len(failed), failed[:20]
+        )
+    return texts
+
+
+@contextmanager
+def _page_images(budget: ParseBudget, data: bytes, pages: list[Any]) -> Iterator[Callable[[int], bytes]]:
+    """What the engine is sent for page ``n``: a one-page PDF (an engine that reads files: no
+    rendering here, so neither PDFium nor Pillow is needed), else a PNG rendered by PDFium."""
+    assert budget.recognizer is not None
+    if budget.recognizer.reads_files:
+        yield lambda number: _one_page(pages[number - 1])
+        return
     import pypdfium2
 
     try:
         pdf = pypdfium2.PdfDocument(data)
     except Exception as exc:  # pypdf opened it; PDFium may still refuse it
         raise unreadable(budget.filename, f"its pages cannot be rendered ({short_error(exc)})") from exc
-    texts: dict[int, str] = {}
-    failed: list[int] = []
     try:
-        for number in numbers:
-            budget.tick()
-            try:
-                page = _render(budget, pdf, number)
-            except RaglineError:
-                raise
-            except Exception:  # PDFium cannot draw this page (pypdf read it): skipped, like a bad page
-                failed.append(number)
-                continue
-            text = page_text(_read(budget, page))
-            budget.add_text(len(text))
-            texts[number] = text
+        yield lambda number: _render(budget, pdf, number)
     finally:
         pdf.close()
-    if failed:
-        _log.warning(
-            "pdf %r: %d page(s) could not be rendered for OCR: %s", budget.filename, len(failed), failed[:20]
-        )
-    return texts
+
+
+def _one_page(page: Any) -> bytes:
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    writer.add_page(page)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
 
 
 def _render(budget: ParseBudget, pdf: Any, number: int) -> bytes:

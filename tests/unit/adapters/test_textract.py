@@ -12,7 +12,7 @@ import pytest
 
 from ragline import errors
 from ragline.adapters.aws.textract import SYNC_BYTES, TextractRecognizer
-from ragline.documents import parse_document
+from ragline.documents import images, parse_document
 from tests.support.textract_server import TextractServer
 
 pytestmark = pytest.mark.unit
@@ -23,6 +23,19 @@ def engine(server: TextractServer, attempts: int = 3) -> TextractRecognizer:
     return TextractRecognizer(client=server.client(max_attempts=attempts))
 
 
+@pytest.fixture
+def nothing_decoded_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Textract reads files: the parser must not decode an image or render a page (the Lambda layer
+    has neither Pillow nor PDFium)."""
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("decoded or rendered here")
+
+    for name in ("_open", "_render", "_png"):
+        monkeypatch.setattr(images, name, refuse)
+
+
+@pytest.mark.usefixtures("nothing_decoded_here")
 def test_a_screenshot_is_read_through_detect_document_text(textract_server: TextractServer) -> None:
     parsed = parse_document(
         "dialog.png", (SCANS / "error-dialog.png").read_bytes(), recognizer=engine(textract_server)
@@ -32,6 +45,7 @@ def test_a_screenshot_is_read_through_detect_document_text(textract_server: Text
     assert [r["target"] for r in textract_server.requests] == ["Textract.DetectDocumentText"]
 
 
+@pytest.mark.usefixtures("nothing_decoded_here")
 def test_a_scanned_pdf_is_sent_page_by_page_and_laid_out_in_reading_order(
     textract_server: TextractServer,
 ) -> None:
@@ -88,6 +102,14 @@ def test_a_page_textract_refuses_fails_the_file_by_name(
     assert caught.value.details["filename"] == "dialog.png" and len(textract_server.requests) == 1
 
 
+@pytest.mark.usefixtures("nothing_decoded_here")
+def test_a_webp_or_a_picture_textract_cannot_take_is_refused_by_name(textract_server: TextractServer) -> None:
+    webp = b"RIFF\x10\x00\x00\x00WEBPVP8 " + bytes(16)
+    with pytest.raises(errors.UnsupportedDocument, match=r"\(textract\) reads PNG, JPEG and TIFF images"):
+        parse_document("photo.webp", webp, recognizer=engine(textract_server))
+    assert textract_server.requests == []
+
+
 def test_the_stand_in_checks_the_document_as_textract_does(textract_server: TextractServer) -> None:
     with pytest.raises(errors.UnreadableDocument, match="UnsupportedDocumentException"):
         engine(textract_server).recognize(b"GIF89a not an image Textract reads")
@@ -103,11 +125,19 @@ def test_a_page_over_the_synchronous_limit_is_refused_before_it_is_sent(
     assert textract_server.requests == []
 
 
-def test_no_credentials_or_region_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_credentials_is_a_configuration_error(
+    monkeypatch: pytest.MonkeyPatch, textract_server: TextractServer
+) -> None:
+    import boto3
+    import botocore.session
+
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    fresh = boto3.session.Session(botocore_session=botocore.session.Session())  # no cached credentials
+    client = fresh.client("textract", region_name="us-east-1", endpoint_url=textract_server.url)
     with pytest.raises(errors.ConfigurationError, match="no credentials or region"):
-        TextractRecognizer(region="us-east-1").recognize((SCANS / "error-dialog.png").read_bytes())
+        TextractRecognizer(client=client).recognize((SCANS / "error-dialog.png").read_bytes())
+    assert textract_server.requests == []

@@ -82,7 +82,7 @@ def test_a_tiffs_pages_are_its_frames(ocr: RapidOcrRecognizer) -> None:
 
 class Counting:
     def __init__(self, inner: RapidOcrRecognizer) -> None:
-        self.inner, self.name, self.calls = inner, inner.name, 0
+        self.inner, self.name, self.reads_files, self.calls = inner, inner.name, inner.reads_files, 0
 
     def recognize(self, image: bytes) -> list[TextLine]:
         self.calls += 1
@@ -105,6 +105,7 @@ def test_only_the_pages_without_a_text_layer_are_read_by_ocr(ocr: RapidOcrRecogn
 
 class Reads:
     name = "stand-in"
+    reads_files = False
 
     def __init__(self) -> None:
         self.calls = 0
@@ -147,6 +148,7 @@ def png_declaring(width: int, height: int) -> bytes:
 
 class Refuses:
     name = "refuses"
+    reads_files = False
 
     def recognize(self, image: bytes) -> list[TextLine]:
         raise AssertionError("an image over the limits must not reach the engine")
@@ -182,6 +184,7 @@ class Slow:
     """Each page moves a fake clock past the deadline."""
 
     name = "slow"
+    reads_files = False
 
     def __init__(self, clock: list[float]) -> None:
         self.clock, self.pages = clock, 0

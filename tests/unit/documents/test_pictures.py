@@ -24,6 +24,7 @@ class Reads:
     """A stand-in engine: what it read, and how often it was asked."""
 
     name = "stand-in"
+    reads_files = False
 
     def __init__(self, text: str = "Controller wiring: red to B+", fail: Exception | None = None) -> None:
         self.text, self.fail, self.calls = text, fail, 0

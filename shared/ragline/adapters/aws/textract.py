@@ -46,6 +46,7 @@ MISCONFIGURED = frozenset(
 
 class TextractRecognizer:
     name = "textract"
+    reads_files = True
 
     def __init__(
         self,

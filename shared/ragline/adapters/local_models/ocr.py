@@ -45,6 +45,7 @@ MIN_CONFIDENCE = 0.5
 
 class RapidOcrRecognizer:
     name = "rapidocr-ppocrv4"
+    reads_files = False
 
     def __init__(self) -> None:
         self._engine: Any = None
