@@ -1,5 +1,6 @@
-"""DOCX → sections, streamed: ``Heading N``/``Title`` paragraphs build the heading path, tables
-become ``a | b`` row lines.
+"""DOCX → sections, streamed: ``Heading N``/``Title`` paragraphs build the heading path, a table is a
+section of its own (its caption and header row repeated by its chunks), a picture's alt text and OCR
+text stand where the picture is.
 
 The package is read through :class:`.ZipContainer` (sizes checked before reading, members streamed)
 and its XML parts through expat event handlers: no tree is built, so time is linear and memory is
@@ -124,7 +125,8 @@ class _Styles:
 
 
 def parse_docx(budget: ParseBudget, data: bytes) -> Parsed:
-    """``Heading N`` (and ``Title``) paragraphs build the heading path; tables become row lines."""
+    """``Heading N`` (and ``Title``) paragraphs build the heading path; tables become sections of their
+    own; pictures are read by the deployment's OCR engine, if any (:func:`_picture_texts`)."""
     package = ZipContainer(budget, data, what=".docx (a legacy .doc or an encrypted file?)")
     main = _target(budget, package, "", _OFFICE_DOCUMENT) or "word/document.xml"
     if not package.has(main):
