@@ -19,6 +19,7 @@ from tests.rehearsal.signed_proxy import SignedProxy
 from tests.rehearsal.world import ARCH, Artifacts, World
 from tests.support.bedrock_server import BedrockServer
 from tests.support.openai_replay import OpenAIReplay
+from tests.support.textract_server import TextractServer
 
 
 @pytest.fixture(scope="module")
@@ -63,11 +64,13 @@ def world(
     opensearch_url: str,
     bedrock_server_session: BedrockServer,
     openai_replay_server: OpenAIReplay,
+    textract_server_session: TextractServer,
 ) -> Iterator[tuple[World, SignedProxy]]:
     """The stack as deployed with each chat provider: Bedrock (the template's default) and an
     OpenAI-compatible endpoint with its key in Secrets Manager; the first with a domain (its requests
     signed for ``es``), the second with a serverless collection (signed for ``aoss``, through the AOSS
-    proxy, which refuses what a collection refuses and delays visibility as one does)."""
+    proxy, which refuses what a collection refuses and delays visibility as one does). The first reads
+    scans with Textract (through its stand-in), the second leaves OCR off (the template's default)."""
     provider, mode = request.param
     before = descendants(os.getpid())
     front = None
@@ -76,8 +79,16 @@ def world(
 
         front = AossProxy(opensearch_url).start()
     proxy = SignedProxy(front.url if front else opensearch_url, "aoss" if front else "es")
+    textract = textract_server_session if provider == "bedrock" else None
     w = World(
-        artifacts, moto_endpoint, proxy.start(), bedrock_server_session, openai_replay_server, provider, mode
+        artifacts,
+        moto_endpoint,
+        proxy.start(),
+        bedrock_server_session,
+        openai_replay_server,
+        provider,
+        mode,
+        textract=textract,
     )
     try:
         yield w, proxy

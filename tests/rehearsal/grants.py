@@ -68,7 +68,10 @@ ALLOWED: dict[str, str] = {
 granting it), or ``"<Sid> <action>"`` (that statement's). The platform's (logs, traces), and code paths
 the scenario does not reach; everything else the code calls is seen by the recorder."""
 
-ANY_RESOURCE = {"bedrock:Rerank": "Rerank has no resource-level permission (InvokeModel names the model)"}
+ANY_RESOURCE = {
+    "bedrock:Rerank": "Rerank has no resource-level permission (InvokeModel names the model)",
+    "textract:DetectDocumentText": "Textract's synchronous operations have no resource-level permission",
+}
 """Actions a statement may grant on ``*``, each with its reason; any other on ``*`` is too wide."""
 
 

@@ -132,6 +132,8 @@ def iam_calls(
         return [AwsCall(function, "bedrock:ApplyGuardrail", arn)]
     if service == "bedrock-runtime":
         return bedrock_model_calls(function, _RUNTIME_ACTION[operation], params["modelId"])
+    if service == "textract" and operation == "DetectDocumentText":  # no resource-level permission
+        return [AwsCall(function, "textract:DetectDocumentText", "*")]
     if service == "bedrock-agent-runtime" and operation == "Rerank":
         model = params["rerankingConfiguration"]["bedrockRerankingConfiguration"]["modelConfiguration"]
         # Rerank is authorised on "*" and, in addition, InvokeModel on the reranking model.

@@ -110,6 +110,26 @@ def ingest_from_s3(w: World, ctx: dict[str, Any]) -> None:
     assert [(d["documentId"], d["status"]) for d in listing["documents"]] == [("faq.txt", "ready")]
 
 
+def read_a_scan(w: World, ctx: dict[str, Any]) -> None:
+    """A screenshot lands in S3 (namespace ``scans``); with ``DocumentOcr=textract`` the ingestion
+    function reads it through Textract (the stand-in) — nothing decoded in the function — and a
+    search finds the text on it."""
+    assert w.textract is not None
+    status, body = call(w, "NamespacesFunction", "POST", "/v1/namespaces", "/v1/namespaces", ctx,
+                        {"namespaceId": "scans"})  # fmt: skip
+    assert status == 201, body
+    before = len(w.textract.requests)
+    png = (ROOT / "tests/fixtures/scans/error-dialog.png").read_bytes()
+    w.s3.put_object(Bucket=w.bucket, Key="acme/scans/error-dialog.png", Body=png)
+    deliver_s3_events(w)
+    assert [r["target"] for r in w.textract.requests[before:]] == ["Textract.DetectDocumentText"]
+    route = "/v1/namespaces/{namespace}/search"
+    ask = {"query": "error NW-4021", "k": 3}
+    status, found = call(w, "SearchFunction", "POST", "/v1/namespaces/scans/search", route, ctx, ask)
+    assert status == 200 and found["hits"] and found["hits"][0]["documentId"] == "error-dialog.png", found
+    assert "timed out after 30 seconds" in found["hits"][0]["text"], found
+
+
 def delete_from_s3(w: World, ctx: dict[str, Any]) -> None:
     """A file deleted through the API: its object goes, and S3's ObjectRemoved event finds the key gone
     (S3 says 404 only to a role that may list the bucket; 403 would fail the message to the DLQ)."""

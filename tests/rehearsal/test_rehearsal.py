@@ -45,6 +45,7 @@ from tests.rehearsal.steps import (
     ingest_from_s3,
     key_lifecycle,
     namespace_lifecycle,
+    read_a_scan,
     reindex_namespace,
     webhooks,
 )
@@ -83,6 +84,8 @@ def scenario(w: World, proxy: SignedProxy) -> None:
     # Usage: the search and the chat, each charged once.
     status, usage = call(w, "KeysFunction", "GET", "/v1/usage", "/v1/usage", ctx)
     assert status == 200 and usage["runs"] == 2, usage
+    if w.textract is not None:  # DocumentOcr=textract: a screenshot read through Textract
+        read_a_scan(w, ctx)
     chat_agents(w, ctx)
     hosting_search(w, ctx)
     reindex_namespace(w, ctx)

@@ -34,6 +34,7 @@ from tests.support.bedrock_server import BedrockServer
 from tests.support.cfn_tables import create_table_from_template
 from tests.support.model_endpoints import converse_turn
 from tests.support.openai_replay import OpenAIReplay, Turn
+from tests.support.textract_server import TextractServer
 
 ARCH = {"x86_64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}[platform.machine()]
 DOMAIN_ARN = f"arn:aws:es:{REGION}:{ACCOUNT}:domain/rehearsal"
@@ -91,8 +92,12 @@ class World:
         llm: OpenAIReplay,
         provider: str,
         mode: str = "domain",
+        textract: TextractServer | None = None,
     ) -> None:
+        """``textract``: the stack reads scans with Textract (``DocumentOcr=textract``) through this
+        stand-in; without one, the template's default (``off``)."""
         self.art, self.moto, self.proxy_url, self.provider = art, moto, proxy_url, provider
+        self.textract = textract
         self.mode = mode
         """The template's ``OpenSearchMode``: ``domain`` (an existing one: the proxy) or ``serverless``."""
         for log in art.logs.iterdir():  # another world's calls and logs are not this stack's
@@ -138,6 +143,8 @@ class World:
             # a cross-Region profile: the roles must allow it and the models it routes to
             "BedrockChatModel": BEDROCK_CHAT_MODEL,
         }
+        if textract is not None:
+            params["DocumentOcr"] = "textract"
         if mode == "serverless":  # the collection the template creates, its endpoint the proxy
             params["OpenSearchMode"] = "serverless"
             refs["OpenSearchCollection"] = COLLECTION_ID
@@ -255,6 +262,7 @@ class World:
             "AWS_ENDPOINT_URL_S3": self.s3_url,
             "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": self.bedrock.url,
             "AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME": self.bedrock.url,
+            **({"AWS_ENDPOINT_URL_TEXTRACT": self.textract.url} if self.textract else {}),
             "AWS_LAMBDA_FUNCTION_TIMEOUT": str(spec.timeout),
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory),
             "AWS_XRAY_DAEMON_ADDRESS": self.xray.address,  # Lambda's own variable, for active tracing
