@@ -38,7 +38,7 @@ MAX_SENTENCE_CHARS = 8192
 they would be split anyway, and the tokenizer never sees a 20 MB string."""
 
 TABLE_ROWS_SHARE = 8
-"""A table's rows fill an eighth of the chunk budget (at least one row, never split unless it passes
+"""A table's rows fill an eighth (1/8) of the chunk budget (at least one row, never split unless it passes
 the whole budget), below their caption and header row: a question about a cell then finds a chunk of
 its row and a neighbour or two. Measured on 52 cell questions (docs/benchmarks.md, "Tables kept as
 tables"): rank-1 rows 90.4 % with rows filling the budget, 92.3 % with a quarter, 94.2 % with an
@@ -79,6 +79,10 @@ def chunk_document(
       long headings are cut and the nearest ones kept, so no chunk carries a copy of megabytes.
     - All chunks together stay within ``max_bytes`` (UTF-8 text, window and metadata), checked as
       they are made: past it, :class:`DocumentTooLarge` naming the file, before anything is stored.
+    - A section with a ``header`` (a table: its caption and header row) is chunked on its own, one
+      unit per line (a row), never split unless one row alone passes the budget; every chunk starts
+      with the header, the rows fill :data:`TABLE_ROWS_SHARE` of the budget, and no row overlaps. A
+      header over half the budget is kept once, at the table's start, instead.
     - ``deadline`` (shared with parsing; a fresh :data:`DEFAULT_DOCUMENT_SECONDS` one if omitted) is
       checked per tokenizer batch and per chunk: past it, :class:`DocumentDeadlineExceeded`.
     """
