@@ -10,18 +10,36 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ragline.adapters.aws.textract import TextractRecognizer
+from ragline.cli.serve import LambdaContext
 from ragline.documents import images
 from ragline.domain.models import KeywordQuery
 from ragline.services.ingest import IngestSettings
-from tests.e2e.test_s3_ingestion import Handler, World
+from tests.e2e.test_s3_ingestion import World, sqs_event
+from tests.support.lambda_harness import load_handler
 from tests.support.textract_server import TextractServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.opensearch]
 SCANS = Path(__file__).parents[2] / "tests" / "fixtures" / "scans"
+
+
+class IngestionContext(LambdaContext):
+    def get_remaining_time_in_millis(self) -> int:
+        return 300_000  # the ingestion function's timeout (template.yaml): OCR takes seconds a page
+
+
+class Handler:
+    """The real ingestion function, invoked as the SQS event source does, with the world's wiring."""
+
+    def __init__(self, world: World) -> None:
+        self._module, self._container = load_handler("ingestion"), world.container
+
+    def __call__(self, messages: list[dict[str, Any]]) -> Any:
+        return self._module.lambda_handler(sqs_event(messages), IngestionContext(), container=self._container)
 
 
 @pytest.fixture
