@@ -100,7 +100,10 @@ export class RaglineClient {
     });
     done();
     if (!response.body) throw new RaglineError({ status: response.status, code: "invalid_event", message: "no stream" });
-    yield* runEvents(parseSse(bodyChunks(response.body)));
+    for await (const event of runEvents(parseSse(bodyChunks(response.body)))) {
+      signal?.throwIfAborted(); // events already read ahead are not handed out after an abort
+      yield event;
+    }
   }
 
   /** A whole chat run as one body (`stream: false`): answer, sources, warnings, usage. */

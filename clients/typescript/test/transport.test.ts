@@ -117,3 +117,24 @@ export function typeChecks(rl: RaglineClient): void {
   // @ts-expect-error: a search hit has no `answer`
   void rl.search("d", "q").then((r) => r.hits[0]?.answer);
 }
+
+describe("a chat stream aborted mid-way", () => {
+  it("hands out no event read ahead after the abort, even when they all came in one chunk", async () => {
+    const events = ["a", "b", "c"].map((t) => `event: text\ndata: {"type":"text","text":"${t}"}\n\n`).join("");
+    const oneChunk: typeof fetch = async () =>
+      new Response(events, { status: 200, headers: { "content-type": "text/event-stream" } });
+    const rl = new RaglineClient({ baseUrl: "http://ragline.test", fetch: oneChunk });
+    const controller = new AbortController();
+    const seen: string[] = [];
+    await assert.rejects(
+      (async () => {
+        for await (const event of rl.chat("q", { signal: controller.signal })) {
+          seen.push(event.type);
+          controller.abort(new Error("the caller stopped reading"));
+        }
+      })(),
+      /the caller stopped reading/,
+    );
+    assert.deepEqual(seen, ["text"]);
+  });
+});
