@@ -36,6 +36,17 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return h
 
 
+def ingested(factory: pytest.TempPathFactory, files: list[Path], namespace: str) -> Path:
+    """A fresh home with ``files`` (and nothing beside them) ingested into a new ``namespace``."""
+    folder = factory.mktemp(namespace)
+    for f in files:
+        shutil.copy(f, folder / f.name)
+    h = factory.mktemp("home")
+    code, out = cli("ingest", str(folder), "-n", namespace, "--create", "--home", str(h))
+    assert code == 0, out
+    return h
+
+
 def stored(home: Path, document_id: str, namespace: str = "northwind") -> int:
     c = Container(Settings(home=home))
     return c.stores.scoped(TenantScope(tenant_id="local", namespace_id=namespace)).count(document_id)

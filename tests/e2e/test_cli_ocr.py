@@ -15,7 +15,7 @@ import pytest
 from ragline.config import Settings
 from ragline.domain.models import TenantScope
 from ragline.wiring import Container
-from tests.e2e.test_cli import _answer_and_sources, cli, first_hit
+from tests.e2e.test_cli import _answer_and_sources, cli, first_hit, ingested
 from tests.support.textract_server import TextractServer
 
 pytestmark = pytest.mark.e2e
@@ -25,13 +25,7 @@ FILES = ("handbook-150dpi.pdf", "error-dialog.png")
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("scans")
-    for name in FILES:  # the scans only: their source texts stay behind
-        shutil.copy(SCANS / name, folder / name)
-    h = tmp_path_factory.mktemp("home")
-    code, out = cli("ingest", str(folder), "-n", "scans", "--create", "--home", str(h))
-    assert code == 0, out
-    return h
+    return ingested(tmp_path_factory, [SCANS / name for name in FILES], "scans")  # not their source texts
 
 
 def test_both_scans_are_indexed(home: Path) -> None:

@@ -9,7 +9,6 @@ table's caption and header row, so the row is found with its column's name besid
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from ragline.config import Settings
 from ragline.domain.api import SearchRequest
 from ragline.services.authentication import Principal
 from ragline.wiring import Container
-from tests.e2e.test_cli import _answer_and_sources, cli
+from tests.e2e.test_cli import _answer_and_sources, cli, ingested
 
 pytestmark = pytest.mark.e2e
 TABLES = Path(__file__).parents[2] / "tests" / "fixtures" / "tables"
@@ -27,13 +26,7 @@ QUESTIONS = [json.loads(line) for line in (TABLES / "questions.jsonl").read_text
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("tables")
-    for name in ("bikes.docx", "service-prices.html"):
-        shutil.copy(TABLES / name, folder / name)
-    h = tmp_path_factory.mktemp("home")
-    code, out = cli("ingest", str(folder), "-n", "tables", "--create", "--home", str(h))
-    assert code == 0, out
-    return h
+    return ingested(tmp_path_factory, [TABLES / "bikes.docx", TABLES / "service-prices.html"], "tables")
 
 
 def test_a_question_about_a_cell_finds_its_row_at_rank_1_in_9_of_10_cases(home: Path) -> None:
