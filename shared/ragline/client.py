@@ -321,6 +321,8 @@ class RaglineClient:
         embedding_model: str | None = None,
         chunk_tokens: int | None = None,
         chunk_overlap_tokens: int | None = None,
+        chunking: str | None = None,
+        parent_chunk_tokens: int | None = None,
     ) -> NamespaceView:
         """Start rebuilding ``namespace`` with another embedding model or chunking; it keeps serving
         meanwhile, and ``get_namespace(...).rebuild`` shows the progress."""
@@ -328,6 +330,8 @@ class RaglineClient:
             "embeddingModel": embedding_model,
             "chunkTokens": chunk_tokens,
             "chunkOverlapTokens": chunk_overlap_tokens,
+            "chunking": chunking,
+            "parentChunkTokens": parent_chunk_tokens,
         }
         body = {k: v for k, v in request.items() if v is not None}
         return self._call(NamespaceView, "POST", f"/v1/namespaces/{_seg(namespace)}/reindex", body)

@@ -186,8 +186,13 @@ class Settings(BaseModel):
     grounding_max_chunk_chars: int = Field(default=2000, ge=100, le=100_000)
     """Characters of each cited chunk shown to the scorer (whole sentences up to this)."""
 
-    chunk_tokens: int = 200
-    chunk_overlap_tokens: int = 32
+    chunking: Literal["fixed", "hierarchical", "semantic"] = "fixed"
+    """How documents are cut unless a namespace says otherwise (``RAGLINE_CHUNKING``; README,
+    "Chunking strategies"): ``fixed``, ``hierarchical`` or ``semantic``."""
+    chunk_tokens: int = Field(default=200, ge=1, le=8192)
+    chunk_overlap_tokens: int = Field(default=32, ge=0, le=4096)
+    chunk_parent_tokens: int = Field(default=0, ge=0, le=16384)
+    """A ``hierarchical`` parent's tokens (``RAGLINE_CHUNK_PARENT_TOKENS``; 0: four chunks')."""
     max_document_bytes: int = 50 * 1024 * 1024
     embed_batch_size: int = 8
     embedding_cache_mib: int = Field(default=256, ge=1)

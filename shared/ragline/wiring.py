@@ -423,6 +423,8 @@ class Container:
         return {
             "chunk_tokens": s.chunk_tokens,
             "chunk_overlap_tokens": s.chunk_overlap_tokens,
+            "chunking_strategy": s.chunking,
+            "chunk_parent_tokens": s.chunk_parent_tokens,
             "max_document_bytes": s.max_document_bytes,
             "max_document_seconds": s.max_document_seconds,
             "recognizer": self.text_recognizer,

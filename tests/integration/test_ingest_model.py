@@ -204,7 +204,7 @@ class IngestModel(RuleBasedStateMachine):
     def served(self) -> tuple[VectorStore, int]:
         """The served generation's store and its chunk size."""
         ns = self.registry.get_namespace("acme", self.scope.namespace_id)
-        size, _ = serving(self.catalog, ns).chunk_sizes(CHUNKING.chunk_tokens, CHUNKING.chunk_overlap_tokens)
+        size = serving(self.catalog, ns).chunk_plan(CHUNKING.chunking).chunk_tokens
         return self.provider.scoped(storage_scope(self.scope, ns.settings.generation)), size
 
     def settle(self, worker_done: bool, outcome: str, message: str) -> None:

@@ -209,8 +209,8 @@ def expected_b(w: World, document_id: str, text: str) -> list[str]:
     assert ns.settings.rebuild is not None
     target = Generation(SCOPE, 2, space, ns.settings.rebuild.chunking)
     settings = WriterSettings(max_document_bytes=LIMIT)
-    _, chunks = parse_and_chunk(settings, target, record, "x.txt", text.encode(), Deadline(60))
-    return [ch.text for ch in chunks]
+    _, chunked = parse_and_chunk(settings, target, record, "x.txt", text.encode(), Deadline(60))
+    return [ch.text for ch in chunked.chunks]
 
 
 # -- #1 a served document whose newest version failed ---------------------------------------------

@@ -148,6 +148,15 @@ def namespaces_reindex(
         int | None, typer.Option(help="Chunk size in tokens (0: the deployment's).")
     ] = None,
     overlap_tokens: Annotated[int | None, typer.Option(help="Chunk overlap in tokens.")] = None,
+    chunking: Annotated[
+        str | None,
+        typer.Option(
+            help="Chunking strategy: fixed, hierarchical or semantic (README, 'Chunking strategies')."
+        ),
+    ] = None,
+    parent_tokens: Annotated[
+        int | None, typer.Option(help="A hierarchical parent's size in tokens (0: four chunks').")
+    ] = None,
     keep_old_for: Annotated[
         float, typer.Option(help="Seconds the old generation is kept after the switch.")
     ] = 30.0,
@@ -161,6 +170,7 @@ def namespaces_reindex(
         code = run_reindex(
             settings, tenant, namespace_id, model=model, chunk_tokens=chunk_tokens,
             overlap_tokens=overlap_tokens, keep_old_for=keep_old_for, echo=typer.echo,
+            chunking=chunking, parent_tokens=parent_tokens,
         )  # fmt: skip
     except RaglineError as exc:
         raise _fail(exc) from exc

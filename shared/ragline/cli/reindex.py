@@ -23,6 +23,8 @@ def run_reindex(
     chunk_tokens: int | None,
     overlap_tokens: int | None,
     keep_old_for: float,
+    chunking: str | None = None,
+    parent_tokens: int | None = None,
     echo: Callable[[str], None],
     sleep: Callable[[float], None] = time.sleep,
 ) -> int:
@@ -31,7 +33,13 @@ def run_reindex(
     c = Container(settings, step_queue=queue)
     try:
         request = ReindexRequest.model_validate(
-            {"embeddingModel": model, "chunkTokens": chunk_tokens, "chunkOverlapTokens": overlap_tokens}
+            {
+                "embeddingModel": model,
+                "chunkTokens": chunk_tokens,
+                "chunkOverlapTokens": overlap_tokens,
+                "chunking": chunking,
+                "parentChunkTokens": parent_tokens,
+            }
         )
         principal = Principal.operator(tenant)
         view = c.reindex.start(principal, namespace, request)

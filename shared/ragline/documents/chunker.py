@@ -58,6 +58,8 @@ def chunk_document(
     filename: str = "",
     source: str = "",
     window_sentences: int = 2,
+    parent_tokens: int = 0,
+    separate: bool = False,
     deadline: Deadline | None = None,
     max_bytes: int = DEFAULT_MAX_CHUNK_BYTES,
 ) -> list[Chunk]:
@@ -83,6 +85,12 @@ def chunk_document(
       unit per line (a row), never split unless one row alone passes the budget; every chunk starts
       with the header, the rows fill :data:`TABLE_ROWS_SHARE` of the budget, and no row overlaps. A
       header over half the budget is kept once, at the table's start, instead.
+    - ``parent_tokens`` (the ``hierarchical`` strategy): a run is first cut into parents of at most
+      that many tokens (whole sentences, no overlap), then each parent into chunks as above; a
+      chunk's ``wider_text`` is its whole parent (a table's: its header and the parent's rows), not a
+      sentence window. 0: no parents.
+    - ``separate``: every section is a run of its own, never packed with its neighbours (the
+      ``semantic`` strategy's segments).
     - ``deadline`` (shared with parsing; a fresh :data:`DEFAULT_DOCUMENT_SECONDS` one if omitted) is
       checked per tokenizer batch and per chunk: past it, :class:`DocumentDeadlineExceeded`.
     """
@@ -94,6 +102,11 @@ def chunk_document(
         raise InvalidRequest(
             f"overlap_tokens must be >= 0, got {overlap_tokens}", overlap_tokens=overlap_tokens
         )
+    if parent_tokens and parent_tokens < chunk_tokens:
+        raise InvalidRequest(
+            f"parent_tokens must be 0 or at least chunk_tokens ({chunk_tokens}), got {parent_tokens}",
+            parent_tokens=parent_tokens,
+        )
     if window_sentences < 0:
         raise InvalidRequest(
             f"window_sentences must be >= 0, got {window_sentences}", window_sentences=window_sentences
@@ -101,10 +114,14 @@ def chunk_document(
     deadline = deadline or Deadline(DEFAULT_DOCUMENT_SECONDS)
     name = filename or document_id
     spent = ChunkBytes(name, max_bytes)
-    runs = [
-        (key, list(group))
-        for key, group in groupby(doc.sections, key=lambda s: (s.heading_path, s.page, s.header))
-    ]
+    runs = (
+        [((s.heading_path, s.page, s.header), [s]) for s in doc.sections]
+        if separate
+        else [
+            (key, list(group))
+            for key, group in groupby(doc.sections, key=lambda s: (s.heading_path, s.page, s.header))
+        ]
+    )
     repeated = _repeated_headers(runs, tokenizer, chunk_tokens)
     budgets = [chunk_tokens - repeated.get(number, (0, ""))[0] for number in range(len(runs))]
     segments = fit(_counted(_blocks(runs, repeated), tokenizer, deadline, name), budgets)
@@ -117,10 +134,15 @@ def chunk_document(
         overlap = 0 if head else overlap_tokens  # a table's rows are not repeated: its header is
         budget = min(budgets[number], max(1, chunk_tokens // TABLE_ROWS_SHARE)) if head else budgets[number]
         window = Window(run_segments)
-        for lo, start, end, hi in pack(window, budget, overlap, window_sentences):
+        if parent_tokens:
+            parent_budget = parent_tokens - repeated.get(number, (0, ""))[0]
+            pieces = _with_parents(window, parent_budget, budget, overlap)
+        else:
+            pieces = _with_windows(window, budget, overlap, window_sentences, len(head))
+        for body, context in pieces:
             deadline.check(name)
-            text = head + window.join(start, end)
-            wider = head + window.around(lo, start, end, hi, max(len(text) // 2, MIN_CONTEXT_CHARS))
+            text = head + body
+            wider = head + context
             spent.add(text, wider, filename, source, *heading_path)
             metadata = ChunkMetadata(
                 filename=filename, source=source, page=page, heading_path=heading_path, wider_text=wider
@@ -129,6 +151,27 @@ def chunk_document(
                 Chunk(document_id=document_id, sequence_number=len(chunks), text=text, metadata=metadata)
             )
     return chunks
+
+
+def _with_windows(
+    window: Window, budget: int, overlap: int, sentences: int, head_chars: int
+) -> Iterator[tuple[str, str]]:
+    """``(chunk, sentence window)`` of a run: ``sentences`` units on each side, each side cut to half
+    the chunk's length (at least :data:`MIN_CONTEXT_CHARS`)."""
+    for lo, start, end, hi in pack(window, budget, overlap, sentences):
+        body = window.join(start, end)
+        side = max((head_chars + len(body)) // 2, MIN_CONTEXT_CHARS)
+        yield body, window.around(lo, start, end, hi, side)
+
+
+def _with_parents(window: Window, parent_budget: int, budget: int, overlap: int) -> Iterator[tuple[str, str]]:
+    """``(chunk, its parent)`` of a run: parents greedily filled to ``parent_budget`` (no overlap),
+    each cut into chunks of ``budget`` with ``overlap``."""
+    for _, first, last, _ in pack(window, max(parent_budget, budget), 0, 0):
+        parent = window.join(first, last)
+        inner = Window(iter([window.units(first, last)]))
+        for _, start, end, _ in pack(inner, budget, overlap, 0):
+            yield inner.join(start, end), parent
 
 
 def _repeated_headers(

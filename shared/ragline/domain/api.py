@@ -28,7 +28,7 @@ from ragline.domain.document_metadata import MetadataInput, access_of
 from ragline.domain.documents import DocumentRecord, DocumentStatus, check_document_id
 from ragline.domain.filter_schema import filter_json_schema
 from ragline.domain.filters import parse_filter
-from ragline.domain.generations import Rebuild
+from ragline.domain.generations import ChunkingStrategy, Rebuild
 from ragline.domain.limits import Limits
 from ragline.domain.models import Chunk, IngestUsage, RunUsage, SearchHit, SearchMode
 from ragline.domain.retrieval import Evidence, Notice, RetrievedHit
@@ -327,6 +327,14 @@ class NewNamespace(ApiRequest):
     default: bool = False
 
 
+CHUNKING_DOC = (
+    "How documents are cut: fixed (token-sized chunks with a sentence window), hierarchical (small"
+    " chunks searched, their parent passage read), semantic (chunks closed where adjacent sentences'"
+    " meaning moves on); empty: the deployment's. A change starts a reindex."
+)
+PARENT_DOC = "The hierarchical strategy's parent size in tokens, at least the chunk size (0: four chunks')."
+
+
 class NamespacePatch(ApiRequest):
     description: str | None = Field(default=None, max_length=2000)
     default: bool | None = None
@@ -344,18 +352,21 @@ class NamespacePatch(ApiRequest):
     the rebuild is complete."""
     chunk_tokens: int | None = Field(default=None, ge=0, le=8192)
     chunk_overlap_tokens: int | None = Field(default=None, ge=0, le=4096)
+    chunking: ChunkingStrategy | Literal[""] | None = Field(default=None, description=CHUNKING_DOC)
+    parent_chunk_tokens: int | None = Field(default=None, ge=0, le=16384, description=PARENT_DOC)
 
     def reindex_request(self) -> ReindexRequest | None:
         """The rebuild this patch asks for (``None``: it changes neither model nor chunking)."""
-        if self.embedding_model is None and self.chunk_tokens is None and self.chunk_overlap_tokens is None:
-            return None
-        return ReindexRequest.model_validate(
-            {
-                "embeddingModel": self.embedding_model,
-                "chunkTokens": self.chunk_tokens,
-                "chunkOverlapTokens": self.chunk_overlap_tokens,
-            }
+        fields = (
+            "embedding_model",
+            "chunk_tokens",
+            "chunk_overlap_tokens",
+            "chunking",
+            "parent_chunk_tokens",
         )
+        if all(getattr(self, name) is None for name in fields):
+            return None
+        return ReindexRequest.model_validate(self.model_dump(include=set(fields), by_alias=True))
 
 
 class ReindexRequest(ApiRequest):
@@ -365,6 +376,8 @@ class ReindexRequest(ApiRequest):
     embedding_model: str | None = Field(default=None, min_length=1, max_length=200)
     chunk_tokens: int | None = Field(default=None, ge=0, le=8192)
     chunk_overlap_tokens: int | None = Field(default=None, ge=0, le=4096)
+    chunking: ChunkingStrategy | Literal[""] | None = Field(default=None, description=CHUNKING_DOC)
+    parent_chunk_tokens: int | None = Field(default=None, ge=0, le=16384, description=PARENT_DOC)
 
 
 class RebuildView(ApiModel):
@@ -375,6 +388,8 @@ class RebuildView(ApiModel):
     embedding_model: str
     chunk_tokens: int
     chunk_overlap_tokens: int
+    chunking: str = ""
+    parent_chunk_tokens: int = 0
     documents_done: int
     documents_total: int
     started_at: str
@@ -388,6 +403,8 @@ class RebuildView(ApiModel):
             embedding_model=rebuild.embedding_model,
             chunk_tokens=rebuild.chunking.chunk_tokens,
             chunk_overlap_tokens=rebuild.chunking.chunk_overlap_tokens,
+            chunking=rebuild.chunking.strategy,
+            parent_chunk_tokens=rebuild.chunking.parent_tokens,
             documents_done=rebuild.documents_done,
             documents_total=rebuild.documents_total,
             started_at=rebuild.started_at.isoformat(),
@@ -410,6 +427,10 @@ class NamespaceView(ApiModel):
     chunk_tokens: int = 0
     """The served generation's chunk size (0: the deployment's)."""
     chunk_overlap_tokens: int = 0
+    chunking: str = ""
+    """The served generation's chunking strategy (empty: the deployment's ``RAGLINE_CHUNKING``)."""
+    parent_chunk_tokens: int = 0
+    """Its ``hierarchical`` parent size (0: four chunks')."""
     rebuild: RebuildView | None = None
 
     @classmethod
@@ -426,6 +447,8 @@ class NamespaceView(ApiModel):
             generation=ns.settings.generation,
             chunk_tokens=ns.settings.chunking.chunk_tokens,
             chunk_overlap_tokens=ns.settings.chunking.chunk_overlap_tokens,
+            chunking=ns.settings.chunking.strategy,
+            parent_chunk_tokens=ns.settings.chunking.parent_tokens,
             rebuild=RebuildView.of(ns.settings.rebuild) if ns.settings.rebuild else None,
         )
 

@@ -24,6 +24,10 @@ from ragline.domain.models import TenantScope
 
 GENERATION_MARK = "@"
 RebuildState = Literal["building", "ready", "failed"]
+ChunkingStrategy = Literal["fixed", "hierarchical", "semantic"]
+"""How documents are cut (README, "Chunking strategies"): ``fixed``, greedy token-sized chunks with a
+sentence window; ``hierarchical``, small chunks searched and their parent passage read;
+``semantic``, chunks closed where adjacent sentences' meaning moves on."""
 StepKind = Literal["build", "retire"]
 STEP_MARK = "ragline-reindex"
 
@@ -46,10 +50,17 @@ def public_scope(scope: TenantScope) -> TenantScope:
 
 
 class Chunking(BaseModel):
-    """How a generation cuts documents (0: the deployment's setting)."""
+    """How a generation cuts documents (0 or empty: the deployment's setting)."""
 
     chunk_tokens: int = Field(default=0, ge=0, le=8192)
     chunk_overlap_tokens: int = Field(default=0, ge=0, le=4096)
+    strategy: ChunkingStrategy | Literal[""] = ""
+    parent_tokens: int = Field(default=0, ge=0, le=16384)
+    """``hierarchical``'s parent size (0: :data:`PARENT_SHARE` times the chunk size)."""
+
+
+PARENT_SHARE = 4
+"""A ``hierarchical`` parent holds this many chunks' tokens unless the namespace says otherwise."""
 
 
 class Rebuild(BaseModel):

@@ -12,11 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ragline import errors
-from ragline.documents.chunker import chunk_document
 from ragline.documents.limits import DEFAULT_MAX_CHUNK_BYTES, Deadline
 from ragline.documents.parsers import ParsedDocument, parse_document
+from ragline.documents.strategies import Chunked, ChunkPlan, chunk_by
 from ragline.domain.document_metadata import DocumentMetadata
 from ragline.domain.documents import DocumentRecord
+from ragline.domain.generations import PARENT_SHARE, ChunkingStrategy
 from ragline.domain.models import MAX_SEQUENCE_NUMBER, Chunk, IngestUsage
 from ragline.domain.tenancy import Namespace
 from ragline.ports import TenantRegistry, TextRecognizer, UsageLedger
@@ -33,6 +34,9 @@ class WriterSettings:
 
     chunk_tokens: int = 200
     chunk_overlap_tokens: int = 32
+    chunking_strategy: ChunkingStrategy = "fixed"
+    chunk_parent_tokens: int = 0
+    """A ``hierarchical`` parent's size (0: :data:`PARENT_SHARE` chunks)."""
     max_document_bytes: int = 50 * 1024 * 1024
     max_document_seconds: float = 120.0
     """One budget for parsing and chunking a document; over it, the version fails with the reason."""
@@ -41,6 +45,17 @@ class WriterSettings:
     fails as too large before anything is embedded or written."""
     recognizer: TextRecognizer | None = None
     """The OCR engine for images and scanned PDF pages (``RAGLINE_OCR``); ``None``: none are read."""
+
+    @property
+    def chunking(self) -> ChunkPlan:
+        """The deployment's chunking (``RAGLINE_CHUNKING``, ``RAGLINE_CHUNK_TOKENS``, …)."""
+        parent = self.chunk_parent_tokens or PARENT_SHARE * self.chunk_tokens
+        return ChunkPlan(
+            self.chunking_strategy,
+            self.chunk_tokens,
+            self.chunk_overlap_tokens,
+            max(parent, self.chunk_tokens),
+        )
 
 
 class GenerationWriter:
@@ -73,8 +88,10 @@ class GenerationWriter:
         record's metadata and readers when none are given); the chunks written (0 when a newer
         version of the document is already published there)."""
         deadline = Deadline(self._settings.max_document_seconds)
-        parsed, chunks = parse_and_chunk(self._settings, target, record, filename, data, deadline)
-        chunks = stamped(chunks, labels or DocumentMetadata(dict(record.attributes), tuple(record.readers)))
+        parsed, chunked = parse_and_chunk(self._settings, target, record, filename, data, deadline)
+        chunks = stamped(
+            chunked.chunks, labels or DocumentMetadata(dict(record.attributes), tuple(record.readers))
+        )
         store = target.store()
         embedder = target.space.embedder
         run = EmbeddingRun(embedder, store.vectors(record.document_id), batch_size=WRITE_BATCH)
@@ -83,7 +100,7 @@ class GenerationWriter:
                 store.upsert(batch, generation=record.generation)
         except errors.Superseded:
             return 0  # a newer version is served there already
-        tokens = sum(target.space.tokenizer.count_many(run.embedded))
+        tokens = sum(target.space.tokenizer.count_many(run.embedded)) + chunked.embedded_tokens
         if not store.publish(record.document_id, generation=record.generation):
             store.discard(record.document_id, generation=record.generation)
             return 0
@@ -167,10 +184,9 @@ def parse_and_chunk(
     filename: str,
     data: bytes,
     deadline: Deadline,
-) -> tuple[ParsedDocument, list[Chunk]]:
-    """``data`` parsed and chunked for ``target`` (its model's tokenizer, its chunk sizes), within
-    ``deadline`` and the settings' size bounds: what ingestion and a rebuild both write."""
-    size, overlap = target.chunk_sizes(settings.chunk_tokens, settings.chunk_overlap_tokens)
+) -> tuple[ParsedDocument, Chunked]:
+    """``data`` parsed and chunked for ``target`` (its model's tokenizer and embedder, its chunking),
+    within ``deadline`` and the settings' size bounds: what ingestion and a rebuild both write."""
     parsed = parse_document(
         filename,
         data,
@@ -178,15 +194,15 @@ def parse_and_chunk(
         deadline=deadline,
         recognizer=settings.recognizer,
     )
-    chunks = chunk_document(
+    chunked = chunk_by(
+        target.chunk_plan(settings.chunking),
         parsed,
         document_id=record.document_id,
         tokenizer=target.space.tokenizer,
-        chunk_tokens=size,
-        overlap_tokens=overlap,
+        embedder=target.space.embedder,
         filename=filename,
         source=record.source or filename,
         deadline=deadline,
         max_bytes=settings.max_chunk_bytes,
     )
-    return parsed, chunks
+    return parsed, chunked

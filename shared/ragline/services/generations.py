@@ -12,8 +12,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ragline.documents.strategies import ChunkPlan
 from ragline.domain.filters import ReadView
-from ragline.domain.generations import Chunking, storage_scope
+from ragline.domain.generations import PARENT_SHARE, Chunking, storage_scope
 from ragline.domain.models import TenantScope
 from ragline.domain.tenancy import Namespace
 from ragline.ports import Embedder, Tokenizer, VectorStore, VectorStoreProvider
@@ -90,14 +91,21 @@ class Generation:
             return self.space.stores.scoped(self.scope)
         return self.space.stores.scoped(self.scope, view)
 
-    def chunk_sizes(self, chunk_tokens: int, overlap_tokens: int) -> tuple[int, int]:
-        """This generation's chunk size and overlap, the deployment's where it sets none (a size set
-        without an overlap overlaps by the deployment's, at most a quarter of the size)."""
+    def chunk_plan(self, deployment: ChunkPlan) -> ChunkPlan:
+        """How this generation cuts documents: its own chunking, the ``deployment``'s where it sets
+        none (a size set without an overlap overlaps by the deployment's, at most a quarter of the
+        size; a ``hierarchical`` parent unset is :data:`PARENT_SHARE` chunks, or the deployment's
+        parent size when the chunk size is the deployment's too)."""
         own = self.chunking
-        size = own.chunk_tokens or chunk_tokens
+        size = own.chunk_tokens or deployment.chunk_tokens
         if own.chunk_overlap_tokens:
-            return size, own.chunk_overlap_tokens
-        return size, min(overlap_tokens, size // 4) if own.chunk_tokens else overlap_tokens
+            overlap = own.chunk_overlap_tokens
+        else:
+            overlap = (
+                min(deployment.overlap_tokens, size // 4) if own.chunk_tokens else deployment.overlap_tokens
+            )
+        parent = own.parent_tokens or (PARENT_SHARE * size if own.chunk_tokens else deployment.parent_tokens)
+        return ChunkPlan(own.strategy or deployment.strategy, size, overlap, max(parent, size))
 
 
 def serving(catalog: ModelCatalog, namespace: Namespace) -> Generation:

@@ -50,6 +50,7 @@ from typing import Literal
 from ragline import errors
 from ragline.documents.limits import Deadline
 from ragline.documents.parsers import ParsedDocument
+from ragline.documents.strategies import Chunked
 from ragline.domain.document_metadata import (
     MAX_SIDECAR_BYTES,
     NO_METADATA,
@@ -69,7 +70,7 @@ from ragline.domain.documents import (
     document_id_for,
     normalise_sequencer,
 )
-from ragline.domain.models import MAX_SEQUENCE_NUMBER, Chunk, IngestUsage, RunUsage, TenantScope
+from ragline.domain.models import MAX_SEQUENCE_NUMBER, IngestUsage, RunUsage, TenantScope
 from ragline.domain.s3_events import parse_notification, split_key
 from ragline.domain.tenancy import Namespace
 from ragline.ports import (
@@ -652,8 +653,8 @@ class IngestService:
         embedder = generation.space.embedder
         try:
             began = self._now()
-            parsed, chunks = self._prepare(record, filename, data, generation)
-            chunks = stamped(chunks, labels)
+            parsed, chunked = self._prepare(record, filename, data, generation)
+            chunks = stamped(chunked.chunks, labels)
             claim_embedding_space(self._registry, namespace, embedder)
             known = store.vectors(record.document_id) if record.generation > 1 else {}
             run = EmbeddingRun(
@@ -671,7 +672,7 @@ class IngestService:
                 if progress:
                     progress(done)
             embedded = run.embedded
-            embedded_tokens = sum(generation.space.tokenizer.count_many(embedded))
+            embedded_tokens = sum(generation.space.tokenizer.count_many(embedded)) + chunked.embedded_tokens
             self._meter(record, chunks=len(chunks), pages=parsed.pages, embedded_tokens=embedded_tokens)
             self._writer.mirror(namespace, generation.number, record, filename, data, labels)
         except errors.Superseded:
@@ -732,7 +733,7 @@ class IngestService:
 
     def _prepare(
         self, record: DocumentRecord, filename: str, data: bytes, generation: Generation
-    ) -> tuple[ParsedDocument, list[Chunk]]:
+    ) -> tuple[ParsedDocument, Chunked]:
         """Parse and chunk within the settings' budget — or the worker's time left, if shorter: a
         document that runs out of the *worker's* time is retried, not failed."""
         seconds = self._settings.max_document_seconds
@@ -740,7 +741,7 @@ class IngestService:
         clock = self._worker.clock if self._worker else time.monotonic
         deadline = Deadline(min(seconds, max(worker_left, 0.0)), clock=clock)
         try:
-            parsed, chunks = parse_and_chunk(self._settings, generation, record, filename, data, deadline)
+            parsed, chunked = parse_and_chunk(self._settings, generation, record, filename, data, deadline)
         except errors.DocumentDeadlineExceeded as exc:
             if worker_left >= seconds:
                 raise  # the document's own budget: its fault
@@ -749,9 +750,9 @@ class IngestService:
                 filename=filename,
                 seconds_left=round(max(worker_left, 0.0), 1),
             ) from exc
-        if not chunks:
+        if not chunked.chunks:
             raise errors.EmptyDocument(f"{filename} holds no indexable text", filename=filename)
-        return parsed, chunks
+        return parsed, chunked
 
     def _embedding_clock(self, filename: str, texts: int, prepared: float) -> EmbeddingClock | None:
         """The worker's clock on one document of ``texts`` texts to embed (``None``: no worker)."""

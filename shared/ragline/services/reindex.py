@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from typing import TypeVar
 
 from ragline import errors
 from ragline.domain import rebuilds
@@ -132,19 +133,22 @@ class ReindexService:
                 f"this deployment cannot embed with {model!r}", available=self._catalog.models()
             )
         chunking = Chunking(
-            chunk_tokens=current.chunking.chunk_tokens
-            if request.chunk_tokens is None
-            else request.chunk_tokens,
-            chunk_overlap_tokens=current.chunking.chunk_overlap_tokens
-            if request.chunk_overlap_tokens is None
-            else request.chunk_overlap_tokens,
+            chunk_tokens=_given(request.chunk_tokens, current.chunking.chunk_tokens),
+            chunk_overlap_tokens=_given(request.chunk_overlap_tokens, current.chunking.chunk_overlap_tokens),
+            strategy=_given(request.chunking, current.chunking.strategy),
+            parent_tokens=_given(request.parent_chunk_tokens, current.chunking.parent_tokens),
         )
-        deployment = self._writer.settings
-        size, overlap = Generation(_public(ns), 0, space, chunking).chunk_sizes(
-            deployment.chunk_tokens, deployment.chunk_overlap_tokens
-        )
-        if overlap >= size:
-            raise errors.InvalidRequest("chunkOverlapTokens must be below chunkTokens", chunk_tokens=size)
+        plan = Generation(_public(ns), 0, space, chunking).chunk_plan(self._writer.settings.chunking)
+        if plan.overlap_tokens >= plan.chunk_tokens:
+            raise errors.InvalidRequest(
+                "chunkOverlapTokens must be below chunkTokens", chunk_tokens=plan.chunk_tokens
+            )
+        if chunking.parent_tokens and chunking.parent_tokens < plan.chunk_tokens:
+            raise errors.InvalidRequest(
+                "parentChunkTokens must be at least chunkTokens",
+                parent_chunk_tokens=chunking.parent_tokens,
+                chunk_tokens=plan.chunk_tokens,
+            )
         same = model == (current.embedding_model or self._catalog.default) and chunking == current.chunking
         if same and not force:
             return ns
@@ -422,3 +426,11 @@ def _public(namespace: Namespace) -> TenantScope:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+_T = TypeVar("_T")
+
+
+def _given(value: _T | None, current: _T) -> _T:
+    """A request's value, or the current one where it names none."""
+    return current if value is None else value

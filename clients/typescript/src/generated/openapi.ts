@@ -1048,6 +1048,16 @@ export interface components {
             chunkTokens?: number | null;
             /** Chunkoverlaptokens */
             chunkOverlapTokens?: number | null;
+            /**
+             * Chunking
+             * @description How documents are cut: fixed (token-sized chunks with a sentence window), hierarchical (small chunks searched, their parent passage read), semantic (chunks closed where adjacent sentences' meaning moves on); empty: the deployment's. A change starts a reindex.
+             */
+            chunking?: ("fixed" | "hierarchical" | "semantic") | "" | null;
+            /**
+             * Parentchunktokens
+             * @description The hierarchical strategy's parent size in tokens, at least the chunk size (0: four chunks').
+             */
+            parentChunkTokens?: number | null;
         };
         /** NamespaceView */
         NamespaceView: {
@@ -1084,6 +1094,16 @@ export interface components {
              * @default 0
              */
             chunkOverlapTokens: number;
+            /**
+             * Chunking
+             * @default
+             */
+            chunking: string;
+            /**
+             * Parentchunktokens
+             * @default 0
+             */
+            parentChunkTokens: number;
             rebuild?: components["schemas"]["RebuildView"] | null;
         };
         /** NewKey */
@@ -1199,6 +1219,16 @@ export interface components {
             chunkTokens: number;
             /** Chunkoverlaptokens */
             chunkOverlapTokens: number;
+            /**
+             * Chunking
+             * @default
+             */
+            chunking: string;
+            /**
+             * Parentchunktokens
+             * @default 0
+             */
+            parentChunkTokens: number;
             /** Documentsdone */
             documentsDone: number;
             /** Documentstotal */
@@ -1223,6 +1253,16 @@ export interface components {
             chunkTokens?: number | null;
             /** Chunkoverlaptokens */
             chunkOverlapTokens?: number | null;
+            /**
+             * Chunking
+             * @description How documents are cut: fixed (token-sized chunks with a sentence window), hierarchical (small chunks searched, their parent passage read), semantic (chunks closed where adjacent sentences' meaning moves on); empty: the deployment's. A change starts a reindex.
+             */
+            chunking?: ("fixed" | "hierarchical" | "semantic") | "" | null;
+            /**
+             * Parentchunktokens
+             * @description The hierarchical strategy's parent size in tokens, at least the chunk size (0: four chunks').
+             */
+            parentChunkTokens?: number | null;
         };
         /**
          * RequestMessage
