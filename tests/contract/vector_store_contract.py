@@ -23,6 +23,7 @@ from ragline.domain.models import (
     TenantScope,
 )
 from ragline.ports import VectorStore, VectorStoreProvider
+from tests.contract.vector_store_chunking_contract import ChunkingContract
 from tests.contract.vector_store_filter_contract import FilterContract
 from tests.contract.vector_store_publish_contract import PublishManyContract
 from tests.support.vectors import bow_vector
@@ -59,7 +60,7 @@ def hybrid(text: str, k: int = 10, **kw: object) -> HybridQuery:
     return HybridQuery(text=text, vector=bow_vector(text), k=k, **kw)  # type: ignore[arg-type]
 
 
-class VectorStoreContract(PublishManyContract, FilterContract):
+class VectorStoreContract(PublishManyContract, FilterContract, ChunkingContract):
     """Subclasses provide the ``provider`` fixture."""
 
     @pytest.fixture

@@ -216,6 +216,71 @@ def test_a_rebuild_is_metered_like_ingestion(c: Container) -> None:
     assert after.chunks - before.chunks == stored(c, "bow-b", 2)
 
 
+def served_chunks(c: Container, document_id: str) -> list[Any]:
+    ns = c.registry.get_namespace("acme", "docs")
+    space = c.catalog.space(ns.settings.embedding_model or "bow-test")
+    assert space is not None
+    store = space.stores.scoped(storage_scope(SCOPE, ns.settings.generation))
+    return store.neighbors(document_id, 0, before=0, after=10_000)
+
+
+def test_a_rebuild_switches_the_namespace_between_the_three_chunking_strategies(c: Container) -> None:
+    # Given a namespace served fixed (the deployment's), and a document that drifts over three topics
+    topics = ["pump valve prime pressure hose seal", "invoice payment receipt ledger refund tax",
+              "badge door visitor escort lobby lanyard"]  # fmt: skip
+    text = " ".join(f"{topics[t].capitalize()} n{t}x{i}." for t in range(3) for i in range(6))
+    c.ingest.ingest(SCOPE, filename="drift.txt", data=text.encode())
+    before = c.ledger.period_ingestion("acme", current_period())
+
+    def switch(patch: dict[str, object]) -> list[Any]:
+        c.namespaces.update(admin(), "docs", NamespacePatch.model_validate(patch))
+        for step in run_builds(c):
+            c.reindex.run(step)
+        return served_chunks(c, "drift.txt")
+
+    # When it is switched to hierarchical, 8-word chunks in 24-word parents
+    hierarchical = switch({"chunking": "hierarchical", "chunkTokens": 8, "chunkOverlapTokens": 0,
+                           "parentChunkTokens": 24})  # fmt: skip
+    # Then the new generation serves chunks of at most 8 words, each carrying its whole parent
+    view = c.namespaces.get(admin(), "docs")
+    assert (view.generation, view.chunking, view.chunk_tokens, view.parent_chunk_tokens) == (
+        2,
+        "hierarchical",
+        8,
+        24,
+    )
+    assert hierarchical and all(len(h.text.split()) <= 8 for h in hierarchical)
+    parents = list(dict.fromkeys(h.metadata.wider_text for h in hierarchical))
+    assert " ".join(parents) == text and all(len(p.split()) <= 24 for p in parents)
+
+    # When it is switched to semantic with room for 8 sentences a chunk
+    semantic = switch({"chunking": "semantic", "chunkTokens": 56, "parentChunkTokens": 0})
+    # Then each served chunk holds one topic, in order, and the sentences embedded were metered
+    view = c.namespaces.get(admin(), "docs")
+    assert (view.generation, view.chunking, view.chunk_tokens) == (3, "semantic", 56)
+    assert [{t for t in range(3) if f" n{t}x" in h.text} for h in semantic] == [{0}, {1}, {2}]
+    after = c.ledger.period_ingestion("acme", current_period())
+    sentence_tokens = len(text.split())
+    assert after.embedded_tokens - before.embedded_tokens >= sentence_tokens
+
+    # When it is switched back to fixed
+    fixed = switch({"chunking": "fixed", "chunkTokens": 56})
+    # Then its chunks have a sentence window again, and cut across the topics
+    assert c.namespaces.get(admin(), "docs").chunking == "fixed"
+    assert any(len({t for t in range(3) if f" n{t}x" in h.text}) > 1 for h in fixed)
+
+
+def test_a_parent_smaller_than_the_chunks_is_refused_before_any_rebuild(c: Container) -> None:
+    with pytest.raises(errors.InvalidRequest, match="parentChunkTokens"):
+        c.reindex.start(
+            admin(), "docs",
+            ReindexRequest.model_validate(
+                {"chunking": "hierarchical", "chunkTokens": 100, "parentChunkTokens": 50}
+            ),
+        )  # fmt: skip
+    assert c.namespaces.get(admin(), "docs").rebuild is None
+
+
 def test_a_failed_rebuild_leaves_the_old_generation_serving_and_says_why(c: Container) -> None:
     # Given a rebuild whose model's endpoint refuses every batch
     c.reindex.start(admin(), "docs", ReindexRequest.model_validate({"embeddingModel": "bow-broken"}))

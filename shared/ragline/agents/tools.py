@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal, Protocol
@@ -160,8 +160,10 @@ class ToolResult:
 _BLANK_LINES = re.compile(r"\n[ \t\r\f\v]*\n(?:[ \t\r\f\v]*\n)*")
 """A run of blank lines (spaces allowed on them): closed up in a compact result."""
 
-CONTEXT_CHARS = 2000
-"""The most of a chunk's sentence window (``metadata.wider_text``) the model is shown."""
+CONTEXT_CHARS = 4000
+"""The most of a chunk's context (``metadata.wider_text``) the model is shown: a ``fixed`` chunk's
+sentence window (about twice the chunk), or a ``hierarchical`` chunk's whole parent (four 200-token
+chunks: about 3,600 characters of English)."""
 
 METADATA_CHARS = 300
 """The most of a document's metadata the model is shown per result (a document may carry 16 KiB):
@@ -221,14 +223,17 @@ def render(found: Sequence[Evidence], layout: ToolResultLayout) -> str:
     separates two results. No keys, quotes or escapes: 12–35 % fewer tokens than
     ``json`` for the same chunks (``bench/tool_results.py``). ``json``: an array of :func:`compact`
     objects.
+
+    A context already shown with an earlier result (two chunks of one ``hierarchical`` parent) is
+    not repeated: it reads ``same as [id]``.
     """
+    views = _once(compact(e) for e in found)
     if layout == "json":
-        return json.dumps([compact(e) for e in found])
+        return json.dumps(views)
     if not found:
         return "No results."
     blocks = []
-    for item in found:
-        view = compact(item)
+    for view in views:
         head = f"[{view['id']}] {view['filename'] or view['documentId']} — {_closed_up(view['text'])}"
         lines = [head]
         if view.get("context"):
@@ -237,6 +242,20 @@ def render(found: Sequence[Evidence], layout: ToolResultLayout) -> str:
             lines.append("Metadata: " + "; ".join(f"{k}: {v}" for k, v in view["metadata"].items()))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def _once(views: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The views, each context after its first showing replaced by ``same as [id]``."""
+    shown: dict[str, str] = {}
+    out = []
+    for view in views:
+        context = view.get("context")
+        if context:
+            first = shown.setdefault(context, view["id"])
+            if first != view["id"]:
+                view["context"] = f"same as [{first}]"
+        out.append(view)
+    return out
 
 
 def _closed_up(text: str) -> str:

@@ -5,7 +5,8 @@ stream of sentences. Each sentence is embedded with the namespace's own model; t
 gap between two sentences is ``1 - cosine`` between the mean vector of up to :data:`WINDOW` sentences
 before it and of up to :data:`WINDOW` after it (one odd sentence does not make a topic). A gap is a
 *breakpoint* when its distance is at or above the document's :data:`BREAKPOINT_PERCENTILE`-th
-percentile of all its gaps' distances.
+percentile of all its gaps' distances and no lower than the gaps beside it (the windows make the
+gaps next to a change rise too: only the peak is the change).
 
 Segments are then cut greedily, sentence by sentence:
 
@@ -187,7 +188,7 @@ def _cut(
         held += int(tokens[index])
         if index == last:
             break
-        if held >= least and distances[index] >= threshold:
+        if held >= least and _peak(distances, index, threshold):
             yield _joined(current)
             current, held = [], 0
         elif held + int(tokens[index + 1]) > budget:
@@ -197,6 +198,15 @@ def _cut(
             held = sum(int(tokens[i]) for _, _, i in current)
     if current:
         yield _joined(current)
+
+
+def _peak(distances: NDArray[np.float64], gap: int, threshold: float) -> bool:
+    """Whether ``gap`` is a breakpoint: at or above the threshold and no lower than either neighbour
+    (the windows make the gaps beside a topic change rise too; only its peak is the change)."""
+    d = distances[gap]
+    before = distances[gap - 1] if gap > 0 else -np.inf
+    after = distances[gap + 1] if gap + 1 < len(distances) else -np.inf
+    return bool(d >= threshold and d >= before and d >= after)
 
 
 def _best_cut(

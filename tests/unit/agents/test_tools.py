@@ -28,7 +28,7 @@ from ragline.documents.chunker import chunk_document
 from ragline.documents.parsers import ParsedDocument, Section
 from ragline.domain.api import ChatRequest, RequestMessage
 from ragline.domain.models import MAX_SEQUENCE_NUMBER, Chunk, ChunkMetadata, TenantScope
-from ragline.domain.retrieval import EvidenceTable
+from ragline.domain.retrieval import Evidence, EvidenceTable
 from ragline.services.authentication import Principal
 from ragline.services.namespaces import new_namespace
 from ragline.services.retrieval import RetrievalService
@@ -248,6 +248,44 @@ def test_a_long_window_is_capped_around_the_chunk_at_word_boundaries(
     assert CONTEXT_CHARS - 60 <= len(context) <= CONTEXT_CHARS + 2
     assert context.startswith("…") == cut_before and context.endswith("…") == cut_after
     assert set(context.strip("…").split()) <= set(wider.split())
+
+
+def test_a_hierarchical_parent_of_four_200_token_chunks_is_shown_whole() -> None:
+    # Given a chunk whose context is its parent: 800 MiniLM tokens of English, about 3,600 characters
+    parent = " ".join(SENTENCES[:90])
+    assert len(parent) > 3500
+
+    # When the model is shown the chunk
+    context = seen(SENTENCES[40], wider_text=parent)["context"]
+
+    # Then it reads the whole parent, uncut
+    assert context == parent
+
+
+@pytest.mark.parametrize("layout", ["compact", "json"])
+def test_a_context_two_results_share_is_shown_once_then_named(layout: str) -> None:
+    # Given two chunks of one parent and a third of another, in one result list
+    table = EvidenceTable()
+    parent = "Drain the tank. Rinse the filter. Dry it for an hour. Refit it."
+    other = "Check the fuse. Reset the unit."
+
+    def chunk(seq: int, text: str, wider: str) -> Evidence:
+        meta = ChunkMetadata(filename="manual.md", wider_text=wider)
+        return table.add(DOCS, Chunk(document_id="manual.md", sequence_number=seq, text=text, metadata=meta))
+
+    found = [
+        chunk(1, "Rinse the filter.", parent),
+        chunk(5, "Reset the unit.", other),
+        chunk(2, "Dry it for an hour.", parent),
+    ]
+
+    # When they are shown
+    shown = (
+        tool_results(render(found, "compact")) if layout == "compact" else json.loads(render(found, "json"))
+    )
+
+    # Then the parent is shown with the first chunk only; the third names the first
+    assert [r.get("context") for r in shown] == [parent, other, "same as [manual.md#1]"]
 
 
 def test_search_results_carry_the_chunkers_window_from_the_sqlite_store(
