@@ -52,3 +52,28 @@ def test_a_reindex_through_the_api_rebuilds_and_switches(served: Server) -> None
         assert (view.rebuild.documents_done, view.rebuild.documents_total) == (1, 1)
         hits = rl.search("docs", "warranty frame", k=5).hits
         assert hits and all(len(h.text.split()) <= 8 for h in hits)  # the new chunking serves
+
+
+def test_the_chunking_strategy_is_switched_through_the_api_and_a_bad_one_refused(served: Server) -> None:
+    with RaglineClient(served.url, served.admin, backoff_s=0.01) as rl:
+        rl.create_namespace("docs", default=True)
+        text = " ".join(f"Step {i}: tighten bolt {i} to {10 + i} newton metres." for i in range(12))
+        rl.add_text("docs", "torque.md", text)
+        # An unknown strategy is a 422 naming the field; nothing starts
+        with pytest.raises(errors.InvalidRequest) as refused:
+            rl.reindex_namespace("docs", chunking="paragraphs")
+        assert "chunking" in str(refused.value.details)
+        assert rl.get_namespace("docs").rebuild is None
+        # A switch to hierarchical rebuilds; the namespace then says so and serves parents as context
+        rl.reindex_namespace("docs", chunking="hierarchical", chunk_tokens=12, parent_chunk_tokens=48)
+        view = rl.get_namespace("docs")
+        for _ in range(2400):
+            if view.rebuild is not None and view.rebuild.state != "building":
+                break
+            threading.Event().wait(0.05)
+            view = rl.get_namespace("docs")
+        assert (view.generation, view.chunking, view.chunk_tokens, view.parent_chunk_tokens) == (
+            2, "hierarchical", 12, 48,
+        )  # fmt: skip
+        hits = rl.search("docs", "bolt 7 torque", k=3).hits
+        assert hits and all(len(h.text) < len(h.wider_text) and h.text in h.wider_text for h in hits)

@@ -85,10 +85,9 @@ def chunk_document(
       unit per line (a row), never split unless one row alone passes the budget; every chunk starts
       with the header, the rows fill :data:`TABLE_ROWS_SHARE` of the budget, and no row overlaps. A
       header over half the budget is kept once, at the table's start, instead.
-    - ``parent_tokens`` (the ``hierarchical`` strategy): a run is first cut into parents of at most
-      that many tokens (whole sentences, no overlap), then each parent into chunks as above; a
-      chunk's ``wider_text`` is its whole parent (a table's: its header and the parent's rows), not a
-      sentence window. 0: no parents.
+    - ``parent_tokens`` (the ``hierarchical`` strategy): the same chunks, grouped in order into parents
+      spanning at most that many tokens of their run; a chunk's ``wider_text`` is its whole parent (a
+      table's: its header and the parent's rows), not a sentence window. 0: no parents.
     - ``separate``: every section is a run of its own, never packed with its neighbours (the
       ``semantic`` strategy's segments).
     - ``deadline`` (shared with parsing; a fresh :data:`DEFAULT_DOCUMENT_SECONDS` one if omitted) is
@@ -165,13 +164,24 @@ def _with_windows(
 
 
 def _with_parents(window: Window, parent_budget: int, budget: int, overlap: int) -> Iterator[tuple[str, str]]:
-    """``(chunk, its parent)`` of a run: parents greedily filled to ``parent_budget`` (no overlap),
-    each cut into chunks of ``budget`` with ``overlap``."""
-    for _, first, last, _ in pack(window, max(parent_budget, budget), 0, 0):
-        parent = window.join(first, last)
-        inner = Window(iter([window.units(first, last)]))
-        for _, start, end, _ in pack(inner, budget, overlap, 0):
-            yield inner.join(start, end), parent
+    """``(chunk, its parent)`` of a run: the chunks ``fixed`` makes (the same greedy fill and overlap),
+    grouped in order into parents that span at most ``parent_budget`` tokens. A parent's text is its
+    chunks' text without the repeats their overlap makes (two parents share at most one overlap)."""
+    held: list[str] = []
+    parent = ""
+    first = last = 0  # the parent's first unit's total before it; its last chunk's end
+    for _, start, end, _ in pack(window, budget, overlap, 0):
+        body = window.join(start, end)
+        if held and window.total(end) - first > parent_budget:
+            yield from ((child, parent) for child in held)
+            held = []
+        if held:
+            parent += window.join_after(last, end)
+        else:
+            parent, first = body, window.total(start)
+        held.append(body)
+        last = end
+    yield from ((child, parent) for child in held)
 
 
 def _repeated_headers(

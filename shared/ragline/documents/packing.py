@@ -95,10 +95,13 @@ class Window:
         """Units ``[start, end)`` with the breaks between them (not after the last)."""
         return "".join(self.parts[2 * (start - self.base) : 2 * (end - self.base) - 1])
 
-    def units(self, start: int, end: int) -> Segment:
-        """Units ``[start, end)`` as one segment (run number 0), to pack again on their own."""
-        lo, hi = start - self.base, end - self.base
-        return 0, self.parts[2 * lo : 2 * hi : 2], self.parts[2 * lo + 1 : 2 * hi : 2], self.tokens[lo:hi]
+    def total(self, index: int) -> int:
+        """Tokens of every unit before ``index`` since the run began."""
+        return self.totals[index - self.base]
+
+    def join_after(self, start: int, end: int) -> str:
+        """Units ``[start, end)`` with the break before ``start`` (to extend a text ending there)."""
+        return self.parts[2 * (start - self.base) - 1] + self.join(start, end) if end > start else ""
 
     def around(self, lo: int, start: int, end: int, hi: int, side: int) -> str:
         """Units ``[lo, hi)`` joined, with the context before ``start`` and after ``end`` each cut to

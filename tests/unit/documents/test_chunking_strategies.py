@@ -7,7 +7,6 @@ vectors see a topic change where a reader would.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,27 +46,28 @@ def tokens(text: str) -> int:
 # -- hierarchical ---------------------------------------------------------------------------------
 
 
-def test_hierarchical_chunks_are_cut_from_parents_and_carry_their_whole_parent() -> None:
+def test_hierarchical_chunks_are_the_fixed_chunks_each_carrying_its_whole_parent() -> None:
     # Given one long section (60 sentences of 9 words)
     text = numbered("Alpha", 60)
-    chunks = chunks_of(
-        "hierarchical", doc(Section(text=text)), chunk_tokens=40, overlap_tokens=9, parent_tokens=160
-    )
+    d = doc(Section(text=text))
+    chunks = chunks_of("hierarchical", d, chunk_tokens=40, overlap_tokens=9, parent_tokens=160)
 
-    # Then every chunk is within the chunk size and inside its parent, which is within the parent size
+    # Then what is searched is exactly what fixed makes
+    assert [c.text for c in chunks] == [
+        c.text for c in chunks_of("fixed", d, chunk_tokens=40, overlap_tokens=9)
+    ]
+    # and every chunk carries its parent: a run of whole chunks within the parent size
     parents = list(dict.fromkeys(c.metadata.wider_text for c in chunks))
-    assert len(parents) == 4  # 540 words in parents of at most 160 (17 whole sentences)
-    for c in chunks:
-        assert tokens(c.text) <= 40
-        assert c.text in c.metadata.wider_text
-    assert all(tokens(p) <= 160 for p in parents)
-    # and the parents cut the text in order, without overlap or loss
-    assert " ".join(parents) == text
-    # and a parent's chunks overlap each other, but no chunk reaches into the next parent
+    assert len(parents) == 4  # 20 chunks of 4 sentences, 3 new each; 5 chunks span 15 sentences (135)
     for parent in parents:
         own = [c.text for c in chunks if c.metadata.wider_text == parent]
-        assert own[0].startswith(parent[:20]) and parent.endswith(own[-1])
-        assert any(a.split()[-2:] == b.split()[7:9] for a, b in itertools.pairwise(own))
+        assert parent.startswith(own[0]) and parent.endswith(own[-1]) and all(o in parent for o in own)
+        assert tokens(parent) <= 160
+    # and the parents cover the text in order, two neighbours sharing at most the chunks' overlap
+    at = [text.index(p) for p in parents]
+    assert at[0] == 0 and text.endswith(parents[-1]) and at == sorted(at)
+    for (a, p), b in zip(zip(at, parents, strict=True), at[1:], strict=False):
+        assert tokens(text[b : a + len(p)]) <= 9
 
 
 def test_hierarchical_parents_never_span_two_sections() -> None:
