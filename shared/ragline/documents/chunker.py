@@ -168,7 +168,7 @@ def _with_parents(window: Window, parent_budget: int, budget: int, overlap: int)
     grouped in order into parents that span at most ``parent_budget`` tokens. A parent's text is its
     chunks' text without the repeats their overlap makes (two parents share at most one overlap)."""
     held: list[str] = []
-    parent = ""
+    parent = brk = ""
     first = last = 0  # the parent's first unit's total before it; its last chunk's end
     for _, start, end, _ in pack(window, budget, overlap, 0):
         body = window.join(start, end)
@@ -176,11 +176,11 @@ def _with_parents(window: Window, parent_budget: int, budget: int, overlap: int)
             yield from ((child, parent) for child in held)
             held = []
         if held:
-            parent += window.join_after(last, end)
+            parent += brk + window.join(last, end) if end > last else ""
         else:
             parent, first = body, window.total(start)
         held.append(body)
-        last = end
+        last, brk = end, window.break_after(end - 1)  # read now: the window may drop it before the next
     yield from ((child, parent) for child in held)
 
 

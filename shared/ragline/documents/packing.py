@@ -99,9 +99,9 @@ class Window:
         """Tokens of every unit before ``index`` since the run began."""
         return self.totals[index - self.base]
 
-    def join_after(self, start: int, end: int) -> str:
-        """Units ``[start, end)`` with the break before ``start`` (to extend a text ending there)."""
-        return self.parts[2 * (start - self.base) - 1] + self.join(start, end) if end > start else ""
+    def break_after(self, index: int) -> str:
+        """The break after unit ``index``."""
+        return self.parts[2 * (index - self.base) + 1]
 
     def around(self, lo: int, start: int, end: int, hi: int, side: int) -> str:
         """Units ``[lo, hi)`` joined, with the context before ``start`` and after ``end`` each cut to

@@ -39,8 +39,8 @@ from ragline.ports import Embedder, Tokenizer
 
 BREAKPOINT_PERCENTILE = 95.0
 """Gaps at or above this percentile of a document's gap distances are breakpoints. Swept on the
-long-document set (docs/benchmarks.md, "Chunking strategies, per parser path"): 70 and 80 cut too often (recall@10
-97.3 %), 95 with a half-budget minimum matches ``fixed``'s 99.1 %."""
+long-document set (docs/benchmarks.md, "Chunking strategies, per parser path"): 70 and 80 cut too
+often (recall@10 97.3 %); 95 with a half-budget minimum matches ``fixed``'s 99.1 %."""
 WINDOW = 2
 """Sentences averaged on each side of a gap."""
 MIN_SHARE = 2

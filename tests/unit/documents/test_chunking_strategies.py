@@ -230,3 +230,19 @@ def test_semantic_chunking_leaves_tables_as_the_fixed_strategy_cuts_them() -> No
 def test_semantic_needs_the_embedder() -> None:
     with pytest.raises(errors.InvalidRequest, match="embedder"):
         chunk_by(ChunkPlan(strategy="semantic"), doc(Section(text="a b.")), document_id="d", tokenizer=WORDS)
+
+
+def test_a_hierarchical_table_of_thousands_of_rows_keeps_every_parent_whole() -> None:
+    # Given a table long enough that the chunker drops rows it no longer needs while it works
+    rows = [f"| R{i} | {i} |" for i in range(5000)]
+    d = doc(Section(text="\n".join(rows), header="| Row | N |"))
+    chunks = chunks_of("hierarchical", d, chunk_tokens=24, overlap_tokens=0, parent_tokens=96)
+    # Then every parent is the header and consecutive whole rows, and together they hold every row once
+    parents = list(dict.fromkeys(c.metadata.wider_text for c in chunks))
+    seen: list[str] = []
+    for parent in parents:
+        head, *lines = parent.split("\n")
+        assert head == "| Row | N |"
+        assert lines == rows[len(seen) : len(seen) + len(lines)]
+        seen += lines
+    assert seen == rows
