@@ -1,7 +1,8 @@
 """Questions about table cells: how often the chunk at rank 1 holds the cell's row.
 
 ``tests/fixtures/tables`` (written by its ``make.py``): a DOCX catalogue with a captioned table of 40
-e-bikes × 5 columns and an HTML price list (12 services × 3), 52 questions of one cell each. Both are
+e-bikes × 5 columns, an HTML price list (12 services × 3), a text-layer PDF of 24 spare parts × 4 and
+a scanned PDF of 16 accessories × 3 (read by the offline OCR), 74 questions of one cell each. All are
 ingested into a fresh embedded home (the offline default: MiniLM, SQLite, chunks of 200 tokens) and
 each question searched (k = 10) by mode; a hit counts when its chunk holds ``| <row's first cell> |``.
 Today's chunks (every chunk of a table led by its caption and header row, its rows filling an eighth
@@ -37,7 +38,7 @@ def rates(share: int, header_once: bool) -> dict[str, tuple[float, float]]:
         chunker._repeated_headers = lambda *_: {}  # type: ignore[assignment]
     try:
         folder, home = Path(tempfile.mkdtemp()), Path(tempfile.mkdtemp())
-        for name in ("bikes.docx", "service-prices.html"):
+        for name in ("bikes.docx", "service-prices.html", "spare-parts.pdf", "accessories-scan.pdf"):
             shutil.copy(TABLES / name, folder / name)
         c = Container(Settings(home=home))
         run_ingest(c, "local", "tables", [folder], create=True)

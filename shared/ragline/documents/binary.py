@@ -20,12 +20,16 @@ from typing import Any
 
 from ragline.documents.formats import unwrap_lines
 from ragline.documents.images import ocr_pdf_pages
+from ragline.documents.layout_tables import split_tables
 from ragline.documents.limits import ParseBudget
 from ragline.documents.raw import Parsed, RawSection, short_error, unreadable
 from ragline.errors import DocumentTooLarge, RaglineError
 
 _log = logging.getLogger(__name__)
 _OPERATORS_PER_CHECK = 4096
+LAYOUT_OPERATORS = 200_000
+"""A page whose plain extraction took more content-stream operators than this is not laid out again
+to look for tables (the layout pass has no operator hook for the deadline)."""
 
 
 SCANNED_PAGE_CHARS = 16
@@ -44,7 +48,7 @@ def parse_pdf(budget: ParseBudget, data: bytes) -> Parsed:
     if read:
         sections = sorted(
             [s for s in sections if s.page not in read]
-            + [RawSection(text, (), number) for number, text in read.items() if text.strip()],
+            + [s for number, text in read.items() for s in split_tables(text, number)[0]],
             key=lambda s: s.page or 0,
         )
     if bombed and not sections:
@@ -123,6 +127,7 @@ def _texts(budget: ParseBudget, pages: list[Any], limited: list[int]) -> tuple[l
     for number, page in enumerate(pages, start=1):
         budget.tick()
         limited.clear()
+        before = operators
         try:
             text = page.extract_text(visitor_operand_before=check_now_and_then)
         except RaglineError:
@@ -138,7 +143,10 @@ def _texts(budget: ParseBudget, pages: list[Any], limited: list[int]) -> tuple[l
             bombed.append(number)
         budget.add_text(len(text))
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-        if text.strip():
+        laid_out = _with_tables(budget, page, number) if operators - before <= LAYOUT_OPERATORS else None
+        if laid_out is not None:
+            sections += laid_out
+        elif text.strip():
             sections.append(RawSection(unwrap_lines(text), (), number))
     if len(failed) == len(pages):
         reason = f"no page could be read ({short_error(last_error)})"
@@ -147,6 +155,21 @@ def _texts(budget: ParseBudget, pages: list[Any], limited: list[int]) -> tuple[l
         skipped = sorted(failed + bombed)
         _log.warning("pdf %r: skipped %d unreadable page(s): %s", budget.filename, len(skipped), skipped[:20])
     return sections, bombed
+
+
+def _with_tables(budget: ParseBudget, page: Any, number: int) -> list[RawSection] | None:
+    """The page's sections with its tables (:mod:`ragline.documents.layout_tables`) when its layout
+    shows one, else ``None`` (its plain text stands). Layout mode places every glyph, so it runs only
+    on pages whose plain extraction took at most :data:`LAYOUT_OPERATORS` operators; a failure of it
+    keeps the plain text."""
+    budget.tick()
+    try:
+        laid_out = page.extract_text(extraction_mode="layout")
+    except Exception as exc:  # the plain text was read: it stands
+        _log.info("pdf %r page %d: no layout (%s)", budget.filename, number, short_error(exc))
+        return None
+    sections, found = split_tables(laid_out.replace("\r\n", "\n").replace("\r", "\n"), number)
+    return sections if found else None
 
 
 def _with_text(sections: list[RawSection]) -> set[int | None]:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from ragline.documents.layout_tables import split_tables
 from ragline.documents.limits import ParseBudget
 from ragline.documents.page_text import TextLine, page_text
 from ragline.documents.raw import Parsed, RawSection, short_error, unreadable
@@ -55,9 +56,9 @@ def parse_image(budget: ParseBudget, data: bytes) -> Parsed:
                 f"Cannot parse {budget.filename!r}: {reason}.", filename=budget.filename, reason=reason
             )
         _count_pages(budget, 1)
-        text = page_text(_read(budget, data))
+        text = page_text(_read(budget, data), layout=True)
         budget.add_text(len(text))
-        return ([RawSection(text)] if text.strip() else []), 1
+        return split_tables(text, None)[0], 1
     image = _open(budget.filename, data)
     frames = _frame(budget.filename, lambda: int(getattr(image, "n_frames", 1) or 1))
     _count_pages(budget, frames)
@@ -69,10 +70,9 @@ def parse_image(budget: ParseBudget, data: bytes) -> Parsed:
         except EOFError:
             break
         _check_pixels(budget, _frame(budget.filename, lambda: image.size), f"page {number}")
-        text = page_text(_read(budget, _png(budget.filename, image)))
+        text = page_text(_read(budget, _png(budget.filename, image)), layout=True)
         budget.add_text(len(text))
-        if text.strip():
-            sections.append(RawSection(text, (), number if frames > 1 else None))
+        sections += split_tables(text, number if frames > 1 else None)[0]
     return sections, frames
 
 
@@ -113,9 +113,10 @@ def ocr_picture(budget: ParseBudget, data: bytes) -> str:
 
 
 def ocr_pdf_pages(budget: ParseBudget, data: bytes, numbers: list[int], pages: list[Any]) -> dict[int, str]:
-    """The text of the PDF's pages ``numbers`` (1-based; ``pages`` are pypdf's page objects), read by
-    OCR: rendered to images, or, for an engine that reads files, cut into one-page PDFs; ``{}`` when
-    the deployment has no OCR engine. A page that cannot be drawn or cut is skipped, like a bad page."""
+    """The text of the PDF's pages ``numbers`` (1-based; ``pages`` are pypdf's page objects) read by
+    OCR and laid out in columns (:func:`~ragline.documents.page_text.page_text`): rendered to images,
+    or, for an engine that reads files, cut into one-page PDFs; ``{}`` when the deployment has no OCR
+    engine. A page that cannot be drawn or cut is skipped, like a bad page."""
     if budget.recognizer is None or not numbers:
         return {}
     _count_pages(budget, len(numbers))
@@ -131,7 +132,7 @@ def ocr_pdf_pages(budget: ParseBudget, data: bytes, numbers: list[int], pages: l
             except Exception:  # PDFium cannot draw this page, or pypdf cannot copy it (it read it)
                 failed.append(number)
                 continue
-            text = page_text(_read(budget, page))
+            text = page_text(_read(budget, page), layout=True)
             budget.add_text(len(text))
             texts[number] = text
     if failed:

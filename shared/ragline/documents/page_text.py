@@ -31,13 +31,25 @@ class TextLine:
         return max(1.0, self.bottom - self.top)
 
     @property
+    def width(self) -> float:
+        return max(1.0, self.right - self.left)
+
+    @property
     def middle(self) -> float:
         return (self.top + self.bottom) / 2
 
 
-def page_text(lines: Sequence[TextLine]) -> str:
-    """``lines`` as the page's text: rows top to bottom, each row's lines left to right; paragraphs
-    separated by a blank line where the gap between rows exceeds the median line height."""
+WIDE_GAP = 2.0
+"""A gap between two boxes of a row wider than this many characters (the page's median character
+width) is a column gap."""
+
+
+def page_text(lines: Sequence[TextLine], *, layout: bool = False) -> str:
+    """``lines`` as the page's text: rows top to bottom, each row's lines left to right, joined by a
+    space; paragraphs separated by a blank line where the gap between rows exceeds the median line
+    height. ``layout``: a box after a column gap (:data:`WIDE_GAP`) starts at the character column
+    its left edge is at (the page's median character width), at least two spaces on, so the columns
+    of a table line up as in a PDF's layout text (:mod:`ragline.documents.layout_tables`)."""
     found = [line for line in lines if line.text.strip()]
     if not found:
         return ""
@@ -49,15 +61,30 @@ def page_text(lines: Sequence[TextLine]) -> str:
         else:
             rows.append([line])
     typical = statistics.median(line.height for line in found)
+    char = statistics.median(line.width / max(1, len(line.text.strip())) for line in found)
     out: list[str] = []
     previous_bottom: float | None = None
     for row in rows:
         top = min(line.top for line in row)
         if previous_bottom is not None and top - previous_bottom > typical:
             out.append("")
-        out.append(" ".join(" ".join(line.text.split()) for line in sorted(row, key=lambda ln: ln.left)))
+        out.append(_row_text(sorted(row, key=lambda ln: ln.left), char if layout else 0.0))
         previous_bottom = max(line.bottom for line in row)
     return "\n".join(out)
+
+
+def _row_text(row: list[TextLine], char: float) -> str:
+    """The row's boxes joined by a space; with a character width, a box after a column gap padded to
+    its column instead."""
+    out = ""
+    for i, line in enumerate(row):
+        text = " ".join(line.text.split())
+        if i and char > 0 and line.left - row[i - 1].right > WIDE_GAP * char:
+            out += " " * max(2, round(line.left / char) - len(out))
+        elif i:
+            out += " "
+        out += text
+    return out
 
 
 def _middle(row: list[TextLine]) -> float:
