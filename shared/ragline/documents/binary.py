@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ragline.documents.formats import unwrap_lines
-from ragline.documents.images import ocr_pdf_pages
+from ragline.documents.images import MIN_PICTURE_SIDE, ocr_pdf_pages, ocr_picture
 from ragline.documents.layout_tables import split_tables
 from ragline.documents.limits import ParseBudget
 from ragline.documents.raw import Parsed, RawSection, short_error, unreadable
@@ -27,6 +27,8 @@ from ragline.errors import DocumentTooLarge, RaglineError
 
 _log = logging.getLogger(__name__)
 _OPERATORS_PER_CHECK = 4096
+MAX_PICTURES_PER_PAGE = 8
+"""Pictures read by OCR on one page with a text layer (a page of a hundred icons reads eight)."""
 LAYOUT_OPERATORS = 200_000
 """A page whose plain extraction took more content-stream operators than this is not laid out again
 to look for tables (the layout pass has no operator hook for the deadline)."""
@@ -39,11 +41,18 @@ has an engine): a scanned page has no text layer, or only a stamp or a page numb
 
 def parse_pdf(budget: ParseBudget, data: bytes) -> Parsed:
     """One section per page with text, ``page`` 1-based; owner-only encryption is opened. Pages
-    without a text layer (:data:`SCANNED_PAGE_CHARS`) are rendered and read by OCR."""
+    without a text layer (:data:`SCANNED_PAGE_CHARS`) are rendered and read by OCR; on pages with one,
+    the pictures' text follows the page's (:func:`_picture_text`)."""
     pages = _pages(budget, _open(budget.filename, data))
     with _limits_logged() as limited:
         sections, bombed = _texts(budget, pages, limited)
     scanned = [n for n in range(1, len(pages) + 1) if n not in bombed and n not in _with_text(sections)]
+    if budget.recognizer is not None:
+        for number in sorted(n for n in _with_text(sections) if n is not None and n not in bombed):
+            pictured = _picture_text(budget, pages[number - 1])
+            if pictured:
+                sections.append(RawSection(pictured, (), number))
+        sections.sort(key=lambda s: s.page or 0)
     read = ocr_pdf_pages(budget, data, scanned, pages)
     if read:
         sections = sorted(
@@ -170,6 +179,38 @@ def _with_tables(budget: ParseBudget, page: Any, number: int) -> list[RawSection
         return None
     sections, found = split_tables(laid_out.replace("\r\n", "\n").replace("\r", "\n"), number)
     return sections if found else None
+
+
+def _picture_text(budget: ParseBudget, page: Any) -> str:
+    """``[Image text: …]`` for each picture on a page with a text layer that OCR reads text off (at
+    most :data:`MAX_PICTURES_PER_PAGE`, those under
+    :data:`~ragline.documents.images.MIN_PICTURE_SIDE` pixels a side skipped by their declared size,
+    before anything is decoded); ``""`` when there is none. A picture pypdf cannot extract (a format
+    it needs Pillow for, where Pillow is absent; a corrupt stream) is skipped."""
+    try:
+        xobjects = page["/Resources"]["/XObject"].get_object()
+        names = [
+            name
+            for name, ref in xobjects.items()
+            if (obj := ref.get_object()).get("/Subtype") == "/Image"
+            and min(int(obj.get("/Width", 0)), int(obj.get("/Height", 0))) >= MIN_PICTURE_SIDE
+        ][:MAX_PICTURES_PER_PAGE]
+    except Exception:  # no resources, no pictures, or a malformed dictionary: the text stands
+        return ""
+    read = []
+    for name in names:
+        budget.tick()
+        try:
+            picture = page.images[name].data
+        except RaglineError:
+            raise
+        except Exception as exc:
+            _log.info("pdf %r: a picture was not extracted (%s)", budget.filename, short_error(exc))
+            continue
+        text = " ".join(ocr_picture(budget, picture).split())
+        if text:
+            read.append(f"[Image text: {text}]")
+    return "\n".join(read)
 
 
 def _with_text(sections: list[RawSection]) -> set[int | None]:

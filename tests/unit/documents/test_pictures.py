@@ -131,3 +131,41 @@ def test_a_picture_read_past_the_deadline_raises_it_at_once() -> None:
     clock[0] += 100
     with pytest.raises(DocumentDeadlineExceeded):
         ocr_picture(budget, png())
+
+
+def pdf_with(*pictures: bytes) -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.multi_cell(0, 6, "If the display shows the message below, reseat the battery and try again.")
+    for picture in pictures:
+        pdf.image(io.BytesIO(picture), w=60)
+    return bytes(pdf.output())
+
+
+def test_a_pictures_text_follows_its_pages_text_in_a_text_layer_pdf() -> None:
+    # Given a PDF page with a text layer, one picture of text and one icon
+    engine = Reads("ERROR 4012: battery not detected")
+    parsed = parse_document("manual.pdf", pdf_with(png(), png((16, 16))), recognizer=engine)
+    # Then the picture is read (the icon is not even decoded) and its text is on its page, after the text
+    assert engine.calls == 1
+    assert [(s.page, s.text) for s in parsed.sections] == [
+        (1, "If the display shows the message below, reseat the battery and try again."),
+        (1, "[Image text: ERROR 4012: battery not detected]"),
+    ]
+    # and without an engine the page is its text alone
+    assert [s.text for s in parse_document("manual.pdf", pdf_with(png())).sections] == [
+        parsed.sections[0].text
+    ]
+
+
+def test_a_page_reads_at_most_eight_pictures_and_a_bad_one_costs_only_itself() -> None:
+    engine = Reads()
+    ten = pdf_with(*(png((200 + i, 80)) for i in range(10)))
+    parsed = parse_document("many.pdf", ten, recognizer=engine)
+    assert engine.calls == 8 and parsed.sections[1].text.count("[Image text:") == 8
+    broken = Reads(fail=UnreadableDocument("no"))
+    parsed = parse_document("bad.pdf", pdf_with(png()), recognizer=broken)
+    assert broken.calls == 1 and len(parsed.sections) == 1
