@@ -263,10 +263,13 @@ def test_a_rebuild_switches_the_namespace_between_the_three_chunking_strategies(
     sentence_tokens = len(text.split())
     assert after.embedded_tokens - before.embedded_tokens >= sentence_tokens
 
-    # When it is switched back to fixed
-    fixed = switch({"chunking": "fixed", "chunkTokens": 56})
+    # When it is switched back to the deployment's chunking (fixed)
+    fixed = switch({"chunking": "", "chunkTokens": 56})
     # Then its chunks have a sentence window again, and cut across the topics
-    assert c.namespaces.get(admin(), "docs").chunking == "fixed"
+    assert c.namespaces.get(admin(), "docs").chunking == ""
+    assert fixed[0].text in fixed[0].metadata.wider_text and len(fixed[0].metadata.wider_text) > len(
+        fixed[0].text
+    )
     assert any(len({t for t in range(3) if f" n{t}x" in h.text}) > 1 for h in fixed)
 
 
