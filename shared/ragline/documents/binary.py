@@ -129,6 +129,14 @@ def _texts(budget: ParseBudget, pages: list[Any], limited: list[int]) -> tuple[l
         if not operators % _OPERATORS_PER_CHECK:
             budget.tick()
 
+    reach = [0.0]  # how far from the origin text is placed on the page being read
+
+    def placed(text: str, cm: Any, tm: Any, *_: Any) -> None:
+        if text.strip():
+            x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
+            y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+            reach[0] = max(reach[0], abs(x), abs(y))
+
     sections: list[RawSection] = []
     failed: list[int] = []
     bombed: list[int] = []
@@ -136,9 +144,9 @@ def _texts(budget: ParseBudget, pages: list[Any], limited: list[int]) -> tuple[l
     for number, page in enumerate(pages, start=1):
         budget.tick()
         limited.clear()
-        before = operators
+        before, reach[0] = operators, 0.0
         try:
-            text = page.extract_text(visitor_operand_before=check_now_and_then)
+            text = page.extract_text(visitor_operand_before=check_now_and_then, visitor_text=placed)
         except RaglineError:
             raise
         except LimitReachedError:
@@ -152,7 +160,9 @@ def _texts(budget: ParseBudget, pages: list[Any], limited: list[int]) -> tuple[l
             bombed.append(number)
         budget.add_text(len(text))
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-        laid_out = _with_tables(budget, page, number) if operators - before <= LAYOUT_OPERATORS else None
+        laid_out = (
+            _with_tables(budget, page, number) if _layable(page, operators - before, reach[0]) else None
+        )
         if laid_out is not None:
             sections += laid_out
         elif text.strip():
@@ -166,11 +176,23 @@ def _texts(budget: ParseBudget, pages: list[Any], limited: list[int]) -> tuple[l
     return sections, bombed
 
 
+def _layable(page: Any, operators: int, reach: float) -> bool:
+    """Whether a page may be laid out to look for tables: its plain extraction took at most
+    :data:`LAYOUT_OPERATORS` operators, and no text sits farther from the origin than twice the
+    page's larger side (layout text is as wide as the text's reach: a glyph placed a million points
+    away would make megabytes of spaces per line)."""
+    try:
+        box = page.mediabox
+        side = max(float(box.width), float(box.height), 1.0)
+    except Exception:
+        return False
+    return operators <= LAYOUT_OPERATORS and reach <= 2 * side
+
+
 def _with_tables(budget: ParseBudget, page: Any, number: int) -> list[RawSection] | None:
     """The page's sections with its tables (:mod:`ragline.documents.layout_tables`) when its layout
-    shows one, else ``None`` (its plain text stands). Layout mode places every glyph, so it runs only
-    on pages whose plain extraction took at most :data:`LAYOUT_OPERATORS` operators; a failure of it
-    keeps the plain text."""
+    shows one, else ``None`` (its plain text stands; also when layout mode fails). Only for pages
+    :func:`_layable` admits."""
     budget.tick()
     try:
         laid_out = page.extract_text(extraction_mode="layout")

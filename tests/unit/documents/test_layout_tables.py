@@ -147,3 +147,41 @@ def test_a_page_of_hundreds_of_narrow_columns_is_not_a_table() -> None:
     lines = ["  ".join(f"c{i:03d}" for i in range(300)) for _ in range(50)]
     sections, found = split_tables("\n".join(lines), None)
     assert found == 0 and len(sections) == 1 and "|" not in sections[0].text
+
+
+def far_apart_pdf(rows: int, far: float) -> bytes:
+    """A page whose rows each hold a word at the left edge and one ``far`` points to the right."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    page = writer.add_blank_page(612, 792)
+    font = DictionaryObject(
+        {NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+         NameObject("/BaseFont"): NameObject("/Helvetica")}
+    )  # fmt: skip
+    fonts = DictionaryObject({NameObject("/F1"): writer._add_object(font)})
+    page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): fonts})
+    content = DecodedStreamObject()
+    content.set_data(
+        "\n".join(
+            f"BT /F1 12 Tf 10 {y} Td (row{i}) Tj ET BT /F1 12 Tf {far} {y} Td (x{i}) Tj ET"
+            for i, y in enumerate(range(760, 760 - 14 * rows, -14))
+        ).encode()
+    )
+    page[NameObject("/Contents")] = writer._add_object(content)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_text_placed_far_off_the_page_is_never_laid_out(caplog: pytest.LogCaptureFixture) -> None:
+    # Given rows whose second word sits ten million points to the right (megabytes of spaces a line,
+    # if it were laid out)
+    parsed = parse_document("far.pdf", far_apart_pdf(50, 10_000_000))
+    # Then the page is read as plain text: no table, no layout pass (pypdf would warn of whitespace)
+    assert all(not s.header for s in parsed.sections) and "row49" in parsed.sections[-1].text
+    assert not [r for r in caplog.records if "whitespace" in r.getMessage()]
+    # while the same rows within the page are a table
+    (near,) = parse_document("near.pdf", far_apart_pdf(20, 300)).sections
+    assert near.text.split("\n")[:2] == ["| row0 | x0 |", "| row1 | x1 |"]  # digits in row 0: no header
