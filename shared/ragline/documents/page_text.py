@@ -39,6 +39,9 @@ class TextLine:
         return (self.top + self.bottom) / 2
 
 
+MAX_COLUMN = 1000
+"""The farthest character column a laid-out box is padded to (an image thousands of characters wide,
+or boxes of a few pixels a character, never turns into megabytes of spaces)."""
 WIDE_GAP = 2.0
 """A gap between two boxes of a row wider than this many characters (the page's median character
 width) is a column gap."""
@@ -80,7 +83,7 @@ def _row_text(row: list[TextLine], char: float) -> str:
     for i, line in enumerate(row):
         text = " ".join(line.text.split())
         if i and char > 0 and line.left - row[i - 1].right > WIDE_GAP * char:
-            out += " " * max(2, round(line.left / char) - len(out))
+            out += " " * max(2, min(round(line.left / char), MAX_COLUMN) - len(out))
         elif i:
             out += " "
         out += text

@@ -185,3 +185,9 @@ def test_text_placed_far_off_the_page_is_never_laid_out(caplog: pytest.LogCaptur
     # while the same rows within the page are a table
     (near,) = parse_document("near.pdf", far_apart_pdf(20, 300)).sections
     assert near.text.split("\n")[:2] == ["| row0 | x0 |", "| row1 | x1 |"]  # digits in row 0: no header
+
+
+def test_a_laid_out_ocr_row_is_padded_to_at_most_a_thousand_columns() -> None:
+    # Given boxes one pixel a character, the second 5 million pixels to the right
+    lines = [TextLine("ab", 0, 0, 2, 20), TextLine("cd", 5_000_000, 0, 5_000_002, 20)]
+    assert page_text(lines, layout=True) == "ab" + " " * 998 + "cd"
