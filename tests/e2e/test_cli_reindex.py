@@ -52,3 +52,23 @@ def test_the_cli_reindex_waits_for_a_write_in_flight_then_switches(
     ns = c.registry.get_namespace("acme", "docs")
     assert ns.settings.generation == 2 and ns.settings.chunking.chunk_tokens == 8
     c.close()
+
+
+def test_the_cli_switches_the_chunking_strategy_and_refuses_an_unknown_one_without_a_traceback(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    from tests.e2e.test_cli import cli, ingested
+
+    fixtures = Path(__file__).parents[1] / "fixtures" / "scans"
+    home = ingested(tmp_path_factory, [fixtures / "handbook.txt"], "docs")
+    code, out = cli("namespaces", "reindex", "docs", "--chunking", "paragraphs", "--home", str(home))
+    assert code == 2 and "invalid_request" in out and "chunking" in out and "Traceback" not in out
+    code, out = cli(
+        "namespaces", "reindex", "docs", "--chunking", "hierarchical", "--parent-tokens", "1000",
+        "--keep-old-for", "0", "--home", str(home),
+    )  # fmt: skip
+    assert code == 0, out
+    ns = Container(Settings(home=home)).registry.get_namespace("local", "docs")
+    assert (ns.settings.generation, ns.settings.chunking.strategy, ns.settings.chunking.parent_tokens) == (
+        2, "hierarchical", 1000,
+    )  # fmt: skip

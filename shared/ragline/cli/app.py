@@ -162,6 +162,8 @@ def namespaces_reindex(
     ] = 30.0,
 ) -> None:
     """Rebuild a namespace with another embedding model or chunking; it serves as it is meanwhile."""
+    from pydantic import ValidationError
+
     from ragline.cli.reindex import run_reindex
     from ragline.errors import RaglineError
 
@@ -172,8 +174,8 @@ def namespaces_reindex(
             overlap_tokens=overlap_tokens, keep_old_for=keep_old_for, echo=typer.echo,
             chunking=chunking, parent_tokens=parent_tokens,
         )  # fmt: skip
-    except RaglineError as exc:
-        raise _fail(exc) from exc
+    except (RaglineError, ValidationError) as exc:
+        raise _fail(_as_ragline(exc)) from exc
     raise typer.Exit(code)
 
 
