@@ -91,3 +91,23 @@ def test_the_environment_sets_how_ingestion_chunks(tmp_path: Path, strategy: str
 def test_an_unknown_strategy_in_the_environment_is_refused(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="chunking"):
         Settings.from_env({"RAGLINE_HOME": str(tmp_path), "RAGLINE_CHUNKING": "paragraphs"})
+
+
+def test_semantic_ingestion_meters_the_sentences_it_embedded_besides_the_chunks(tmp_path: Path) -> None:
+    from ragline.domain.billing import current_period
+
+    words = BowEmbedder()
+    text = " ".join(f"Pump valve hose seal n{i}." for i in range(12))
+    env = {"RAGLINE_HOME": str(tmp_path), "RAGLINE_CHUNKING": "semantic", "RAGLINE_CHUNK_TOKENS": "20"}
+    c = Container(Settings.from_env(env), embedder=words, tokenizer=words)
+    try:
+        c.tenancy.create_tenant("acme")
+        c.registry.create_namespace(new_namespace("acme", "docs"))
+        c.ingest.ingest(SCOPE, filename="pump.txt", data=text.encode())
+        stored = c.stores.scoped(SCOPE).neighbors("pump.txt", 0, before=0, after=1000)
+        usage = c.ledger.period_ingestion("acme", current_period())
+    finally:
+        c.close()
+    chunk_tokens = sum(len(s.text.split()) for s in stored)
+    sentence_tokens = len(text.split())
+    assert usage.embedded_tokens == chunk_tokens + sentence_tokens
