@@ -84,10 +84,22 @@ def test_namespace_item_nests_its_settings_as_a_map() -> None:
             "system_prompt": {"S": "p"},
             "chunks_per_search": {"N": "0"},
             "metadata_schema": {"M": {}},
-            "chunking": {"M": {"chunk_tokens": {"N": "0"}, "chunk_overlap_tokens": {"N": "0"}}},
+            "chunking": {
+                "M": {
+                    "chunk_tokens": {"N": "0"},
+                    "chunk_overlap_tokens": {"N": "0"},
+                    "strategy": {"S": ""},
+                    "parent_tokens": {"N": "0"},
+                }
+            },
             "generation": {"N": "1"},
         }
     }
+    # an item written before chunking strategies existed still reads, with the deployment's
+    chunking = item["settings"]["M"]["chunking"]["M"]
+    old = {k: v for k, v in chunking.items() if k not in ("strategy", "parent_tokens")}
+    aged = {**item, "settings": {"M": {**item["settings"]["M"], "chunking": {"M": old}}}}
+    assert Namespace.model_validate(ti.item_fields(aged)).settings.chunking.strategy == ""
     # an item written before chunks_per_search existed still reads, with the deployment's setting
     del item["settings"]["M"]["chunks_per_search"]
     assert Namespace.model_validate(ti.item_fields(item)).settings.chunks_per_search == 0
