@@ -20,7 +20,7 @@ from typing import Any
 
 from ragline.documents.formats import unwrap_lines
 from ragline.documents.images import MIN_PICTURE_SIDE, ocr_pdf_pages, ocr_picture
-from ragline.documents.layout_tables import split_tables
+from ragline.documents.layout_tables import continued, split_tables
 from ragline.documents.limits import ParseBudget
 from ragline.documents.raw import Parsed, RawSection, short_error, unreadable
 from ragline.errors import DocumentTooLarge, RaglineError
@@ -60,6 +60,7 @@ def parse_pdf(budget: ParseBudget, data: bytes) -> Parsed:
             + [s for number, text in read.items() for s in split_tables(text, number)[0]],
             key=lambda s: s.page or 0,
         )
+    sections = continued(sections)
     if bombed and not sections:
         raise _too_large(
             budget.filename,

@@ -12,8 +12,8 @@ is the header unless it holds a digit (then the table is key–value rows withou
 right above the block (no full stop at its end) is its caption. A block whose first column holds only
 list markers (``1.``, ``b)``, bullets) is a list, not a table. The table
 becomes :func:`~ragline.documents.tables.table_section`; the text around it stays prose, its runs of
-spaces closed up. A cell wrapped onto two lines is read as two rows: a limit, noted in README
-"Tables".
+spaces closed up. :func:`continued` gives a table's part on the next page its caption and header. A
+cell wrapped onto two lines is read as two rows: a limit, noted in README "Tables".
 """
 
 from __future__ import annotations
@@ -162,3 +162,44 @@ def _flush(prose: list[str], page: int | None, sections: list[RawSection]) -> No
     if text.strip():
         sections.append(RawSection(unwrap_lines(text), (), page))
     prose.clear()
+
+
+def continued(sections: list[RawSection]) -> list[RawSection]:
+    """``sections`` (a PDF's, in page order) with each table that goes on at the top of the next page
+    given the first part's caption and header: a table ends its page (nothing after it) and the next
+    page starts with a table of as many columns (nothing before it) with no caption, and either no
+    header (its first row held a digit) or the first part's header repeated. A second part with a
+    caption or a header of its own is another table."""
+    out = list(sections)
+    for i in range(1, len(out)):
+        before, after = out[i - 1], out[i]
+        if not (_is_table(before) and _is_table(after) and before.header):
+            continue
+        if before.page is None or after.page != before.page + 1:
+            continue
+        own, head = _header_row(after.header), _header_row(before.header)
+        if not head or _width(head) != _width(after.text.split("\n", 1)[0]):
+            continue
+        if after.header != _own_header(own) or own not in ("", head):
+            continue  # a caption or a header of its own: another table
+        out[i] = RawSection(after.text, after.heading_path, after.page, before.header)
+    return out
+
+
+def _own_header(row: str) -> str:
+    """A table section's header made of ``row`` alone (no caption)."""
+    return f"{row}\n| {' | '.join(['---'] * _width(row))} |" if row else ""
+
+
+def _is_table(section: RawSection) -> bool:
+    return section.text.startswith("| ")
+
+
+def _header_row(header: str) -> str:
+    """The header row of a table section's header (its caption and separator left out)."""
+    lines = header.split("\n")
+    return lines[-2] if len(lines) >= 2 and lines[-1].startswith("| ---") else ""
+
+
+def _width(row: str) -> int:
+    return row.count(" | ") + 1 if row.startswith("| ") else 0

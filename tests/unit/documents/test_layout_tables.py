@@ -191,3 +191,51 @@ def test_a_laid_out_ocr_row_is_padded_to_at_most_a_thousand_columns() -> None:
     # Given boxes one pixel a character, the second 5 million pixels to the right
     lines = [TextLine("ab", 0, 0, 2, 20), TextLine("cd", 5_000_000, 0, 5_000_002, 20)]
     assert page_text(lines, layout=True) == "ab" + " " * 998 + "cd"
+
+
+def long_table_pdf(repeat_header: bool) -> bytes:
+    """A price table of 70 rows under a caption: it runs onto a second page."""
+
+    def write(pdf: FPDF) -> None:
+        pdf.cell(0, 8, "Table 3: Spokes", new_x="LMARGIN", new_y="NEXT")
+        with pdf.table(
+            col_widths=(60, 40), text_align=("LEFT", "RIGHT"), repeat_headings=int(repeat_header)
+        ) as t:
+            for cells in [
+                ("Spoke", "Price"),
+                *((f"Spoke type {chr(65 + i % 26)}{i}", f"{i}.50 EUR") for i in range(70)),
+            ]:
+                row = t.row()
+                for cell in cells:
+                    row.cell(cell)
+
+    return pdf_of(write)
+
+
+@pytest.mark.parametrize("repeat_header", [False, True], ids=["header-once", "header-repeated"])
+def test_a_table_running_onto_the_next_page_keeps_its_caption_and_header_there(repeat_header: bool) -> None:
+    parsed = parse_document("spokes.pdf", long_table_pdf(repeat_header))
+    tables = [s for s in parsed.sections if s.header]
+    assert len(tables) >= 2 and [t.page for t in tables] == list(range(1, len(tables) + 1))
+    assert {t.header for t in tables} == {"Table 3: Spokes\n| Spoke | Price |\n| --- | --- |"}
+    rows = [line for t in tables for line in t.text.split("\n")]
+    assert rows == [f"| Spoke type {chr(65 + i % 26)}{i} | {i}.50 EUR |" for i in range(70)]
+
+
+def test_a_captioned_table_at_the_top_of_the_next_page_is_another_table() -> None:
+    def write(pdf: FPDF) -> None:
+        for caption, name in (("Table 3: Spokes", "Spoke"), ("Table 4: Hubs", "Hub")):
+            pdf.cell(0, 8, caption, new_x="LMARGIN", new_y="NEXT")
+            with pdf.table(col_widths=(60, 40), text_align=("LEFT", "RIGHT")) as t:
+                for cells in [(name, "Price"), *((f"{name} {i}", f"{i}.50 EUR") for i in range(5))]:
+                    row = t.row()
+                    for cell in cells:
+                        row.cell(cell)
+            if name == "Spoke":
+                pdf.add_page()
+
+    tables = [s for s in parse_document("parts.pdf", pdf_of(write)).sections if s.header]
+    assert [(t.page, t.header.split("\n")[0]) for t in tables] == [
+        (1, "Table 3: Spokes"),
+        (2, "Table 4: Hubs"),
+    ]
