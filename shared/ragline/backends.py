@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # importing this costs no pydantic (the authorizer's cold sta
         ObjectStore,
         OnceMarks,
         RateLimiter,
+        SourceRegistry,
         TenantRegistry,
         UsageLedger,
         WebhookStore,
@@ -37,6 +38,7 @@ class Backend(Protocol):
     def limiter(self) -> RateLimiter: ...
     def webhooks(self) -> WebhookStore: ...
     def once_marks(self) -> OnceMarks: ...
+    def sources(self) -> SourceRegistry: ...
 
 
 class EmbeddedBackend:
@@ -74,6 +76,11 @@ class EmbeddedBackend:
         from ragline.adapters.embedded.webhooks import SqliteOnceMarks
 
         return SqliteOnceMarks(self._home / EVENTS_FILE)
+
+    def sources(self) -> SourceRegistry:
+        from ragline.adapters.embedded.sources import SOURCES_FILE, SqliteSourceRegistry
+
+        return SqliteSourceRegistry(self._home / SOURCES_FILE)
 
     def limiter(self) -> RateLimiter:
         from ragline.adapters.embedded.limits import SqliteRateLimiter
@@ -116,6 +123,11 @@ class AwsBackend:
         from ragline.adapters.aws.webhooks import DynamoDbOnceMarks
 
         return DynamoDbOnceMarks(required("usage_table", self._settings.usage_table))
+
+    def sources(self) -> SourceRegistry:
+        raise ConfigurationError(
+            "data sources run on the embedded backend only so far (the DynamoDB registry is not built)"
+        )
 
     def limiter(self) -> RateLimiter:
         """Buckets and run slots live in the usage table, under ``LIMIT#`` keys of their own."""

@@ -105,6 +105,9 @@ class Settings(BaseModel):
     webhook_loopback_http: bool = False
     """Let a webhook's URL be plain ``http://`` to a loopback host (tests, a local receiver of
     ``ragline serve``); never set on AWS, where only public ``https://`` URLs are accepted."""
+    source_loopback_http: bool = False
+    """Let a data source's URLs (a crawl's seeds) reach a loopback host (tests, a site served on this
+    machine); never set on AWS, where a source reaches public addresses only."""
     event_bus_name: str = ""
     """aws: the EventBridge bus document and usage events are put on (empty: no events). The
     embedded backend keeps an outbox under ``home`` and delivers webhooks in process."""

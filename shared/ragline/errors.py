@@ -129,6 +129,12 @@ class StepBusy(Conflict):
     code = "step_busy"
 
 
+class SyncInProgress(Conflict):
+    """A data source is being synced: the change that needs it idle was not made; retry after it."""
+
+    code = "sync_in_progress"
+
+
 class DocumentTooLarge(RaglineError):
     """The document exceeds the configured size limit."""
 
@@ -240,6 +246,13 @@ class DependencyFailed(RaglineError):
     """A dependency rejected a request Ragline built (a bug or a misconfiguration, not retryable)."""
 
     code = "dependency_failed"
+
+
+class CursorExpired(DependencyFailed):
+    """A data source no longer honours the sync's cursor (a delta token that expired): the sync starts
+    over with a full listing."""
+
+    code = "cursor_expired"
 
 
 class ConfigurationError(RaglineError):

@@ -14,6 +14,7 @@ import importlib.util
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
+from ragline import errors
 from ragline.backends import Backend, api_key_lookup, backend_for
 from ragline.environment import env_values
 
@@ -22,6 +23,8 @@ __all__ = ["Container", "api_key_lookup", "container", "release_connections", "w
 if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer imports only this module)
     from ragline.adapters.local_models.embedder import LocalOnnxEmbedder
     from ragline.config import Settings
+    from ragline.domain.generations import ReindexStep
+    from ragline.domain.sources import SourceRecord, SyncStep
     from ragline.ports import (
         ChatModel,
         DocumentRegistry,
@@ -32,6 +35,8 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
         OnceMarks,
         RateLimiter,
         Reranker,
+        Source,
+        SourceRegistry,
         StepQueue,
         TenantRegistry,
         TextRecognizer,
@@ -54,6 +59,8 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
     from ragline.services.reindex import ReindexService
     from ragline.services.retrieval import RetrievalService
     from ragline.services.search import SearchService
+    from ragline.services.source_sync import SourceSync
+    from ragline.services.sources import SourceService
     from ragline.services.tenancy import TenancyService
     from ragline.services.tenant_deletion import TenantDeletion
     from ragline.services.tenant_gate import TenantGate
@@ -511,7 +518,49 @@ class Container:
             return SqsStepQueue(self.settings.reindex_queue_url)
         from ragline.adapters.embedded.step_queue import ThreadStepQueue
 
-        return ThreadStepQueue(lambda step: self.reindex.run(step))  # noqa: PLW0108 (reindex needs this queue first)
+        return ThreadStepQueue(self.run_step)
+
+    def run_step(self, step: ReindexStep | SyncStep) -> None:
+        """A queued step in this process: a reindex's or a source sync's."""
+        from ragline.domain.generations import ReindexStep
+
+        if isinstance(step, ReindexStep):
+            self.reindex.run(step)
+        else:
+            self.source_sync.run(step)
+
+    @cached_property
+    def sources(self) -> SourceRegistry:
+        return self.backend.sources()
+
+    def connector(self, record: SourceRecord) -> Source:
+        """The connector of a data source, from its kind and settings."""
+        from ragline.adapters.sources.web import WebSource
+        from ragline.domain.source_settings import WebSettings
+
+        if record.kind == "web":
+            return WebSource(
+                WebSettings.model_validate(record.settings), allow_loopback=self.settings.source_loopback_http
+            )
+        raise errors.ConfigurationError(f"no connector for sources of kind {record.kind!r}", kind=record.kind)
+
+    @cached_property
+    def source_sync(self) -> SourceSync:
+        from ragline.services.source_sync import SourceSync
+
+        return SourceSync(
+            sources=self.sources,
+            connector=self.connector,
+            ingest=self.ingest,
+            documents=self.documents,
+            queue=self.step_queue,
+        )
+
+    @cached_property
+    def source_service(self) -> SourceService:
+        from ragline.services.sources import SourceService
+
+        return SourceService(registry=self.registry, sources=self.sources, queue=self.step_queue)
 
     @cached_property
     def tenancy(self) -> TenancyService:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from ragline.adapters.embedded.step_queue import RETRIED, RETRY_SECONDS, InlineStepQueue
 from ragline.config import Settings
 from ragline.domain.api import ReindexRequest
+from ragline.domain.generations import ReindexStep
 from ragline.services.authentication import Principal
 from ragline.wiring import Container
 
@@ -48,6 +49,7 @@ def run_reindex(
         echo(f"building generation {rebuild.generation} of {namespace} with {rebuild.embedding_model}")
         while (item := queue.take()) is not None:
             step, _ = item
+            assert isinstance(step, ReindexStep)  # only the rebuild's steps are queued here
             if step.kind == "retire":
                 echo(f"switched; dropping generation {step.generation} in {keep_old_for:g} s")
                 sleep(keep_old_for)

@@ -1,0 +1,1 @@
+"""Connectors: the places documents live, each a :class:`ragline.ports.Source`."""

@@ -1,0 +1,423 @@
+"""The web crawler: a website as a :class:`~ragline.ports.Source` (every crawl is a full listing).
+
+A crawl starts from the seeds and the sitemaps (those configured and those ``robots.txt`` names) and
+follows links breadth-first on the seeds' own hosts, within the depth and page limits and the
+include/exclude patterns, obeying ``robots.txt`` for :data:`~ragline.domain.source_settings.CRAWLER_NAME`
+(its ``Crawl-delay`` too, up to :data:`MAX_CRAWL_DELAY`). Each page is one item named by its URL:
+
+- **Only what changed is read.** A page whose sitemap ``lastmod`` is what the last crawl saw is not
+  requested at all; any other is asked with ``If-None-Match``/``If-Modified-Since`` from the last
+  crawl, and a ``304`` is the page as it was (its links remembered in the item's memo).
+- **One page, one item.** A redirect is followed as a link to its target (in scope only); a page whose
+  ``<link rel=canonical>`` names another URL yields to it; a page whose body is byte-identical to one
+  already named in this crawl is a duplicate and not named; ``noindex`` pages are followed, not named.
+- **What a crawl does not name is gone** (a removed page, one now excluded or disallowed): the sync
+  deletes it. A page that failed this time (5xx after retries, a timeout) is ``failed``, and whatever
+  the namespace held of it stays; so are a host's pages while its ``robots.txt`` cannot be read.
+- HTML, PDF and DOCX are items (parsed by the ingest pipeline); other content types are not.
+
+Every request goes through :func:`ragline.outbound.request`: public addresses only (loopback only when
+the deployment allows it: tests, a local server), bounded bytes and time, redirects never followed
+blindly. ``429`` and ``503`` with ``Retry-After`` are waited out within the step's time; past it the
+page ends early with ``retry_after`` and the cursor resumes at the URL that was refused.
+
+The cursor is the crawl's state: the queue of URLs still to visit and a digest of every URL queued in
+this crawl (zlib-compressed JSON).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import logging
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urlsplit
+from urllib.robotparser import RobotFileParser
+
+from ragline import errors, outbound
+from ragline.adapters.sources.web_pages import (
+    matches,
+    normalize_url,
+    origin_of,
+    page_links,
+    parse_sitemap,
+)
+from ragline.domain.source_settings import CRAWLER_AGENT, CRAWLER_NAME, WebSettings
+from ragline.domain.sources import (
+    EVERYONE,
+    MAX_CURSOR_BYTES,
+    MAX_MEMO_BYTES,
+    Change,
+    ChangePage,
+    ItemAccess,
+    SourceItem,
+)
+from ragline.ports import KnownItems
+
+_log = logging.getLogger(__name__)
+Fetch = Callable[..., outbound.Response]
+PAGE_CHANGES = 50
+"""Items named per page (one page is applied, then the cursor moves)."""
+PAGE_VISITS = 150
+"""Requests per page at most (redirects, missing pages and robots files name nothing)."""
+REQUEST_SECONDS = 10.0
+MAX_ATTEMPTS = 3
+MAX_WAIT = 10.0
+"""The longest ``Retry-After`` (or backoff) waited out inside a step; longer ends the page."""
+MAX_CRAWL_DELAY = 5.0
+MAX_SITEMAPS = 20
+ROBOTS_BYTES = 512 * 1024
+SITEMAP_BYTES = 10 * 1024 * 1024
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_TYPES = {
+    "text/html": "page.html",
+    "application/xhtml+xml": "page.html",
+    "application/pdf": "document.pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "document.docx",
+}
+_EXTENSIONS = {".pdf": "document.pdf", ".docx": "document.docx", ".html": "page.html", ".htm": "page.html"}
+
+
+def _digest(url: str) -> str:
+    return hashlib.blake2b(url.encode(), digest_size=8).hexdigest()
+
+
+@dataclass
+class _Crawl:
+    """The cursor: URLs to visit (``url, depth, lastmod``), every URL queued so far (digests), the
+    items named, and content digests already named (duplicates)."""
+
+    queue: list[list[Any]] = field(default_factory=list)
+    queued: set[str] = field(default_factory=set)
+    named: int = 0
+    bodies: dict[str, str] = field(default_factory=dict)
+
+    def push(self, url: str, depth: int, lastmod: str = "", *, front: bool = False) -> bool:
+        key = _digest(url)
+        if key in self.queued and not front:
+            return False
+        self.queued.add(key)
+        (self.queue.insert(0, [url, depth, lastmod]) if front else self.queue.append([url, depth, lastmod]))
+        return True
+
+    def encode(self) -> str:
+        raw = json.dumps(
+            {"q": self.queue, "s": sorted(self.queued), "n": self.named, "b": self.bodies},
+            separators=(",", ":"),
+        ).encode()
+        text = "z1:" + base64.b64encode(zlib.compress(raw, 6)).decode()
+        if len(text) > MAX_CURSOR_BYTES:
+            raise errors.DependencyFailed(
+                "the crawl's state outgrew its cursor: lower maxPages", bytes=len(text)
+            )
+        return text
+
+    @classmethod
+    def decode(cls, cursor: str) -> _Crawl:
+        if not cursor.startswith("z1:"):
+            raise errors.CursorExpired("not a crawl cursor")
+        try:
+            value = json.loads(
+                zlib.decompressobj().decompress(base64.b64decode(cursor[3:]), 8 * MAX_CURSOR_BYTES)
+            )
+            return cls(
+                queue=[[str(u), int(d), str(m)] for u, d, m in value["q"]],
+                queued=set(value["s"]),
+                named=int(value["n"]),
+                bodies={str(k): str(v) for k, v in value["b"].items()},
+            )
+        except (ValueError, KeyError, TypeError, zlib.error) as exc:
+            raise errors.CursorExpired("the crawl cursor is unreadable") from exc
+
+
+class _Throttled(Exception):
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+
+class WebSource:
+    def __init__(
+        self,
+        settings: WebSettings,
+        *,
+        allow_loopback: bool = False,
+        fetch: Fetch = outbound.request,
+        sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._s = settings
+        self._scope = frozenset(origin_of(u) for u in (normalize_url(s) for s in settings.seeds) if u)
+        self._allow_loopback = allow_loopback
+        self._fetch = fetch
+        self._sleep = sleep
+        self._monotonic = monotonic
+        self._robots: dict[str, RobotFileParser | None] = {}
+        self._last_request: dict[str, float] = {}
+
+    # -- the port ---------------------------------------------------------------------------------
+    def changes(self, cursor: str | None, known: KnownItems, *, until: float) -> ChangePage:
+        crawl = _Crawl.decode(cursor) if cursor else self._start(until)
+        changes: list[Change] = []
+        visits = 0
+        retry_after = 0.0
+        while crawl.queue and len(changes) < PAGE_CHANGES and visits < PAGE_VISITS:
+            if self._monotonic() >= until:
+                break
+            url, depth, lastmod = crawl.queue.pop(0)
+            if known.seen(url) or any(c.item_id == url for c in changes):
+                continue
+            if crawl.named >= self._s.max_pages:
+                crawl.queue.clear()
+                break
+            try:
+                change, visited = self._visit(crawl, url, depth, lastmod, known, until)
+            except _Throttled as wait:
+                crawl.push(url, depth, lastmod, front=True)
+                retry_after = wait.seconds
+                break
+            visits += visited
+            if change is not None:
+                changes.append(change)
+                crawl.named += change.kind in ("upsert", "keep", "failed")
+        done = not crawl.queue
+        return ChangePage(
+            changes, "" if done else crawl.encode(), done=done, full=True, retry_after=retry_after
+        )
+
+    def fetch(self, item: SourceItem) -> bytes:
+        response = self._get(item.id, {}, self._monotonic() + REQUEST_SECONDS * MAX_ATTEMPTS)
+        if response.status in (404, 410):
+            raise errors.NotFound(f"{item.id} is gone", url=item.id)
+        if response.status != 200:
+            raise errors.DependencyFailed(f"{item.id} answered {response.status}", url=item.id)
+        return response.body
+
+    def permissions(self, item: SourceItem) -> ItemAccess:
+        return EVERYONE  # a crawled page is public: everyone in the namespace may read it
+
+    # -- a crawl ----------------------------------------------------------------------------------
+    def _start(self, until: float) -> _Crawl:
+        crawl = _Crawl()
+        sitemaps = [u for u in (normalize_url(s) for s in self._s.sitemaps) if u]
+        for origin in sorted(self._scope):
+            robots = self._robots_for(origin, until)
+            for declared in (robots.site_maps() or []) if robots else []:
+                url = normalize_url(declared)
+                if url and origin_of(url) in self._scope:
+                    sitemaps.append(url)
+        for seed in self._s.seeds:
+            url = normalize_url(seed)
+            if url:
+                crawl.push(url, 0)
+        read = 0
+        pending = list(dict.fromkeys(sitemaps))
+        while pending and read < MAX_SITEMAPS and self._monotonic() < until:
+            sitemap_url = pending.pop(0)
+            read += 1
+            try:
+                response = self._get(sitemap_url, {}, until, max_bytes=SITEMAP_BYTES)
+            except (errors.RaglineError, _Throttled):
+                _log.info("sitemap unreadable", extra={"url": sitemap_url})
+                continue
+            if response.status != 200:
+                continue
+            found = parse_sitemap(response.body, limit=2 * self._s.max_pages)
+            pending.extend(u for u in found.sitemaps if origin_of(u) in self._scope)
+            for loc, lastmod in found.pages:
+                if self._in_scope(loc):
+                    crawl.push(loc, 0, lastmod)
+        return crawl
+
+    def _in_scope(self, url: str) -> bool:
+        if origin_of(url) not in self._scope:
+            return False
+        if self._s.include and not matches(self._s.include, url):
+            return False
+        return not matches(self._s.exclude, url)
+
+    def _visit(
+        self, crawl: _Crawl, url: str, depth: int, lastmod: str, known: KnownItems, until: float
+    ) -> tuple[Change | None, int]:
+        """The change ``url`` makes (None: it names nothing) and the requests it took."""
+        if not self._in_scope(url):
+            return None, 0
+        robots = self._robots_for(origin_of(url), until)
+        before = known.get(url)
+        if robots is None:  # robots.txt unreadable: touch nothing of this host
+            return (Change("keep", url) if before is not None else None), 0
+        if not robots.can_fetch(CRAWLER_NAME, url):
+            return None, 0
+        memo: dict[str, Any] = _memo(before.memo) if before is not None and before.state == "ok" else {}
+        if lastmod and memo.get("lastmod") == lastmod and before is not None and before.version:
+            return self._unchanged(crawl, url, depth, before.version, memo), 0
+        headers = {}
+        if memo.get("etag"):
+            headers["if-none-match"] = str(memo["etag"])
+        if memo.get("modified"):
+            headers["if-modified-since"] = str(memo["modified"])
+        self._pace(origin_of(url), robots)
+        try:
+            response = self._get(url, headers, until, max_bytes=self._s.max_page_bytes)
+        except errors.RaglineError as exc:
+            return Change("failed", url, error=exc.message), 1
+        if response.status == 304 and before is not None and before.version:
+            return self._unchanged(crawl, url, depth, before.version, {**memo, "lastmod": lastmod}), 1
+        if response.status in _REDIRECTS:
+            target = normalize_url(response.headers.get("location", ""), url)
+            if target and self._in_scope(target):
+                crawl.push(target, depth, "")
+            return None, 1
+        if response.status != 200:
+            if response.status >= 500:
+                return Change("failed", url, error=f"the page answered {response.status}"), 1
+            return None, 1  # 404, 410, 401, 403…: not a page of this crawl (gone if it was)
+        filename = _filename(url, response.headers.get("content-type", ""))
+        if filename is None:
+            return None, 1
+        links: list[str] = []
+        if filename == "page.html":
+            found = page_links(response.body, url)
+            if not found.nofollow and depth < self._s.max_depth:
+                links = [u for u in found.links if self._in_scope(u)]
+            for link in links:
+                crawl.push(link, depth + 1)
+            canonical = found.canonical
+            if canonical and canonical != url and self._in_scope(canonical):
+                crawl.push(canonical, depth)
+                return None, 1
+            if found.noindex:
+                return None, 1
+        version = hashlib.sha256(response.body).hexdigest()[:32]
+        if not self._first_with(crawl, version, url):
+            return None, 1
+        memo = {
+            "etag": response.headers.get("etag", "")[:200],
+            "modified": response.headers.get("last-modified", "")[:100],
+            "lastmod": lastmod,
+            "links": links,
+        }
+        item = SourceItem(
+            id=url, name=url, filename=filename, version=version, access=EVERYONE, content=response.body,
+            memo=_memo_text(memo),
+        )  # fmt: skip
+        return Change("upsert", url, item), 1
+
+    def _unchanged(
+        self, crawl: _Crawl, url: str, depth: int, version: str, memo: dict[str, Any]
+    ) -> Change | None:
+        """The page as the last crawl read it: its links followed from the memo."""
+        if depth < self._s.max_depth:
+            for link in memo.get("links", []):
+                if isinstance(link, str) and self._in_scope(link):
+                    crawl.push(link, depth + 1)
+        if not self._first_with(crawl, version, url):
+            return None
+        item = SourceItem(
+            id=url, name=url, filename=str(memo.get("filename", "page.html")), version=version,
+            access=EVERYONE, memo=_memo_text(memo),
+        )  # fmt: skip
+        return Change("upsert", url, item)
+
+    @staticmethod
+    def _first_with(crawl: _Crawl, version: str, url: str) -> bool:
+        """Whether ``url`` is the first page of this crawl with this body (else a duplicate)."""
+        first = crawl.bodies.setdefault(version[:16], url)
+        return first == url
+
+    # -- requests ---------------------------------------------------------------------------------
+    def _robots_for(self, origin: str, until: float) -> RobotFileParser | None:
+        """``origin``'s rules, read once per listing call (None: unreadable, so nothing is decided)."""
+        if origin in self._robots:
+            return self._robots[origin]
+        parser: RobotFileParser | None = RobotFileParser()
+        try:
+            response = self._get(f"{origin}/robots.txt", {}, until, max_bytes=ROBOTS_BYTES)
+        except (errors.RaglineError, _Throttled):
+            parser = None
+        else:
+            assert parser is not None
+            if response.status >= 500:
+                parser = None
+            elif response.status >= 400:
+                parser.parse([])  # no robots.txt: everything is allowed
+            else:
+                parser.parse(response.body.decode("utf-8", "replace").splitlines())
+        self._robots[origin] = parser
+        return parser
+
+    def _pace(self, origin: str, robots: RobotFileParser) -> None:
+        delay = robots.crawl_delay(CRAWLER_NAME)
+        if not delay:
+            return
+        wait = self._last_request.get(origin, 0.0) + min(float(delay), MAX_CRAWL_DELAY) - self._monotonic()
+        if wait > 0:
+            self._sleep(wait)
+
+    def _get(
+        self, url: str, headers: dict[str, str], until: float, *, max_bytes: int = outbound.MAX_RESPONSE_BYTES
+    ) -> outbound.Response:
+        """GET with retries: ``429``/``503`` wait ``Retry-After`` (else a backoff), other ``5xx`` back
+        off; a wait past ``until`` or :data:`MAX_WAIT` raises :class:`_Throttled`."""
+        response: outbound.Response | None = None
+        for attempt in range(MAX_ATTEMPTS):
+            timeout = max(1.0, min(REQUEST_SECONDS, until - self._monotonic()))
+            self._last_request[origin_of(url)] = self._monotonic()
+            response = self._fetch(
+                "GET", url, headers={"user-agent": CRAWLER_AGENT, **headers}, timeout=timeout,
+                max_bytes=max_bytes, allow_loopback=self._allow_loopback,
+            )  # fmt: skip
+            if response.status < 500 and response.status != 429:
+                return response
+            wait = _retry_after(response.headers.get("retry-after", ""), default=0.5 * 2**attempt)
+            if response.status in (429, 503) and (wait > MAX_WAIT or self._monotonic() + wait >= until):
+                raise _Throttled(wait)
+            if attempt + 1 < MAX_ATTEMPTS:
+                self._sleep(min(wait, MAX_WAIT))
+        assert response is not None
+        if response.status == 429:
+            raise _Throttled(_retry_after(response.headers.get("retry-after", ""), default=MAX_WAIT))
+        return response
+
+
+def _retry_after(value: str, *, default: float) -> float:
+    value = value.strip()
+    if not value:
+        return default
+    if value.isdigit():
+        return float(min(int(value), 86_400))
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return default
+
+
+def _filename(url: str, content_type: str) -> str | None:
+    kind = content_type.split(";", 1)[0].strip().lower()
+    if kind in _TYPES:
+        return _TYPES[kind]
+    if kind in ("", "application/octet-stream"):
+        path = urlsplit(url).path.lower()
+        return next((name for ext, name in _EXTENSIONS.items() if path.endswith(ext)), None)
+    return None
+
+
+def _memo(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _memo_text(memo: dict[str, Any]) -> str:
+    text = json.dumps(memo, separators=(",", ":"))
+    while len(text) > MAX_MEMO_BYTES and memo.get("links"):
+        memo = {**memo, "links": memo["links"][: len(memo["links"]) // 2]}
+        text = json.dumps(memo, separators=(",", ":"))
+    return text
