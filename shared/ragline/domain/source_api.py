@@ -74,11 +74,20 @@ class SourceView(ApiModel):
         else:
             status = "syncing" if r.lease_token and r.lease_until > now else "waiting"
         return cls(
-            source_id=r.source_id, kind=r.kind, name=r.name, settings=r.settings,
-            every_minutes=r.every_minutes, status=status, run=r.run, counts=SyncCountsView(**r.counts._asdict()), last_error=r.last_error,
-            started_at=_iso(r.started_at), finished_at=_iso(r.finished_at), next_run_at=_iso(r.next_run_at),
+            source_id=r.source_id,
+            kind=r.kind,
+            name=r.name,
+            settings=r.settings,
+            every_minutes=r.every_minutes,
+            status=status,
+            run=r.run,
+            counts=SyncCountsView(**r.counts._asdict()),
+            last_error=r.last_error,
+            started_at=_iso(r.started_at),
+            finished_at=_iso(r.finished_at),
+            next_run_at=_iso(r.next_run_at),
             created_at=r.created_at.isoformat(),
-        )  # fmt: skip
+        )
 
 
 class SourceList(ApiModel):

@@ -157,6 +157,7 @@ class WebSource:
         self._fetch = fetch
         self._sleep = sleep
         self._monotonic = monotonic
+        self.page_changes = PAGE_CHANGES
         self._robots: dict[str, RobotFileParser | None] = {}
         self._last_request: dict[str, float] = {}
 
@@ -166,7 +167,7 @@ class WebSource:
         changes: list[Change] = []
         visits = 0
         retry_after = 0.0
-        while crawl.queue and len(changes) < PAGE_CHANGES and visits < PAGE_VISITS:
+        while crawl.queue and len(changes) < self.page_changes and visits < PAGE_VISITS:
             if self._monotonic() >= until:
                 break
             url, depth, lastmod = crawl.queue.pop(0)
