@@ -57,9 +57,53 @@ class WebSettings(BaseModel):
         return frozenset(_origin(u) for u in self.seeds)
 
 
+SPACE_KEY = r"^[A-Za-z0-9~][A-Za-z0-9_~-]{0,254}$"
+
+
+class ConfluenceSettings(BaseModel):
+    """Confluence Cloud: the pages of the named spaces (all spaces the credentials can read, when
+    none is named). Credentials (``email`` and ``apiToken``) are the source's secret, never settings."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+    site_url: str
+    """``https://<site>.atlassian.net`` (the site's base URL, without ``/wiki``)."""
+    spaces: list[Annotated[str, Field(pattern=SPACE_KEY)]] = Field(default_factory=list, max_length=50)
+    max_pages: int = Field(default=50_000, ge=1, le=1_000_000)
+
+    @field_validator("site_url")
+    @classmethod
+    def _site(cls, value: str) -> str:
+        return _check_url(value).rstrip("/")
+
+
+class GraphSettings(BaseModel):
+    """SharePoint Online or OneDrive through Microsoft Graph: one drive (a document library), or one
+    folder of it. Credentials (an app registration's ``clientId`` and ``clientSecret``) are the
+    source's secret; ``tenant`` is the Microsoft Entra tenant (id or domain) they belong to."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+    tenant: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9.-]+$")
+    drive_id: str = Field(min_length=1, max_length=500, pattern=r"^[A-Za-z0-9!_.:-]+$")
+    folder: str = Field(default="", max_length=1000)
+    """A folder path in the drive (``/Policies/HR``): only items below it; ``""``: the whole drive."""
+    graph_url: str = "https://graph.microsoft.com/v1.0"
+    login_url: str = "https://login.microsoftonline.com"
+
+    @field_validator("graph_url", "login_url")
+    @classmethod
+    def _endpoint(cls, value: str) -> str:
+        return _check_url(value).rstrip("/")
+
+
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{(parts.hostname or '').lower()}{f':{parts.port}' if parts.port else ''}"
 
 
-SETTINGS_BY_KIND: dict[str, type[BaseModel]] = {"web": WebSettings}
+SETTINGS_BY_KIND: dict[str, type[BaseModel]] = {
+    "web": WebSettings,
+    "confluence": ConfluenceSettings,
+    "graph": GraphSettings,
+}

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
-SourceKind = Literal["web"]
-SOURCE_KINDS: tuple[SourceKind, ...] = ("web",)
+SourceKind = Literal["web", "confluence", "graph"]
+SOURCE_KINDS: tuple[SourceKind, ...] = ("web", "confluence", "graph")
 MAX_SOURCES_PER_NAMESPACE = 20
 MAX_CURSOR_BYTES = 200_000
 """A cursor is stored with its source (a DynamoDB item holds 400 KB): a connector keeps its cursor
