@@ -71,7 +71,9 @@ class SourceContract:
         h.close()
 
     # -- the listing --------------------------------------------------------------------------
-    def test_a_full_listing_names_every_readable_item_once_over_several_pages(self, world: SourceWorld) -> None:
+    def test_a_full_listing_names_every_readable_item_once_over_several_pages(
+        self, world: SourceWorld
+    ) -> None:
         seed(world)
         pages = list(pages_of(world.source(), MemoryKnown()))
         assert len(pages) >= 3

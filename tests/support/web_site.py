@@ -60,7 +60,9 @@ class Site:
             if old is not None and old.body == data and old.content_type == content_type:
                 return
             self._clock += 60
-            self.pages[path] = Page(data, content_type, self._clock, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._clock)))
+            self.pages[path] = Page(
+                data, content_type, self._clock, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._clock))
+            )
 
     def drop(self, path: str) -> None:
         with self._lock:
@@ -101,10 +103,10 @@ class Site:
 class _Handler(BaseHTTPRequestHandler):
     site: Site
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         site = self.site
         path = self.path
         site.requests[path] += 1
@@ -125,11 +127,16 @@ class _Handler(BaseHTTPRequestHandler):
         if page is None:
             return self._send(404, b"not found", {"content-type": "text/plain"})
         modified = formatdate(page.modified, usegmt=True)
-        if self.headers.get("if-none-match") == page.etag or self.headers.get("if-modified-since") == modified:
+        if (
+            self.headers.get("if-none-match") == page.etag
+            or self.headers.get("if-modified-since") == modified
+        ):
             site.conditional[path] += 1
             return self._send(304, b"", {"etag": page.etag, "last-modified": modified})
         site.bodies[path] += 1
-        self._send(200, page.body, {"content-type": page.content_type, "etag": page.etag, "last-modified": modified})
+        self._send(
+            200, page.body, {"content-type": page.content_type, "etag": page.etag, "last-modified": modified}
+        )
 
     def _send(self, status: int, body: bytes, headers: dict[str, str]) -> None:
         self.send_response(status)
@@ -164,11 +171,11 @@ class WebWorld:
         return {"seeds": [f"{self.site.url}/"], "maxDepth": 2}
 
     def source(self) -> WebSource:
-        import ragline.adapters.sources.web as web
+        from ragline.adapters.sources import web
 
         source = WebSource(WebSettings.model_validate(self.settings()), allow_loopback=True)
         source.page_changes = self.page_changes  # small pages: a listing of a few items takes several
-        assert web.PAGE_CHANGES >= self.page_changes
+        assert self.page_changes <= web.PAGE_CHANGES
         return source
 
     def _index(self) -> None:

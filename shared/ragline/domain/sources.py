@@ -34,7 +34,10 @@ SYNC_MARK = "ragline_sync"
 """The key of a sync step's queue message (a reindex step's is another; S3 notifications have none)."""
 
 Phase = Literal["idle", "listing", "sweeping"]
-ItemState = Literal["ok", "failed", "skipped"]
+ItemState = Literal["ok", "failed", "skipped", "unreadable"]
+"""``ok``: served; ``failed``: a transient failure, tried again next sync; ``skipped``: named but not a
+document (:class:`Change` ``skip``); ``unreadable``: this version cannot be parsed (tried again when
+its version changes)."""
 
 
 class ItemAccess(NamedTuple):
@@ -87,7 +90,7 @@ class SourceItem:
     """What the connector wants back for this item on the next sync (validators, links)."""
 
 
-ChangeKind = Literal["upsert", "delete", "keep", "failed"]
+ChangeKind = Literal["upsert", "delete", "keep", "failed", "skip"]
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,10 @@ class Change:
     namespace holds); ``delete``: gone or out of scope; ``keep``: present, not read this time (a
     source that could not be asked, a page behind a redirect loop) — whatever the namespace holds of
     it stays; ``failed``: this item alone could not be listed (``error`` says why): it stays as it was
-    and is tried again next sync."""
+    and is tried again next sync; ``skip``: named but not a document of its own (a page that stands
+    for another: a duplicate, a canonical URL's copy, ``noindex``) — remembered with its version and
+    memo so the next listing can ask only whether it changed, and whatever the namespace held of it
+    is deleted."""
 
     kind: ChangeKind
     item_id: str

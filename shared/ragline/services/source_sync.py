@@ -267,6 +267,10 @@ class SourceSync:
             return ("failed" if change.kind == "failed" else "unchanged"), kept
         item = change.item
         assert item is not None
+        if change.kind == "skip":
+            deleted = self._remove(scope, document_id)
+            row = KnownItem(change.item_id, document_id, item.version, "", seen, "skipped", item.memo, "")
+            return ("deleted" if deleted else "unchanged"), row
         try:
             access = item.access if item.access is not None else source.permissions(item)
         except errors.RaglineError as exc:
@@ -274,10 +278,12 @@ class SourceSync:
         if not access.readable:
             return ("deleted" if self._remove(scope, document_id) else "unchanged"), None
         row = KnownItem(change.item_id, document_id, item.version, access.key(), seen, "ok", item.memo, "")
-        if before is not None and before.version == item.version and before.state in ("ok", "skipped"):
-            if before.access_key == access.key() or before.state == "skipped":
-                return "unchanged", row._replace(state=before.state, error=before.error)
-            if self._relabel(scope, document_id, access):
+        if before is not None and before.version == item.version:
+            if before.state == "unreadable":  # this version cannot be parsed: it waits for another
+                return "unchanged", row._replace(state="unreadable", error=before.error)
+            if before.state == "ok" and before.access_key == access.key():
+                return "unchanged", row
+            if before.state == "ok" and self._relabel(scope, document_id, access):
                 return "relabelled", row
         try:
             data = item.content if item.content is not None else source.fetch(item)
@@ -292,7 +298,7 @@ class SourceSync:
                 metadata=metadata,
             )  # fmt: skip
         except DOCUMENT_ERRORS as exc:  # the content itself: tried again when its version changes
-            return "failed", row._replace(state="skipped", error=exc.message[:500])
+            return "failed", row._replace(state="unreadable", error=exc.message[:500])
         except (errors.Superseded, errors.DocumentBusy) as exc:  # another write of it is in flight
             return "failed", self._failed_item(before, change.item_id, document_id, seen, exc)
         return "indexed", row

@@ -75,6 +75,8 @@ MAX_SITEMAPS = 20
 ROBOTS_BYTES = 512 * 1024
 SITEMAP_BYTES = 10 * 1024 * 1024
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_REMEMBERED = frozenset({"ok", "skipped", "unreadable"})
+"""Inventory states whose memo a crawl trusts (a failed page is asked afresh)."""
 _TYPES = {
     "text/html": "page.html",
     "application/xhtml+xml": "page.html",
@@ -185,7 +187,7 @@ class WebSource:
             visits += visited
             if change is not None:
                 changes.append(change)
-                crawl.named += change.kind in ("upsert", "keep", "failed")
+                crawl.named += change.kind in ("upsert", "keep", "failed", "skip")
         done = not crawl.queue
         return ChangePage(
             changes, "" if done else crawl.encode(), done=done, full=True, retry_after=retry_after
@@ -254,7 +256,9 @@ class WebSource:
             return (Change("keep", url) if before is not None else None), 0
         if not robots.can_fetch(CRAWLER_NAME, url):
             return None, 0
-        memo: dict[str, Any] = _memo(before.memo) if before is not None and before.state == "ok" else {}
+        memo: dict[str, Any] = (
+            _memo(before.memo) if before is not None and before.state in _REMEMBERED else {}
+        )
         if lastmod and memo.get("lastmod") == lastmod and before is not None and before.version:
             return self._unchanged(crawl, url, depth, before.version, memo), 0
         headers = {}
@@ -281,49 +285,49 @@ class WebSource:
         filename = _filename(url, response.headers.get("content-type", ""))
         if filename is None:
             return None, 1
-        links: list[str] = []
-        if filename == "page.html":
-            found = page_links(response.body, url)
-            if not found.nofollow and depth < self._s.max_depth:
-                links = [u for u in found.links if self._in_scope(u)]
-            for link in links:
-                crawl.push(link, depth + 1)
-            canonical = found.canonical
-            if canonical and canonical != url and self._in_scope(canonical):
-                crawl.push(canonical, depth)
-                return None, 1
-            if found.noindex:
-                return None, 1
-        version = hashlib.sha256(response.body).hexdigest()[:32]
-        if not self._first_with(crawl, version, url):
-            return None, 1
         memo = {
             "etag": response.headers.get("etag", "")[:200],
             "modified": response.headers.get("last-modified", "")[:100],
             "lastmod": lastmod,
-            "links": links,
+            "filename": filename,
         }
-        item = SourceItem(
-            id=url, name=url, filename=filename, version=version, access=EVERYONE, content=response.body,
-            memo=_memo_text(memo),
-        )  # fmt: skip
-        return Change("upsert", url, item), 1
+        if filename == "page.html":
+            found = page_links(response.body, url)
+            links = [u for u in found.links if self._in_scope(u)] if not found.nofollow else []
+            canonical = found.canonical
+            memo["links"] = links
+            memo["noindex"] = found.noindex
+            if canonical and canonical != url and self._in_scope(canonical):
+                memo["canonical"] = canonical
+        version = hashlib.sha256(response.body).hexdigest()[:32]
+        return self._named(crawl, url, depth, version, memo, response.body), 1
 
-    def _unchanged(
-        self, crawl: _Crawl, url: str, depth: int, version: str, memo: dict[str, Any]
-    ) -> Change | None:
-        """The page as the last crawl read it: its links followed from the memo."""
+    def _unchanged(self, crawl: _Crawl, url: str, depth: int, version: str, memo: dict[str, Any]) -> Change:
+        """The page as the last crawl read it (its links, canonical and directives from the memo)."""
+        return self._named(crawl, url, depth, version, memo, None)
+
+    def _named(
+        self, crawl: _Crawl, url: str, depth: int, version: str, memo: dict[str, Any], body: bytes | None
+    ) -> Change:
+        """What a page read (``body``) or known unchanged (``None``) names: its links are queued; it is
+        an item unless it stands for another page (canonical elsewhere, ``noindex``, a duplicate)."""
         if depth < self._s.max_depth:
             for link in memo.get("links", []):
                 if isinstance(link, str) and self._in_scope(link):
                     crawl.push(link, depth + 1)
-        if not self._first_with(crawl, version, url):
-            return None
+        canonical = memo.get("canonical")
+        if isinstance(canonical, str):
+            crawl.push(canonical, depth)
+        alias = (
+            isinstance(canonical, str)
+            or bool(memo.get("noindex"))
+            or not self._first_with(crawl, version, url)
+        )
         item = SourceItem(
             id=url, name=url, filename=str(memo.get("filename", "page.html")), version=version,
-            access=EVERYONE, memo=_memo_text(memo),
+            access=EVERYONE, content=body, memo=_memo_text(memo),
         )  # fmt: skip
-        return Change("upsert", url, item)
+        return Change("skip" if alias else "upsert", url, item)
 
     @staticmethod
     def _first_with(crawl: _Crawl, version: str, url: str) -> bool:

@@ -1,0 +1,125 @@
+"""The crawler on a site of 220 pages: sitemap, robots.txt exclusions, redirects, duplicates, a canonical
+page, a removed page — and a second crawl that asks only for what changed (requests counted)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragline.domain.source_settings import CRAWLER_NAME
+from ragline.domain.sources import EVERYONE, ItemAccess
+from tests.support.source_world import SyncHarness
+from tests.support.web_site import Site, html
+
+pytestmark = pytest.mark.integration
+
+PAGES = 220
+
+
+class SiteWorld:
+    """A :class:`~tests.support.source_world.SourceWorld` over a hand-built site (only what the
+    harness reads: kind, source, expected)."""
+
+    kind = "web"
+
+    def __init__(self, site: Site, settings: dict[str, Any]) -> None:
+        self.site = site
+        self._settings = settings
+        self.items: dict[str, str] = {}
+
+    def source(self) -> Any:
+        from ragline.adapters.sources.web import WebSource
+        from ragline.domain.source_settings import WebSettings
+
+        return WebSource(WebSettings.model_validate(self._settings), allow_loopback=True)
+
+    def expected(self) -> dict[str, tuple[str, ItemAccess]]:
+        return {f"{self.site.url}{p}": (t, EVERYONE) for p, t in self.items.items()}
+
+
+def build(site: Site) -> dict[str, str]:
+    """The site; returns path → a word only that page holds, for every page a crawl must name."""
+    items: dict[str, str] = {}
+    for i in range(PAGES):
+        links = [f"/docs/p{(i + 1) % PAGES}.html", f"/docs/p{(i * 7) % PAGES}.html", "/private/secret.html"]
+        links += [f"/old/p{i}", f"/docs/p{i}.html?ref=nav"] if i % 50 == 0 else []
+        site.put(f"/docs/p{i}.html", html(f"page {i}", f"unique{i} handbook text", links))
+        items[f"/docs/p{i}.html"] = f"unique{i}"
+        site.redirects[f"/old/p{i}"] = f"/docs/p{i}.html"
+    site.put("/", html("home", "welcome home", ["/docs/p0.html", "/print/p7.html", "/docs/p8-amp.html"]))
+    items["/"] = "welcome"
+    site.put("/print/p7.html", site.pages["/docs/p7.html"].body)  # the same bytes: a duplicate
+    canonical = f'<link rel="canonical" href="{site.url}/docs/p8.html">'
+    site.put("/docs/p8-amp.html", html("page 8", "unique8 handbook text amp", [], canonical))
+    site.put("/private/secret.html", html("secret", "secretword"))
+    site.robots = f"User-agent: *\nDisallow: /nothing\n\nUser-agent: {CRAWLER_NAME}\nDisallow: /private/\n"
+    site.sitemap = True
+    return items
+
+
+@pytest.fixture
+def crawl(tmp_path: Path) -> Iterator[tuple[Site, SiteWorld, SyncHarness]]:
+    site = Site()
+    settings = {"seeds": [f"{site.url}/"], "maxPages": 1000, "maxDepth": 10}
+    world = SiteWorld(site, settings)
+    world.items = build(site)
+    harness = SyncHarness(tmp_path, world, settings)  # type: ignore[arg-type]
+    yield site, world, harness
+    harness.close()
+    site.close()
+
+
+def test_a_crawl_names_each_page_once_and_obeys_robots(crawl: tuple[Site, SiteWorld, SyncHarness]) -> None:
+    site, world, harness = crawl
+    assert harness.run()[-1] == "done"
+    held = harness.held()
+    assert set(held) == set(world.expected())  # no redirect, duplicate, canonical copy or private page
+    assert len(held) == PAGES + 1
+    for path, word in world.items.items():
+        assert word in held[f"{site.url}{path}"].text
+    assert site.requests["/private/secret.html"] == 0  # disallowed for RaglineBot, never asked
+    assert all(CRAWLER_NAME in agent for agent in site.agents)
+
+
+def test_a_second_crawl_asks_only_for_what_changed(crawl: tuple[Site, SiteWorld, SyncHarness]) -> None:
+    site, world, harness = crawl
+    harness.run()
+    first = site.total()
+    site.reset_counts()
+    for i in (3, 4, 5):
+        site.put(f"/docs/p{i}.html", html(f"page {i}", f"changed{i} handbook text", [f"/docs/p{i + 1}.html"]))
+        world.items[f"/docs/p{i}.html"] = f"changed{i}"
+    site.drop("/docs/p10.html")
+    world.items.pop("/docs/p10.html")
+
+    harness.run()
+
+    assert set(harness.held()) == set(world.expected())  # the removed page is gone
+    assert "changed4" in harness.held()[f"{site.url}/docs/p4.html"].text
+    assert dict(site.bodies) == {"/docs/p3.html": 1, "/docs/p4.html": 1, "/docs/p5.html": 1}
+    second = site.total()
+    assert second < first / 10, (first, second)  # robots, sitemap, the changed and the removed page
+    counts = harness.state().counts
+    assert (counts.indexed, counts.deleted) == (3, 1)
+
+
+def test_without_a_sitemap_the_second_crawl_is_conditional(
+    crawl: tuple[Site, SiteWorld, SyncHarness],
+) -> None:
+    site, world, harness = crawl
+    site.sitemap = False
+    harness.run()
+    site.reset_counts()
+    site.put("/docs/p3.html", html("page 3", "changed3 handbook text", ["/docs/p4.html"]))
+    world.items["/docs/p3.html"] = "changed3"
+    harness.run()
+    held = harness.held()
+    copies = {f"{site.url}/docs/p7.html", f"{site.url}/print/p7.html"}
+    assert len(copies & set(held)) == 1  # the copy reached first stands for both (no sitemap orders them)
+    assert set(held) - copies == set(world.expected()) - copies
+    assert {p for p, n in site.bodies.items() if n} == {"/docs/p3.html"}
+    # every other page answered 304: duplicates and the canonical copy too (remembered, not items)
+    assert sum(site.conditional.values()) == len(site.pages) - 1 - 1  # less the changed and the private one
