@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from ragline import errors
-from ragline.domain.sources import ChangePage, ItemAccess
+from ragline.domain.sources import ChangePage, ItemAccess, SyncStep
 from ragline.ports import Source
 from tests.support.source_world import MemoryKnown, SourceWorld, SyncHarness, mismatches, pages_of
 
@@ -169,6 +169,116 @@ class SourceContract:
             harness.run()
             assert mismatches(harness) == [], cut
             harness.world.put(f"k{5 + cut}", f"item{5 + cut} round{cut}")
+
+
+class SkipPage:
+    """A deliberately broken connector: every cursor it hands out skips the page after it (the bug a
+    history test must catch: changes lost between two pages)."""
+
+    def __init__(self, inner: Source) -> None:
+        self._inner = inner
+
+    def changes(self, cursor: str | None, known: Any, *, until: float) -> ChangePage:
+        page = self._inner.changes(cursor, known, until=until)
+        if page.done:
+            return page
+        skipped = self._inner.changes(page.cursor, known, until=until)
+        return ChangePage(page.changes, skipped.cursor, done=skipped.done, full=page.full)
+
+    def fetch(self, item: Any) -> bytes:
+        return self._inner.fetch(item)
+
+    def permissions(self, item: Any) -> ItemAccess:
+        return self._inner.permissions(item)
+
+
+OPS = ("put", "change", "remove", "sync", "cut", "copy")
+
+
+def play(harness: SyncHarness, ops: list[tuple[str, int]], permit: bool) -> None:
+    """Apply a generated history: changes at the source interleaved with syncs, syncs cut off after
+    ``n`` pages (a killed worker), and a copy of a step delivered again after its sync went on."""
+    w = harness.world
+    present: set[str] = set()
+    for op, n in ops:
+        key = f"h{n % 7}"
+        if op == "put":
+            w.put(key, f"hist{n} alpha{n % 3}")
+            present.add(key)
+        elif op == "change" and permit and key in present:
+            w.permit(key, ItemAccess.only(users=[f"u{n % 3}@example.com"]) if n % 2 else ItemAccess())
+        elif op == "change" and key in present:
+            w.put(key, f"hist{n} changed")
+        elif op == "remove" and key in present:
+            w.remove(key)
+            present.discard(key)
+        elif op == "sync":
+            harness.run()
+        elif op == "cut":
+            harness.wrap = lambda s, b=[n % 3]: CutAfter(s, b)  # type: ignore[misc]
+            try:
+                harness.run()
+            except errors.DependencyUnavailable:
+                pass
+            harness.wrap = lambda s: s
+        elif op == "copy":
+            first = harness.step()
+            if first == "continued":
+                queued = harness.queue.take()
+                assert queued is not None
+                step, _ = queued
+                assert isinstance(step, SyncStep)
+                harness.sync.run(step)
+                assert harness.sync.run(step) == "superseded"  # the copy does nothing
+    harness.drain()  # a sync still going on ends first: it began before the last changes
+    if harness.state().phase != "idle":
+        harness.run()  # a sync cut off resumes where it stood, and ends
+    assert harness.run()[0] != "busy"  # then one that begins after every change
+
+
+class HistoryContract:
+    """Generated histories: after the last sync the namespace equals what the source serves."""
+
+    HISTORIES = 8
+
+    def _harness(
+        self, tmp_path: Path, world: SourceWorld, settings: dict[str, Any], name: str
+    ) -> SyncHarness:
+        from ragline.services.source_sync import SyncSettings
+
+        # steps of one page each: every step boundary is a place a worker can die or a copy arrive
+        return SyncHarness(tmp_path / name, world, settings, sync_settings=SyncSettings(step_seconds=0.0))
+
+    @pytest.mark.parametrize("history", range(HISTORIES))
+    def test_a_generated_history_of_changes_syncs_and_crashes_ends_equal(
+        self, tmp_path: Path, world: SourceWorld, settings: dict[str, Any], history: int
+    ) -> None:
+        import random
+
+        rng = random.Random(history)
+        ops = [(rng.choice(OPS), rng.randrange(100)) for _ in range(14)]
+        seed(world, 4)
+        harness = self._harness(tmp_path, world, settings, f"h{history}")
+        try:
+            play(harness, ops, permit=isinstance(self, PermissionsContract))
+            assert mismatches(harness) == [], ops
+        finally:
+            harness.close()
+
+    def test_a_broken_cursor_is_caught(
+        self, tmp_path: Path, world: SourceWorld, settings: dict[str, Any]
+    ) -> None:
+        seed(world)
+        harness = self._harness(tmp_path, world, settings, "broken")
+        try:
+            harness.wrap = SkipPage
+            harness.run()
+            world.put("k20", "late arrival")
+            world.remove("k1")
+            harness.run()
+            assert mismatches(harness) != []
+        finally:
+            harness.close()
 
 
 class PermissionsContract:

@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from tests.contract.source_contract import SourceContract
+from tests.contract.source_contract import HistoryContract, SourceContract
 from tests.support.source_world import SourceWorld
 from tests.support.web_site import WebWorld
 
 pytestmark = pytest.mark.contract
 
 
-class TestWebSource(SourceContract):
+class TestWebSource(SourceContract, HistoryContract):
     @pytest.fixture
     def world(self) -> Iterator[WebWorld]:
         w = WebWorld()

@@ -128,6 +128,17 @@ class SyncHarness:
             outcomes.append(self.sync.run(step))
         raise AssertionError(f"the sync did not end in {max_steps} steps")
 
+    def drain(self, max_steps: int = 500) -> None:
+        """Run the steps still queued (a sync that was going on) until none is."""
+        for _ in range(max_steps):
+            queued = self.queue.take()
+            if queued is None:
+                return
+            step, _delay = queued
+            assert isinstance(step, SyncStep)
+            self.sync.run(step)
+        raise AssertionError(f"the queue did not empty in {max_steps} steps")
+
     def state(self) -> SourceRecord:
         return self.c.sources.get("acme", "docs", self.record.source_id)
 

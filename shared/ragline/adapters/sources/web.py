@@ -72,6 +72,8 @@ MAX_WAIT = 10.0
 """The longest ``Retry-After`` (or backoff) waited out inside a step; longer ends the page."""
 MAX_CRAWL_DELAY = 5.0
 MAX_SITEMAPS = 20
+SITEMAP = -1
+"""The depth a sitemap's own URL is queued at (its pages are queued at depth 0 when it is read)."""
 ROBOTS_BYTES = 512 * 1024
 SITEMAP_BYTES = 10 * 1024 * 1024
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -99,6 +101,7 @@ class _Crawl:
     queued: set[str] = field(default_factory=set)
     named: int = 0
     bodies: dict[str, str] = field(default_factory=dict)
+    sitemaps: int = 0
 
     def push(self, url: str, depth: int, lastmod: str = "", *, front: bool = False) -> bool:
         key = _digest(url)
@@ -108,9 +111,25 @@ class _Crawl:
         (self.queue.insert(0, [url, depth, lastmod]) if front else self.queue.append([url, depth, lastmod]))
         return True
 
+    def push_front(self, entries: list[tuple[str, int, str]]) -> None:
+        """Queue ``entries`` (not queued before) ahead of everything else, in their order."""
+        fresh = []
+        for url, depth, lastmod in entries:
+            key = _digest(url)
+            if key not in self.queued:
+                self.queued.add(key)
+                fresh.append([url, depth, lastmod])
+        self.queue[:0] = fresh
+
     def encode(self) -> str:
         raw = json.dumps(
-            {"q": self.queue, "s": sorted(self.queued), "n": self.named, "b": self.bodies},
+            {
+                "q": self.queue,
+                "s": sorted(self.queued),
+                "n": self.named,
+                "b": self.bodies,
+                "m": self.sitemaps,
+            },
             separators=(",", ":"),
         ).encode()
         text = "z1:" + base64.b64encode(zlib.compress(raw, 6)).decode()
@@ -133,6 +152,7 @@ class _Crawl:
                 queued=set(value["s"]),
                 named=int(value["n"]),
                 bodies={str(k): str(v) for k, v in value["b"].items()},
+                sitemaps=int(value.get("m", 0)),
             )
         except (ValueError, KeyError, TypeError, zlib.error) as exc:
             raise errors.CursorExpired("the crawl cursor is unreadable") from exc
@@ -170,9 +190,17 @@ class WebSource:
         visits = 0
         retry_after = 0.0
         while crawl.queue and len(changes) < self.page_changes and visits < PAGE_VISITS:
-            if self._monotonic() >= until:
-                break
+            if (changes or visits) and self._monotonic() >= until:
+                break  # a call always makes progress: one visit at least
             url, depth, lastmod = crawl.queue.pop(0)
+            if depth == SITEMAP:
+                try:
+                    visits += self._sitemap(crawl, url, until)
+                except _Throttled as wait:
+                    crawl.push(url, depth, lastmod, front=True)
+                    retry_after = wait.seconds
+                    break
+                continue
             if known.seen(url) or any(c.item_id == url for c in changes):
                 continue
             if crawl.named >= self._s.max_pages:
@@ -206,6 +234,8 @@ class WebSource:
 
     # -- a crawl ----------------------------------------------------------------------------------
     def _start(self, until: float) -> _Crawl:
+        """A new crawl's queue: the sitemaps (read as the queue reaches them: their pages come first,
+        in the site's own order), then the seeds."""
         crawl = _Crawl()
         sitemaps = [u for u in (normalize_url(s) for s in self._s.sitemaps) if u]
         for origin in sorted(self._scope):
@@ -214,28 +244,31 @@ class WebSource:
                 url = normalize_url(declared)
                 if url and origin_of(url) in self._scope:
                     sitemaps.append(url)
+        for url in sitemaps:
+            crawl.push(url, SITEMAP)
         for seed in self._s.seeds:
             url = normalize_url(seed)
             if url:
                 crawl.push(url, 0)
-        read = 0
-        pending = list(dict.fromkeys(sitemaps))
-        while pending and read < MAX_SITEMAPS and self._monotonic() < until:
-            sitemap_url = pending.pop(0)
-            read += 1
-            try:
-                response = self._get(sitemap_url, {}, until, max_bytes=SITEMAP_BYTES)
-            except (errors.RaglineError, _Throttled):
-                _log.info("sitemap unreadable", extra={"url": sitemap_url})
-                continue
-            if response.status != 200:
-                continue
-            found = parse_sitemap(response.body, limit=2 * self._s.max_pages)
-            pending.extend(u for u in found.sitemaps if origin_of(u) in self._scope)
-            for loc, lastmod in found.pages:
-                if self._in_scope(loc):
-                    crawl.push(loc, 0, lastmod)
         return crawl
+
+    def _sitemap(self, crawl: _Crawl, url: str, until: float) -> int:
+        """Queue a sitemap's pages (and an index's sitemaps); the requests it took."""
+        crawl.sitemaps += 1
+        if crawl.sitemaps > MAX_SITEMAPS:
+            return 0
+        try:
+            response = self._get(url, {}, until, max_bytes=SITEMAP_BYTES)
+        except errors.RaglineError:
+            _log.info("sitemap unreadable", extra={"url": url})
+            return 1
+        if response.status != 200:
+            return 1
+        found = parse_sitemap(response.body, limit=2 * self._s.max_pages)
+        entries = [(child, SITEMAP, "") for child in found.sitemaps if origin_of(child) in self._scope]
+        entries += [(loc, 0, lastmod) for loc, lastmod in found.pages if self._in_scope(loc)]
+        crawl.push_front(entries)
+        return 1
 
     def _in_scope(self, url: str) -> bool:
         if origin_of(url) not in self._scope:
