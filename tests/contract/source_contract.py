@@ -9,6 +9,7 @@ item with what the source serves.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -216,10 +217,8 @@ def play(harness: SyncHarness, ops: list[tuple[str, int]], permit: bool) -> None
             harness.run()
         elif op == "cut":
             harness.wrap = lambda s, b=[n % 3]: CutAfter(s, b)  # type: ignore[misc]
-            try:
+            with contextlib.suppress(errors.DependencyUnavailable):
                 harness.run()
-            except errors.DependencyUnavailable:
-                pass
             harness.wrap = lambda s: s
         elif op == "copy":
             first = harness.step()
