@@ -217,6 +217,85 @@ class SyncStep:
         )
 
 
+def _when(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def settings_json(r: SourceRecord) -> str:
+    return json.dumps(
+        {
+            "kind": r.kind,
+            "name": r.name,
+            "settings": r.settings,
+            "created_at": r.created_at.isoformat(),
+            "every_minutes": r.every_minutes,
+            "has_credentials": r.has_credentials,
+            "removing": r.removing,
+        }
+    )
+
+
+def state_json(r: SourceRecord) -> str:
+    return json.dumps(
+        {
+            "cursor": r.cursor,
+            "run": r.run,
+            "phase": r.phase,
+            "full": r.full,
+            "counts": list(r.counts),
+            "last_error": r.last_error,
+            "started_at": _when(r.started_at),
+            "finished_at": _when(r.finished_at),
+            "next_run_at": _when(r.next_run_at),
+        }
+    )
+
+
+def record_from(
+    tenant_id: str,
+    namespace_id: str,
+    source_id: str,
+    settings: str,
+    state: str,
+    *,
+    revision: int,
+    lease_token: str,
+    lease_until: float,
+) -> SourceRecord:
+    """A record from what a registry stores: its settings and its sync state as two JSON texts
+    (:func:`settings_json`, :func:`state_json`) beside the revision and the lease."""
+    s: dict[str, Any] = json.loads(settings)
+    t: dict[str, Any] = json.loads(state)
+
+    def when(key: str) -> datetime | None:
+        return datetime.fromisoformat(t[key]) if t.get(key) else None
+
+    return SourceRecord(
+        tenant_id=tenant_id,
+        namespace_id=namespace_id,
+        source_id=source_id,
+        kind=s["kind"],
+        name=s["name"],
+        settings=s["settings"],
+        created_at=datetime.fromisoformat(s["created_at"]),
+        every_minutes=int(s["every_minutes"]),
+        has_credentials=bool(s["has_credentials"]),
+        removing=bool(s.get("removing", False)),
+        revision=revision,
+        cursor=t["cursor"],
+        run=int(t["run"]),
+        phase=t["phase"],
+        full=bool(t["full"]),
+        counts=SyncCounts(*t["counts"]),
+        last_error=t["last_error"],
+        started_at=when("started_at"),
+        finished_at=when("finished_at"),
+        next_run_at=when("next_run_at"),
+        lease_token=lease_token,
+        lease_until=lease_until,
+    )
+
+
 def document_path(source_id: str, item_id: str) -> str:
     """The name a source item's document id is made from: unique per source and item."""
     return f"sources/{source_id}/{item_id}"

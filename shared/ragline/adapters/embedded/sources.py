@@ -6,17 +6,15 @@ DynamoDB's condition expressions); statements run alone on the connection under 
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ragline import errors
 from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
-from ragline.domain.sources import KnownItem, SourceRecord, SyncCounts
+from ragline.domain.sources import KnownItem, SourceRecord, record_from, settings_json, state_json
 
 SOURCES_FILE = "sources.sqlite"
 _SCHEMA = """
@@ -36,72 +34,12 @@ CREATE TABLE IF NOT EXISTS source_items (
 _ITEM_COLUMNS = "item_id, document_id, version, access_key, seen_run, state, memo, error"
 
 
-def _when(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
-
-
-def _settings_json(r: SourceRecord) -> str:
-    return json.dumps(
-        {
-            "kind": r.kind,
-            "name": r.name,
-            "settings": r.settings,
-            "created_at": r.created_at.isoformat(),
-            "every_minutes": r.every_minutes,
-            "has_credentials": r.has_credentials,
-            "removing": r.removing,
-        }
-    )
-
-
-def _state_json(r: SourceRecord) -> str:
-    return json.dumps(
-        {
-            "cursor": r.cursor,
-            "run": r.run,
-            "phase": r.phase,
-            "full": r.full,
-            "counts": list(r.counts),
-            "last_error": r.last_error,
-            "started_at": _when(r.started_at),
-            "finished_at": _when(r.finished_at),
-            "next_run_at": _when(r.next_run_at),
-        }
-    )
-
-
 def _record(row: tuple[Any, ...]) -> SourceRecord:
     tenant_id, namespace_id, source_id, settings, state, revision, lease_token, lease_until = row
-    s: dict[str, Any] = json.loads(settings)
-    t: dict[str, Any] = json.loads(state)
-
-    def when(key: str) -> datetime | None:
-        return datetime.fromisoformat(t[key]) if t.get(key) else None
-
-    return SourceRecord(
-        tenant_id=tenant_id,
-        namespace_id=namespace_id,
-        source_id=source_id,
-        kind=s["kind"],
-        name=s["name"],
-        settings=s["settings"],
-        created_at=datetime.fromisoformat(s["created_at"]),
-        every_minutes=int(s["every_minutes"]),
-        has_credentials=bool(s["has_credentials"]),
-        removing=bool(s.get("removing", False)),
-        revision=int(revision),
-        cursor=t["cursor"],
-        run=int(t["run"]),
-        phase=t["phase"],
-        full=bool(t["full"]),
-        counts=SyncCounts(*t["counts"]),
-        last_error=t["last_error"],
-        started_at=when("started_at"),
-        finished_at=when("finished_at"),
-        next_run_at=when("next_run_at"),
-        lease_token=lease_token,
-        lease_until=float(lease_until),
-    )
+    return record_from(
+        tenant_id, namespace_id, source_id, settings, state,
+        revision=int(revision), lease_token=lease_token, lease_until=float(lease_until),
+    )  # fmt: skip
 
 
 @maps_sqlite_errors
@@ -132,7 +70,7 @@ class SqliteSourceRegistry:
             _, written = self._run(
                 "INSERT INTO sources SELECT ?, ?, ?, ?, ?, 0, '', 0"
                 " WHERE (SELECT COUNT(*) FROM sources WHERE tenant_id = ? AND namespace_id = ?) < ?",
-                (r.tenant_id, r.namespace_id, r.source_id, _settings_json(r), _state_json(r),
+                (r.tenant_id, r.namespace_id, r.source_id, settings_json(r), state_json(r),
                  r.tenant_id, r.namespace_id, limit),
             )  # fmt: skip
         except sqlite3.IntegrityError:
@@ -153,7 +91,7 @@ class SqliteSourceRegistry:
         _, written = self._run(
             "UPDATE sources SET settings = ?, revision = revision + 1"
             " WHERE tenant_id = ? AND namespace_id = ? AND source_id = ? AND revision = ?",
-            (_settings_json(r), r.tenant_id, r.namespace_id, r.source_id, revision),
+            (settings_json(r), r.tenant_id, r.namespace_id, r.source_id, revision),
         )
         return self.get(r.tenant_id, r.namespace_id, r.source_id) if written == 1 else None
 
@@ -182,7 +120,7 @@ class SqliteSourceRegistry:
         _, written = self._run(
             "UPDATE sources SET state = ?, lease_token = ?, lease_until = ?"
             " WHERE tenant_id = ? AND namespace_id = ? AND source_id = ? AND lease_token = ?",
-            (_state_json(r), r.lease_token, r.lease_until, r.tenant_id, r.namespace_id, r.source_id, token),
+            (state_json(r), r.lease_token, r.lease_until, r.tenant_id, r.namespace_id, r.source_id, token),
         )
         return written == 1
 
