@@ -125,8 +125,12 @@ class AwsBackend:
         return DynamoDbOnceMarks(required("usage_table", self._settings.usage_table))
 
     def sources(self) -> SourceRegistry:
-        raise ConfigurationError(
-            "data sources run on the embedded backend only so far (the DynamoDB registry is not built)"
+        """Sources beside their tenant in the tenants table; their items in the documents table."""
+        from ragline.adapters.aws.sources import DynamoDbSourceRegistry
+
+        s = self._settings
+        return DynamoDbSourceRegistry(
+            required("tenants_table", s.tenants_table), required("documents_table", s.documents_table)
         )
 
     def limiter(self) -> RateLimiter:
