@@ -185,9 +185,8 @@ class DynamoDbSourceRegistry:
             "TableName": self.tenants_table,
             "Key": source_key(tenant_id, namespace_id, source_id),
             "UpdateExpression": "SET lease_token = :t, lease_until = :u",
-            "ConditionExpression": (
-                "attribute_exists(pk) AND (lease_token = :free OR lease_token = :expect OR lease_until < :now)"
-            ),
+            "ConditionExpression": "attribute_exists(pk)"
+            " AND (lease_token = :free OR lease_token = :expect OR lease_until < :now)",
             "ExpressionAttributeValues": {
                 ":t": {"S": token}, ":u": {"N": repr(now + lease_seconds)}, ":free": {"S": ""},
                 ":expect": {"S": expect or "\x00"}, ":now": {"N": repr(now)},
@@ -325,17 +324,6 @@ class DynamoDbSourceRegistry:
         }
         return sorted((_known(row) for row in self._query_all(request)), key=lambda i: i.item_id)
 
-    def list(self, tenant_id: str, namespace_id: str) -> list[SourceRecord]:
-        request: dict[str, Any] = {
-            "TableName": self.tenants_table,
-            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
-            "ExpressionAttributeValues": {
-                ":pk": {"S": f"TENANT#{tenant_id}"}, ":prefix": {"S": f"SOURCE#{namespace_id}#"},
-            },
-            "ConsistentRead": True,
-        }  # fmt: skip
-        return sorted((_record(i) for i in self._query_all(request)), key=lambda r: r.source_id)
-
     # -- helpers ------------------------------------------------------------------------------
     def _query_all(self, request: dict[str, Any]) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
@@ -369,3 +357,14 @@ class DynamoDbSourceRegistry:
                 raise errors.DependencyUnavailable(
                     "DynamoDB left source items unwritten: retry", service="DynamoDB"
                 )
+
+    def list(self, tenant_id: str, namespace_id: str) -> list[SourceRecord]:
+        request: dict[str, Any] = {
+            "TableName": self.tenants_table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": f"TENANT#{tenant_id}"}, ":prefix": {"S": f"SOURCE#{namespace_id}#"},
+            },
+            "ConsistentRead": True,
+        }  # fmt: skip
+        return sorted((_record(i) for i in self._query_all(request)), key=lambda r: r.source_id)
