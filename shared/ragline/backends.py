@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # importing this costs no pydantic (the authorizer's cold sta
         OnceMarks,
         RateLimiter,
         SourceRegistry,
+        SourceSecrets,
+        SyncScheduler,
         TenantRegistry,
         UsageLedger,
         WebhookStore,
@@ -39,6 +41,8 @@ class Backend(Protocol):
     def webhooks(self) -> WebhookStore: ...
     def once_marks(self) -> OnceMarks: ...
     def sources(self) -> SourceRegistry: ...
+    def source_secrets(self) -> SourceSecrets: ...
+    def sync_scheduler(self) -> SyncScheduler: ...
 
 
 class EmbeddedBackend:
@@ -81,6 +85,17 @@ class EmbeddedBackend:
         from ragline.adapters.embedded.sources import SOURCES_FILE, SqliteSourceRegistry
 
         return SqliteSourceRegistry(self._home / SOURCES_FILE)
+
+    def source_secrets(self) -> SourceSecrets:
+        from ragline.adapters.embedded.source_secrets import FileSourceSecrets
+
+        return FileSourceSecrets(self._home)
+
+    def sync_scheduler(self) -> SyncScheduler:
+        from ragline.adapters.embedded.sources import SOURCES_FILE
+        from ragline.adapters.embedded.sync_scheduler import SqliteSyncScheduler
+
+        return SqliteSyncScheduler(self._home / SOURCES_FILE)
 
     def limiter(self) -> RateLimiter:
         from ragline.adapters.embedded.limits import SqliteRateLimiter
@@ -131,6 +146,23 @@ class AwsBackend:
         s = self._settings
         return DynamoDbSourceRegistry(
             required("tenants_table", s.tenants_table), required("documents_table", s.documents_table)
+        )
+
+    def source_secrets(self) -> SourceSecrets:
+        from ragline.adapters.aws.source_secrets import SecretsManagerSourceSecrets
+
+        return SecretsManagerSourceSecrets(
+            required("source_secrets_prefix", self._settings.source_secrets_prefix)
+        )
+
+    def sync_scheduler(self) -> SyncScheduler:
+        from ragline.adapters.aws.sync_scheduler import EventBridgeSyncScheduler
+
+        s = self._settings
+        return EventBridgeSyncScheduler(
+            group=required("sync_schedule_group", s.sync_schedule_group),
+            queue_arn=required("ingest_queue_arn", s.ingest_queue_arn),
+            role_arn=required("sync_scheduler_role_arn", s.sync_scheduler_role_arn),
         )
 
     def limiter(self) -> RateLimiter:

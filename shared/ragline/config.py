@@ -217,6 +217,14 @@ class Settings(BaseModel):
 
     reindex_queue_url: str = ""
     """Where a reindex's steps go on AWS (the ingestion queue); empty: a thread of this process."""
+    source_secrets_prefix: str = ""
+    """aws: the Secrets Manager name prefix of data sources' credentials (``<stack>/sources``)."""
+    sync_schedule_group: str = ""
+    """aws: the EventBridge Scheduler group that holds each data source's schedule."""
+    sync_scheduler_role_arn: str = ""
+    """aws: the role EventBridge Scheduler assumes to send a sync's first step to the queue."""
+    ingest_queue_arn: str = ""
+    """aws: the ingestion queue's ARN (a schedule's target)."""
     reindex_step_documents: int = Field(default=20, ge=1, le=500)
     """Documents one reindex step rebuilds (one SQS message's work)."""
     reindex_retire_seconds: float = Field(default=900.0, ge=0)

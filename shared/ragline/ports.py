@@ -694,6 +694,42 @@ class Source(Protocol):
     def permissions(self, item: SourceItem) -> ItemAccess: ...
 
 
+class SourceSecrets(Protocol):
+    """A data source's credentials (an API token, an app's client secret): written by the API, read
+    by the sync only, never returned by any route nor logged.
+
+    Contract (``tests/contract/test_source_secrets.py``): ``put`` stores ``values`` whole for the
+    source (replacing what was there); ``get`` returns them, or raises
+    :class:`~ragline.errors.NotFound` when none are stored; ``delete`` removes them (a no-op when
+    none are), and ``purge_tenant`` every source's of the tenant.
+    """
+
+    def put(self, tenant_id: str, namespace_id: str, source_id: str, values: Mapping[str, str]) -> None: ...
+
+    def get(self, tenant_id: str, namespace_id: str, source_id: str) -> dict[str, str]: ...
+
+    def delete(self, tenant_id: str, namespace_id: str, source_id: str) -> None: ...
+
+    def purge_tenant(self, tenant_id: str) -> int: ...
+
+
+class SyncScheduler(Protocol):
+    """When each data source syncs by itself: EventBridge Scheduler on AWS (a schedule per source
+    whose target puts a sync's first step on the ingestion queue), a table the local server's loop
+    reads in process.
+
+    Contract (``tests/contract/test_sync_scheduler.py``): ``put`` makes the source sync every
+    ``every_minutes`` (creating or replacing its schedule); ``delete`` removes it (a no-op when there
+    is none); ``purge_tenant`` removes every schedule of the tenant.
+    """
+
+    def put(self, tenant_id: str, namespace_id: str, source_id: str, every_minutes: int) -> None: ...
+
+    def delete(self, tenant_id: str, namespace_id: str, source_id: str) -> None: ...
+
+    def purge_tenant(self, tenant_id: str) -> int: ...
+
+
 class SourceRegistry(Protocol):
     """Data sources, their sync state and their items' inventory; every sync write is conditional.
 

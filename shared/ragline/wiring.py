@@ -37,7 +37,9 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
         Reranker,
         Source,
         SourceRegistry,
+        SourceSecrets,
         StepQueue,
+        SyncScheduler,
         TenantRegistry,
         TextRecognizer,
         Tokenizer,
@@ -482,7 +484,9 @@ class Container:
     def namespaces(self) -> NamespaceService:
         from ragline.services.namespaces import NamespaceService
 
-        return NamespaceService(registry=self.registry, documents=self.documents, reindex=self.reindex)
+        return NamespaceService(
+            registry=self.registry, documents=self.documents, reindex=self.reindex, sources=self.sources
+        )
 
     @cached_property
     def reindex(self) -> ReindexService:
@@ -533,14 +537,40 @@ class Container:
     def sources(self) -> SourceRegistry:
         return self.backend.sources()
 
+    @cached_property
+    def source_secrets(self) -> SourceSecrets:
+        return self.backend.source_secrets()
+
+    @cached_property
+    def sync_scheduler(self) -> SyncScheduler:
+        return self.backend.sync_scheduler()
+
     def connector(self, record: SourceRecord) -> Source:
-        """The connector of a data source, from its kind and settings."""
+        """The connector of a data source, from its kind, settings and credentials."""
         from ragline.adapters.sources.web import WebSource
         from ragline.domain.source_settings import WebSettings
 
+        loopback = self.settings.source_loopback_http
         if record.kind == "web":
-            return WebSource(
-                WebSettings.model_validate(record.settings), allow_loopback=self.settings.source_loopback_http
+            return WebSource(WebSettings.model_validate(record.settings), allow_loopback=loopback)
+        try:
+            credentials = self.source_secrets.get(record.tenant_id, record.namespace_id, record.source_id)
+        except errors.NotFound:
+            raise errors.ConfigurationError(
+                "the source has no credentials: PATCH them in", source_id=record.source_id
+            ) from None
+        if record.kind == "confluence":
+            from ragline.adapters.sources.confluence import ConfluenceSource
+            from ragline.domain.source_settings import ConfluenceSettings
+
+            settings = ConfluenceSettings.model_validate(record.settings)
+            return ConfluenceSource(settings, credentials, allow_loopback=loopback)
+        if record.kind == "graph":
+            from ragline.adapters.sources.graph import GraphSource
+            from ragline.domain.source_settings import GraphSettings
+
+            return GraphSource(
+                GraphSettings.model_validate(record.settings), credentials, allow_loopback=loopback
             )
         raise errors.ConfigurationError(f"no connector for sources of kind {record.kind!r}", kind=record.kind)
 
@@ -560,7 +590,13 @@ class Container:
     def source_service(self) -> SourceService:
         from ragline.services.sources import SourceService
 
-        return SourceService(registry=self.registry, sources=self.sources, queue=self.step_queue)
+        return SourceService(
+            registry=self.registry,
+            sources=self.sources,
+            queue=self.step_queue,
+            secrets=self.source_secrets,
+            scheduler=self.sync_scheduler,
+        )
 
     @cached_property
     def tenancy(self) -> TenancyService:
@@ -602,6 +638,9 @@ class Container:
             catalog=self.catalog,
             webhooks=self.webhook_store,
             limiter=self.limiter,
+            sources=self.sources,
+            source_secrets=self.source_secrets,
+            sync_scheduler=self.sync_scheduler,
         )
 
     @cached_property

@@ -18,7 +18,7 @@ from ragline.domain.api import (
 from ragline.domain.attributes import check_key
 from ragline.domain.authority import may_change_tenant_wide
 from ragline.domain.tenancy import ALL_SCOPES, Namespace, NamespaceSettings
-from ragline.ports import DocumentRegistry, Embedder, TenantRegistry
+from ragline.ports import DocumentRegistry, Embedder, SourceRegistry, TenantRegistry
 from ragline.services.authentication import Principal
 
 
@@ -125,10 +125,13 @@ class NamespaceService:
         registry: TenantRegistry,
         documents: DocumentRegistry,
         reindex: Reindexer | None = None,
+        sources: SourceRegistry | None = None,
     ) -> None:
         self._registry = registry
         self._documents = documents
         self._reindex = reindex
+        self._sources = sources
+        """A namespace with data sources is not deleted (their syncs would write into nothing)."""
         """Starts a rebuild when a patch changes the embedding model or chunking (``None``: refused)."""
 
     def list(self, principal: Principal) -> NamespaceList:
@@ -195,6 +198,10 @@ class NamespaceService:
                 "the namespace still holds documents; delete them first",
                 documents=len(live),
                 namespace=namespace,
+            )
+        if self._sources is not None and self._sources.list(principal.tenant_id, namespace):
+            raise errors.Conflict(
+                "the namespace still has data sources; delete them first", namespace=namespace
             )
         self._registry.delete_namespace(principal.tenant_id, namespace)
         return NamespaceDeleted(namespace_id=namespace)

@@ -48,6 +48,8 @@ from ragline.services.ingest import DOCUMENT_ERRORS, IngestService, document_id_
 
 _log = logging.getLogger(__name__)
 StepOutcome = Literal["done", "continued", "busy", "superseded", "failed"]
+REFUSED: tuple[type[errors.RaglineError], ...] = (*DOCUMENT_ERRORS, errors.InvalidRequest)
+"""What an item's own content or readers make the ingest refuse: the item fails alone until it changes."""
 
 
 @dataclass(frozen=True)
@@ -160,10 +162,11 @@ class SourceSync:
         return start + max(deadline.remaining() - self._settings.reserve_seconds, 0.0)
 
     def _work(self, record: SourceRecord, token: str, until: float) -> StepOutcome:
-        source = self._connector(record)
+        source: Source | None = None  # built when a listing needs it (a removal has no credentials left)
         known = _Known(self._sources, record)
         while True:
             if record.phase == "listing":
+                source = source or self._connector(record)
                 record, retry_after = self._list(source, record, known, until)
             elif record.phase == "sweeping":
                 record, retry_after = self._sweep(record), 0.0
@@ -191,8 +194,12 @@ class SourceSync:
             return "done"
         now = self._clock()
         every = record.every_minutes
+        # An incremental listing names an item again only when it changes: one that failed is read
+        # again by a full listing next time (a full listing fetches only what changed).
+        retry = not record.full and record.counts.failed > 0
         done = replace(
             record,
+            cursor="" if retry else record.cursor,
             phase="idle",
             finished_at=_at(now),
             next_run_at=_at(now) + timedelta(minutes=every) if every else None,
@@ -297,7 +304,7 @@ class SourceSync:
                 scope, filename=item.filename, data=data, document_id=document_id, source=item.name,
                 metadata=metadata,
             )  # fmt: skip
-        except DOCUMENT_ERRORS as exc:  # the content itself: tried again when its version changes
+        except REFUSED as exc:  # this version (or its readers) is refused: it waits for the next
             return "failed", row._replace(state="unreadable", error=exc.message[:500])
         except (errors.Superseded, errors.DocumentBusy) as exc:  # another write of it is in flight
             return "failed", self._failed_item(before, change.item_id, document_id, seen, exc)
@@ -315,7 +322,7 @@ class SourceSync:
     def _relabel(self, scope: TenantScope, document_id: str, access: ItemAccess) -> bool:
         try:
             self._ingest.relabel(scope, document_id, MetadataInput(users=access.users, groups=access.groups))
-        except (errors.NotFound, errors.Conflict):
+        except (errors.NotFound, errors.Conflict, errors.InvalidRequest):
             return False  # not served now (deleted, failed, being written): written again in full
         return True
 

@@ -1,9 +1,11 @@
 """A namespace's data sources: added, changed, listed, synced on request, removed with their documents.
 
 Every route needs the ``ingest`` scope on the namespace (reading a source's status too: its settings
-name the places a tenant's documents come from). A sync asked for while one runs is that sync (its
-status is returned); a removal marks the source and queues its steps, which delete its documents
-and then the source.
+name the places a tenant's documents come from). Credentials go to the secret store and never come
+back (a view says only ``hasCredentials``). A schedule (``everyMinutes``) is the scheduler's; a new
+source's first sync is queued at once. A sync asked for while one runs is that sync (its status is
+returned); a removal deletes the credentials and the schedule at once, marks the source and queues
+its steps, which delete its documents and then the source.
 """
 
 from __future__ import annotations
@@ -18,9 +20,16 @@ from datetime import UTC, datetime
 from pydantic import ValidationError
 
 from ragline import errors
-from ragline.domain.source_api import NewSource, SourceList, SourcePatch, SourceView, SyncRequest
+from ragline.domain.source_api import (
+    CREDENTIAL_KEYS,
+    NewSource,
+    SourceList,
+    SourcePatch,
+    SourceView,
+    SyncRequest,
+)
 from ragline.domain.sources import MAX_SOURCES_PER_NAMESPACE, SourceRecord, SyncStep
-from ragline.ports import SourceRegistry, StepQueue, TenantRegistry
+from ragline.ports import SourceRegistry, SourceSecrets, StepQueue, SyncScheduler, TenantRegistry
 from ragline.services.authentication import Principal
 from ragline.services.namespaces import require_namespace
 
@@ -35,11 +44,15 @@ class SourceService:
         registry: TenantRegistry,
         sources: SourceRegistry,
         queue: StepQueue,
+        secrets: SourceSecrets,
+        scheduler: SyncScheduler,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._registry = registry
         self._sources = sources
         self._queue = queue
+        self._secrets = secrets
+        self._scheduler = scheduler
         self._clock = clock
 
     def create(self, principal: Principal, namespace: str, body: NewSource) -> SourceView:
@@ -49,6 +62,7 @@ class SourceService:
             settings = body.settings()
         except ValueError as exc:
             raise errors.InvalidRequest(str(exc), field=body.kind) from None
+        _check_credentials(body.kind, body.credentials, required=True)
         record = SourceRecord(
             tenant_id=principal.tenant_id,
             namespace_id=namespace,
@@ -81,13 +95,25 @@ class SourceService:
         if body.every_minutes is not None:
             _check_every(body.every_minutes)
             changes["every_minutes"] = body.every_minutes
-        if body.web is not None:
-            if record.kind != "web":
-                raise errors.InvalidRequest(f"a {record.kind} source has no 'web' settings", field="web")
-            changes["settings"] = body.web.model_dump(mode="json", by_alias=True)
+        for kind in ("web", "confluence", "graph"):
+            given = getattr(body, kind)
+            if given is None:
+                continue
+            if record.kind != kind:
+                raise errors.InvalidRequest(f"a {record.kind} source has no {kind!r} settings", field=kind)
+            changes["settings"] = given.model_dump(mode="json", by_alias=True)
+        if body.credentials is not None:
+            _check_credentials(record.kind, body.credentials, required=True)
+            self._secrets.put(principal.tenant_id, namespace, source_id, body.credentials)
+            changes["has_credentials"] = True
         updated = self._sources.update_settings(replace(record, **changes), revision=record.revision)  # type: ignore[arg-type]
         if updated is None:
             raise errors.Conflict("the source changed meanwhile: read it again", source_id=source_id)
+        if updated.every_minutes != record.every_minutes:
+            if updated.every_minutes:
+                self._scheduler.put(principal.tenant_id, namespace, source_id, updated.every_minutes)
+            else:
+                self._scheduler.delete(principal.tenant_id, namespace, source_id)
         return self._view(updated)
 
     def sync(self, principal: Principal, namespace: str, source_id: str, body: SyncRequest) -> SourceView:
@@ -101,6 +127,8 @@ class SourceService:
     def delete(self, principal: Principal, namespace: str, source_id: str) -> SourceView:
         """Mark the source removed and queue the steps that delete its documents, then it."""
         record = self._find(principal, namespace, source_id)
+        self._scheduler.delete(principal.tenant_id, namespace, source_id)
+        self._secrets.delete(principal.tenant_id, namespace, source_id)  # the token stops existing now
         if not record.removing:
             updated = self._sources.update_settings(replace(record, removing=True), revision=record.revision)
             if updated is None:
@@ -133,10 +161,24 @@ def _check_every(minutes: int) -> None:
         )
 
 
+def _check_credentials(kind: str, given: dict[str, str] | None, *, required: bool) -> None:
+    needed = CREDENTIAL_KEYS[kind]
+    keys = set(given or {})
+    if not needed and keys:
+        raise errors.InvalidRequest(f"a {kind} source takes no credentials", field="credentials")
+    if needed and (keys or required) and keys != needed:
+        raise errors.InvalidRequest(
+            f"a {kind} source's credentials are exactly {', '.join(sorted(needed))}", field="credentials"
+        )
+
+
 def _default_name(kind: str, settings: dict[str, object]) -> str:
     seeds = settings.get("seeds")
     if kind == "web" and isinstance(seeds, list) and seeds:
         return str(seeds[0])[:200]
+    site = settings.get("siteUrl")
+    if kind == "confluence" and isinstance(site, str):
+        return site[:200]
     return kind
 
 

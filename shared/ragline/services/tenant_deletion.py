@@ -27,6 +27,9 @@ from ragline.ports import (
     DocumentRegistry,
     ObjectStore,
     RateLimiter,
+    SourceRegistry,
+    SourceSecrets,
+    SyncScheduler,
     TenantRegistry,
     UsageLedger,
     VectorStoreProvider,
@@ -60,8 +63,16 @@ class TenantDeletion:
         catalog: ModelCatalog | None = None,
         webhooks: WebhookStore | None = None,
         limiter: RateLimiter | None = None,
+        sources: SourceRegistry | None = None,
+        source_secrets: SourceSecrets | None = None,
+        sync_scheduler: SyncScheduler | None = None,
     ) -> None:
         self._tenancy = tenancy
+        self._sources = sources
+        self._source_secrets = source_secrets
+        self._sync_scheduler = sync_scheduler
+        """Data sources go before the documents: their schedules, credentials and state first, so no
+        sync writes after the purge (a step of a deleted source finds nothing and does nothing)."""
         self._webhooks = webhooks
         """The tenant's subscriptions (URLs and signing secrets) go first: nothing is sent after."""
         self._catalog = catalog
@@ -80,6 +91,9 @@ class TenantDeletion:
         if self._webhooks is not None:
             for subscription in self._webhooks.list(tenant_id):
                 self._webhooks.delete(tenant_id, subscription.id)
+        for part in (self._sync_scheduler, self._source_secrets, self._sources):
+            if part is not None:
+                part.purge_tenant(tenant_id)
         purge = TenantPurge(
             tenant_id=tenant_id,
             objects=self._objects.purge(f"{tenant_id}/"),

@@ -17,8 +17,11 @@ the v1 *Content restrictions* group, and the v2 *Page* group):
   pages are not searched); anything else is skipped. The answer is ``{"results": [content…],
   "_links": {"next": "/rest/api/content/search?…&cursor=…"}}``: ``next`` is relative to the ``/wiki``
   context and carries Confluence's own cursor. ``expand`` asks for ``version``, the page's
-  ``restrictions.read.restrictions.user``/``.group`` and the same of its ``ancestors`` (root first).
-  Each listing call reads one result page (``limit`` :data:`PAGE_CHANGES`, lowered in tests).
+  ``restrictions.read.restrictions.user``/``.group`` and the same of its ``ancestors`` (root first;
+  the nested expansion follows the documented dot notation but is not spelled out in Atlassian's
+  reference: it is what established connectors send, e.g. Onyx's). Each listing call reads one result
+  page (``limit`` :data:`PAGE_CHANGES`, lowered in tests). A result without its version or read
+  restrictions is ``failed`` (it stays as it was and is tried again next sync).
 - **Ancestors' restrictions, fallback**: the inline ``ancestors.restrictions…`` expansion answers 404
   for a whole result page when an ancestor is a draft, trashed or an outdated version (Atlassian's
   CONFCLOUD-77618). On that 404 the listing switches, for the rest of the listing (the cursor
@@ -29,7 +32,7 @@ the v1 *Content restrictions* group, and the v2 *Page* group):
   ``body.storage.value`` (storage-format XHTML), returned as ``<html><head><title>…</title></head>
   <body>…</body></html>`` (``page.html``: the HTML parser reads it).
 - **Permissions** (only asked for items listed without access, which this connector never does): the
-  same search with ``cql=id = <id>``.
+  same search, its CQL ``AND id = <id>`` (a page moved out of the spaces is read by no one).
 
 Items: ``id`` is the page id, ``version`` its version number, ``name`` its web URL (``siteUrl`` +
 ``/wiki`` + ``_links.webui``; the title when Confluence gives no link) — what a reader sees as the
@@ -58,6 +61,8 @@ credentials were refused or lack access; a page that is not JSON of the document
 ``allow_loopback``; bounded bytes and time; redirects not followed). ``429`` and ``503`` wait
 ``Retry-After`` (seconds or an HTTP date), other ``5xx`` back off, all within ``until``; a wait past it
 ends the listing call early with ``retry_after`` and a cursor that reads the same result page again.
+Another ``5xx`` still answered after the retries is :class:`~ragline.errors.DependencyUnavailable`
+(the step fails and keeps its cursor).
 ``fetch``: 404 → :class:`~ragline.errors.NotFound`, anything else that is not a page →
 :class:`~ragline.errors.DependencyFailed` (that item fails alone).
 
@@ -72,6 +77,7 @@ import base64
 import binascii
 import json
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -249,7 +255,7 @@ class ConfluenceSource:
     def permissions(self, item: SourceItem) -> ItemAccess:
         if not item.id.isdigit() or len(item.id) > MAX_ITEM_ID_BYTES:
             return ItemAccess.only()
-        query = urlencode({"cql": f"id = {item.id}", "expand": INLINE_EXPAND, "limit": 1})
+        query = urlencode({"cql": self._cql(f"id = {item.id}"), "expand": INLINE_EXPAND, "limit": 1})
         state = _Cursor(next=f"{SEARCH_PATH}?{query}")
         until = self._monotonic() + REQUEST_SECONDS * MAX_ATTEMPTS
         try:
@@ -264,22 +270,30 @@ class ConfluenceSource:
             raise errors.DependencyFailed(str(exc), item_id=item.id) from None
 
     # -- the listing ------------------------------------------------------------------------------
+    def _cql(self, *clauses: str) -> str:
+        """``type = page``, the configured spaces (all when none), and ``clauses``."""
+        spaces = ",".join(f'"{key}"' for key in self._s.spaces)  # keys are [A-Za-z0-9_~-]: no quoting
+        return " AND ".join(("type = page", *([f"space in ({spaces})"] if spaces else []), *clauses))
+
     def _first_path(self, each: bool) -> str:
-        cql = "type = page"
-        if self._s.spaces:
-            cql += " AND space in (" + ",".join(f'"{key}"' for key in self._s.spaces) + ")"
-        cql += " order by created asc"
-        query = urlencode({"cql": cql, "expand": EACH_EXPAND if each else INLINE_EXPAND, "limit": self.page_changes})
-        return f"{SEARCH_PATH}?{query}"
+        cql = self._cql() + " order by created asc"
+        expand = EACH_EXPAND if each else INLINE_EXPAND
+        return f"{SEARCH_PATH}?{urlencode({'cql': cql, 'expand': expand, 'limit': self.page_changes})}"
 
     def _search(self, state: _Cursor, until: float) -> tuple[dict[str, Any], _Cursor]:
         """One result page, and the state it was read in (switched to the fallback on a 404 of the
         inline expansion). ``_Throttled`` carries no state: a switch is redone by the next call."""
-        response = self._get(self._wiki + (state.next or self._first_path(state.each)), until, max_bytes=LIST_BYTES)
+        response = self._get(
+            self._wiki + (state.next or self._first_path(state.each)), until, max_bytes=LIST_BYTES
+        )
         if response.status == 404 and not state.each:
             _log.info("ancestors' restrictions not expandable (CONFCLOUD-77618): read one by one")
-            state = replace(state, next=_with_expand(state.next, EACH_EXPAND) if state.next else "", each=True)
-            response = self._get(self._wiki + (state.next or self._first_path(True)), until, max_bytes=LIST_BYTES)
+            state = replace(
+                state, next=_with_expand(state.next, EACH_EXPAND) if state.next else "", each=True
+            )
+            response = self._get(
+                self._wiki + (state.next or self._first_path(True)), until, max_bytes=LIST_BYTES
+            )
         if response.status == 401:
             raise errors.DependencyFailed(
                 "Confluence refused the source's credentials (401): check its email and API token"
@@ -314,7 +328,9 @@ class ConfluenceSource:
             version = result.get("version")
             number = version.get("number") if isinstance(version, dict) else None
             if not isinstance(number, int) or isinstance(number, bool):
-                changes.append(Change("failed", page_id, error="Confluence listed the page without its version"))
+                changes.append(
+                    Change("failed", page_id, error="Confluence listed the page without its version")
+                )
                 continue
             try:
                 access = self._access(result, state.each, until)
@@ -406,13 +422,14 @@ class ConfluenceSource:
     def _get(self, url: str, until: float, *, max_bytes: int) -> outbound.Response:
         """GET with retries: ``429``/``503`` wait ``Retry-After`` (else a backoff), other ``5xx`` back
         off; a wait past ``until`` or :data:`MAX_WAIT` raises :class:`_Throttled`, as does a ``429``
-        or ``503`` still answered after :data:`MAX_ATTEMPTS`. Another ``5xx`` is returned."""
+        or ``503`` still answered after :data:`MAX_ATTEMPTS`. Another ``5xx`` is returned. Each attempt
+        has its whole :data:`REQUEST_SECONDS` (a search begun just before ``until`` is not cut short:
+        the call ends by ``until`` plus one request's time, as the port allows)."""
         response: outbound.Response | None = None
         wait = 0.0
         for attempt in range(MAX_ATTEMPTS):
-            timeout = max(1.0, min(REQUEST_SECONDS, until - self._monotonic()))
             response = self._fetch(
-                "GET", url, headers=self._headers, timeout=timeout, max_bytes=max_bytes,
+                "GET", url, headers=self._headers, timeout=REQUEST_SECONDS, max_bytes=max_bytes,
                 allow_loopback=self._allow_loopback,
             )  # fmt: skip
             if response.status < 500 and response.status != 429:
@@ -508,4 +525,4 @@ def _retry_after(value: str, *, default: float) -> float:
             return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
         except (TypeError, ValueError):
             return default
-    return min(max(seconds, 0.0), 86_400.0) if seconds == seconds else default
+    return default if math.isnan(seconds) else min(max(seconds, 0.0), 86_400.0)
