@@ -1,4 +1,5 @@
 """SQS batch of S3 notifications → ingest or remove each object; failures are reported per message.
+Reindex steps and data-source sync steps (scheduled or asked for) arrive on the same queue.
 
 A message that fails (unreadable file, throttled dependency) is returned in ``batchItemFailures`` so
 SQS redelivers only it, and moves it to the DLQ after the queue's ``maxReceiveCount``; the rest of
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragline import errors, snapstart, telemetry, wiring
 from ragline.domain.generations import ReindexStep
+from ragline.domain.sources import SyncStep
 from ragline.services.embedding_run import WorkerDeadline
 
 if TYPE_CHECKING:
@@ -39,13 +41,18 @@ def lambda_handler(
     for record in event["Records"]:
         logger.append_keys(message_id=record["messageId"])  # the correlation id of this message's lines
         step = ReindexStep.parse(record["body"])
-        if step is None:
+        sync = SyncStep.parse(record["body"]) if step is None else None
+        if step is None and sync is None:
             batch.notification(record["messageId"], record["body"])
             continue
-        try:  # a reindex's step (README "Reindexing a namespace"); it queues its successor
-            c.reindex.run(step, deadline)
+        try:  # a reindex's or a data source sync's step (README); it queues its successor
+            if step is not None:
+                c.reindex.run(step, deadline)
+            elif sync is not None:
+                ran = c.source_sync.run(sync, deadline)
+                logger.info("sync step", extra={"source": sync.source_id, "outcome": ran})
         except errors.RaglineError:
-            logger.warning("reindex step failed", exc_info=True)
+            logger.warning("step failed", exc_info=True)
             failures.append({"itemIdentifier": record["messageId"]})
     done: list[tuple[str, int]] = []
     for outcome in batch.finish():  # every message's documents published together, then reported

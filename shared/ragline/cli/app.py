@@ -40,9 +40,11 @@ def _add_identity_commands() -> None:
 
 
 def _add_webhook_commands() -> None:
+    from ragline.cli.sources import sources_app
     from ragline.cli.webhooks import webhooks_app
 
     app.add_typer(webhooks_app, name="webhooks")
+    app.add_typer(sources_app, name="sources")
 
 
 _add_identity_commands()

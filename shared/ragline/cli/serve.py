@@ -13,11 +13,14 @@ behind API Gateway); every other path and method gets the one JSON error shape.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
+import logging
 import sys
+import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -35,6 +38,7 @@ from ragline.services.authentication import Principal
 from ragline.streaming import ROUTING_ERRORS, error_response
 from ragline.wiring import Container
 
+logger = logging.getLogger(__name__)
 REST_ROUTES = {
     "search": [("/v1/namespaces/{namespace}/search", ["POST"])],
     "hosting_search": [("/v1/hosting-search", ["POST"])],
@@ -46,6 +50,9 @@ REST_ROUTES = {
         ("/v1/namespaces", ["GET", "POST"]),
         ("/v1/namespaces/{namespace}", ["GET", "PATCH", "DELETE"]),
         ("/v1/namespaces/{namespace}/reindex", ["POST"]),
+        ("/v1/namespaces/{namespace}/sources", ["GET", "POST"]),
+        ("/v1/namespaces/{namespace}/sources/{source_id}", ["GET", "PATCH", "DELETE"]),
+        ("/v1/namespaces/{namespace}/sources/{source_id}/sync", ["POST"]),
     ],
     "keys": [
         ("/v1/keys", ["GET", "POST"]),
@@ -57,6 +64,51 @@ REST_ROUTES = {
         ("/v1/webhooks/{webhook_id}/rotate-secret", ["POST"]),
     ],
 }
+
+
+SYNC_TICK_SECONDS = 30.0
+"""How often a local server looks for data sources whose scheduled sync is due."""
+
+
+class SyncClock:
+    """A local server's EventBridge Scheduler: every tick, each due source's first sync step goes to
+    the container's step queue (a thread of this process). Only the embedded scheduler keeps times."""
+
+    def __init__(self, container: Container, tick: float = SYNC_TICK_SECONDS) -> None:
+        self._container = container
+        self._tick = tick
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        from ragline.adapters.embedded.sync_scheduler import SqliteSyncScheduler
+
+        if not isinstance(self._container.sync_scheduler, SqliteSyncScheduler):
+            return
+        self._thread = threading.Thread(target=self._loop, name="ragline-sync-clock", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def tick(self) -> int:
+        """Queue every due sync now; how many."""
+        from ragline.adapters.embedded.sync_scheduler import SqliteSyncScheduler
+
+        scheduler = self._container.sync_scheduler
+        due = scheduler.due() if isinstance(scheduler, SqliteSyncScheduler) else []
+        for step in due:
+            self._container.step_queue.submit(step)
+        return len(due)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._tick):
+            try:
+                self.tick()
+            except errors.RaglineError:
+                logger.warning("the sync clock's tick failed", exc_info=True)
 
 
 def local_principal(tenant: str) -> dict[str, str]:
@@ -297,11 +349,22 @@ def build_app(functions: Path, tenant: str, container: Container, *, api_keys: b
     mcp_route = Route("/mcp", mcp, methods=["GET", "POST", "DELETE"])
     mcp_route.methods = {"GET", "POST", "DELETE"}  # no implicit HEAD
     routes.append(mcp_route)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        clock = SyncClock(container)
+        clock.start()
+        try:
+            async with mcp.lifespan(app):
+                yield
+        finally:
+            clock.stop()
+
     app = Starlette(
         routes=routes,
         middleware=[Middleware(LoopbackHostOnly), Middleware(SentPaths)],
         exception_handlers=ROUTING_ERRORS,
-        lifespan=mcp.lifespan,
+        lifespan=lifespan,
     )
     # A path no REST route claims goes to the chat app: its routes, else its one-shape 404/405. (A
     # catch-all Mount would also take a REST path's other methods, which are a 405 here.)

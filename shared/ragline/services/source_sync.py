@@ -48,6 +48,13 @@ from ragline.services.ingest import DOCUMENT_ERRORS, IngestService, document_id_
 
 _log = logging.getLogger(__name__)
 StepOutcome = Literal["done", "continued", "busy", "superseded", "failed"]
+TRANSIENT: tuple[type[errors.RaglineError], ...] = (
+    errors.DependencyUnavailable,
+    errors.Throttled,
+    errors.WorkerOutOfTime,
+    errors.Conflict,
+)
+"""A step failing so is tried again (redelivered); any other failure ends the sync with its error."""
 REFUSED: tuple[type[errors.RaglineError], ...] = (*DOCUMENT_ERRORS, errors.InvalidRequest)
 """What an item's own content or readers make the ingest refuse: the item fails alone until it changes."""
 
@@ -136,7 +143,10 @@ class SourceSync:
             return self._work(record, token, until)
         except errors.RaglineError as exc:
             self._failed(record.source_id, step, token, exc)
-            raise
+            if isinstance(exc, TRANSIENT):
+                raise  # the message comes back (on AWS, SQS's redelivery) and resumes the sync
+            _log.warning("sync failed", extra={"source": record.source_id, "error": exc.code})
+            return "failed"  # bad credentials, no access: the source's status says; the schedule retries
 
     def _begin(self, record: SourceRecord, full: bool) -> SourceRecord:
         if record.removing:

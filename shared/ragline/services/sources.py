@@ -72,12 +72,19 @@ class SourceService:
             settings=settings,
             created_at=datetime.now(UTC),
             every_minutes=body.every_minutes,
+            has_credentials=bool(body.credentials),
         )
+        if body.credentials:  # first: a source is never listed without the credentials it says it has
+            self._secrets.put(principal.tenant_id, namespace, record.source_id, body.credentials)
         if not self._sources.create(record, limit=MAX_SOURCES_PER_NAMESPACE):
+            self._secrets.delete(principal.tenant_id, namespace, record.source_id)
             raise errors.QuotaExceeded(
                 f"a namespace holds at most {MAX_SOURCES_PER_NAMESPACE} sources",
                 limit=MAX_SOURCES_PER_NAMESPACE,
             )
+        if record.every_minutes:
+            self._scheduler.put(principal.tenant_id, namespace, record.source_id, record.every_minutes)
+        self._queue.submit(SyncStep(principal.tenant_id, namespace, record.source_id))
         return self._view(self._sources.get(principal.tenant_id, namespace, record.source_id))
 
     def list(self, principal: Principal, namespace: str) -> SourceList:
