@@ -57,6 +57,7 @@ from ragline.domain.api import (
     UsageReport,
 )
 from ragline.domain.limits import Limits
+from ragline.domain.source_api import SourceList, SourceView
 from ragline.domain.webhook_api import NewWebhookView, WebhookList, WebhookView
 
 M = TypeVar("M", bound=BaseModel)
@@ -401,6 +402,68 @@ class RaglineClient:
     def rotate_webhook_secret(self, webhook_id: str) -> NewWebhookView:
         """A new signing secret, returned this once; the old one stops signing at once."""
         return self._call(NewWebhookView, "POST", f"/v1/webhooks/{_seg(webhook_id)}/rotate-secret", {})
+
+    def create_source(
+        self,
+        namespace: str,
+        kind: str,
+        settings: Mapping[str, Any],
+        *,
+        name: str = "",
+        credentials: Mapping[str, str] | None = None,
+        every_minutes: int = 0,
+    ) -> SourceView:
+        """Add a data source to ``namespace`` (``kind``: ``web``, ``confluence`` or ``graph``, with that
+        kind's ``settings``); its first sync is queued at once. ``credentials`` are stored in the
+        deployment's secret store and never returned."""
+        body: dict[str, Any] = {
+            "kind": kind,
+            "name": name,
+            kind: dict(settings),
+            "everyMinutes": every_minutes,
+        }
+        if credentials is not None:
+            body["credentials"] = dict(credentials)
+        return self._call(SourceView, "POST", f"/v1/namespaces/{_seg(namespace)}/sources", body)
+
+    def list_sources(self, namespace: str) -> SourceList:
+        return self._call(SourceList, "GET", f"/v1/namespaces/{_seg(namespace)}/sources")
+
+    def get_source(self, namespace: str, source_id: str) -> SourceView:
+        return self._call(SourceView, "GET", f"/v1/namespaces/{_seg(namespace)}/sources/{_seg(source_id)}")
+
+    def update_source(
+        self,
+        namespace: str,
+        source_id: str,
+        *,
+        name: str | None = None,
+        settings: Mapping[str, Any] | None = None,
+        credentials: Mapping[str, str] | None = None,
+        every_minutes: int | None = None,
+    ) -> SourceView:
+        """Change what is given; ``settings`` replace the kind's settings whole."""
+        current = self.get_source(namespace, source_id) if settings is not None else None
+        body: dict[str, Any] = {}
+        if name is not None:
+            body["name"] = name
+        if every_minutes is not None:
+            body["everyMinutes"] = every_minutes
+        if credentials is not None:
+            body["credentials"] = dict(credentials)
+        if current is not None and settings is not None:
+            body[current.kind] = dict(settings)
+        path = f"/v1/namespaces/{_seg(namespace)}/sources/{_seg(source_id)}"
+        return self._call(SourceView, "PATCH", path, body)
+
+    def sync_source(self, namespace: str, source_id: str, *, full: bool = False) -> SourceView:
+        """Queue a sync now (one already running is the one asked for); poll ``get_source``."""
+        path = f"/v1/namespaces/{_seg(namespace)}/sources/{_seg(source_id)}/sync"
+        return self._call(SourceView, "POST", path, {"full": full})
+
+    def delete_source(self, namespace: str, source_id: str) -> SourceView:
+        """Remove the source: its credentials and schedule now, its documents in steps, then it."""
+        return self._call(SourceView, "DELETE", f"/v1/namespaces/{_seg(namespace)}/sources/{_seg(source_id)}")
 
     def usage(self, period: str | None = None) -> UsageReport:
         params = {"period": period} if period else None

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -25,8 +26,8 @@ ROOT = Path(__file__).parents[2]
 
 
 class Server:
-    def __init__(self, home: Path) -> None:
-        self.container = Container(Settings(home=home))
+    def __init__(self, home: Path, **settings: Any) -> None:
+        self.container = Container(Settings(home=home, **settings))
         self.container.tenancy.create_tenant("acme")
         self.container.tenancy.create_tenant("globex")
         self.admin, _ = self.container.tenancy.create_key(

@@ -239,6 +239,56 @@ export class RaglineClient {
     return this.call({ method: "DELETE", path: `/v1/webhooks/${segment(webhookId)}`, ...options });
   }
 
+  /**
+   * Add a data source (a website, a Confluence site, a SharePoint/OneDrive drive) to a namespace; its
+   * first sync is queued at once. Credentials are stored server-side and never returned.
+   */
+  createSource(
+    namespace: string,
+    source: T.NewSourceBody,
+    options: RequestOptions = {},
+  ): Promise<T.SourceView> {
+    const path = `/v1/namespaces/${segment(namespace)}/sources`;
+    return this.call({ method: "POST", path, body: source, ...options });
+  }
+
+  listSources(namespace: string, options: RequestOptions = {}): Promise<T.SourceList> {
+    return this.call({ method: "GET", path: `/v1/namespaces/${segment(namespace)}/sources`, ...options });
+  }
+
+  getSource(namespace: string, sourceId: string, options: RequestOptions = {}): Promise<T.SourceView> {
+    const path = `/v1/namespaces/${segment(namespace)}/sources/${segment(sourceId)}`;
+    return this.call({ method: "GET", path, ...options });
+  }
+
+  /** Change a source's name, settings, credentials or schedule (what is given). */
+  updateSource(
+    namespace: string,
+    sourceId: string,
+    patch: T.SourcePatchBody,
+    options: RequestOptions = {},
+  ): Promise<T.SourceView> {
+    const path = `/v1/namespaces/${segment(namespace)}/sources/${segment(sourceId)}`;
+    return this.call({ method: "PATCH", path, body: patch, ...options });
+  }
+
+  /** Queue a sync now (one already running is the one asked for); poll `getSource`. */
+  syncSource(
+    namespace: string,
+    sourceId: string,
+    request: T.Options<T.SyncRequest> = {},
+    options: RequestOptions = {},
+  ): Promise<T.SourceView> {
+    const path = `/v1/namespaces/${segment(namespace)}/sources/${segment(sourceId)}/sync`;
+    return this.call({ method: "POST", path, body: request, ...options });
+  }
+
+  /** Remove a source: its credentials and schedule now, its documents in steps, then it. */
+  deleteSource(namespace: string, sourceId: string, options: RequestOptions = {}): Promise<T.SourceView> {
+    const path = `/v1/namespaces/${segment(namespace)}/sources/${segment(sourceId)}`;
+    return this.call({ method: "DELETE", path, ...options });
+  }
+
   /** A new signing secret, returned this once; the old one stops signing at once. */
   rotateWebhookSecret(webhookId: string, options: RequestOptions = {}): Promise<T.NewWebhookView> {
     const path = `/v1/webhooks/${segment(webhookId)}/rotate-secret`;

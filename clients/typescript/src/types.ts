@@ -49,6 +49,28 @@ export type IdentityProviderBody = Schemas["IdentityProviderBody"];
 export type IdentityProviderView = Schemas["IdentityProviderView"];
 export type IdentityProviderDeleted = Schemas["IdentityProviderDeleted"];
 
+export type NewSource = Schemas["NewSource"];
+export type SourcePatch = Schemas["SourcePatch"];
+export type WebSettings = Schemas["WebSettings"];
+export type ConfluenceSettings = Schemas["ConfluenceSettings"];
+export type GraphSettings = Schemas["GraphSettings"];
+/** A kind's settings as a request gives them: the named fields, and any of the rest (the server's defaults). */
+type Given<Body, Required extends keyof Body> = Pick<Body, Required> & Partial<Omit<Body, Required>>;
+export type SourceSettings = {
+  web?: Given<WebSettings, "seeds">;
+  confluence?: Given<ConfluenceSettings, "siteUrl">;
+  graph?: Given<GraphSettings, "tenant" | "driveId">;
+};
+/** `createSource`'s body: the kind, that kind's settings, and the optional rest. */
+export type NewSourceBody = Pick<NewSource, "kind"> &
+  Partial<Omit<NewSource, "kind" | keyof SourceSettings>> &
+  SourceSettings;
+/** `updateSource`'s body: what changes (a kind's settings are replaced whole). */
+export type SourcePatchBody = Partial<Omit<SourcePatch, keyof SourceSettings>> & SourceSettings;
+export type SyncRequest = Schemas["SyncRequest"];
+export type SourceView = Schemas["SourceView"];
+export type SourceList = Schemas["SourceList"];
+
 export type NewWebhook = Schemas["NewWebhook"];
 export type NewWebhookView = Schemas["NewWebhookView"];
 export type WebhookView = Schemas["WebhookView"];

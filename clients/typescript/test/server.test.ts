@@ -68,6 +68,23 @@ describe("documents", () => {
     assert.deepEqual([error.status, error.code], [404, "namespace_not_found"]);
   });
 
+  it("adds, lists, changes, syncs and removes a data source; credentials never come back", async () => {
+    const web = { seeds: ["http://127.0.0.1:9/"], maxPages: 10 }; // loopback: refused by this server, never reached
+    const made = await rl.createSource(NS, { kind: "web", name: "intranet", web });
+    assert.deepEqual([made.kind, made.name, made.hasCredentials], ["web", "intranet", false]);
+    assert.ok(made.sourceId.startsWith("src_"));
+    assert.ok((await rl.listSources(NS)).sources.some((s) => s.sourceId === made.sourceId));
+    const changed = await rl.updateSource(NS, made.sourceId, { name: "wiki", everyMinutes: 60 });
+    assert.deepEqual([changed.name, changed.everyMinutes], ["wiki", 60]);
+    const refused = await refusal(rl.createSource(NS, { kind: "web", web, credentials: { apiToken: "s3cret" } }));
+    assert.deepEqual([refused.status, refused.code], [400, "invalid_request"]);
+    assert.ok(!JSON.stringify(refused.details).includes("s3cret"));
+    assert.equal((await rl.syncSource(NS, made.sourceId)).sourceId, made.sourceId);
+    await rl.deleteSource(NS, made.sourceId);
+    const gone = await refusal(rl.getSource(NS, "src_0000000000000000"));
+    assert.deepEqual([gone.status, gone.code], [404, "not_found"]);
+  });
+
   it("subscribes a webhook: its secret once, then read, rotated and deleted", async () => {
     const made = await rl.createWebhook("https://hooks.example.com/ragline", { eventTypes: ["document.failed"] });
     assert.ok(made.secret.startsWith("whsec_"));

@@ -181,6 +181,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/namespaces/{namespace}/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** GET /v1/namespaces/{namespace}/sources */
+        get: operations["list_sources_v1_namespaces__namespace__sources_get"];
+        put?: never;
+        /** POST /v1/namespaces/{namespace}/sources */
+        post: operations["create_source_v1_namespaces__namespace__sources_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/namespaces/{namespace}/sources/{source_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** GET /v1/namespaces/{namespace}/sources/{source_id} */
+        get: operations["get_source_v1_namespaces__namespace__sources__source_id__get"];
+        put?: never;
+        post?: never;
+        /** DELETE /v1/namespaces/{namespace}/sources/{source_id} */
+        delete: operations["delete_source_v1_namespaces__namespace__sources__source_id__delete"];
+        options?: never;
+        head?: never;
+        /** PATCH /v1/namespaces/{namespace}/sources/{source_id} */
+        patch: operations["update_source_v1_namespaces__namespace__sources__source_id__patch"];
+        trace?: never;
+    };
+    "/v1/namespaces/{namespace}/sources/{source_id}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** POST /v1/namespaces/{namespace}/sources/{source_id}/sync */
+        post: operations["sync_source_v1_namespaces__namespace__sources__source_id__sync_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tenant/identity-provider": {
         parameters: {
             query?: never;
@@ -529,6 +583,22 @@ export interface components {
             reason: string;
         };
         /**
+         * ConfluenceSettings
+         * @description Confluence Cloud: the pages of the named spaces (all spaces the credentials can read, when
+         *     none is named). Credentials (``email`` and ``apiToken``) are the source's secret, never settings.
+         */
+        ConfluenceSettings: {
+            /** Siteurl */
+            siteUrl: string;
+            /** Spaces */
+            spaces?: string[];
+            /**
+             * Maxpages
+             * @default 50000
+             */
+            maxPages: number;
+        };
+        /**
          * DocumentAccess
          * @description Who may read a document: users and groups (none named: every user of the namespace).
          */
@@ -651,6 +721,33 @@ export interface components {
             details?: {
                 [key: string]: unknown;
             };
+        };
+        /**
+         * GraphSettings
+         * @description SharePoint Online or OneDrive through Microsoft Graph: one drive (a document library), or one
+         *     folder of it. Credentials (an app registration's ``clientId`` and ``clientSecret``) are the
+         *     source's secret; ``tenant`` is the Microsoft Entra tenant (id or domain) they belong to.
+         */
+        GraphSettings: {
+            /** Tenant */
+            tenant: string;
+            /** Driveid */
+            driveId: string;
+            /**
+             * Folder
+             * @default
+             */
+            folder: string;
+            /**
+             * Graphurl
+             * @default https://graph.microsoft.com/v1.0
+             */
+            graphUrl: string;
+            /**
+             * Loginurl
+             * @default https://login.microsoftonline.com
+             */
+            loginUrl: string;
         };
         /**
          * Grounding
@@ -1174,6 +1271,31 @@ export interface components {
              */
             default: boolean;
         };
+        /** NewSource */
+        NewSource: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "web" | "confluence" | "graph";
+            /**
+             * Name
+             * @default
+             */
+            name: string;
+            web?: components["schemas"]["WebSettings"] | null;
+            confluence?: components["schemas"]["ConfluenceSettings"] | null;
+            graph?: components["schemas"]["GraphSettings"] | null;
+            /** Credentials */
+            credentials?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * Everyminutes
+             * @default 0
+             */
+            everyMinutes: number;
+        };
         /** NewWebhook */
         NewWebhook: {
             /** Url */
@@ -1517,6 +1639,57 @@ export interface components {
             /** Evidence */
             evidence?: components["schemas"]["GroundingEvidence"][];
         };
+        /** SourceList */
+        SourceList: {
+            /** Sources */
+            sources: components["schemas"]["SourceView"][];
+        };
+        /** SourcePatch */
+        SourcePatch: {
+            /** Name */
+            name?: string | null;
+            web?: components["schemas"]["WebSettings"] | null;
+            confluence?: components["schemas"]["ConfluenceSettings"] | null;
+            graph?: components["schemas"]["GraphSettings"] | null;
+            /** Credentials */
+            credentials?: {
+                [key: string]: string;
+            } | null;
+            /** Everyminutes */
+            everyMinutes?: number | null;
+        };
+        /** SourceView */
+        SourceView: {
+            /** Sourceid */
+            sourceId: string;
+            /** Kind */
+            kind: string;
+            /** Name */
+            name: string;
+            /** Settings */
+            settings: {
+                [key: string]: unknown;
+            };
+            /** Everyminutes */
+            everyMinutes: number;
+            /** Status */
+            status: string;
+            /** Run */
+            run: number;
+            counts: components["schemas"]["SyncCountsView"];
+            /** Lasterror */
+            lastError: string;
+            /** Startedat */
+            startedAt: string | null;
+            /** Finishedat */
+            finishedAt: string | null;
+            /** Nextrunat */
+            nextRunAt: string | null;
+            /** Createdat */
+            createdAt: string;
+            /** Hascredentials */
+            hasCredentials: boolean;
+        };
         /** Sources */
         Sources: {
             /**
@@ -1527,6 +1700,29 @@ export interface components {
             type: "sources";
             /** Chunks */
             chunks: components["schemas"]["ChunkView"][];
+        };
+        /** SyncCountsView */
+        SyncCountsView: {
+            /** Listed */
+            listed: number;
+            /** Indexed */
+            indexed: number;
+            /** Relabelled */
+            relabelled: number;
+            /** Unchanged */
+            unchanged: number;
+            /** Deleted */
+            deleted: number;
+            /** Failed */
+            failed: number;
+        };
+        /** SyncRequest */
+        SyncRequest: {
+            /**
+             * Full
+             * @default false
+             */
+            full: boolean;
         };
         /** ToolFinished */
         ToolFinished: {
@@ -1645,6 +1841,39 @@ export interface components {
             details?: {
                 [key: string]: unknown;
             };
+        };
+        /**
+         * WebSettings
+         * @description A website: pages reached from the seeds and sitemaps, on the seeds' own hosts.
+         *
+         *     ``include``/``exclude`` are shell-style patterns (``*`` any run of characters, ``?`` one) matched
+         *     against a URL's path and query (``/docs/*``); a URL is crawled when it matches an include (all,
+         *     when none is given) and no exclude. ``robots.txt`` is always obeyed.
+         */
+        WebSettings: {
+            /** Seeds */
+            seeds: string[];
+            /** Sitemaps */
+            sitemaps?: string[];
+            /** Include */
+            include?: string[];
+            /** Exclude */
+            exclude?: string[];
+            /**
+             * Maxdepth
+             * @default 5
+             */
+            maxDepth: number;
+            /**
+             * Maxpages
+             * @default 500
+             */
+            maxPages: number;
+            /**
+             * Maxpagebytes
+             * @default 10485760
+             */
+            maxPageBytes: number;
         };
         /** WebhookList */
         WebhookList: {
@@ -4084,6 +4313,898 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SearchResponse"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_sources_v1_namespaces__namespace__sources_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path: {
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceList"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    create_source_v1_namespaces__namespace__sources_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path: {
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewSource"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceView"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_source_v1_namespaces__namespace__sources__source_id__get: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path: {
+                namespace: string;
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceView"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_source_v1_namespaces__namespace__sources__source_id__delete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path: {
+                namespace: string;
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceView"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    update_source_v1_namespaces__namespace__sources__source_id__patch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path: {
+                namespace: string;
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SourcePatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceView"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    sync_source_v1_namespaces__namespace__sources__source_id__sync_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path: {
+                namespace: string;
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SyncRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceView"];
                 };
             };
             /** @description An error, in the one shape (`error.code` says which). */

@@ -1,0 +1,100 @@
+"""Data sources through the API (``RaglineClient`` against ``ragline serve`` over real HTTP): a website
+added and synced on the server's own thread, searched under its own URLs, isolated per tenant and
+scope, re-scheduled, refused when wrong, and removed with its documents."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragline import errors
+from ragline.client import RaglineClient
+from ragline.domain.source_api import SourceView
+from tests.e2e.test_client import Server
+from tests.support.web_site import Site, html
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def site() -> Iterator[Site]:
+    s = Site()
+    s.put("/", html("handbook", "welcome to the handbook", ["/pump.html", "/valve.html"]))
+    s.put("/pump.html", html("pump", "the pump runs at 1450 rpm and needs oil every quarter"))
+    s.put("/valve.html", html("valve", "close the relief valve before service"))
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Server]:
+    s = Server(tmp_path, source_loopback_http=True)
+    yield s
+    s.stop()
+
+
+def settled(rl: RaglineClient, source_id: str, run: int = 1) -> SourceView:
+    """The source once its ``run``-th sync has ended (the server's thread runs it)."""
+    view = rl.get_source("docs", source_id)
+    for _ in range(1200):
+        if view.status == "idle" and view.run >= run:
+            return view
+        time.sleep(0.05)
+        view = rl.get_source("docs", source_id)
+    raise AssertionError(f"the sync did not end: {view}")
+
+
+def test_a_website_through_the_api(served: Server, site: Site) -> None:
+    with RaglineClient(served.url, served.admin, backoff_s=0.01) as rl:
+        rl.create_namespace("docs", default=True)
+        made = rl.create_source("docs", "web", {"seeds": [f"{site.url}/"]}, name="handbook")
+        assert (made.kind, made.name, made.has_credentials) == ("web", "handbook", False)
+        view = settled(rl, made.source_id)
+        assert (view.counts.indexed, view.last_error) == (3, "")
+        hit = rl.search("docs", "how fast does the pump run", k=1).hits[0]
+        assert hit.source == f"{site.url}/pump.html"
+
+        site.put("/pump.html", html("pump", "the pump now runs at 1600 rpm"))
+        rl.sync_source("docs", made.source_id)
+        view = settled(rl, made.source_id, run=2)
+        assert (view.counts.indexed, view.counts.unchanged) == (1, 2)
+
+        assert rl.update_source("docs", made.source_id, every_minutes=60).every_minutes == 60
+        with pytest.raises(errors.InvalidRequest):
+            rl.update_source("docs", made.source_id, every_minutes=5)  # more often than every 15 minutes
+        with pytest.raises(errors.InvalidRequest) as refused:
+            rl.create_source("docs", "web", {"seeds": [f"{site.url}/"]}, credentials={"apiToken": "s3cret"})
+        assert "s3cret" not in str(refused.value.details) and "s3cret" not in refused.value.message
+        with pytest.raises(errors.InvalidRequest):
+            rl.create_source("docs", "web", {"seeds": ["file:///etc/passwd"]})
+
+        rl.delete_source("docs", made.source_id)
+        for _ in range(1200):
+            try:
+                rl.get_source("docs", made.source_id)
+            except errors.NotFound:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the source was not removed")
+        assert [d for d in rl.list_documents("docs").documents if d.status != "deleted"] == []
+
+
+def test_sources_are_the_tenants_own_and_need_the_ingest_scope(served: Server, site: Site) -> None:
+    with RaglineClient(served.url, served.admin, backoff_s=0.01) as rl:
+        rl.create_namespace("docs", default=True)
+        made = rl.create_source("docs", "web", {"seeds": [f"{site.url}/"]})
+    with RaglineClient(served.url, served.globex, backoff_s=0.01) as other:
+        other.create_namespace("docs", default=True)
+        with pytest.raises(errors.NotFound):
+            other.get_source("docs", made.source_id)
+        assert other.list_sources("docs").sources == []
+    reader, _ = served.container.tenancy.create_key("acme", scopes=["search"])
+    with RaglineClient(served.url, reader, backoff_s=0.01) as rl:
+        with pytest.raises(errors.Forbidden):
+            rl.list_sources("docs")
+        with pytest.raises(errors.Forbidden):
+            rl.sync_source("docs", made.source_id)
