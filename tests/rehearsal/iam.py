@@ -106,6 +106,21 @@ _S3_ON_OBJECT = {
 """S3 operations → the IAM action on the object (``…Version`` when the call names a ``VersionId``)."""
 
 
+_SECRET_BY_NAME = {
+    "GetSecretValue": "SecretId",
+    "PutSecretValue": "SecretId",
+    "DeleteSecret": "SecretId",
+    "CreateSecret": "Name",
+}
+"""Secrets Manager operations on one secret → the parameter that names it."""
+_SCHEDULE_ACTIONS = {"CreateSchedule", "UpdateSchedule", "DeleteSchedule", "GetSchedule"}
+
+
+def secret_arn(name: str) -> str:
+    """A secret's ARN from its name: Secrets Manager adds ``-`` and six random characters."""
+    return f"arn:{PARTITION}:secretsmanager:{REGION}:{ACCOUNT}:secret:{name}-Rh0123"
+
+
 def guardrail_arn(guardrail_id: str) -> str:
     return f"arn:{PARTITION}:bedrock:{REGION}:{ACCOUNT}:guardrail/{guardrail_id}"
 
@@ -119,9 +134,19 @@ def iam_calls(
         return _dynamodb(function, operation, params)
     if service == "s3":
         return _s3(function, operation, params)
-    if service == "secretsmanager" and operation == "GetSecretValue":
-        secret = params["SecretId"]
-        return [AwsCall(function, f"secretsmanager:{operation}", secret_arns.get(secret, secret))]
+    if service == "secretsmanager" and operation in _SECRET_BY_NAME:
+        secret = params[_SECRET_BY_NAME[operation]]
+        arn = secret_arns.get(secret) or (secret if secret.startswith("arn:") else secret_arn(secret))
+        return [AwsCall(function, f"secretsmanager:{operation}", arn)]
+    if service == "scheduler" and operation in _SCHEDULE_ACTIONS:
+        schedule = (
+            f"arn:{PARTITION}:scheduler:{REGION}:{ACCOUNT}:schedule/{params['GroupName']}/{params['Name']}"
+        )
+        out = [AwsCall(function, f"scheduler:{operation}", schedule)]
+        if "Target" in params:  # the schedule's role is passed to the scheduler
+            passed = (("iam:PassedToService", "scheduler.amazonaws.com"),)
+            out.append(AwsCall(function, "iam:PassRole", params["Target"]["RoleArn"], passed))
+        return out
     if service == "events" and operation == "PutEvents":  # on each entry's bus (by name or ARN)
         return [AwsCall(function, "events:PutEvents", bus_arn(e["EventBusName"])) for e in params["Entries"]]
     if service == "sqs" and operation == "SendMessage":

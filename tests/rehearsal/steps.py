@@ -44,6 +44,12 @@ ROUTES = {
     ("DELETE", DOC): "document_writes",
     ("PATCH", DOC): "document_writes",
     ("POST", "/v1/chat"): "chat_streams, chat_agents",
+    ("GET", f"{NS}/sources"): "data_sources",
+    ("POST", f"{NS}/sources"): "data_sources",
+    ("GET", f"{NS}/sources/{{source_id}}"): "data_sources",
+    ("PATCH", f"{NS}/sources/{{source_id}}"): "data_sources",
+    ("DELETE", f"{NS}/sources/{{source_id}}"): "data_sources",
+    ("POST", f"{NS}/sources/{{source_id}}/sync"): "data_sources",
     ("GET", "/v1/webhooks"): "webhooks",
     ("POST", "/v1/webhooks"): "webhooks",
     ("GET", "/v1/webhooks/{webhook_id}"): "webhooks",
@@ -432,3 +438,97 @@ def webhooks(w: World, ctx: dict[str, Any]) -> None:
     assert {event_of[m] for m in failed} == set(event_of.values()), (failed, event_of)
     status, gone = call(w, fn, "DELETE", f"{hooks}/{hook}", one, ctx)
     assert status == 200 and gone["webhookId"] == hook, gone
+
+
+def data_sources(w: World, ctx: dict[str, Any]) -> None:
+    """A Confluence space as a data source through the built stack. The namespaces function keeps its
+    credentials in Secrets Manager and its schedule in EventBridge Scheduler, and queues its first
+    sync; the schedule's own message (its target's input, on the queue its role may send to) starts
+    another. The ingestion function runs the syncs from the queue: the credentials read, the pages
+    listed from the Confluence stand-in and indexed through the pipeline with their readers. A PATCH
+    replaces the credentials and the schedule; a sync asked for changes nothing; a removal deletes
+    the credentials and the schedule at once, then (in steps) its documents and the source."""
+    from ragline.domain.sources import ItemAccess
+    from tests.support.confluence_server import ConfluenceWorld
+
+    site = ConfluenceWorld()
+    try:
+        site.put("pump", "The feed pump runs at 1450 rpm and is oiled every quarter.")
+        site.put("budget", "The budget for pump spares is 12000 euros.", ItemAccess.only(groups=["finance"]))
+        fn, many = "NamespacesFunction", f"{NS}/sources"
+        one = f"{many}/{{source_id}}"
+        path = _added_and_scheduled(w, ctx, site)
+        view = _synced(w, ctx, path, one, run=1)
+        assert view["counts"]["indexed"] == 2 and not view["lastError"], view
+        status, found = call(w, "SearchFunction", "POST", "/v1/namespaces/docs/search",
+                             "/v1/namespaces/{namespace}/search", ctx,
+                             {"query": "how fast does the feed pump run", "k": 3})  # fmt: skip
+        assert status == 200 and found["hits"][0]["source"].startswith(site.server.url), found
+
+        fresh = site.credentials()
+        status, changed = call(w, fn, "PATCH", path, one, ctx, {"everyMinutes": 120, "credentials": fresh})
+        assert status == 200 and changed["everyMinutes"] == 120, changed
+        status, listed = call(w, fn, "GET", "/v1/namespaces/docs/sources", many, ctx)
+        assert status == 200 and [s["sourceId"] for s in listed["sources"]] == [path.rsplit("/", 1)[1]], (
+            listed
+        )
+        status, asked = call(w, fn, "POST", f"{path}/sync", f"{one}/sync", ctx, {})
+        assert status == 202, asked
+        view = _synced(w, ctx, path, one, run=view["run"] + 1)
+        assert (view["counts"]["indexed"], view["counts"]["unchanged"]) == (0, 2), view
+
+        status, removing = call(w, fn, "DELETE", path, one, ctx)
+        assert status == 202, removing
+        assert w.scheduler.list_schedules(GroupName=w.schedule_group)["Schedules"] == []
+        for _ in range(10):
+            got = w.sqs.receive_message(QueueUrl=w.queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
+            records = sqs_records(got.get("Messages", []))
+            if records:
+                assert w.deliver("sqs:IngestQueue", {"Records": records}) == {"batchItemFailures": []}
+            status, gone = call(w, fn, "GET", path, one, ctx)
+            if status == 404:
+                break
+        assert status == 404, gone
+    finally:
+        site.close()
+
+
+def _added_and_scheduled(w: World, ctx: dict[str, Any], site: Any) -> str:
+    """The source added (credentials kept, never shown) with its schedule, whose message is then sent
+    as EventBridge Scheduler would: its target's input, to the queue its role may send to."""
+    from ragline.adapters.aws.sync_scheduler import schedule_name
+
+    many = f"{NS}/sources"
+    body = {"kind": "confluence", "confluence": site.settings(), "credentials": site.credentials()}
+    status, made = call(
+        w, "NamespacesFunction", "POST", "/v1/namespaces/docs/sources", many, ctx, body | {"everyMinutes": 60}
+    )
+    assert status == 201 and made["hasCredentials"] and "credentials" not in made, made
+    assert site.requests() == 0, "the API never reaches the source itself: syncs do"
+    source = made["sourceId"]
+    schedule = w.scheduler.get_schedule(
+        Name=schedule_name("acme", "docs", source), GroupName=w.schedule_group
+    )
+    role = w.stack.resolve(w.art.translated["Resources"]["SyncSchedulerRole"]["Properties"])
+    granted = role["Policies"][0]["PolicyDocument"]["Statement"][0]
+    assert schedule["ScheduleExpression"] == "rate(60 minutes)", schedule
+    assert schedule["Target"]["Arn"] == w.stack.attributes["IngestQueue.Arn"] == granted["Resource"]
+    assert schedule["Target"]["RoleArn"] == w.stack.attributes["SyncSchedulerRole.Arn"]
+    assert granted["Action"] == "sqs:SendMessage"
+    w.sqs.send_message(QueueUrl=w.queue_url, MessageBody=schedule["Target"]["Input"])  # the schedule fires
+    return f"/v1/namespaces/docs/sources/{source}"
+
+
+def _synced(w: World, ctx: dict[str, Any], path: str, route: str, *, run: int) -> dict[str, Any]:
+    """The source once its ``run``-th sync has ended: the queue's steps given to the ingestion function."""
+    view: dict[str, Any] = {}
+    for _ in range(20):
+        got = w.sqs.receive_message(QueueUrl=w.queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
+        records = sqs_records(got.get("Messages", []))
+        if records:
+            assert w.deliver("sqs:IngestQueue", {"Records": records}) == {"batchItemFailures": []}
+        status, view = call(w, "NamespacesFunction", "GET", path, route, ctx)
+        assert status == 200, view
+        if view["status"] == "idle" and view["run"] >= run and not records:
+            return view
+    raise AssertionError(f"the sync did not end: {view}")

@@ -38,6 +38,7 @@ from tests.rehearsal.steps import (
     bootstrap_tenant,
     chat_agents,
     chat_streams,
+    data_sources,
     delete_from_s3,
     document_writes,
     end_users,
@@ -92,6 +93,7 @@ def scenario(w: World, proxy: SignedProxy) -> None:
     key_lifecycle(w, ctx)
     end_users(w, ctx)
     document_writes(w, ctx)
+    data_sources(w, ctx)
     webhooks(w, ctx)
     quota_thresholds(w)
     fair_sharing(w)

@@ -119,6 +119,7 @@ class World:
         layer = next(k for k in art.translated["Resources"] if k.startswith("RaglineLayer"))
         refs = {
             **tables,
+            "SyncScheduleGroup": self.sync_schedules(session, moto, suffix),
             "DocumentsBucket": self.bucket,
             "LlmApiKeySecret": self.secret_arn,
             "IngestQueue": self.queue_url,  # a reindex's steps are messages of the ingestion queue
@@ -134,10 +135,12 @@ class World:
         self.roles = {
             fn: art.translated["Resources"][fn]["Properties"]["Role"]["Fn::GetAtt"][0] for fn in FUNCTIONS
         }
-        attrs |= {
-            f"{r}.Arn": f"arn:{PARTITION}:iam::{ACCOUNT}:role/rh-{r}-{suffix}" for r in self.roles.values()
+        attrs |= {  # the functions' roles, and the one EventBridge Scheduler sends sync steps as
+            f"{r}.Arn": f"arn:{PARTITION}:iam::{ACCOUNT}:role/rh-{r}-{suffix}"
+            for r in [*self.roles.values(), "SyncSchedulerRole"]
         }
         params = {
+            "AWS::StackName": f"rh-{suffix}",  # names the stack's secrets prefix (data sources)
             "LlmBaseUrl": llm.base_url,
             "ChatProvider": provider,
             # a cross-Region profile: the roles must allow it and the models it routes to
@@ -206,6 +209,13 @@ class World:
         self.events.put_targets(Rule=f"rh-webhooks-{suffix}", EventBusName=self.bus, Targets=[target])
         return bus_arn, delivery_arn
 
+    def sync_schedules(self, session: Any, moto: str, suffix: str) -> str:
+        """The stack's schedule group (``SyncScheduleGroup``), made as CloudFormation would."""
+        self.scheduler = session.client("scheduler", endpoint_url=moto)
+        self.schedule_group = f"rh-syncs-{suffix}"
+        self.scheduler.create_schedule_group(Name=self.schedule_group)
+        return self.schedule_group
+
     def may_list(self, access_key: str, bucket: str) -> bool:
         fn = next((f for f, key in self.keys.items() if key == access_key), None)
         return fn is None or self.stack.function(fn).allows("s3:ListBucket", f"arn:aws:s3:::{bucket}")
@@ -266,9 +276,11 @@ class World:
             "AWS_LAMBDA_FUNCTION_TIMEOUT": str(spec.timeout),
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory),
             "AWS_XRAY_DAEMON_ADDRESS": self.xray.address,  # Lambda's own variable, for active tracing
-            # The one setting not from the template: this run's own indexes on the shared local node,
-            # so another test's documents never rank in its searches (nor its in theirs).
+            # Settings not from the template: this run's own indexes on the shared local node, so
+            # another test's documents never rank in its searches (nor its in theirs); and data
+            # sources may reach the stand-ins of the sites they sync, which listen on 127.0.0.1.
             "RAGLINE_OPENSEARCH_INDEX_PREFIX": f"rh-{self.suffix}",
+            "RAGLINE_SOURCE_LOOPBACK_HTTP": "1",
         }
 
     def aws_calls(self, proxy: SignedProxy) -> list[AwsCall]:

@@ -23,6 +23,8 @@ _KEYS = (
     "Key",
     "VersionId",
     "SecretId",
+    "Name",
+    "GroupName",
     "modelId",
     "rerankingConfiguration",
     "QueueUrl",
@@ -58,6 +60,8 @@ def _tables_of(params):
         out["ExpressionAttributeValues"] = {
             match.group(1): params.get("ExpressionAttributeValues", {}).get(match.group(1))
         }
+    if isinstance(params.get("Target"), dict) and "RoleArn" in params["Target"]:  # a schedule's role
+        out["Target"] = {"RoleArn": params["Target"]["RoleArn"]}
     if "Entries" in params and isinstance(params["Entries"], list):  # PutEvents: each entry's bus only
         out["Entries"] = [{"EventBusName": e.get("EventBusName", "default")} for e in params["Entries"]]
     if "Delete" in params and isinstance(params["Delete"], dict):
