@@ -12,7 +12,7 @@ import pytest
 from ragline.domain.source_settings import CRAWLER_NAME
 from ragline.domain.sources import EVERYONE, ItemAccess
 from tests.support.source_world import SyncHarness
-from tests.support.web_site import Site, html
+from tests.support.web_site import Site, handbook_site, html
 
 pytestmark = pytest.mark.integration
 
@@ -40,32 +40,12 @@ class SiteWorld:
         return {f"{self.site.url}{p}": (t, EVERYONE) for p, t in self.items.items()}
 
 
-def build(site: Site) -> dict[str, str]:
-    """The site; returns path → a word only that page holds, for every page a crawl must name."""
-    items: dict[str, str] = {}
-    for i in range(PAGES):
-        links = [f"/docs/p{(i + 1) % PAGES}.html", f"/docs/p{(i * 7) % PAGES}.html", "/private/secret.html"]
-        links += [f"/old/p{i}", f"/docs/p{i}.html?ref=nav"] if i % 50 == 0 else []
-        site.put(f"/docs/p{i}.html", html(f"page {i}", f"unique{i} handbook text", links))
-        items[f"/docs/p{i}.html"] = f"unique{i}"
-        site.redirects[f"/old/p{i}"] = f"/docs/p{i}.html"
-    site.put("/", html("home", "welcome home", ["/docs/p0.html", "/print/p7.html", "/docs/p8-amp.html"]))
-    items["/"] = "welcome"
-    site.put("/print/p7.html", site.pages["/docs/p7.html"].body)  # the same bytes: a duplicate
-    canonical = f'<link rel="canonical" href="{site.url}/docs/p8.html">'
-    site.put("/docs/p8-amp.html", html("page 8", "unique8 handbook text amp", [], canonical))
-    site.put("/private/secret.html", html("secret", "secretword"))
-    site.robots = f"User-agent: *\nDisallow: /nothing\n\nUser-agent: {CRAWLER_NAME}\nDisallow: /private/\n"
-    site.sitemap = True
-    return items
-
-
 @pytest.fixture
 def crawl(tmp_path: Path) -> Iterator[tuple[Site, SiteWorld, SyncHarness]]:
     site = Site()
     settings = {"seeds": [f"{site.url}/"], "maxPages": 1000, "maxDepth": 10}
     world = SiteWorld(site, settings)
-    world.items = build(site)
+    world.items = handbook_site(site, PAGES)
     harness = SyncHarness(tmp_path, world, settings)  # type: ignore[arg-type]
     yield site, world, harness
     harness.close()

@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ragline.adapters.sources.web import WebSource
-from ragline.domain.source_settings import WebSettings
+from ragline.domain.source_settings import CRAWLER_NAME, WebSettings
 from ragline.domain.sources import EVERYONE, ItemAccess
 
 
@@ -154,6 +154,29 @@ def html(title: str, text: str, links: list[str] = (), extra_head: str = "") -> 
         f"<!doctype html><html><head><title>{title}</title>{extra_head}</head>"
         f"<body><h1>{title}</h1><p>{text}</p><ul>{anchors}</ul></body></html>"
     )
+
+
+def handbook_site(site: Site, pages: int) -> dict[str, str]:
+    """``pages`` handbook pages linked in a ring (and by a stride), a home page, a sitemap, redirects,
+    a byte-identical copy, a canonical copy, a page ``robots.txt`` keeps from RaglineBot: returns path
+    → a word only that page holds, for every page a crawl must name."""
+    items: dict[str, str] = {}
+    for i in range(pages):
+        links = [f"/docs/p{(i + 1) % pages}.html", f"/docs/p{(i * 7) % pages}.html", "/private/secret.html"]
+        links += [f"/old/p{i}", f"/docs/p{i}.html?ref=nav"] if i % 50 == 0 else []
+        site.put(f"/docs/p{i}.html", html(f"page {i}", f"unique{i} handbook text", links))
+        items[f"/docs/p{i}.html"] = f"unique{i}"
+        site.redirects[f"/old/p{i}"] = f"/docs/p{i}.html"
+    site.put("/", html("home", "welcome home", ["/docs/p0.html", "/print/p7.html", "/docs/p8-amp.html"]))
+    items["/"] = "welcome"
+    site.put("/print/p7.html", site.pages["/docs/p7.html"].body)  # the same bytes: a duplicate
+    canonical = f'<link rel="canonical" href="{site.url}/docs/p8.html">'
+    site.put("/docs/p8-amp.html", html("page 8", "unique8 handbook text amp", [], canonical))
+    site.put("/private/secret.html", html("secret", "secretword"))
+    site.robots = f"User-agent: *\nDisallow: /nothing\n\nUser-agent: {CRAWLER_NAME}\nDisallow: /private/\n"
+    site.sitemap = True
+    return items
+
 
 
 class WebWorld:
