@@ -11,6 +11,7 @@ SDK: handlers call these with what the services returned.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -35,10 +36,14 @@ NAMESPACE = "Ragline"
 REDACTED = "[redacted]"
 CREDENTIAL_FIELDS = frozenset(
     {"authorization", "proxyauthorization", "authorizationtoken", "xapikey", "apikey", "cookie",
-     "cookies", "setcookie", "xamzsecuritytoken"}
+     "cookies", "setcookie", "xamzsecuritytoken", "credentials", "clientsecret", "apitoken", "secret",
+     "password"}
 )  # fmt: skip
 """Field names (any case, ``-``/``_`` ignored) whose values are credentials: the ``Authorization``
-header (also as a TOKEN authorizer's ``authorizationToken``), API keys, cookies, session tokens."""
+header (also as a TOKEN authorizer's ``authorizationToken``), API keys, cookies, session tokens, a
+data source's ``credentials`` (and the fields they hold), a webhook's signing ``secret``."""
+MAX_REDACTED_BODY = 1_000_000
+"""A JSON text up to this long (a logged event's ``body``) is parsed and redacted field by field."""
 _API_KEY = re.compile(r"\brl_[A-Za-z0-9_\-]{16,}")
 """A Ragline API key inside free text (a formatted message, a repr of an event)."""
 _RECORD_FIELDS = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
@@ -48,6 +53,13 @@ def redact(value: Any) -> Any:
     """A copy of ``value`` with every credential field's value (at any depth) and every API key in
     its text replaced by ``[redacted]``; the original is left alone (the handler still reads it)."""
     if isinstance(value, str):
+        if value[:1] == "{" and len(value) <= MAX_REDACTED_BODY:  # a JSON body: its fields, redacted
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, Mapping):
+                return json.dumps(redact(parsed))
         return _API_KEY.sub(REDACTED, value)
     if isinstance(value, Mapping):
         return {k: REDACTED if _is_credential(k) else redact(v) for k, v in value.items()}
