@@ -85,7 +85,13 @@ class LocalObjectStore:
     def list(self, prefix: str) -> list[str]:
         if not self.root.exists():
             return []
-        # The prefix names a folder: ``t/ns`` lists ``t/ns/…``, never a sibling ``t/ns2/…``.
+        # The prefix names a folder: ``t/ns`` lists ``t/ns/…``, never a sibling ``t/ns2/…``. Only that
+        # folder is walked (a document's originals are listed on every local write of it).
         folder = prefix if not prefix or prefix.endswith("/") else prefix + "/"
-        keys = (p.relative_to(self.root).as_posix() for p in self.root.rglob("*") if p.is_file())
+        if folder:
+            self._path(folder.rstrip("/"))  # refuses a prefix that escapes the store
+        base = self.root / folder.rstrip("/") if folder else self.root
+        if not base.is_dir():
+            return []
+        keys = (p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file())
         return sorted(k for k in keys if k.startswith(folder) and not Path(k).name.startswith(_TEMP_PREFIX))
