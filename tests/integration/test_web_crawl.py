@@ -103,3 +103,36 @@ def test_without_a_sitemap_the_second_crawl_is_conditional(
     assert {p for p, n in site.bodies.items() if n} == {"/docs/p3.html"}
     # every other page answered 304: duplicates and the canonical copy too (remembered, not items)
     assert sum(site.conditional.values()) == len(site.pages) - 1 - 1  # less the changed and the private one
+
+
+def test_pdf_and_docx_links_are_parsed_and_a_bad_page_fails_alone(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "tables"
+    site = Site()
+    try:
+        site.put(
+            "/",
+            html("home", "welcome", ["/files/parts.pdf", "/files/bikes.docx", "/big.html", "/broken.html"]),
+        )
+        site.put("/files/parts.pdf", (root / "spare-parts.pdf").read_bytes(), "application/pdf")
+        docx = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+        site.put("/files/bikes.docx", (root / "bikes.docx").read_bytes(), docx)
+        site.put("/big.html", html("big", "word " * 20_000))  # past maxPageBytes: this page fails alone
+        site.put("/broken.html", "<html><body><p>half a page about <b>torque wrenches<table><tr><td>12 Nm")
+        settings = {"seeds": [f"{site.url}/"], "maxPageBytes": 64 * 1024}
+        world = SiteWorld(site, settings)
+        harness = SyncHarness(tmp_path, world, settings)  # type: ignore[arg-type]
+        try:
+            harness.run()
+            held = harness.held()
+            assert "Volt" in held[f"{site.url}/files/bikes.docx"].text
+            assert held[f"{site.url}/files/parts.pdf"].text.strip()
+            assert "torque" in held[f"{site.url}/broken.html"].text  # a broken page is read as far as it goes
+            assert f"{site.url}/big.html" not in held
+            state = harness.state()
+            assert state.counts.failed == 1 and not state.last_error
+            row = harness.c.sources.known("acme", "docs", harness.record.source_id, [f"{site.url}/big.html"])
+            assert "larger than" in row[f"{site.url}/big.html"].error
+        finally:
+            harness.close()
+    finally:
+        site.close()

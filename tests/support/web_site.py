@@ -178,7 +178,6 @@ def handbook_site(site: Site, pages: int) -> dict[str, str]:
     return items
 
 
-
 class WebWorld:
     """The contract's world for the crawler: ``/`` links every item page ``/<key>.html``."""
 

@@ -277,11 +277,11 @@ class SourceSync:
         seen = record.run
         if change.kind == "delete":
             return ("deleted" if self._remove(scope, document_id) else "unchanged"), None
-        if change.kind in ("keep", "failed"):
-            if before is None:
-                return ("failed" if change.kind == "failed" else "unchanged"), None
-            kept = before._replace(seen_run=seen, error=change.error[:500] or before.error)
-            return ("failed" if change.kind == "failed" else "unchanged"), kept
+        if change.kind == "keep":
+            return "unchanged", (before._replace(seen_run=seen) if before is not None else None)
+        if change.kind == "failed":  # kept as it was (a new item: its error, to show and to try again)
+            base = before or KnownItem(change.item_id, document_id, "", "", seen, "failed")
+            return "failed", base._replace(seen_run=seen, error=change.error[:500] or base.error)
         item = change.item
         assert item is not None
         if change.kind == "skip":

@@ -39,30 +39,21 @@ Items: ``id`` is the page id, ``version`` its version number, ``name`` its web U
 document's source. At most ``maxPages`` pages are named per listing; the rest are not (the sweep
 deletes what they had).
 
-**Who may read a page.** Confluence lets a user see a page when they pass its own read restriction and
-every ancestor's (each *restricted level* names users and groups; an unrestricted level lets everyone
-through). Ragline's readers are a union of users and groups, so the mapping is conservative: a user
-survives only when named at every restricted level, a group likewise (users and groups separately: a
-user reading through a group at one level and by name at another is not kept). No restricted level →
-everyone in the namespace (:data:`~ragline.domain.sources.EVERYONE`). **Space permissions are not
-mapped**: a tenant points a source at spaces every reader of the namespace may read. Nobody surviving
-→ ``ItemAccess.only()`` (the sync does not index the page). A user is named by their email when
-Confluence shows it (profile visibility), else by their ``accountId``; a group by its name.
-Principals Ragline cannot carry (a comma, a control character, over 256 characters) are dropped, and
-a page with more than :data:`~ragline.domain.access.MAX_GROUPS` surviving users or groups is readable by
-no one (a warning is logged): dropping readers can only hide a page, never show it. Restriction lists
-Confluence truncates (very long ones) are read as given: a subset, so again only fewer readers.
+**Who may read a page** (:mod:`.confluence_access`): whoever is named at every restricted level — its
+own read restriction and its ancestors'; everyone when none is restricted. Space permissions are not
+mapped.
 
 **Credentials** (``email`` and ``apiToken``) are sent as HTTP Basic auth and appear in no log, error or
 ``repr``. 401 and 403 on the listing are :class:`~ragline.errors.DependencyFailed` saying the
 credentials were refused or lack access; a page that is not JSON of the documented shape likewise.
 
 **Requests** go through :func:`ragline.outbound.request` (public addresses only; loopback only with
-``allow_loopback``; bounded bytes and time; redirects not followed). ``429`` and ``503`` wait
-``Retry-After`` (seconds or an HTTP date), other ``5xx`` back off, all within ``until``; a wait past it
-ends the listing call early with ``retry_after`` and a cursor that reads the same result page again.
-Another ``5xx`` still answered after the retries is :class:`~ragline.errors.DependencyUnavailable`
-(the step fails and keeps its cursor).
+``allow_loopback``; bounded bytes and time; redirects not followed) with the retries of
+:mod:`ragline.adapters.sources.http`: ``429`` and ``503`` wait ``Retry-After`` (seconds or an HTTP
+date), other ``5xx`` back off, all within ``until`` (:data:`RETRIES`); a wait past it — or a ``429``
+or ``503`` still answered after the last attempt — ends the listing call early with ``retry_after`` and
+a cursor that reads the same result page again. Another ``5xx`` still answered after the retries is
+:class:`~ragline.errors.DependencyUnavailable` (the step fails and keeps its cursor).
 ``fetch``: 404 → :class:`~ragline.errors.NotFound`, anything else that is not a page →
 :class:`~ragline.errors.DependencyFailed` (that item fails alone).
 
@@ -77,20 +68,18 @@ import base64
 import binascii
 import json
 import logging
-import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from email.utils import parsedate_to_datetime
 from html import escape
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from ragline import errors, outbound
-from ragline.domain.access import MAX_GROUPS, check_principal
+from ragline.adapters.sources import http
+from ragline.adapters.sources.confluence_access import NOBODY, Level, Unlisted, page_access, read_level
 from ragline.domain.source_settings import ConfluenceSettings
 from ragline.domain.sources import (
-    EVERYONE,
     MAX_CURSOR_BYTES,
     MAX_ITEM_ID_BYTES,
     Change,
@@ -101,13 +90,15 @@ from ragline.domain.sources import (
 from ragline.ports import KnownItems
 
 _log = logging.getLogger(__name__)
-Fetch = Callable[..., outbound.Response]
 PAGE_CHANGES = 50
 """Pages asked per search request (one listing call reads one result page)."""
-REQUEST_SECONDS = 10.0
-MAX_ATTEMPTS = 3
-MAX_WAIT = 10.0
-"""The longest ``Retry-After`` (or backoff) waited out inside a call; longer ends the listing call."""
+RETRIES = http.Retries(
+    min_seconds=http.REQUEST_SECONDS, last_throttles=frozenset({429, 503}), errors_within_until=True
+)
+"""Each attempt has its whole :data:`~ragline.adapters.sources.http.REQUEST_SECONDS` (a search begun
+just before ``until`` is not cut short: the call ends by ``until`` plus one request's time, as the port
+allows); a ``429`` or ``503`` left after the last attempt is a throttle; another ``5xx`` never waits
+past ``until``."""
 LIST_BYTES = 32 * 1024 * 1024
 """A search result page at most (metadata of :data:`PAGE_CHANGES` pages, their ancestors and readers)."""
 BODY_BYTES = 20 * 1024 * 1024
@@ -121,22 +112,6 @@ INLINE_EXPAND = ",".join(("version", *_READ, *(f"ancestors.{e}" for e in _READ))
 EACH_EXPAND = ",".join(("version", *_READ, "ancestors"))
 """The CONFCLOUD-77618 fallback: bare ancestors, whose restrictions are read one by one."""
 _CURSOR = "c1:"
-
-
-class _Level(NamedTuple):
-    """One restricted level (the page or an ancestor): the principals its read restriction names."""
-
-    users: frozenset[str]
-    groups: frozenset[str]
-
-
-class _Unlisted(Exception):
-    """The listing left out what a page's readers are decided by: the page fails alone."""
-
-
-class _Throttled(Exception):
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
 
 
 @dataclass(frozen=True)
@@ -183,7 +158,7 @@ class ConfluenceSource:
         credentials: Mapping[str, str],
         *,
         allow_loopback: bool = False,
-        fetch: Fetch = outbound.request,
+        fetch: http.Fetch = outbound.request,
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -194,12 +169,12 @@ class ConfluenceSource:
         self._headers = {"authorization": f"Basic {basic}", "accept": "application/json"}
         self._s = settings
         self._wiki = f"{settings.site_url}/wiki"
-        self._allow_loopback = allow_loopback
-        self._fetch = fetch
-        self._sleep = sleep
         self._monotonic = monotonic
+        self._http = http.Requester(
+            fetch, RETRIES, allow_loopback=allow_loopback, sleep=sleep, monotonic=monotonic
+        )
         self.page_changes = PAGE_CHANGES
-        self._ancestors: dict[str, _Level | None] = {}
+        self._ancestors: dict[str, Level | None] = {}
 
     def __repr__(self) -> str:
         return f"ConfluenceSource({self._s.site_url!r})"
@@ -212,7 +187,7 @@ class ConfluenceSource:
         try:
             data, state = self._search(state, until)
             changes = self._changes(data, state, until)
-        except _Throttled as wait:  # the same result page is read again by the next call
+        except http.Throttled as wait:  # the same result page is read again by the next call
             return ChangePage([], state.encode(), done=False, full=True, retry_after=wait.seconds)
         room = self._s.max_pages - state.named
         limited = len(changes) >= room
@@ -226,10 +201,10 @@ class ConfluenceSource:
         if not item.id.isdigit() or len(item.id) > MAX_ITEM_ID_BYTES:
             raise errors.NotFound("not a Confluence page id", item_id=item.id[:80])
         url = f"{self._wiki}/api/v2/pages/{quote(item.id)}?body-format=storage"
-        deadline = self._monotonic() + REQUEST_SECONDS * MAX_ATTEMPTS
+        deadline = self._monotonic() + http.ITEM_SECONDS
         try:
             response = self._get(url, deadline, max_bytes=BODY_BYTES)
-        except _Throttled as wait:
+        except http.Throttled as wait:
             raise errors.DependencyFailed(
                 f"Confluence asked to wait {wait.seconds:g} s before page {item.id}", item_id=item.id
             ) from None
@@ -241,7 +216,7 @@ class ConfluenceSource:
             raise errors.DependencyFailed(
                 f"Confluence answered {response.status} for page {item.id}", item_id=item.id
             )
-        page = _json_object(response.body, f"page {item.id}")
+        page = http.json_object(response.body, f"Confluence sent page {item.id}")
         body = page.get("body")
         storage = body.get("storage") if isinstance(body, dict) else None
         value = storage.get("value") if isinstance(storage, dict) else None
@@ -257,16 +232,16 @@ class ConfluenceSource:
             return ItemAccess.only()
         query = urlencode({"cql": self._cql(f"id = {item.id}"), "expand": INLINE_EXPAND, "limit": 1})
         state = _Cursor(next=f"{SEARCH_PATH}?{query}")
-        until = self._monotonic() + REQUEST_SECONDS * MAX_ATTEMPTS
+        until = self._monotonic() + http.ITEM_SECONDS
         try:
             data, state = self._search(state, until)
             results = [r for r in _results(data) if isinstance(r, dict) and _id_of(r) == item.id]
             return self._access(results[0], state.each, until) if results else ItemAccess.only()
-        except _Throttled as wait:
+        except http.Throttled as wait:
             raise errors.DependencyFailed(
                 f"Confluence asked to wait {wait.seconds:g} s before page {item.id}'s restrictions"
             ) from None
-        except _Unlisted as exc:
+        except Unlisted as exc:
             raise errors.DependencyFailed(str(exc), item_id=item.id) from None
 
     # -- the listing ------------------------------------------------------------------------------
@@ -282,7 +257,8 @@ class ConfluenceSource:
 
     def _search(self, state: _Cursor, until: float) -> tuple[dict[str, Any], _Cursor]:
         """One result page, and the state it was read in (switched to the fallback on a 404 of the
-        inline expansion). ``_Throttled`` carries no state: a switch is redone by the next call."""
+        inline expansion). :class:`~ragline.adapters.sources.http.Throttled` carries no state: a switch
+        is redone by the next call."""
         response = self._get(
             self._wiki + (state.next or self._first_path(state.each)), until, max_bytes=LIST_BYTES
         )
@@ -308,7 +284,7 @@ class ConfluenceSource:
             raise errors.DependencyUnavailable(f"Confluence's content search answered {response.status}")
         if response.status != 200:
             raise errors.DependencyFailed(f"Confluence's content search answered {response.status}")
-        data = _json_object(response.body, "a content search page")
+        data = http.json_object(response.body, "Confluence sent a content search page")
         if not isinstance(data.get("results"), list):
             raise errors.DependencyFailed("Confluence sent a content search page without results")
         return data, state
@@ -334,7 +310,7 @@ class ConfluenceSource:
                 continue
             try:
                 access = self._access(result, state.each, until)
-            except _Unlisted as exc:
+            except Unlisted as exc:
                 changes.append(Change("failed", page_id, error=str(exc)))
                 continue
             title = result.get("title") if isinstance(result.get("title"), str) else ""
@@ -367,84 +343,37 @@ class ConfluenceSource:
 
     # -- who may read -----------------------------------------------------------------------------
     def _access(self, result: dict[str, Any], each: bool, until: float) -> ItemAccess:
-        if "restrictions" not in result:
-            raise _Unlisted("Confluence listed the page without its read restrictions")
-        levels = [_level(result.get("restrictions"))]
-        ancestors = result.get("ancestors", [])
-        if not isinstance(ancestors, list):
-            raise _Unlisted("Confluence listed the page's ancestors in an unknown shape")
-        for ancestor in ancestors:
-            if not isinstance(ancestor, dict):
-                raise _Unlisted("Confluence listed the page's ancestors in an unknown shape")
-            if each:
-                levels.append(self._ancestor_level(_id_of(ancestor), until))
-            elif "restrictions" not in ancestor:
-                raise _Unlisted("Confluence listed the page's ancestors without their read restrictions")
-            else:
-                levels.append(_level(ancestor.get("restrictions")))
-        restricted = [level for level in levels if level is not None]
-        if not restricted:
-            return EVERYONE
-        users = frozenset.intersection(*(level.users for level in restricted))
-        groups = frozenset.intersection(*(level.groups for level in restricted))
-        if len(users) > MAX_GROUPS or len(groups) > MAX_GROUPS:
-            _log.warning(
-                "a Confluence page names more readers than a document carries: readable by no one",
-                extra={"page": _id_of(result), "users": len(users), "groups": len(groups)},
-            )
-            return ItemAccess.only()
-        return ItemAccess.only(sorted(users), sorted(groups))
+        """The page's readers; with ``each`` its ancestors' restrictions are read one by one."""
+        read_each = (lambda ancestor: self._ancestor_level(_id_of(ancestor), until)) if each else None
+        return page_access(_id_of(result), result, read_each)
 
-    def _ancestor_level(self, ancestor_id: str, until: float) -> _Level | None:
+    def _ancestor_level(self, ancestor_id: str, until: float) -> Level | None:
         """An ancestor's read restriction, read once per connector (an unreadable one: nobody)."""
         if ancestor_id in self._ancestors:
             return self._ancestors[ancestor_id]
-        nobody = _Level(frozenset(), frozenset())
         if not ancestor_id.isdigit() or len(ancestor_id) > MAX_ITEM_ID_BYTES:
-            return nobody
+            return NOBODY
         if self._monotonic() >= until:
-            raise _Throttled(0.0)
+            raise http.Throttled(0.0)
         query = urlencode({"expand": "restrictions.user,restrictions.group"})
         url = f"{self._wiki}/rest/api/content/{ancestor_id}/restriction/byOperation/read?{query}"
         response = self._get(url, until, max_bytes=RESTRICTION_BYTES)
         if response.status in (401, 403, 404):
-            level: _Level | None = nobody
+            level: Level | None = NOBODY
         elif response.status != 200:
             raise errors.DependencyUnavailable(
                 f"Confluence answered {response.status} for an ancestor's restrictions", page=ancestor_id
             )
         else:
-            level = _level({"read": _json_object(response.body, "an ancestor's restrictions")})
+            restrictions = http.json_object(response.body, "Confluence sent an ancestor's restrictions")
+            level = read_level({"read": restrictions})
         self._ancestors[ancestor_id] = level
         return level
 
     # -- requests ---------------------------------------------------------------------------------
     def _get(self, url: str, until: float, *, max_bytes: int) -> outbound.Response:
-        """GET with retries: ``429``/``503`` wait ``Retry-After`` (else a backoff), other ``5xx`` back
-        off; a wait past ``until`` or :data:`MAX_WAIT` raises :class:`_Throttled`, as does a ``429``
-        or ``503`` still answered after :data:`MAX_ATTEMPTS`. Another ``5xx`` is returned. Each attempt
-        has its whole :data:`REQUEST_SECONDS` (a search begun just before ``until`` is not cut short:
-        the call ends by ``until`` plus one request's time, as the port allows)."""
-        response: outbound.Response | None = None
-        wait = 0.0
-        for attempt in range(MAX_ATTEMPTS):
-            response = self._fetch(
-                "GET", url, headers=self._headers, timeout=REQUEST_SECONDS, max_bytes=max_bytes,
-                allow_loopback=self._allow_loopback,
-            )  # fmt: skip
-            if response.status < 500 and response.status != 429:
-                return response
-            wait = _retry_after(response.headers.get("retry-after", ""), default=0.5 * 2**attempt)
-            if wait > MAX_WAIT or self._monotonic() + wait >= until:
-                if response.status in (429, 503):
-                    raise _Throttled(wait)
-                return response
-            if attempt + 1 < MAX_ATTEMPTS:
-                self._sleep(wait)
-        assert response is not None
-        if response.status in (429, 503):
-            raise _Throttled(wait)
-        return response
+        """GET with the source's credentials and :data:`RETRIES`."""
+        return self._http.send("GET", url, until, headers=self._headers, max_bytes=max_bytes)
 
 
 def _results(data: dict[str, Any]) -> list[Any]:
@@ -461,68 +390,7 @@ def _id_of(content: dict[str, Any]) -> str:
     return value
 
 
-def _level(restrictions: Any) -> _Level | None:
-    """``restrictions.read``'s principals; None when the level names none (it is not restricted)."""
-    read = restrictions.get("read") if isinstance(restrictions, dict) else None
-    inner = read.get("restrictions") if isinstance(read, dict) else None
-    if not isinstance(inner, dict):
-        return None
-    users = _entries(inner.get("user"))
-    groups = _entries(inner.get("group"))
-    if not users and not groups:
-        return None
-    return _Level(
-        frozenset(p for p in (_user(u) for u in users) if p),
-        frozenset(p for p in (_principal(g.get("name")) for g in groups) if p),
-    )
-
-
-def _entries(value: Any) -> list[dict[str, Any]]:
-    results = value.get("results") if isinstance(value, dict) else None
-    return [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
-
-
-def _user(user: dict[str, Any]) -> str:
-    email = user.get("email")
-    if isinstance(email, str) and email.strip():
-        return _principal(email.strip())
-    return _principal(user.get("accountId"))
-
-
-def _principal(value: Any) -> str:
-    """A principal Ragline can carry, or ``""`` (dropped: one reader fewer, never one more)."""
-    try:
-        return check_principal(value, "principal")
-    except errors.InvalidRequest:
-        return ""
-
-
 def _with_expand(path: str, expand: str) -> str:
     parts = urlsplit(path)
     query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "expand"]
     return f"{parts.path}?{urlencode([*query, ('expand', expand)])}"
-
-
-def _json_object(body: bytes, what: str) -> dict[str, Any]:
-    try:
-        value = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise errors.DependencyFailed(f"Confluence sent {what} that is not JSON") from None
-    if not isinstance(value, dict):
-        raise errors.DependencyFailed(f"Confluence sent {what} that is not a JSON object")
-    return value
-
-
-def _retry_after(value: str, *, default: float) -> float:
-    """``Retry-After`` in seconds (a number or an HTTP date), ``default`` when absent or unreadable."""
-    value = value.strip()
-    if not value:
-        return default
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-        except (TypeError, ValueError):
-            return default
-    return default if math.isnan(seconds) else min(max(seconds, 0.0), 86_400.0)

@@ -18,8 +18,10 @@ include/exclude patterns, obeying ``robots.txt`` for :data:`~ragline.domain.sour
 
 Every request goes through :func:`ragline.outbound.request`: public addresses only (loopback only when
 the deployment allows it: tests, a local server), bounded bytes and time, redirects never followed
-blindly. ``429`` and ``503`` with ``Retry-After`` are waited out within the step's time; past it the
-page ends early with ``retry_after`` and the cursor resumes at the URL that was refused.
+blindly, with the retries of :mod:`ragline.adapters.sources.http`: ``429`` and ``503`` with
+``Retry-After`` are waited out within the step's time; past it the page ends early with ``retry_after``
+and the cursor resumes at the URL that was refused (``fetch`` raises :class:`~ragline.errors.Throttled`:
+that page fails alone).
 
 The cursor is the crawl's state: the queue of URLs still to visit and a digest of every URL queued in
 this crawl (zlib-compressed JSON).
@@ -35,12 +37,12 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
 from ragline import errors, outbound
+from ragline.adapters.sources import http
 from ragline.adapters.sources.web_pages import (
     matches,
     normalize_url,
@@ -61,15 +63,13 @@ from ragline.domain.sources import (
 from ragline.ports import KnownItems
 
 _log = logging.getLogger(__name__)
-Fetch = Callable[..., outbound.Response]
 PAGE_CHANGES = 50
 """Items named per page (one page is applied, then the cursor moves)."""
 PAGE_VISITS = 150
 """Requests per page at most (redirects, missing pages and robots files name nothing)."""
-REQUEST_SECONDS = 10.0
-MAX_ATTEMPTS = 3
-MAX_WAIT = 10.0
-"""The longest ``Retry-After`` (or backoff) waited out inside a step; longer ends the page."""
+RETRIES = http.Retries(min_seconds=1.0, last_wait=http.MAX_WAIT)
+"""An attempt has a second at least; a ``429`` left after the last attempt waits ``Retry-After``, else
+:data:`~ragline.adapters.sources.http.MAX_WAIT`."""
 MAX_CRAWL_DELAY = 5.0
 MAX_SITEMAPS = 20
 SITEMAP = -1
@@ -158,27 +158,24 @@ class _Crawl:
             raise errors.CursorExpired("the crawl cursor is unreadable") from exc
 
 
-class _Throttled(Exception):
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-
-
 class WebSource:
     def __init__(
         self,
         settings: WebSettings,
         *,
         allow_loopback: bool = False,
-        fetch: Fetch = outbound.request,
+        fetch: http.Fetch = outbound.request,
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._s = settings
         self._scope = frozenset(origin_of(u) for u in (normalize_url(s) for s in settings.seeds) if u)
-        self._allow_loopback = allow_loopback
         self._fetch = fetch
         self._sleep = sleep
         self._monotonic = monotonic
+        self._http = http.Requester(
+            self._timed_fetch, RETRIES, allow_loopback=allow_loopback, sleep=sleep, monotonic=monotonic
+        )
         self.page_changes = PAGE_CHANGES
         self._robots: dict[str, RobotFileParser | None] = {}
         self._last_request: dict[str, float] = {}
@@ -196,7 +193,7 @@ class WebSource:
             if depth == SITEMAP:
                 try:
                     visits += self._sitemap(crawl, url, until)
-                except _Throttled as wait:
+                except http.Throttled as wait:
                     crawl.push(url, depth, lastmod, front=True)
                     retry_after = wait.seconds
                     break
@@ -208,7 +205,7 @@ class WebSource:
                 break
             try:
                 change, visited = self._visit(crawl, url, depth, lastmod, known, until)
-            except _Throttled as wait:
+            except http.Throttled as wait:
                 crawl.push(url, depth, lastmod, front=True)
                 retry_after = wait.seconds
                 break
@@ -222,7 +219,12 @@ class WebSource:
         )
 
     def fetch(self, item: SourceItem) -> bytes:
-        response = self._get(item.id, {}, self._monotonic() + REQUEST_SECONDS * MAX_ATTEMPTS)
+        try:
+            response = self._get(item.id, {}, self._monotonic() + http.ITEM_SECONDS)
+        except http.Throttled as wait:  # the page fails alone: the next sync reads it again
+            raise errors.Throttled(
+                f"{item.id} asked to wait {wait.seconds:g} s", url=item.id, retry_after=wait.seconds
+            ) from None
         if response.status in (404, 410):
             raise errors.NotFound(f"{item.id} is gone", url=item.id)
         if response.status != 200:
@@ -376,7 +378,7 @@ class WebSource:
         parser: RobotFileParser | None = RobotFileParser()
         try:
             response = self._get(f"{origin}/robots.txt", {}, until, max_bytes=ROBOTS_BYTES)
-        except (errors.RaglineError, _Throttled):
+        except (errors.RaglineError, http.Throttled):
             parser = None
         else:
             assert parser is not None
@@ -400,39 +402,16 @@ class WebSource:
     def _get(
         self, url: str, headers: dict[str, str], until: float, *, max_bytes: int = outbound.MAX_RESPONSE_BYTES
     ) -> outbound.Response:
-        """GET with retries: ``429``/``503`` wait ``Retry-After`` (else a backoff), other ``5xx`` back
-        off; a wait past ``until`` or :data:`MAX_WAIT` raises :class:`_Throttled`."""
-        response: outbound.Response | None = None
-        for attempt in range(MAX_ATTEMPTS):
-            timeout = max(1.0, min(REQUEST_SECONDS, until - self._monotonic()))
-            self._last_request[origin_of(url)] = self._monotonic()
-            response = self._fetch(
-                "GET", url, headers={"user-agent": CRAWLER_AGENT, **headers}, timeout=timeout,
-                max_bytes=max_bytes, allow_loopback=self._allow_loopback,
-            )  # fmt: skip
-            if response.status < 500 and response.status != 429:
-                return response
-            wait = _retry_after(response.headers.get("retry-after", ""), default=0.5 * 2**attempt)
-            if response.status in (429, 503) and (wait > MAX_WAIT or self._monotonic() + wait >= until):
-                raise _Throttled(wait)
-            if attempt + 1 < MAX_ATTEMPTS:
-                self._sleep(min(wait, MAX_WAIT))
-        assert response is not None
-        if response.status == 429:
-            raise _Throttled(_retry_after(response.headers.get("retry-after", ""), default=MAX_WAIT))
-        return response
+        """GET as the crawler, with the shared retries (:class:`~ragline.adapters.sources.http.Throttled`
+        when a wait cannot be made)."""
+        return self._http.send(
+            "GET", url, until, headers={"user-agent": CRAWLER_AGENT, **headers}, max_bytes=max_bytes
+        )
 
-
-def _retry_after(value: str, *, default: float) -> float:
-    value = value.strip()
-    if not value:
-        return default
-    if value.isdigit():
-        return float(min(int(value), 86_400))
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return default
+    def _timed_fetch(self, method: str, url: str, **kwargs: Any) -> outbound.Response:
+        """``fetch``, noting when each attempt went to its host (``Crawl-delay`` counts from it)."""
+        self._last_request[origin_of(url)] = self._monotonic()
+        return self._fetch(method, url, **kwargs)
 
 
 def _filename(url: str, content_type: str) -> str | None:
