@@ -132,6 +132,14 @@ class SourceSync:
         except errors.NotFound:
             return "superseded"  # the source was deleted since the step was queued
         if record is None:
+            if (
+                not step.token
+                and self._sources.get(step.tenant_id, step.namespace_id, step.source_id).removing
+            ):
+                # a removal must not be lost behind a running sync: it comes back after that sync
+                raise errors.StepBusy(
+                    "the source is being synced: its removal waits", source_id=step.source_id
+                )
             return "superseded" if step.token else "busy"
         if not step.token:
             record = self._begin(record, step.full)
@@ -183,7 +191,7 @@ class SourceSync:
             else:
                 return "done"
             if record.phase == "idle":
-                return self._finish(record, token)
+                return self._finish(record, token, until)
             record = replace(record, lease_until=self._clock() + self._settings.lease_seconds)
             if not self._sources.advance(replace(record, lease_token=token), token=token):
                 return "superseded"
@@ -198,10 +206,14 @@ class SourceSync:
         self._queue.submit(step, delay_seconds=delay)
         return "continued"
 
-    def _finish(self, record: SourceRecord, token: str) -> StepOutcome:
+    def _finish(self, record: SourceRecord, token: str, until: float) -> StepOutcome:
         if record.removing:
             self._sources.delete(record.tenant_id, record.namespace_id, record.source_id)
             return "done"
+        if self._sources.get(record.tenant_id, record.namespace_id, record.source_id).removing:
+            # removed while this sync ran: its documents go now, in this sync's steps
+            removal = replace(record, removing=True, phase="sweeping", run=record.run + 1)
+            return self._work(removal, token, until)
         now = self._clock()
         every = record.every_minutes
         # An incremental listing names an item again only when it changes: one that failed is read

@@ -200,3 +200,16 @@ def test_a_step_message_round_trips() -> None:
     assert SyncStep.parse(step.body()) == step
     assert SyncStep.parse(json.dumps({"Records": []})) is None
     assert SyncStep.parse("not json") is None
+
+
+def test_a_source_removed_while_it_syncs_is_removed_when_that_sync_ends(h: SyncHarness) -> None:
+    one_page_steps(h)
+    assert h.step() == "continued"  # a sync holds the source
+    record = h.state()
+    assert h.c.sources.update_settings(replace(record, removing=True), revision=record.revision) is not None
+    with pytest.raises(errors.StepBusy):  # the removal's own first step comes back later, not lost
+        h.step()
+    h.drain()  # the running sync reaches its end, and removes the source instead of finishing
+    assert h.documents() == []
+    with pytest.raises(errors.NotFound):
+        h.state()
