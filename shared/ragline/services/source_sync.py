@@ -183,6 +183,8 @@ class SourceSync:
         source: Source | None = None  # built when a listing needs it (a removal has no credentials left)
         known = _Known(self._sources, record)
         while True:
+            if record.removing and record.phase == "listing":  # removed meanwhile: no more listing
+                record = replace(record, phase="sweeping", full=True)
             if record.phase == "listing":
                 source = source or self._connector(record)
                 record, retry_after = self._list(source, record, known, until)

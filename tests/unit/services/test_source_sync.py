@@ -26,6 +26,8 @@ class ScriptedSource:
 
     def changes(self, cursor: str | None, known: Any, *, until: float) -> ChangePage:
         self.w.calls += 1
+        if self.w.on_call is not None:
+            self.w.on_call(self.w.calls)
         if cursor is not None and not cursor.startswith("at:"):
             raise errors.CursorExpired("unknown cursor")
         start = int(cursor[3:]) if cursor else 0
@@ -66,6 +68,10 @@ class ScriptedWorld:
         self.slow_down: list[float] = []
         self.size = 3
         self.calls = 0
+        self.full = True
+        """False: the listing is an incremental one (its end sweeps nothing)."""
+        self.on_call: Any = None
+        """Called with the call's number at each listing call (something happening meanwhile)."""
 
     def source(self) -> ScriptedSource:
         return ScriptedSource(self)
@@ -202,14 +208,37 @@ def test_a_step_message_round_trips() -> None:
     assert SyncStep.parse("not json") is None
 
 
-def test_a_source_removed_while_it_syncs_is_removed_when_that_sync_ends(h: SyncHarness) -> None:
+@pytest.mark.parametrize("full", [True, False])
+def test_a_source_removed_while_it_syncs_is_removed_when_that_sync_ends(
+    h: SyncHarness, world: ScriptedWorld, full: bool
+) -> None:
+    world.full = full
     one_page_steps(h)
     assert h.step() == "continued"  # a sync holds the source
     record = h.state()
     assert h.c.sources.update_settings(replace(record, removing=True), revision=record.revision) is not None
     with pytest.raises(errors.StepBusy):  # the removal's own first step comes back later, not lost
         h.step()
-    h.drain()  # the running sync reaches its end, and removes the source instead of finishing
+    h.drain()  # the running sync's next step removes the source's documents instead of listing more
+    assert h.documents() == []
+    assert world.calls == 1
+    with pytest.raises(errors.NotFound):
+        h.state()
+
+
+@pytest.mark.parametrize("full", [True, False])
+def test_a_source_removed_during_one_long_step_is_removed_at_its_end(
+    h: SyncHarness, world: ScriptedWorld, full: bool
+) -> None:
+    world.full = full
+
+    def remove_at(call: int) -> None:
+        if call == 2:  # the API's DELETE, while this step lists
+            record = h.state()
+            h.c.sources.update_settings(replace(record, removing=True), revision=record.revision)
+
+    world.on_call = remove_at
+    assert h.step() == "done"  # one step: it lists to the end, then finds the source removed
     assert h.documents() == []
     with pytest.raises(errors.NotFound):
         h.state()
