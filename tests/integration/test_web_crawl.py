@@ -136,3 +136,37 @@ def test_pdf_and_docx_links_are_parsed_and_a_bad_page_fails_alone(tmp_path: Path
             harness.close()
     finally:
         site.close()
+
+
+@pytest.mark.parametrize(
+    ("limits", "held"),
+    [
+        ({"maxDepth": 2}, {"/", "/docs/a.html", "/docs/b.html", "/blog/x.html"}),
+        ({"maxPages": 3}, {"/", "/docs/a.html", "/blog/x.html"}),
+        ({"include": ["/", "/docs/*"]}, {"/", "/docs/a.html", "/docs/b.html", "/docs/c.html"}),
+        ({"exclude": ["/blog/*", "*?print=1"]}, {"/", "/docs/a.html", "/docs/b.html", "/docs/c.html"}),
+    ],
+)
+def test_depth_page_limits_and_patterns_bound_the_crawl(
+    tmp_path: Path, limits: dict[str, Any], held: set[str]
+) -> None:
+    elsewhere = Site()  # another origin (port): never crawled, though linked
+    site = Site()
+    try:
+        elsewhere.put("/", html("elsewhere", "another site"))
+        site.put("/", html("home", "home page", ["/docs/a.html", "/blog/x.html", f"{elsewhere.url}/"]))
+        site.put("/docs/a.html", html("a", "alpha page", ["/docs/b.html", "/docs/a.html?print=1"]))
+        site.put("/docs/b.html", html("b", "bravo page", ["/docs/c.html"]))
+        site.put("/docs/c.html", html("c", "charlie page"))
+        site.put("/blog/x.html", html("x", "xray post"))
+        settings = {"seeds": [f"{site.url}/"], **limits}
+        harness = SyncHarness(tmp_path, SiteWorld(site, settings), settings)  # type: ignore[arg-type]
+        try:
+            harness.run()
+            assert set(harness.held()) == {f"{site.url}{p}" for p in held}
+            assert elsewhere.total() == 0
+        finally:
+            harness.close()
+    finally:
+        site.close()
+        elsewhere.close()
