@@ -458,8 +458,11 @@ def data_sources(w: World, ctx: dict[str, Any]) -> None:
         fn, many = "NamespacesFunction", f"{NS}/sources"
         one = f"{many}/{{source_id}}"
         path = _added_and_scheduled(w, ctx, site)
-        view = _synced(w, ctx, path, one, run=1)
-        assert view["counts"]["indexed"] == 2 and not view["lastError"], view
+        view = _synced(w, ctx, path, one, run=1)  # the first sync, and the schedule's (nothing new)
+        assert view["counts"]["listed"] == 2 and not view["lastError"], view
+        status, docs = call(w, "DocumentsFunction", "GET", "/v1/namespaces/docs/documents", DOCS, ctx)
+        synced = [d for d in docs["documents"] if d["documentId"].startswith("sources/")]
+        assert status == 200 and len(synced) == 2 and all(d["status"] == "ready" for d in synced), docs
         status, found = call(w, "SearchFunction", "POST", "/v1/namespaces/docs/search",
                              "/v1/namespaces/{namespace}/search", ctx,
                              {"query": "how fast does the feed pump run", "k": 3})  # fmt: skip
