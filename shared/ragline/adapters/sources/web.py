@@ -88,25 +88,48 @@ _TYPES = {
 _EXTENSIONS = {".pdf": "document.pdf", ".docx": "document.docx", ".html": "page.html", ".htm": "page.html"}
 
 
-def _digest(url: str) -> str:
-    return hashlib.blake2b(url.encode(), digest_size=8).hexdigest()
+DIGEST_BYTES = 6
+"""A URL's (or a body's) digest in a crawl's state: 48 bits; among the 10,000 URLs a crawl may queue
+at most, a collision (a page not crawled) is about a one in 5,000,000 chance."""
+QUEUED_PER_PAGE = 2
+"""A crawl queues at most this many URLs per page it may name (``maxPages``): links past that are not
+followed (a site's reach, like ``maxPages``, is bounded; the cursor holds every URL queued)."""
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
+
+
+def _pack(digests: set[bytes]) -> str:
+    return base64.b64encode(b"".join(sorted(digests))).decode()
+
+
+def _unpack(text: str) -> set[bytes]:
+    raw = base64.b64decode(text, validate=True)
+    if len(raw) % DIGEST_BYTES:
+        raise ValueError("not a list of digests")
+    return {raw[i : i + DIGEST_BYTES] for i in range(0, len(raw), DIGEST_BYTES)}
 
 
 @dataclass
 class _Crawl:
-    """The cursor: URLs to visit (``url, depth, lastmod``), every URL queued so far (digests), the
-    items named, and content digests already named (duplicates)."""
+    """The cursor: URLs to visit (``url, depth, lastmod``), every URL queued so far and every body
+    named so far (digests: a URL is queued once, a body is one page's), and the items named."""
 
     queue: list[list[Any]] = field(default_factory=list)
-    queued: set[str] = field(default_factory=set)
+    queued: set[bytes] = field(default_factory=set)
     named: int = 0
-    bodies: dict[str, str] = field(default_factory=dict)
+    bodies: set[bytes] = field(default_factory=set)
     sitemaps: int = 0
+    limit: int = 0
+    """URLs this crawl may queue at most (0: no bound, as in a state decoded without one)."""
 
     def push(self, url: str, depth: int, lastmod: str = "", *, front: bool = False) -> bool:
         key = _digest(url)
         if key in self.queued and not front:
             return False
+        if key not in self.queued and self.limit and len(self.queued) >= self.limit:
+            return False  # the crawl's reach is spent: this link is not followed
         self.queued.add(key)
         (self.queue.insert(0, [url, depth, lastmod]) if front else self.queue.append([url, depth, lastmod]))
         return True
@@ -116,23 +139,27 @@ class _Crawl:
         fresh = []
         for url, depth, lastmod in entries:
             key = _digest(url)
-            if key not in self.queued:
+            if key not in self.queued and not (self.limit and len(self.queued) >= self.limit):
                 self.queued.add(key)
                 fresh.append([url, depth, lastmod])
         self.queue[:0] = fresh
 
+    def first_body(self, version: str) -> bool:
+        """Whether no page named in this crawl had this body yet (then this one stands for it). A page
+        is visited once per crawl, so the first to ask is the first named."""
+        key = _digest(version)
+        if key in self.bodies:
+            return False
+        self.bodies.add(key)
+        return True
+
     def encode(self) -> str:
-        raw = json.dumps(
-            {
-                "q": self.queue,
-                "s": sorted(self.queued),
-                "n": self.named,
-                "b": self.bodies,
-                "m": self.sitemaps,
-            },
-            separators=(",", ":"),
-        ).encode()
-        text = "z1:" + base64.b64encode(zlib.compress(raw, 6)).decode()
+        state = {
+            "q": self.queue, "s": _pack(self.queued), "n": self.named, "b": _pack(self.bodies),
+            "m": self.sitemaps, "l": self.limit,
+        }  # fmt: skip
+        raw = json.dumps(state, separators=(",", ":")).encode()
+        text = "z2:" + base64.b64encode(zlib.compress(raw, 9)).decode()
         if len(text) > MAX_CURSOR_BYTES:
             raise errors.DependencyFailed(
                 "the crawl's state outgrew its cursor: lower maxPages", bytes=len(text)
@@ -141,7 +168,7 @@ class _Crawl:
 
     @classmethod
     def decode(cls, cursor: str) -> _Crawl:
-        if not cursor.startswith("z1:"):
+        if not cursor.startswith("z2:"):
             raise errors.CursorExpired("not a crawl cursor")
         try:
             value = json.loads(
@@ -149,10 +176,11 @@ class _Crawl:
             )
             return cls(
                 queue=[[str(u), int(d), str(m)] for u, d, m in value["q"]],
-                queued=set(value["s"]),
+                queued=_unpack(value["s"]),
                 named=int(value["n"]),
-                bodies={str(k): str(v) for k, v in value["b"].items()},
-                sitemaps=int(value.get("m", 0)),
+                bodies=_unpack(value["b"]),
+                sitemaps=int(value["m"]),
+                limit=int(value["l"]),
             )
         except (ValueError, KeyError, TypeError, zlib.error) as exc:
             raise errors.CursorExpired("the crawl cursor is unreadable") from exc
@@ -238,7 +266,7 @@ class WebSource:
     def _start(self, until: float) -> _Crawl:
         """A new crawl's queue: the sitemaps (read as the queue reaches them: their pages come first,
         in the site's own order), then the seeds."""
-        crawl = _Crawl()
+        crawl = _Crawl(limit=QUEUED_PER_PAGE * self._s.max_pages)
         sitemaps = [u for u in (normalize_url(s) for s in self._s.sitemaps) if u]
         for origin in sorted(self._scope):
             robots = self._robots_for(origin, until)
@@ -353,22 +381,12 @@ class WebSource:
         canonical = memo.get("canonical")
         if isinstance(canonical, str):
             crawl.push(canonical, depth)
-        alias = (
-            isinstance(canonical, str)
-            or bool(memo.get("noindex"))
-            or not self._first_with(crawl, version, url)
-        )
+        alias = isinstance(canonical, str) or bool(memo.get("noindex")) or not crawl.first_body(version)
         item = SourceItem(
             id=url, name=url, filename=str(memo.get("filename", "page.html")), version=version,
             access=EVERYONE, content=body, memo=_memo_text(memo),
         )  # fmt: skip
         return Change("skip" if alias else "upsert", url, item)
-
-    @staticmethod
-    def _first_with(crawl: _Crawl, version: str, url: str) -> bool:
-        """Whether ``url`` is the first page of this crawl with this body (else a duplicate)."""
-        first = crawl.bodies.setdefault(version[:16], url)
-        return first == url
 
     # -- requests ---------------------------------------------------------------------------------
     def _robots_for(self, origin: str, until: float) -> RobotFileParser | None:
