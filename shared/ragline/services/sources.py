@@ -62,7 +62,7 @@ class SourceService:
             settings = body.settings()
         except ValueError as exc:
             raise errors.InvalidRequest(str(exc), field=body.kind) from None
-        _check_credentials(body.kind, body.credentials, required=True)
+        _check_credentials(body.kind, body.credentials)
         record = SourceRecord(
             tenant_id=principal.tenant_id,
             namespace_id=namespace,
@@ -110,7 +110,7 @@ class SourceService:
                 raise errors.InvalidRequest(f"a {record.kind} source has no {kind!r} settings", field=kind)
             changes["settings"] = given.model_dump(mode="json", by_alias=True)
         if body.credentials is not None:
-            _check_credentials(record.kind, body.credentials, required=True)
+            _check_credentials(record.kind, body.credentials)
             self._secrets.put(principal.tenant_id, namespace, source_id, body.credentials)
             changes["has_credentials"] = True
         updated = self._sources.update_settings(replace(record, **changes), revision=record.revision)  # type: ignore[arg-type]
@@ -168,12 +168,13 @@ def _check_every(minutes: int) -> None:
         )
 
 
-def _check_credentials(kind: str, given: dict[str, str] | None, *, required: bool) -> None:
+def _check_credentials(kind: str, given: dict[str, str] | None) -> None:
+    """A kind's credentials hold exactly its keys (a website takes none)."""
     needed = CREDENTIAL_KEYS[kind]
     keys = set(given or {})
     if not needed and keys:
         raise errors.InvalidRequest(f"a {kind} source takes no credentials", field="credentials")
-    if needed and (keys or required) and keys != needed:
+    if keys != needed:
         raise errors.InvalidRequest(
             f"a {kind} source's credentials are exactly {', '.join(sorted(needed))}", field="credentials"
         )
