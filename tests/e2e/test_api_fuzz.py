@@ -14,6 +14,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
+from ragline.adapters.embedded.step_queue import InlineStepQueue
 from ragline.cli.serve import build_app
 from ragline.config import Settings
 from ragline.domain.models import TenantScope
@@ -36,7 +37,9 @@ REQUESTS: list[int] = []
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    container = Container(Settings(home=tmp_path_factory.mktemp("home")))
+    # Queued steps are kept, not run: a generated data source names made-up hosts, and its sync must
+    # not look them up (network tests reach 127.0.0.1 only); a generated reindex stays "building".
+    container = Container(Settings(home=tmp_path_factory.mktemp("home")), step_queue=InlineStepQueue())
     for tenant, (namespace, filename, text) in TENANTS.items():
         container.tenancy.create_tenant(tenant)
         container.registry.create_namespace(new_namespace(tenant, namespace, default=True))
