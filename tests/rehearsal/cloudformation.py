@@ -16,6 +16,8 @@ from typing import Any
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 PARTITION = "aws"
+STACK_NAME = "ragline-rehearsal"
+"""The stack's name as ``Ref AWS::StackName`` gives it (a world names its own)."""
 STACK_ID = (
     f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/ragline-rehearsal/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
 )
@@ -43,6 +45,7 @@ class Stack:
         self.values.update({"AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::Partition": PARTITION})
         self.values["AWS::URLSuffix"] = "amazonaws.com"
         self.values["AWS::StackId"] = STACK_ID
+        self.values["AWS::StackName"] = STACK_NAME
         self.values.update(self.parameters)  # a test may stand in another region: {"AWS::Region": ...}
 
     # -- intrinsics ------------------------------------------------------------------------------
