@@ -35,7 +35,12 @@ SECRET_ENV = "RAGLINE_LLM_API_KEY_SECRET"
 
 
 def secret_statements(spec: FunctionSpec) -> list[dict[str, Any]]:
-    return [st for st in spec.statements if "secretsmanager" in str(st["Action"])]
+    """The statements about the LLM key's secret (data sources' credentials are another prefix's)."""
+    return [
+        st
+        for st in spec.statements
+        if "secretsmanager" in str(st["Action"]) and not str(st["Resource"]).endswith("/sources/*")
+    ]
 
 
 def bedrock_chat_granted(spec: FunctionSpec, model: str) -> bool:
