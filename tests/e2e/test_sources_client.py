@@ -98,3 +98,38 @@ def test_sources_are_the_tenants_own_and_need_the_ingest_scope(served: Server, s
             rl.list_sources("docs")
         with pytest.raises(errors.Forbidden):
             rl.sync_source("docs", made.source_id)
+
+
+def test_a_confluence_spaces_restrictions_decide_what_each_end_user_finds(served: Server) -> None:
+    """Through the API, as end users: a restricted page is found only by who its restrictions (and
+    its ancestors') name; a restriction changed at the source takes effect after the next sync."""
+    from ragline.domain.sources import ItemAccess
+    from tests.support.confluence_server import ConfluenceWorld
+
+    site = ConfluenceWorld()
+    try:
+        site.put("pump", "The feed pump runs at 1450 rpm.")
+        site.put("budget", "The pump spares budget is 12000 euros.", ItemAccess.only(groups=["finance"]))
+        key, _ = served.container.tenancy.create_key(
+            "acme", scopes=["search", "ingest", "admin"], assert_user=True
+        )
+        with RaglineClient(served.url, key, backoff_s=0.01) as rl:
+            rl.create_namespace("docs", default=True)
+            made = rl.create_source("docs", "confluence", site.settings(), credentials=site.credentials())
+            assert settled(rl, made.source_id).counts.indexed == 2
+            finance = rl.for_user("ana@example.com", groups=["finance"])
+            other = rl.for_user("bo@example.com", groups=["workshop"])
+
+            def found(client: RaglineClient) -> str:
+                return " ".join(h.text for h in client.search("docs", "pump spares budget euros", k=5).hits)
+
+            assert "12000" in found(finance)
+            assert "12000" not in found(other) and "1450" in found(other)
+
+            site.permit("budget", ItemAccess.only(groups=["workshop"]))
+            rl.sync_source("docs", made.source_id)
+            view = settled(rl, made.source_id, run=2)
+            assert (view.counts.relabelled, view.counts.indexed) == (1, 0)  # re-labelled, not fetched again
+            assert "12000" in found(other) and "12000" not in found(finance)
+    finally:
+        site.close()
