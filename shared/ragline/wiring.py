@@ -596,6 +596,7 @@ class Container:
             queue=self.step_queue,
             secrets=self.source_secrets,
             scheduler=self.sync_scheduler,
+            loopback_http=self.settings.source_loopback_http,
         )
 
     @cached_property

@@ -70,6 +70,8 @@ def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]
     # The server's settings are the defaults (the embedded backend, the offline models): nothing in
     # this process's environment (a RAGLINE_* or OPENAI_* variable) may point it elsewhere.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGLINE_", "OPENAI_"))}
+    # but one: the Node suite's data source names a loopback site (its sync stays on this machine)
+    env["RAGLINE_SOURCE_LOOPBACK_HTTP"] = "1"
     container = Container(Settings.from_env(env, home=home))
     container.tenancy.create_tenant("acme")
     key, _ = container.tenancy.create_key("acme", scopes=["chat", "search", "ingest", "admin"])

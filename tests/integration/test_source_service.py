@@ -131,6 +131,56 @@ def test_a_bad_source_is_refused_before_anything_is_stored(
     )
 
 
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"kind": "web", "web": {"seeds": ["http://10.0.0.5/wiki/"]}}, "web.seeds"),
+        ({"kind": "web", "web": {"seeds": ["http://127.0.0.1:8080/"]}}, "web.seeds"),
+        (
+            {"kind": "web", "web": {"seeds": ["https://example.com/"], "sitemaps": ["http://[::1]/s.xml"]}},
+            "web.sitemaps",
+        ),
+        (
+            {
+                "kind": "confluence",
+                "confluence": {"siteUrl": "http://acme.atlassian.net"},
+                "credentials": CREDENTIALS,
+            },
+            "confluence.siteUrl",
+        ),
+        (
+            {
+                "kind": "graph",
+                "graph": {
+                    "tenant": "acme.onmicrosoft.com",
+                    "driveId": "b!x",
+                    "loginUrl": "http://login.example",
+                },
+                "credentials": {"clientId": "a", "clientSecret": "b"},
+            },
+            "graph.loginUrl",
+        ),
+    ],
+)
+def test_a_source_reaching_a_private_address_or_sending_credentials_in_clear_is_refused(
+    c: Container, body: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(errors.InvalidRequest) as refused:
+        c.source_service.create(OPERATOR, "docs", NewSource.model_validate(body))
+    assert refused.value.details.get("field") == field
+    assert c.sources.list("acme", "docs") == []
+
+
+def test_a_public_website_may_be_plain_http(c: Container) -> None:
+    view = c.source_service.create(
+        OPERATOR, "docs", NewSource.model_validate({"kind": "web", "web": {"seeds": ["http://example.com/"]}})
+    )
+    patch = SourcePatch.model_validate({"web": {"seeds": ["http://192.168.1.1/"]}})
+    with pytest.raises(errors.InvalidRequest):
+        c.source_service.update(OPERATOR, "docs", view.source_id, patch)
+    assert c.source_service.get(OPERATOR, "docs", view.source_id).settings["seeds"] == ["http://example.com/"]
+
+
 def test_a_namespace_holds_at_most_its_cap_of_sources(c: Container) -> None:
     for _ in range(MAX_SOURCES_PER_NAMESPACE):
         c.source_service.create(OPERATOR, "docs", confluence())

@@ -69,7 +69,9 @@ describe("documents", () => {
   });
 
   it("adds, lists, changes, syncs and removes a data source; credentials never come back", async () => {
-    const web = { seeds: ["http://127.0.0.1:9/"], maxPages: 10 }; // loopback: refused by this server, never reached
+    const web = { seeds: ["http://127.0.0.1:9/"], maxPages: 10 }; // a loopback port nothing listens on
+    const outside = await refusal(rl.createSource(NS, { kind: "web", web: { seeds: ["http://10.1.2.3/"] } }));
+    assert.deepEqual([outside.status, outside.code, outside.details["field"]], [400, "invalid_request", "web.seeds"]);
     const made = await rl.createSource(NS, { kind: "web", name: "intranet", web });
     assert.deepEqual([made.kind, made.name, made.hasCredentials], ["web", "intranet", false]);
     assert.ok(made.sourceId.startsWith("src_"));

@@ -52,9 +52,10 @@ def literal_address(host: str) -> str | None:
     return None
 
 
-def check_public_url(url: str, *, field: str, loopback_http: bool = False) -> str:
+def check_public_url(url: str, *, field: str, loopback_http: bool = False, plain_http: bool = False) -> str:
     """``url`` when it is ``https://`` to a name or a public address (``InvalidRequest`` naming
-    ``field`` otherwise); a loopback host, over http or https, only with ``loopback_http``.
+    ``field`` otherwise); a loopback host, over http or https, only with ``loopback_http``;
+    ``plain_http``: ``http://`` too (a public website crawled, where no credential is sent).
 
     The URL must be plain ASCII with no spaces or control characters (an international name in its
     ``xn--`` form, a path percent-encoded) and its port a number from 1 to 65535: what is saved is what
@@ -79,7 +80,7 @@ def check_public_url(url: str, *, field: str, loopback_http: bool = False) -> st
         raise errors.InvalidRequest(f"{field} has no valid port (1 to 65535)", field=field)
     if loopback_http and host in LOOPBACK_HOSTS and parts.scheme in ("http", "https"):
         return url
-    if parts.scheme != "https":
+    if parts.scheme != "https" and not (plain_http and parts.scheme == "http"):
         raise errors.InvalidRequest(f"{field} must be an https:// URL", field=field)
     address = literal_address(host)
     if address is not None:

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -29,6 +30,7 @@ from ragline.domain.source_api import (
     SyncRequest,
 )
 from ragline.domain.sources import MAX_SOURCES_PER_NAMESPACE, SourceRecord, SyncStep
+from ragline.domain.urls import check_public_url
 from ragline.ports import SourceRegistry, SourceSecrets, StepQueue, SyncScheduler, TenantRegistry
 from ragline.services.authentication import Principal
 from ragline.services.namespaces import require_namespace
@@ -46,6 +48,7 @@ class SourceService:
         queue: StepQueue,
         secrets: SourceSecrets,
         scheduler: SyncScheduler,
+        loopback_http: bool = False,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._registry = registry
@@ -53,6 +56,8 @@ class SourceService:
         self._queue = queue
         self._secrets = secrets
         self._scheduler = scheduler
+        self._loopback_http = loopback_http
+        """Sources may name a loopback host (tests, a site on this machine): never on AWS."""
         self._clock = clock
 
     def create(self, principal: Principal, namespace: str, body: NewSource) -> SourceView:
@@ -63,6 +68,7 @@ class SourceService:
         except ValueError as exc:
             raise errors.InvalidRequest(str(exc), field=body.kind) from None
         _check_credentials(body.kind, body.credentials)
+        self._check_endpoints(body.kind, settings)
         record = SourceRecord(
             tenant_id=principal.tenant_id,
             namespace_id=namespace,
@@ -109,6 +115,7 @@ class SourceService:
             if record.kind != kind:
                 raise errors.InvalidRequest(f"a {record.kind} source has no {kind!r} settings", field=kind)
             changes["settings"] = given.model_dump(mode="json", by_alias=True)
+            self._check_endpoints(kind, changes["settings"])  # type: ignore[arg-type]
         if body.credentials is not None:
             _check_credentials(record.kind, body.credentials)
             self._secrets.put(principal.tenant_id, namespace, source_id, body.credentials)
@@ -146,6 +153,21 @@ class SourceService:
             return self._view(self._sources.get(principal.tenant_id, namespace, source_id))
         except errors.NotFound:  # the queue ran the removal in process already
             return self._view(record)
+
+    def _check_endpoints(self, kind: str, settings: dict[str, Any]) -> None:
+        """Every URL a source's syncs will reach: a public name or address (a private or loopback
+        literal is refused now rather than failing every fetch), and ``https://`` wherever
+        credentials are sent (a website without credentials may be plain http)."""
+        urls: list[tuple[str, str]] = []
+        if kind == "web":
+            urls = [(u, "web.seeds") for u in settings.get("seeds", [])]
+            urls += [(u, "web.sitemaps") for u in settings.get("sitemaps", [])]
+        elif kind == "confluence":
+            urls = [(settings["siteUrl"], "confluence.siteUrl")]
+        elif kind == "graph":
+            urls = [(settings["graphUrl"], "graph.graphUrl"), (settings["loginUrl"], "graph.loginUrl")]
+        for url, where in urls:
+            check_public_url(url, field=where, loopback_http=self._loopback_http, plain_http=kind == "web")
 
     def _scope(self, principal: Principal, namespace: str) -> None:
         principal.require_any(("ingest",), namespace)
