@@ -668,8 +668,10 @@ class Source(Protocol):
     - ``changes(None, …)`` starts a full listing; every later call passes the previous page's
       ``cursor``. Calls return pages until one is ``done``; across them every readable item the
       source holds is named by an ``upsert`` (or a ``keep`` when it could not be read this time),
-      each item once, and nothing else is named but ``delete``s and ``failed`` items. Every page of a
-      full listing says ``full``.
+      each item once, and nothing else is named but ``delete``s, ``skip``s and ``failed`` items.
+      The ``done`` page's ``full`` decides whether the sync deletes what the listing did not name: a
+      full listing that could not see everything (a page, a sitemap or a ``robots.txt`` it could not
+      read) ends with ``full`` False, and nothing is deleted for it.
     - A listing resumed from any page's cursor names what the rest of the listing would have named
       (a cursor is the whole state: a sync cut off after a page continues from it). Calling with the
       same cursor twice is allowed (a page applied twice changes nothing).

@@ -170,3 +170,26 @@ def test_depth_page_limits_and_patterns_bound_the_crawl(
     finally:
         site.close()
         elsewhere.close()
+
+
+@pytest.mark.parametrize("broken", ["/", "/robots.txt", "/sitemap.xml"])
+def test_a_crawl_that_cannot_see_everything_deletes_nothing(
+    crawl: tuple[Site, SiteWorld, SyncHarness], broken: str
+) -> None:
+    """A page, the sitemap or robots.txt answering 503 past the retries: the pages behind it are not
+    named this time, and none is deleted for it — only the next crawl that sees everything deletes."""
+    site, world, harness = crawl
+    harness.run()
+    before = set(harness.held())
+    site.drop("/docs/p10.html")
+    world.items.pop("/docs/p10.html")
+    site.always[broken] = 503
+    harness.run()
+    held = set(harness.held())
+    copies = {f"{site.url}/docs/p7.html", f"{site.url}/print/p7.html"}  # which copy stands may change
+    assert held - copies == before - copies  # the removed page too: this crawl could not prove it gone
+    assert len(held & copies) == 1
+    assert f"{site.url}/docs/p10.html" in held
+    del site.always[broken]
+    harness.run()
+    assert set(harness.held()) == set(world.expected())  # the removed page is gone now

@@ -45,6 +45,8 @@ class Site:
         self.conditional: Counter[str] = Counter()
         self.agents: set[str] = set()
         self._faults: list[tuple[int, float]] = []
+        self.always: dict[str, int] = {}
+        """Path → a status it answers to every request (a page that stays broken)."""
         self._lock = threading.Lock()
         self._clock = 1_700_000_000
         handler = type("Handler", (_Handler,), {"site": self})
@@ -111,6 +113,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path
         site.requests[path] += 1
         site.agents.add(self.headers.get("user-agent", ""))
+        if path in site.always:
+            return self._send(site.always[path], b"down", {})
         fault = site._next_fault()
         if fault is not None:
             status, retry_after = fault

@@ -117,7 +117,8 @@ class ChangePage:
     """Where the next call continues; once ``done``, where the next sync starts (``""``: afresh)."""
     done: bool
     full: bool
-    """The listing names every item the source holds (set on every page of a full listing)."""
+    """The listing names every item the source holds. The ``done`` page's value decides the sweep: a
+    full listing that could not see everything ends with it False (nothing is deleted then)."""
     retry_after: float = 0.0
     """The source asked to slow down: the sync continues after this many seconds."""
 

@@ -220,7 +220,7 @@ class SourceSync:
         every = record.every_minutes
         # An incremental listing names an item again only when it changes: one that failed is read
         # again by a full listing next time (a full listing fetches only what changed).
-        retry = not record.full and record.counts.failed > 0
+        retry = not record.full and record.counts.failed > 0  # (a full one that failed is retried anyway)
         done = replace(
             record,
             cursor="" if retry else record.cursor,
@@ -252,9 +252,9 @@ class SourceSync:
             _log.info("cursor refused: a full listing", extra={"source": record.source_id})
             return replace(record, cursor="", full=False), 0.0
         counts = self._apply(source, record, known, page.changes)
-        record = replace(record, cursor=page.cursor, full=record.full or page.full, counts=counts)
-        if page.done:
-            record = replace(record, phase="sweeping" if record.full else "idle")
+        record = replace(record, cursor=page.cursor, full=page.full, counts=counts)
+        if page.done:  # its last page says whether the listing named everything (then: the sweep)
+            record = replace(record, phase="sweeping" if page.full else "idle")
         return record, page.retry_after
 
     def _apply(

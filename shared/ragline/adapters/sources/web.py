@@ -123,6 +123,9 @@ class _Crawl:
     sitemaps: int = 0
     limit: int = 0
     """URLs this crawl may queue at most (0: no bound, as in a state decoded without one)."""
+    incomplete: bool = False
+    """Something that may hide pages could not be read (a page, a sitemap, a ``robots.txt``): the
+    crawl ends not ``full``, so the sync deletes nothing it did not name this time."""
 
     def push(self, url: str, depth: int, lastmod: str = "", *, front: bool = False) -> bool:
         key = _digest(url)
@@ -156,7 +159,7 @@ class _Crawl:
     def encode(self) -> str:
         state = {
             "q": self.queue, "s": _pack(self.queued), "n": self.named, "b": _pack(self.bodies),
-            "m": self.sitemaps, "l": self.limit,
+            "m": self.sitemaps, "l": self.limit, "i": self.incomplete,
         }  # fmt: skip
         raw = json.dumps(state, separators=(",", ":")).encode()
         text = "z2:" + base64.b64encode(zlib.compress(raw, 9)).decode()
@@ -181,6 +184,7 @@ class _Crawl:
                 bodies=_unpack(value["b"]),
                 sitemaps=int(value["m"]),
                 limit=int(value["l"]),
+                incomplete=bool(value["i"]),
             )
         except (ValueError, KeyError, TypeError, zlib.error) as exc:
             raise errors.CursorExpired("the crawl cursor is unreadable") from exc
@@ -242,9 +246,8 @@ class WebSource:
                 changes.append(change)
                 crawl.named += change.kind in ("upsert", "keep", "failed", "skip")
         done = not crawl.queue
-        return ChangePage(
-            changes, "" if done else crawl.encode(), done=done, full=True, retry_after=retry_after
-        )
+        cursor = "" if done else crawl.encode()
+        return ChangePage(changes, cursor, done=done, full=not crawl.incomplete, retry_after=retry_after)
 
     def fetch(self, item: SourceItem) -> bytes:
         try:
@@ -291,8 +294,10 @@ class WebSource:
             response = self._get(url, {}, until, max_bytes=SITEMAP_BYTES)
         except errors.RaglineError:
             _log.info("sitemap unreadable", extra={"url": url})
+            crawl.incomplete = True  # its pages may be missed: none may be deleted for it
             return 1
         if response.status != 200:
+            crawl.incomplete |= response.status >= 500
             return 1
         found = parse_sitemap(response.body, limit=2 * self._s.max_pages)
         entries = [(child, SITEMAP, "") for child in found.sitemaps if origin_of(child) in self._scope]
@@ -316,6 +321,7 @@ class WebSource:
         robots = self._robots_for(origin_of(url), until)
         before = known.get(url)
         if robots is None:  # robots.txt unreadable: touch nothing of this host
+            crawl.incomplete = True
             return (Change("keep", url) if before is not None else None), 0
         if not robots.can_fetch(CRAWLER_NAME, url):
             return None, 0
@@ -333,6 +339,7 @@ class WebSource:
         try:
             response = self._get(url, headers, until, max_bytes=self._s.max_page_bytes)
         except errors.RaglineError as exc:
+            crawl.incomplete = True  # its links are unknown this time
             return Change("failed", url, error=exc.message), 1
         if response.status == 304 and before is not None and before.version:
             return self._unchanged(crawl, url, depth, before.version, {**memo, "lastmod": lastmod}), 1
@@ -343,6 +350,7 @@ class WebSource:
             return None, 1
         if response.status != 200:
             if response.status >= 500:
+                crawl.incomplete = True
                 return Change("failed", url, error=f"the page answered {response.status}"), 1
             return None, 1  # 404, 410, 401, 403…: not a page of this crawl (gone if it was)
         filename = _filename(url, response.headers.get("content-type", ""))
