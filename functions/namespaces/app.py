@@ -1,6 +1,7 @@
 """Namespaces of the caller's tenant: read with any scope (filtered by the key's allow-list),
 create, change and delete with ``admin`` — the service checks both. And a namespace's data sources
-(``ingest`` scope): added, listed, changed, synced on request, removed with their documents."""
+(``admin``, never for an end user): added, listed, changed, synced on request, removed with their
+documents."""
 
 from __future__ import annotations
 

@@ -20,11 +20,13 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from ragline.adapters.embedded.step_queue import InlineStepQueue
 from ragline.cli.serve import build_app
 from ragline.domain.api import AddText
 from ragline.domain.document_metadata import MetadataInput
 from ragline.domain.identity import IdentityProvider
 from ragline.domain.models import TenantScope
+from ragline.domain.source_api import NewSource
 from ragline.domain.tenancy import ALL_SCOPES
 from ragline.domain.webhook_api import NewWebhook
 from ragline.services.authentication import Principal
@@ -72,6 +74,12 @@ BODIES: dict[tuple[str, str], Any] = {
         "jwks": [IDP_KEY.jwk],
     },
     ("POST", "/v1/webhooks"): {"url": "https://hooks.example.com/ragline"},
+    ("POST", "/v1/namespaces/{namespace}/sources"): {
+        "kind": "web",
+        "web": {"seeds": ["https://example.com/"]},
+    },
+    ("PATCH", "/v1/namespaces/{namespace}/sources/{source_id}"): {"name": "renamed by a user"},
+    ("POST", "/v1/namespaces/{namespace}/sources/{source_id}/sync"): {},
 }
 """A valid body for each route that takes one (the refusal must not hide behind a 400)."""
 
@@ -101,12 +109,15 @@ class World:
         c.tenancy.create_tenant("acme")
         c.registry.create_namespace(new_namespace("acme", "docs", default=True))
         c.registry.create_namespace(new_namespace("acme", "spare"))
+        c.registry.create_namespace(new_namespace("acme", "feeds"))  # the data sources' (spare is deleted)
         c.ingest.ingest(SCOPE, filename="open.txt", data=b"Acme rocket manual.")
         c.ingest.ingest(
             SCOPE, filename="bobs.txt", data=b"Bob's rocket notes.", metadata=MetadataInput(users=["bob"])
         )
         operator = Principal.operator("acme")
         self.webhook = c.webhooks.create(operator, NewWebhook(url="https://hooks.example.com/a")).webhook_id
+        web = NewSource.model_validate({"kind": "web", "web": {"seeds": ["https://example.com/"]}})
+        self.source = c.source_service.create(operator, "feeds", web).source_id
         c.registry.put_identity_provider(
             "acme", IdentityProvider(issuer=ISSUER, audiences=("app",), jwks=(IDP_KEY.jwk,))
         )
@@ -128,13 +139,14 @@ class World:
     def path(self, route: tuple[str, str]) -> str:
         """The route's path: an end user's in ``docs``; a management route's in the empty ``spare``
         (deleting ``docs``, the default holding documents, would be refused for other reasons)."""
-        namespace = "docs" if route in END_USER_ROUTES else "spare"
+        namespace = "docs" if route in END_USER_ROUTES else "feeds" if "/sources" in route[1] else "spare"
         return (
             route[1]
             .replace("{namespace}", namespace)
             .replace("{document_id}", "open.txt")
             .replace("{key_id}", self.key_id)
             .replace("{webhook_id}", self.webhook)
+            .replace("{source_id}", self.source)
         )
 
     def state(self) -> Any:
@@ -145,12 +157,15 @@ class World:
             [n.model_dump(mode="json") for n in c.registry.list_namespaces("acme")],
             c.registry.get_identity_provider("acme"),
             [(w.id, w.secret) for w in c.webhook_store.list("acme")],
+            [(r.source_id, r.name, r.removing) for r in c.sources.list("acme", "feeds")],
+            len(c.step_queue.steps),  # type: ignore[attr-defined]
         )
 
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[tuple[World, TestClient]]:
-    c = embedded_container(tmp_path)
+    # steps are kept, not run: a data source's sync would reach its (made-up) site
+    c = embedded_container(tmp_path, step_queue=InlineStepQueue())
     app = build_app(FUNCTIONS, "local", c, api_keys=True)
     with TestClient(app, base_url="http://localhost") as client:
         yield World(c), client

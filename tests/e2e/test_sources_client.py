@@ -1,6 +1,6 @@
 """Data sources through the API (``RaglineClient`` against ``ragline serve`` over real HTTP): a website
 added and synced on the server's own thread, searched under its own URLs, isolated per tenant and
-scope, re-scheduled, refused when wrong, and removed with its documents."""
+scope (admin), re-scheduled, refused when wrong, and removed with its documents."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def test_a_website_through_the_api(served: Server, site: Site) -> None:
         assert [d for d in rl.list_documents("docs").documents if d.status != "deleted"] == []
 
 
-def test_sources_are_the_tenants_own_and_need_the_ingest_scope(served: Server, site: Site) -> None:
+def test_sources_are_the_tenants_own_and_need_the_admin_scope(served: Server, site: Site) -> None:
     with RaglineClient(served.url, served.admin, backoff_s=0.01) as rl:
         rl.create_namespace("docs", default=True)
         made = rl.create_source("docs", "web", {"seeds": [f"{site.url}/"]})
@@ -92,7 +92,7 @@ def test_sources_are_the_tenants_own_and_need_the_ingest_scope(served: Server, s
         with pytest.raises(errors.NotFound):
             other.get_source("docs", made.source_id)
         assert other.list_sources("docs").sources == []
-    reader, _ = served.container.tenancy.create_key("acme", scopes=["search"])
+    reader, _ = served.container.tenancy.create_key("acme", scopes=["search", "ingest"])
     with RaglineClient(served.url, reader, backoff_s=0.01) as rl:
         with pytest.raises(errors.Forbidden):
             rl.list_sources("docs")

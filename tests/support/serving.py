@@ -11,8 +11,11 @@ from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
 
 
-def embedded_container(home: Path, **settings: Any) -> Container:
-    return Container(Settings(home=home, **settings), embedder=BowEmbedder(), tokenizer=BowEmbedder())
+def embedded_container(home: Path, step_queue: Any = None, **settings: Any) -> Container:
+    parts = {"step_queue": step_queue} if step_queue is not None else {}
+    return Container(
+        Settings(home=home, **settings), embedder=BowEmbedder(), tokenizer=BowEmbedder(), **parts
+    )
 
 
 class Seen:

@@ -1,7 +1,9 @@
 """A namespace's data sources: added, changed, listed, synced on request, removed with their documents.
 
-Every route needs the ``ingest`` scope on the namespace (reading a source's status too: its settings
-name the places a tenant's documents come from). Credentials go to the secret store and never come
+Every route manages the tenant: it needs ``admin`` on the namespace (reading a source's status too:
+its settings name the places a tenant's documents come from), and a request acting for an end user is
+refused (403 ``user_context_forbidden``) — a source brings in documents with the readers its origin
+says, which no end user may set. Credentials go to the secret store and never come
 back (a view says only ``hasCredentials``). A schedule (``everyMinutes``) is the scheduler's; a new
 source's first sync is queued at once. A sync asked for while one runs is that sync (its status is
 returned); a removal deletes the credentials and the schedule at once, marks the source and queues
@@ -170,7 +172,7 @@ class SourceService:
             check_public_url(url, field=where, loopback_http=self._loopback_http, plain_http=kind == "web")
 
     def _scope(self, principal: Principal, namespace: str) -> None:
-        principal.require_any(("ingest",), namespace)
+        principal.require("admin", namespace)
         require_namespace(self._registry, principal.tenant_id, namespace)
 
     def _find(self, principal: Principal, namespace: str, source_id: str) -> SourceRecord:
