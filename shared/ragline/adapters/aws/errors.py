@@ -74,3 +74,25 @@ def call(
                 raise mapped from exc
             raise
     return response
+
+
+class Missing(Exception):
+    """The named resource does not exist (a secret, a schedule): the caller creates it, or is done."""
+
+
+class AlreadyExists(Exception):
+    """The resource was created meanwhile (a concurrent create): the caller updates it instead."""
+
+
+def missing_or_exists(not_found: str, exists: str) -> Callable[[Any], BaseException | None]:
+    """A :func:`call` ``domain_error`` for a service's own codes of those two outcomes."""
+
+    def domain_error(exc: Any) -> BaseException | None:
+        code = error_code(exc)
+        if code == not_found:
+            return Missing()
+        if code == exists:
+            return AlreadyExists()
+        return None
+
+    return domain_error

@@ -10,28 +10,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragline import errors
-from ragline.adapters.aws.errors import call
-from ragline.adapters.boto import LazyClient, error_code
+from ragline.adapters.aws.errors import AlreadyExists, Missing, call, missing_or_exists
+from ragline.adapters.boto import LazyClient
 
 NOT_FOUND = "ResourceNotFoundException"
 EXISTS = "ResourceExistsException"
 
 
-class _Missing(Exception):
-    pass
-
-
-class _Exists(Exception):
-    pass
-
-
-def _condition(exc: Any) -> BaseException | None:
-    code = error_code(exc)
-    if code == NOT_FOUND:
-        return _Missing()
-    if code == EXISTS:
-        return _Exists()
-    return None
+_condition = missing_or_exists(NOT_FOUND, EXISTS)
 
 
 class SecretsManagerSourceSecrets:
@@ -50,7 +36,7 @@ class SecretsManagerSourceSecrets:
         text = json.dumps(dict(values))
         try:
             self._send("put_secret_value", {"SecretId": name, "SecretString": text})
-        except _Missing:
+        except Missing:
             try:
                 self._send(
                     "create_secret",
@@ -60,7 +46,7 @@ class SecretsManagerSourceSecrets:
                         "Tags": [{"Key": "ragline:tenant", "Value": tenant_id}],
                     },
                 )
-            except _Exists:  # created meanwhile by a concurrent put: this one's value wins
+            except AlreadyExists:  # created meanwhile by a concurrent put: this one's value wins
                 self._send("put_secret_value", {"SecretId": name, "SecretString": text})
 
     def get(self, tenant_id: str, namespace_id: str, source_id: str) -> dict[str, str]:
@@ -68,7 +54,7 @@ class SecretsManagerSourceSecrets:
             response = self._send(
                 "get_secret_value", {"SecretId": self._name(tenant_id, namespace_id, source_id)}
             )
-        except _Missing:
+        except Missing:
             raise errors.NotFound("the source has no credentials", source_id=source_id) from None
         value = json.loads(response.get("SecretString") or "{}")
         return {str(k): str(v) for k, v in value.items()}
@@ -77,7 +63,7 @@ class SecretsManagerSourceSecrets:
         name = self._name(tenant_id, namespace_id, source_id)
         try:
             self._send("delete_secret", {"SecretId": name, "ForceDeleteWithoutRecovery": True})
-        except _Missing:
+        except Missing:
             return
 
     def purge_tenant(self, tenant_id: str) -> int:
@@ -99,6 +85,6 @@ class SecretsManagerSourceSecrets:
         for name in names:
             try:
                 self._send("delete_secret", {"SecretId": name, "ForceDeleteWithoutRecovery": True})
-            except _Missing:
+            except Missing:
                 continue
         return len(names)

@@ -8,29 +8,15 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from ragline.adapters.aws.errors import call
-from ragline.adapters.boto import LazyClient, error_code
+from ragline.adapters.aws.errors import AlreadyExists, Missing, call, missing_or_exists
+from ragline.adapters.boto import LazyClient
 from ragline.domain.sources import SyncStep
 
 NOT_FOUND = "ResourceNotFoundException"
 CONFLICT = "ConflictException"
 
 
-class _Missing(Exception):
-    pass
-
-
-class _Exists(Exception):
-    pass
-
-
-def _condition(exc: Any) -> BaseException | None:
-    code = error_code(exc)
-    if code == NOT_FOUND:
-        return _Missing()
-    if code == CONFLICT:
-        return _Exists()
-    return None
+_condition = missing_or_exists(NOT_FOUND, CONFLICT)
 
 
 def schedule_name(tenant_id: str, namespace_id: str, source_id: str) -> str:
@@ -70,10 +56,10 @@ class EventBridgeSyncScheduler:
         }
         try:
             self._send("update_schedule", request)
-        except _Missing:
+        except Missing:
             try:
                 self._send("create_schedule", request)
-            except _Exists:  # created meanwhile: this one's settings win
+            except AlreadyExists:  # created meanwhile: this one's settings win
                 self._send("update_schedule", request)
 
     def delete(self, tenant_id: str, namespace_id: str, source_id: str) -> None:
@@ -82,7 +68,7 @@ class EventBridgeSyncScheduler:
                 "delete_schedule",
                 {"Name": schedule_name(tenant_id, namespace_id, source_id), "GroupName": self.group},
             )
-        except _Missing:
+        except Missing:
             return
 
     def purge_tenant(self, tenant_id: str) -> int:
@@ -100,7 +86,7 @@ class EventBridgeSyncScheduler:
         for name in names:
             try:
                 found = self._send("get_schedule", {"Name": name, "GroupName": self.group})
-            except _Missing:
+            except Missing:
                 continue
             if str(found.get("Description", "")).startswith(prefix):
                 self._send("delete_schedule", {"Name": name, "GroupName": self.group})
