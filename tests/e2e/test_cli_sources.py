@@ -14,17 +14,14 @@ from ragline.domain.api import SearchRequest
 from ragline.services.authentication import Principal
 from ragline.wiring import Container
 from tests.e2e.test_cli import cli
-from tests.support.web_site import Site, html
+from tests.support.web_site import Site, html, three_page_site
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
 def site() -> Iterator[Site]:
-    s = Site()
-    s.put("/", html("handbook", "welcome to the handbook", ["/pump.html", "/valve.html"]))
-    s.put("/pump.html", html("pump", "the pump runs at 1450 rpm and needs oil every quarter"))
-    s.put("/valve.html", html("valve", "close the relief valve before service"))
+    s = three_page_site()
     yield s
     s.close()
 

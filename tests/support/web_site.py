@@ -182,6 +182,15 @@ def handbook_site(site: Site, pages: int) -> dict[str, str]:
     return items
 
 
+def three_page_site() -> Site:
+    """A home page linking a pump page and a valve page (the end-to-end tests' small site)."""
+    site = Site()
+    site.put("/", html("handbook", "welcome to the handbook", ["/pump.html", "/valve.html"]))
+    site.put("/pump.html", html("pump", "the pump runs at 1450 rpm and needs oil every quarter"))
+    site.put("/valve.html", html("valve", "close the relief valve before service"))
+    return site
+
+
 class WebWorld:
     """The contract's world for the crawler: ``/`` links every item page ``/<key>.html``."""
 
