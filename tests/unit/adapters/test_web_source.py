@@ -70,11 +70,11 @@ def test_a_crawls_state_at_its_limits_fits_its_cursor() -> None:
     visited with distinct bodies: the cursor still fits, and reads back whole."""
     import hashlib
 
-    from ragline.adapters.sources.web import QUEUED_PER_PAGE, _Crawl
+    from ragline.adapters.sources.web_crawl import QUEUED_PER_PAGE, Crawl
     from ragline.domain.source_settings import MAX_PAGES
     from ragline.domain.sources import MAX_CURSOR_BYTES
 
-    crawl = _Crawl(limit=QUEUED_PER_PAGE * MAX_PAGES)
+    crawl = Crawl(limit=QUEUED_PER_PAGE * MAX_PAGES)
     for i in range(QUEUED_PER_PAGE * MAX_PAGES + 50):  # past the limit: not queued
         crawl.push(f"https://docs.example.com/section-{i % 97}/a-longer-page-name-{i}.html?lang=en", 3)
     assert len(crawl.queued) == QUEUED_PER_PAGE * MAX_PAGES
@@ -84,7 +84,7 @@ def test_a_crawls_state_at_its_limits_fits_its_cursor() -> None:
     assert not crawl.first_body(hashlib.sha256(b"0").hexdigest())  # a duplicate body
     cursor = crawl.encode()
     assert len(cursor) <= MAX_CURSOR_BYTES
-    back = _Crawl.decode(cursor)
+    back = Crawl.decode(cursor)
     assert (back.queue, back.queued, back.bodies, back.limit) == (
         crawl.queue,
         crawl.queued,

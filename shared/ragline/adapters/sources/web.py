@@ -23,26 +23,24 @@ blindly, with the retries of :mod:`ragline.adapters.sources.http`: ``429`` and `
 and the cursor resumes at the URL that was refused (``fetch`` raises :class:`~ragline.errors.Throttled`:
 that page fails alone).
 
-The cursor is the crawl's state: the queue of URLs still to visit and a digest of every URL queued in
-this crawl (zlib-compressed JSON).
+The cursor is the crawl's state (:mod:`.web_crawl`): the queue of URLs still to visit and digests of
+every URL queued and every body named in this crawl.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import logging
 import time
-import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
 from ragline import errors, outbound
 from ragline.adapters.sources import http
+from ragline.adapters.sources.web_crawl import QUEUED_PER_PAGE, Crawl
 from ragline.adapters.sources.web_pages import (
     matches,
     normalize_url,
@@ -53,7 +51,6 @@ from ragline.adapters.sources.web_pages import (
 from ragline.domain.source_settings import CRAWLER_AGENT, CRAWLER_NAME, WebSettings
 from ragline.domain.sources import (
     EVERYONE,
-    MAX_CURSOR_BYTES,
     MAX_MEMO_BYTES,
     Change,
     ChangePage,
@@ -88,108 +85,6 @@ _TYPES = {
 _EXTENSIONS = {".pdf": "document.pdf", ".docx": "document.docx", ".html": "page.html", ".htm": "page.html"}
 
 
-DIGEST_BYTES = 6
-"""A URL's (or a body's) digest in a crawl's state: 48 bits; among the 10,000 URLs a crawl may queue
-at most, a collision (a page not crawled) is about a one in 5,000,000 chance."""
-QUEUED_PER_PAGE = 2
-"""A crawl queues at most this many URLs per page it may name (``maxPages``): links past that are not
-followed (a site's reach, like ``maxPages``, is bounded; the cursor holds every URL queued)."""
-
-
-def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
-
-
-def _pack(digests: set[bytes]) -> str:
-    return base64.b64encode(b"".join(sorted(digests))).decode()
-
-
-def _unpack(text: str) -> set[bytes]:
-    raw = base64.b64decode(text, validate=True)
-    if len(raw) % DIGEST_BYTES:
-        raise ValueError("not a list of digests")
-    return {raw[i : i + DIGEST_BYTES] for i in range(0, len(raw), DIGEST_BYTES)}
-
-
-@dataclass
-class _Crawl:
-    """The cursor: URLs to visit (``url, depth, lastmod``), every URL queued so far and every body
-    named so far (digests: a URL is queued once, a body is one page's), and the items named."""
-
-    queue: list[list[Any]] = field(default_factory=list)
-    queued: set[bytes] = field(default_factory=set)
-    named: int = 0
-    bodies: set[bytes] = field(default_factory=set)
-    sitemaps: int = 0
-    limit: int = 0
-    """URLs this crawl may queue at most (0: no bound, as in a state decoded without one)."""
-    incomplete: bool = False
-    """Something that may hide pages could not be read (a page, a sitemap, a ``robots.txt``): the
-    crawl ends not ``full``, so the sync deletes nothing it did not name this time."""
-
-    def push(self, url: str, depth: int, lastmod: str = "", *, front: bool = False) -> bool:
-        key = _digest(url)
-        if key in self.queued and not front:
-            return False
-        if key not in self.queued and self.limit and len(self.queued) >= self.limit:
-            return False  # the crawl's reach is spent: this link is not followed
-        self.queued.add(key)
-        (self.queue.insert(0, [url, depth, lastmod]) if front else self.queue.append([url, depth, lastmod]))
-        return True
-
-    def push_front(self, entries: list[tuple[str, int, str]]) -> None:
-        """Queue ``entries`` (not queued before) ahead of everything else, in their order."""
-        fresh = []
-        for url, depth, lastmod in entries:
-            key = _digest(url)
-            if key not in self.queued and not (self.limit and len(self.queued) >= self.limit):
-                self.queued.add(key)
-                fresh.append([url, depth, lastmod])
-        self.queue[:0] = fresh
-
-    def first_body(self, version: str) -> bool:
-        """Whether no page named in this crawl had this body yet (then this one stands for it). A page
-        is visited once per crawl, so the first to ask is the first named."""
-        key = _digest(version)
-        if key in self.bodies:
-            return False
-        self.bodies.add(key)
-        return True
-
-    def encode(self) -> str:
-        state = {
-            "q": self.queue, "s": _pack(self.queued), "n": self.named, "b": _pack(self.bodies),
-            "m": self.sitemaps, "l": self.limit, "i": self.incomplete,
-        }  # fmt: skip
-        raw = json.dumps(state, separators=(",", ":")).encode()
-        text = "z2:" + base64.b64encode(zlib.compress(raw, 9)).decode()
-        if len(text) > MAX_CURSOR_BYTES:
-            raise errors.DependencyFailed(
-                "the crawl's state outgrew its cursor: lower maxPages", bytes=len(text)
-            )
-        return text
-
-    @classmethod
-    def decode(cls, cursor: str) -> _Crawl:
-        if not cursor.startswith("z2:"):
-            raise errors.CursorExpired("not a crawl cursor")
-        try:
-            value = json.loads(
-                zlib.decompressobj().decompress(base64.b64decode(cursor[3:]), 8 * MAX_CURSOR_BYTES)
-            )
-            return cls(
-                queue=[[str(u), int(d), str(m)] for u, d, m in value["q"]],
-                queued=_unpack(value["s"]),
-                named=int(value["n"]),
-                bodies=_unpack(value["b"]),
-                sitemaps=int(value["m"]),
-                limit=int(value["l"]),
-                incomplete=bool(value["i"]),
-            )
-        except (ValueError, KeyError, TypeError, zlib.error) as exc:
-            raise errors.CursorExpired("the crawl cursor is unreadable") from exc
-
-
 class WebSource:
     def __init__(
         self,
@@ -214,7 +109,7 @@ class WebSource:
 
     # -- the port ---------------------------------------------------------------------------------
     def changes(self, cursor: str | None, known: KnownItems, *, until: float) -> ChangePage:
-        crawl = _Crawl.decode(cursor) if cursor else self._start(until)
+        crawl = Crawl.decode(cursor) if cursor else self._start(until)
         changes: list[Change] = []
         visits = 0
         retry_after = 0.0
@@ -266,10 +161,10 @@ class WebSource:
         return EVERYONE  # a crawled page is public: everyone in the namespace may read it
 
     # -- a crawl ----------------------------------------------------------------------------------
-    def _start(self, until: float) -> _Crawl:
+    def _start(self, until: float) -> Crawl:
         """A new crawl's queue: the sitemaps (read as the queue reaches them: their pages come first,
         in the site's own order), then the seeds."""
-        crawl = _Crawl(limit=QUEUED_PER_PAGE * self._s.max_pages)
+        crawl = Crawl(limit=QUEUED_PER_PAGE * self._s.max_pages)
         sitemaps = [u for u in (normalize_url(s) for s in self._s.sitemaps) if u]
         for origin in sorted(self._scope):
             robots = self._robots_for(origin, until)
@@ -285,7 +180,7 @@ class WebSource:
                 crawl.push(url, 0)
         return crawl
 
-    def _sitemap(self, crawl: _Crawl, url: str, until: float) -> int:
+    def _sitemap(self, crawl: Crawl, url: str, until: float) -> int:
         """Queue a sitemap's pages (and an index's sitemaps); the requests it took."""
         crawl.sitemaps += 1
         if crawl.sitemaps > MAX_SITEMAPS:
@@ -313,7 +208,7 @@ class WebSource:
         return not matches(self._s.exclude, url)
 
     def _visit(
-        self, crawl: _Crawl, url: str, depth: int, lastmod: str, known: KnownItems, until: float
+        self, crawl: Crawl, url: str, depth: int, lastmod: str, known: KnownItems, until: float
     ) -> tuple[Change | None, int]:
         """The change ``url`` makes (None: it names nothing) and the requests it took."""
         if not self._in_scope(url):
@@ -373,12 +268,12 @@ class WebSource:
         version = hashlib.sha256(response.body).hexdigest()[:32]
         return self._named(crawl, url, depth, version, memo, response.body), 1
 
-    def _unchanged(self, crawl: _Crawl, url: str, depth: int, version: str, memo: dict[str, Any]) -> Change:
+    def _unchanged(self, crawl: Crawl, url: str, depth: int, version: str, memo: dict[str, Any]) -> Change:
         """The page as the last crawl read it (its links, canonical and directives from the memo)."""
         return self._named(crawl, url, depth, version, memo, None)
 
     def _named(
-        self, crawl: _Crawl, url: str, depth: int, version: str, memo: dict[str, Any], body: bytes | None
+        self, crawl: Crawl, url: str, depth: int, version: str, memo: dict[str, Any], body: bytes | None
     ) -> Change:
         """What a page read (``body``) or known unchanged (``None``) names: its links are queued; it is
         an item unless it stands for another page (canonical elsewhere, ``noindex``, a duplicate)."""
