@@ -17,10 +17,12 @@ if TYPE_CHECKING:  # importing this costs no pydantic (the authorizer's cold sta
     from ragline.config import Settings
     from ragline.ports import (
         ApiKeyLookup,
+        ConversationStore,
         DocumentRegistry,
         ObjectStore,
         OnceMarks,
         RateLimiter,
+        RunLog,
         SourceRegistry,
         SourceSecrets,
         SyncScheduler,
@@ -43,6 +45,8 @@ class Backend(Protocol):
     def sources(self) -> SourceRegistry: ...
     def source_secrets(self) -> SourceSecrets: ...
     def sync_scheduler(self) -> SyncScheduler: ...
+    def run_log(self) -> RunLog: ...
+    def conversations(self) -> ConversationStore: ...
 
 
 class EmbeddedBackend:
@@ -96,6 +100,16 @@ class EmbeddedBackend:
         from ragline.adapters.embedded.sync_scheduler import SqliteSyncScheduler
 
         return SqliteSyncScheduler(self._home / SOURCES_FILE)
+
+    def run_log(self) -> RunLog:
+        from ragline.adapters.embedded.runs import RUNS_FILE, SqliteRunLog
+
+        return SqliteRunLog(self._home / RUNS_FILE)
+
+    def conversations(self) -> ConversationStore:
+        from ragline.adapters.embedded.runs import RUNS_FILE, SqliteConversationStore
+
+        return SqliteConversationStore(self._home / RUNS_FILE)
 
     def limiter(self) -> RateLimiter:
         from ragline.adapters.embedded.limits import SqliteRateLimiter
@@ -164,6 +178,18 @@ class AwsBackend:
             queue_arn=required("ingest_queue_arn", s.ingest_queue_arn),
             role_arn=required("sync_scheduler_role_arn", s.sync_scheduler_role_arn),
         )
+
+    def run_log(self) -> RunLog:
+        """Run logs in the usage table, under ``RUNLOG#`` keys of their own (its TTL expires them)."""
+        from ragline.adapters.aws.runs import DynamoDbRunLog
+
+        return DynamoDbRunLog(required("usage_table", self._settings.usage_table))
+
+    def conversations(self) -> ConversationStore:
+        """Conversations in the usage table, under ``CONV#<tenant>`` (its TTL expires them)."""
+        from ragline.adapters.aws.runs import DynamoDbConversationStore
+
+        return DynamoDbConversationStore(required("usage_table", self._settings.usage_table))
 
     def limiter(self) -> RateLimiter:
         """Buckets and run slots live in the usage table, under ``LIMIT#`` keys of their own."""

@@ -14,7 +14,8 @@ Requests are retried with exponential backoff (honouring ``Retry-After``) on con
 and 502/503/504 — but only when a retry cannot do the work twice: GET, PATCH and DELETE, and the
 metered POSTs (chat, search, hosting search), which always carry an ``Idempotency-Key`` (yours, or one
 made per call), so a retry replays the recorded run instead of running and charging it again. A
-stream is retried only before its first event. Only ``httpx`` and ``pydantic`` are needed.
+stream is retried before its first event; one that drops later is resumed from its last event's id.
+Only ``httpx`` and ``pydantic`` are needed.
 
 End users: a key created with ``assert_user=True`` acts for the user its client names
 (``rl.for_user("u-42", ["hr"])``: the ``Ragline-User-Id`` / ``Ragline-User-Groups`` headers); a
@@ -30,14 +31,14 @@ import random
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, overload
 from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, TypeAdapter
 
 from ragline import errors
-from ragline.agents.events import ChatResponse, RunEvent
+from ragline.agents.events import ChatResponse, RunAccepted, RunEvent, RunView
 from ragline.domain.api import (
     DocumentDeletion,
     DocumentList,
@@ -56,6 +57,7 @@ from ragline.domain.api import (
     SearchResponse,
     UsageReport,
 )
+from ragline.domain.conversation_api import ConversationList, ConversationView
 from ragline.domain.limits import Limits
 from ragline.domain.source_api import SourceList, SourceView
 from ragline.domain.webhook_api import NewWebhookView, WebhookList, WebhookView
@@ -195,9 +197,15 @@ class RaglineClient:
         mode: Literal["accurate", "fast"] = "accurate",
         filter: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
+        conversation_id: str | None = None,
     ) -> Iterator[RunEvent]:
-        """The run's events as they stream (``text``, ``tool_start``, ``sources``… ``final``)."""
-        body = _chat_body(question, namespaces, agent, mode, filter, stream=True)
+        """The run's events as they stream (``text``, ``tool_start``, ``sources``… ``final``). A stream
+        that drops mid-run is resumed where it stopped (``GET /v1/runs/{id}/events`` with the last
+        event's id): no event is lost or repeated, and the run is not run again.
+        ``conversation_id``: continue that conversation (``question``: only the new turn)."""
+        body = _chat_body(
+            question, namespaces, agent, mode, filter, stream=True, conversation=conversation_id
+        )
         headers = {
             **self._user,
             "Idempotency-Key": idempotency_key or _run_key(),
@@ -211,8 +219,17 @@ class RaglineClient:
                         self._sleep(attempt, response)
                         continue
                     raise api_error(response.status_code, _json(response))
-                yield from _sse(response.iter_lines())
-                return
+                run_id, last = response.headers.get("ragline-run-id", ""), 0
+                try:
+                    for seq, event in _sse(response.iter_lines()):
+                        last = seq or last
+                        yield event
+                    return
+                except httpx.TransportError:
+                    if not run_id:
+                        raise
+            yield from self.run_events(run_id, after=last)
+            return
 
     def ask(
         self,
@@ -223,10 +240,73 @@ class RaglineClient:
         mode: Literal["accurate", "fast"] = "accurate",
         filter: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
+        conversation_id: str | None = None,
     ) -> ChatResponse:
-        """A whole chat run as one body (``stream: false``): answer, sources, warnings, usage."""
-        body = _chat_body(question, namespaces, agent, mode, filter, stream=False)
+        """A whole chat run as one body (``stream: false``): answer, sources, warnings, usage, plan and
+        ``conversation_id`` (pass it to the next turn)."""
+        body = _chat_body(
+            question, namespaces, agent, mode, filter, stream=False, conversation=conversation_id
+        )
         return self._call(ChatResponse, "POST", "/v1/chat", body, run=idempotency_key or _run_key())
+
+    def start_run(
+        self,
+        question: str | Sequence[Message],
+        *,
+        namespaces: Sequence[str] | Literal["auto"] = (),
+        agent: Literal["auto", "agentic", "deep_search", "chain_of_rag"] = "agentic",
+        mode: Literal["accurate", "fast"] = "accurate",
+        filter: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+        conversation_id: str | None = None,
+    ) -> RunAccepted:
+        """A chat run in the background (``background: true``): queued at once, it goes on with no
+        client. Read it with :meth:`get_run`, follow it with :meth:`run_events`, stop it with
+        :meth:`cancel_run`."""
+        body = _chat_body(
+            question, namespaces, agent, mode, filter, stream=False, conversation=conversation_id
+        )
+        body["background"] = True
+        return self._call(RunAccepted, "POST", "/v1/chat", body, run=idempotency_key or _run_key())
+
+    # -- runs and conversations ----------------------------------------------------------------
+    def get_run(self, run_id: str) -> RunView:
+        return self._call(RunView, "GET", f"/v1/runs/{_seg(run_id)}")
+
+    def run_events(self, run_id: str, *, after: int = 0) -> Iterator[RunEvent]:
+        """The run's events after event ``after``, then its live tail until it ends; a dropped
+        connection is resumed after the last event received."""
+        for attempt in range(self._max_retries + 1):
+            headers = {**self._user, "Last-Event-ID": str(after), "Accept": "text/event-stream"}
+            try:
+                with self._http.stream("GET", f"/v1/runs/{_seg(run_id)}/events", headers=headers) as response:
+                    if response.status_code >= 400:
+                        response.read()
+                        if self._should_retry(response, attempt, retriable=True):
+                            self._sleep(attempt, response)
+                            continue
+                        raise api_error(response.status_code, _json(response))
+                    for seq, event in _sse(response.iter_lines()):
+                        after = seq or after
+                        yield event
+                    return
+            except httpx.TransportError:
+                if attempt >= self._max_retries:
+                    raise
+                self._sleep(attempt, None)
+
+    def cancel_run(self, run_id: str) -> RunView:
+        """Stop the run: it ends ``cancelled``, charged for what it spent (an ended run is unchanged)."""
+        return self._call(RunView, "POST", f"/v1/runs/{_seg(run_id)}/cancel", {})
+
+    def list_conversations(self) -> ConversationList:
+        return self._call(ConversationList, "GET", "/v1/conversations")
+
+    def get_conversation(self, conversation_id: str) -> ConversationView:
+        return self._call(ConversationView, "GET", f"/v1/conversations/{_seg(conversation_id)}")
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        self._call(None, "DELETE", f"/v1/conversations/{_seg(conversation_id)}")
 
     # -- documents -----------------------------------------------------------------------------
     def list_documents(self, namespace: str) -> DocumentList:
@@ -470,16 +550,40 @@ class RaglineClient:
         return self._call(UsageReport, "GET", "/v1/usage", params=params)
 
     # -- transport -----------------------------------------------------------------------------
+    @overload
     def _call(
         self,
         model: type[M],
+        method: str,
+        path: str,
+        body: Any = ...,
+        *,
+        run: str | None = ...,
+        params: Mapping[str, str] | None = ...,
+    ) -> M: ...
+
+    @overload
+    def _call(
+        self,
+        model: None,
+        method: str,
+        path: str,
+        body: Any = ...,
+        *,
+        run: str | None = ...,
+        params: Mapping[str, str] | None = ...,
+    ) -> None: ...
+
+    def _call(
+        self,
+        model: type[M] | None,
         method: str,
         path: str,
         body: Any = None,
         *,
         run: str | None = None,
         params: Mapping[str, str] | None = None,
-    ) -> M:
+    ) -> M | None:
         headers = {**self._user, "Idempotency-Key": run} if run else dict(self._user)
         # A retry must not do the work twice: reads and idempotent writes, and runs under their key.
         retriable = method in ("GET", "PUT", "PATCH", "DELETE") or run is not None
@@ -492,7 +596,7 @@ class RaglineClient:
                 self._sleep(attempt, None)
                 continue
             if response.status_code < 400:
-                return model.model_validate_json(response.content)
+                return None if model is None else model.model_validate_json(response.content)
             if self._should_retry(response, attempt, retriable=retriable):
                 self._sleep(attempt, response)
                 continue
@@ -546,6 +650,7 @@ def _chat_body(
     filter: Mapping[str, Any] | None,
     *,
     stream: bool,
+    conversation: str | None = None,
 ) -> dict[str, Any]:
     messages = (
         [{"role": "user", "content": question}] if isinstance(question, str) else [dict(m) for m in question]
@@ -554,18 +659,24 @@ def _chat_body(
     body = {"messages": messages, "namespaces": spaces, "agent": agent, "mode": mode, "stream": stream}
     if filter is not None:
         body["filter"] = dict(filter)
+    if conversation is not None:
+        body["conversationId"] = conversation
     return body
 
 
-def _sse(lines: Iterator[str]) -> Iterator[RunEvent]:
-    """Server-Sent Events → typed run events (``data`` lines joined; comments and ids ignored)."""
+def _sse(lines: Iterator[str]) -> Iterator[tuple[int, RunEvent]]:
+    """Server-Sent Events → (sequence number, typed run event): ``data`` lines joined, the ``id``
+    kept (0 when absent: a replay's one event), comments ignored."""
     data: list[str] = []
+    seq = 0
     for line in lines:
         if line == "":
             if data:
-                yield _EVENTS.validate_python(json.loads("\n".join(data)))
-                data = []
+                yield seq, _EVENTS.validate_python(json.loads("\n".join(data)))
+                data, seq = [], 0
         elif line.startswith("data:"):
             data.append(line[5:].removeprefix(" "))
+        elif line.startswith("id:") and line[3:].strip().isdigit():
+            seq = int(line[3:].strip())
     if data:
-        yield _EVENTS.validate_python(json.loads("\n".join(data)))
+        yield seq, _EVENTS.validate_python(json.loads("\n".join(data)))

@@ -217,6 +217,9 @@ class Settings(BaseModel):
 
     reindex_queue_url: str = ""
     """Where a reindex's steps go on AWS (the ingestion queue); empty: a thread of this process."""
+    runs_queue_url: str = ""
+    """The queue of background chat runs (AWS: the chat function drains it); empty: a thread of this
+    process runs them."""
     source_secrets_prefix: str = ""
     """aws: the Secrets Manager name prefix of data sources' credentials (``<stack>/sources``)."""
     sync_schedule_group: str = ""

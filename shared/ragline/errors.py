@@ -61,6 +61,18 @@ class NotFound(RaglineError):
     code = "not_found"
 
 
+class RunNotFound(NotFound):
+    """No such run for this caller (another tenant's, user's or key's run is the same 404)."""
+
+    code = "run_not_found"
+
+
+class ConversationNotFound(NotFound):
+    """No such conversation for this caller (another user's is the same 404)."""
+
+    code = "conversation_not_found"
+
+
 class NamespaceNotFound(NotFound):
     """The namespace does not exist in this tenant's store."""
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold
     from ragline.domain.attributes import AttributeType
     from ragline.domain.billing import CompletedRun
     from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
+    from ragline.domain.conversations import Conversation
     from ragline.domain.documents import Claim, DocumentRecord
     from ragline.domain.events import Event
     from ragline.domain.filters import ReadView
@@ -35,6 +36,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold
         TenantScope,
     )
     from ragline.domain.retrieval import Reranked
+    from ragline.domain.runs import LoggedEvent, RunHead, RunStatus
     from ragline.domain.sources import ChangePage, ItemAccess, KnownItem, SourceItem, SourceRecord, SyncStep
     from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
     from ragline.domain.webhooks import Subscription
@@ -796,3 +798,72 @@ class SourceRegistry(Protocol):
     def purge_tenant(self, tenant_id: str) -> int: ...
 
     def list(self, tenant_id: str, namespace_id: str) -> list[SourceRecord]: ...
+
+
+class RunLog(Protocol):
+    """Each run's head and its events in order (see :mod:`ragline.domain.runs`). Every read and write
+    is scoped by tenant: another tenant's run id is simply not there."""
+
+    def start(self, head: RunHead) -> None:
+        """Write ``head``, dropping any earlier log under its run id (a run that failed before doing
+        any work may run again under its ``Idempotency-Key``: the ledger decides who may start)."""
+        ...
+
+    def head(self, tenant_id: str, run_id: str) -> RunHead | None: ...
+
+    def append(self, tenant_id: str, run_id: str, events: Sequence[LoggedEvent]) -> None:
+        """Record ``events`` (consecutive, after the last recorded) and move the head's ``last_seq``."""
+        ...
+
+    def events(self, tenant_id: str, run_id: str, after: int, limit: int) -> list[LoggedEvent]:
+        """The recorded events with ``seq > after``, in order, at most about ``limit`` of them (whole
+        stored batches: a read may return a few more)."""
+        ...
+
+    def set_status(
+        self, tenant_id: str, run_id: str, status: RunStatus, *, expect: tuple[RunStatus, ...]
+    ) -> bool:
+        """Move the run to ``status`` if it is in one of ``expect`` (False otherwise, or no run): one of
+        two workers handed the same queued run claims it."""
+        ...
+
+    def request_cancel(self, tenant_id: str, run_id: str) -> bool:
+        """Ask a running or queued run to stop (False: no such run, or it has ended)."""
+        ...
+
+    def purge_tenant(self, tenant_id: str) -> int:
+        """Delete every run of the tenant (heads and events); how many runs."""
+        ...
+
+
+class ConversationStore(Protocol):
+    """Conversations the server keeps (see :mod:`ragline.domain.conversations`), scoped by tenant."""
+
+    def get(self, tenant_id: str, conversation_id: str) -> Conversation | None: ...
+
+    def save(self, conversation: Conversation, *, expect_version: int) -> bool:
+        """Write ``conversation`` (its ``version`` one more than ``expect_version``) if the stored one
+        still has ``expect_version`` (0: it must not exist yet); False when another write got there
+        first (read again and retry)."""
+        ...
+
+    def list(self, tenant_id: str, owner: str | None, limit: int) -> list[Conversation]:
+        """The tenant's conversations (``owner``'s only, unless None), most recently updated first."""
+        ...
+
+    def delete(self, tenant_id: str, conversation_id: str) -> bool:
+        """False when there was none."""
+        ...
+
+    def purge_tenant(self, tenant_id: str) -> int: ...
+
+
+@runtime_checkable
+class RunQueue(Protocol):
+    """Runs a background chat run without its client: a thread of this process locally, the runs
+    queue (drained by the chat function) on AWS."""
+
+    def submit(self, tenant_id: str, run_id: str, message: str) -> None:
+        """Queue the run; ``message`` is what the worker needs to run it (see
+        :mod:`ragline.services.background`)."""
+        ...

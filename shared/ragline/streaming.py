@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from typing import Any
 
 import anyio
@@ -21,7 +21,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from ragline import errors
-from ragline.agents.events import ChatResponse, RunError, RunEvent
+from ragline.agents.events import ChatResponse, RunError, RunEvent, RunFinished
+from ragline.domain.runs import LoggedEvent
 from ragline.http import (
     count_refusal,
     error_body,
@@ -92,8 +93,26 @@ ERROR_HANDLERS: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] =
 """Starlette ``exception_handlers`` for an app at the edge: routing errors and unexpected errors."""
 
 
-def sse(event: RunEvent) -> bytes:
-    return f"event: {event.type}\ndata: {event.model_dump_json()}\n\n".encode()
+RUN_ID_HEADER = "ragline-run-id"
+"""The response header naming a chat's run (streamed, JSON or background)."""
+
+
+def sse(event: RunEvent, seq: int | None = None) -> bytes:
+    """One event; ``seq``: its sequence number in the run's log, sent as the SSE ``id`` (what a client
+    sends back as ``Last-Event-ID`` to resume)."""
+    head = f"id: {seq}\n" if seq is not None else ""
+    return f"{head}event: {event.type}\ndata: {event.model_dump_json()}\n\n".encode()
+
+
+def last_event_id(header: str | None, query: str | None = None) -> int:
+    """Where a client resumes: the ``Last-Event-ID`` header (SSE's own), else ``?after=``; 0: from the
+    start. Anything but a non-negative integer is a 400."""
+    raw = (header if header is not None else query or "0").strip() or "0"
+    if not raw.isdigit() or len(raw) > 12:
+        raise errors.InvalidRequest(
+            "Last-Event-ID must be the id of an event of the run", header="Last-Event-ID"
+        )
+    return int(raw)
 
 
 def error_event(exc: BaseException) -> RunError:
@@ -108,22 +127,66 @@ def error_event(exc: BaseException) -> RunError:
 async def json_reply(events: Generator[RunEvent, None, None], ids: dict[str, str] | None = None) -> Response:
     """``stream: false``: the whole run as one body — or, if the run fails outside the events it
     reports itself (a ledger down when the run is charged, a bug), the one error shape (naming the
-    request by ``ids``)."""
+    request by ``ids``). A client that goes away does not stop the run: it ends (recorded, charged
+    once) and its result stays readable at ``/v1/runs/{runId}``."""
     try:
         reply = await anyio.to_thread.run_sync(ChatResponse.collect, events)
-        return Response(reply.model_dump_json(), media_type="application/json")
+        headers = {RUN_ID_HEADER: reply.run_id} if reply.run_id else None
+        return Response(reply.model_dump_json(), media_type="application/json", headers=headers)
     except Exception as exc:
         return error_response(exc, ids=ids)
     finally:
-        with anyio.CancelScope(shield=True):  # a run left half-read still finishes (and is charged) once
-            await anyio.to_thread.run_sync(events.close)
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(finish_run, events)
+
+
+def finish_run(events: Generator[RunEvent, None, None]) -> None:
+    """Run ``events`` to their end, nobody reading (a client that left): the run is recorded and
+    charged once as if read; on AWS the invocation lasts until it ends (the function's timeout)."""
+    try:
+        for _ in events:
+            pass
+    except Exception:  # recorded as the run's last event by its recording; nobody to answer
+        logger.warning("a run nobody was reading failed", exc_info=True)
+    finally:
+        events.close()
 
 
 async def stream_events(events: Generator[RunEvent, None, None]) -> AsyncIterator[bytes]:
-    """Drive the (blocking) run in a worker thread; closing it on disconnect finishes the run once.
+    """Drive the (blocking) run in a worker thread, each event with its sequence number as its SSE id.
 
     The status line is sent before the run starts, so a failure the run does not report itself
-    ends the stream with an ``error`` event instead of a cut connection."""
+    ends the stream with an ``error`` event instead of a cut connection. A client that goes away (the
+    response task is cancelled) does not stop the run: it goes on to its end, recorded for the client
+    to resume, and is charged exactly once."""
+    done = object()
+    seq = 0
+    try:
+        while True:
+            try:
+                event = await anyio.to_thread.run_sync(next, events, done)
+            except Exception as exc:
+                yield sse(error_event(exc))
+                return
+            if event is done:
+                return
+            seq += 1
+            replay = isinstance(event, RunFinished) and event.replayed  # a replay is not the run's log
+            yield sse(event, None if replay else seq)  # type: ignore[arg-type]
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(finish_run, events)
+
+
+class LoggedStream(StreamingResponse):
+    """A run's recorded events (``GET /v1/runs/{id}/events``) as Server-Sent Events, each with its id."""
+
+    def __init__(self, events: Iterator[LoggedEvent]) -> None:
+        headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+        super().__init__(_logged(events), media_type="text/event-stream", headers=headers)
+
+
+async def _logged(events: Iterator[LoggedEvent]) -> AsyncIterator[bytes]:
     done = object()
     try:
         while True:
@@ -134,12 +197,13 @@ async def stream_events(events: Generator[RunEvent, None, None]) -> AsyncIterato
                 return
             if event is done:
                 return
-            yield sse(event)  # type: ignore[arg-type]
+            assert isinstance(event, LoggedEvent)
+            yield f"id: {event.seq}\nevent: {event.type}\ndata: {event.data}\n\n".encode()
     finally:
-        # Reached on completion and when the client goes away (the response task is cancelled):
-        # closing the generator runs its finally, which commits the run's usage exactly once.
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(events.close)
+        close = getattr(events, "close", None)
+        if close is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(close)
 
 
 async def released(release: Callable[[], None]) -> None:
@@ -154,8 +218,12 @@ class RunStream(StreamingResponse):
     this frees it when the client went away before the stream's first byte and the run never did
     (a generator never started runs no ``finally``: the slot would be held for its whole lease)."""
 
-    def __init__(self, events: Generator[RunEvent, None, None], release: Callable[[], None]) -> None:
+    def __init__(
+        self, events: Generator[RunEvent, None, None], release: Callable[[], None], run_id: str = ""
+    ) -> None:
         headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+        if run_id:  # a client that drops before the final event still knows which run to resume
+            headers[RUN_ID_HEADER] = run_id
         super().__init__(stream_events(events), media_type="text/event-stream", headers=headers)
         self._release = release
 

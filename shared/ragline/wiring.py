@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
     from ragline.domain.sources import SourceRecord, SyncStep
     from ragline.ports import (
         ChatModel,
+        ConversationStore,
         DocumentRegistry,
         Embedder,
         EventPublisher,
@@ -35,6 +36,8 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
         OnceMarks,
         RateLimiter,
         Reranker,
+        RunLog,
+        RunQueue,
         Source,
         SourceRegistry,
         SourceSecrets,
@@ -47,7 +50,9 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
         VectorStoreProvider,
         WebhookStore,
     )
+    from ragline.services.background import BackgroundRuns
     from ragline.services.chat import ChatService
+    from ragline.services.conversations import ConversationService
     from ragline.services.documents import DocumentService
     from ragline.services.evaluation import EvaluationService
     from ragline.services.events import Announcer, QuotaWatch
@@ -60,6 +65,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
     from ragline.services.namespaces import NamespaceService
     from ragline.services.reindex import ReindexService
     from ragline.services.retrieval import RetrievalService
+    from ragline.services.runs import RunService
     from ragline.services.search import SearchService
     from ragline.services.source_sync import SourceSync
     from ragline.services.sources import SourceService
@@ -417,6 +423,8 @@ class Container:
             chunks_per_search=s.chunks_per_search,
             layout=s.tool_results,
             grounding=GroundingService(self.grounding_scorer, limits),
+            runs=self.runs,
+            conversations=self.conversations,
             limits=LoopLimits(
                 max_output_tokens=s.max_output_tokens,
                 turn_output_tokens=s.turn_output_tokens,
@@ -424,6 +432,44 @@ class Container:
                 max_tool_calls_per_run=s.max_tool_calls_per_run,
             ),
         )
+
+    @cached_property
+    def run_log(self) -> RunLog:
+        return self.backend.run_log()
+
+    @cached_property
+    def conversation_store(self) -> ConversationStore:
+        return self.backend.conversations()
+
+    @cached_property
+    def runs(self) -> RunService:
+        from ragline.services.runs import RunService
+
+        return RunService(self.run_log, announcer=self.announcer)
+
+    @cached_property
+    def conversations(self) -> ConversationService:
+        from ragline.services.conversations import ConversationService
+
+        return ConversationService(self.conversation_store, self.documents)
+
+    @cached_property
+    def run_queue(self) -> RunQueue:
+        """Where background runs run: the runs queue (``runs_queue_url``), else threads of this process."""
+        if self.settings.runs_queue_url:
+            from ragline.adapters.aws.run_queue import SqsRunQueue
+
+            return SqsRunQueue(self.settings.runs_queue_url)
+        from ragline.adapters.embedded.run_queue import ThreadRunQueue
+
+        # late-bound: the background service is built from this queue
+        return ThreadRunQueue(lambda tenant, run, message: self.background.work(tenant, run, message))  # noqa: PLW0108
+
+    @cached_property
+    def background(self) -> BackgroundRuns:
+        from ragline.services.background import BackgroundRuns
+
+        return BackgroundRuns(self.chat, self.runs, self.run_queue)
 
     @property
     def _chunking(self) -> dict[str, Any]:
@@ -642,6 +688,8 @@ class Container:
             sources=self.sources,
             source_secrets=self.source_secrets,
             sync_scheduler=self.sync_scheduler,
+            run_log=self.run_log,
+            conversations=self.conversation_store,
         )
 
     @cached_property

@@ -199,7 +199,11 @@ def test_the_dashboard_is_json_with_every_function_and_route(
 
 @pytest.mark.parametrize(
     ("function", "queue"),
-    [("IngestionFunction", "IngestQueue"), ("WebhookDeliveryFunction", "WebhookDeliveryQueue")],
+    [
+        ("IngestionFunction", "IngestQueue"),
+        ("WebhookDeliveryFunction", "WebhookDeliveryQueue"),
+        ("ChatFunction", "RunsQueue"),
+    ],
 )
 def test_the_queue_outlives_six_function_timeouts_and_the_batching_window(
     translated: dict[str, Any], function: str, queue: str
@@ -212,7 +216,7 @@ def test_the_queue_outlives_six_function_timeouts_and_the_batching_window(
         for r in resources.values()
         if r["Type"] == "AWS::Lambda::EventSourceMapping"
     ]
-    assert len(mappings) == 2
+    assert len(mappings) == 3
     (mapping,) = [m for m in mappings if m["EventSourceArn"] == stack.resolve({"Fn::GetAtt": [queue, "Arn"]})]
     window = mapping.get("MaximumBatchingWindowInSeconds", 0)
     assert stack.resolve(resources[queue]["Properties"]["VisibilityTimeout"]) >= 6 * timeout + window

@@ -99,6 +99,12 @@ def test_chat_streams_typed_events_and_ask_returns_the_body(rl: RaglineClient, s
     assert "warranty.md#0" in [s.id for s in sources.chunks] and "ten years" in final.answer
     body = rl.ask("How long is the frame warranty?", namespaces=["docs"], agent="deep_search")
     assert body.exit_reason == "answered" and body.sources and body.run_id
+    # each carries its typed query plan: what it searched, at which step
+    assert final.plan is not None and final.plan.agent == "agentic" and final.plan.collections is not None
+    assert [r.step for r in final.plan.retrievals] and all(
+        r.namespaces == ["docs"] for r in final.plan.retrievals
+    )
+    assert body.plan is not None and body.plan.agent == "deep_search" and len(body.plan.rounds) == 1
 
 
 def test_an_idempotency_key_replays_instead_of_charging_again(rl: RaglineClient, server: Server) -> None:

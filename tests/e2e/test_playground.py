@@ -89,6 +89,13 @@ def test_ask_stream_cite_and_search(
     assert grounding.text.startswith("Grounding (verifier): score "), grounding.text
     labels = [li.get_attribute("data-label") for li in grounding.find_elements(By.TAG_NAME, "li")]
     assert labels and set(labels) <= {"supported", "contradicted", "not_enough_info"}
+    # and the run's query plan, a collapsible tree: each turn and the searches it issued (issue 42 #3)
+    tree = browser.find_element(By.ID, "plan-tree")
+    assert tree.get_attribute("open") is None and tree.text.startswith("Query plan: agentic · ")
+    tree.find_element(By.TAG_NAME, "summary").click()
+    searches = tree.find_elements(By.CSS_SELECTOR, "details[data-step] li.search")
+    assert len(searches) == len([s for s in steps if s.startswith("search:")])
+    assert "hits" in searches[0].text and "in northwind" in searches[0].text
 
     # A citation links to its source, which carries its score breakdown
     citation = browser.find_element(By.CSS_SELECTOR, "#answer a.citation")

@@ -151,9 +151,11 @@ def test_a_replay_after_a_document_is_deleted_no_longer_shows_its_text(world: Wo
         assert PAYROLL not in json.dumps(body)  # without the deleted document's text
         assert "replay_masked" in [w["code"] for w in body["warnings"]]
         assert body.get("queries", []) == []  # a hosting search's queries may quote what it found
+        assert body.get("plan") is None  # and so may its plan's
     status, body = world.chat("admin", "c-1", ["private"], question="What is the payroll?")
     assert status == 200 and body["replayed"] is True and body["answer"] == ""
     assert chatted["grounding"]["sentences"] and PAYROLL not in json.dumps(body)  # its grounding is gone too
+    assert chatted["plan"]["retrievals"] and body["plan"] is None  # and its query plan
     assert body["usage"] == chatted["usage"]  # the charge is the first run's, not a new one
 
 

@@ -24,11 +24,12 @@ from ragline import errors
 from ragline.adapters.aws.documents import DynamoDbDocumentRegistry
 from ragline.adapters.aws.ledger import DynamoDbUsageLedger
 from ragline.adapters.aws.objects import S3ObjectStore
+from ragline.adapters.aws.runs import DynamoDbConversationStore, DynamoDbRunLog
 from ragline.adapters.aws.tenants import DynamoDbTenantRegistry
 from ragline.adapters.opensearch.requests import fences_index
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider, build_client
 from ragline.config import Settings
-from ragline.domain.api import SearchRequest
+from ragline.domain.api import ChatRequest, SearchRequest
 from ragline.domain.models import TenantScope
 from ragline.services.ingest import ObjectEvent
 from ragline.services.namespaces import new_namespace
@@ -56,7 +57,7 @@ def populate(c: Container) -> dict[str, str]:
         c.tenancy.create_tenant(tenant, name=f"{tenant} Inc.")
         for ns in ("docs", "old"):
             c.registry.create_namespace(new_namespace(tenant, ns, description=f"{tenant} {ns}"))
-        keys[tenant], _ = c.tenancy.create_key(tenant, scopes=["search", "admin"])
+        keys[tenant], _ = c.tenancy.create_key(tenant, scopes=["search", "admin", "chat"])
         c.tenancy.create_key(tenant, scopes=["search"], namespaces=["docs"], name="reader")
         word = SECRET if tenant == "acme" else "wombat"
         for version in range(2):  # two versions of the object, each indexed
@@ -72,6 +73,15 @@ def populate(c: Container) -> dict[str, str]:
         principal = c.tenancy.authenticate(f"Bearer {keys[tenant]}")
         hits = c.search.search(principal, "docs", SearchRequest(query=word), run_id="run-1").hits
         assert hits and word in hits[0].text  # a recorded result that quotes the chunk
+        # a chat run: its recorded events and its conversation quote the question and the chunk
+        ask = ChatRequest.model_validate(
+            {
+                "messages": [{"role": "user", "content": f"What does the {word} handbook say?"}],
+                "namespaces": ["docs"],
+            }
+        )
+        final = list(c.chat.answer_chat(principal, ask, run_id="chat-1"))[-1]
+        assert final.type == "final" and final.conversation_id
     return keys
 
 
@@ -177,6 +187,8 @@ def aws_backend(
         registry=DynamoDbTenantRegistry(tables["tenant"], client=ddb),
         documents=DynamoDbDocumentRegistry(tables["documents"], client=ddb),
         ledger=DynamoDbUsageLedger(tables["ledger"], client=ddb),
+        run_log=DynamoDbRunLog(tables["ledger"], client=ddb),
+        conversation_store=DynamoDbConversationStore(tables["ledger"], client=ddb),
         objects=S3ObjectStore(bucket, client=s3),
         stores=stores,
         embedder=embedder,

@@ -45,6 +45,9 @@ def every_event() -> list[events.Event]:
         events.namespace_reindexed(tenant_id="acme", namespace_id="docs", generation=2, model="bow",
                                    documents=1, time=T),
         events.quota_threshold(tenant_id="acme", period="2026-03", percent=80, limit=10, runs=8, time=T),
+        *(events.run_ended(tenant_id="acme", run_id=f"run-{status}", status=status, exit_reason=reason,
+                           time=T.timestamp())
+          for status, reason in (("completed", "answered"), ("failed", "error"), ("cancelled", "cancelled"))),
     ]  # fmt: skip
 
 

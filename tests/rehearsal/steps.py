@@ -44,6 +44,12 @@ ROUTES = {
     ("DELETE", DOC): "document_writes",
     ("PATCH", DOC): "document_writes",
     ("POST", "/v1/chat"): "chat_streams, chat_agents",
+    ("GET", "/v1/runs/{run_id}"): "runs_and_conversations",
+    ("GET", "/v1/runs/{run_id}/events"): "runs_and_conversations",
+    ("POST", "/v1/runs/{run_id}/cancel"): "runs_and_conversations",
+    ("GET", "/v1/conversations"): "runs_and_conversations",
+    ("GET", "/v1/conversations/{conversation_id}"): "runs_and_conversations",
+    ("DELETE", "/v1/conversations/{conversation_id}"): "runs_and_conversations",
     ("GET", f"{NS}/sources"): "data_sources",
     ("POST", f"{NS}/sources"): "data_sources",
     ("GET", f"{NS}/sources/{{source_id}}"): "data_sources",
@@ -59,7 +65,11 @@ ROUTES = {
 """Every API route → the scenario step that calls it through the built stack; checked against the
 translated template both ways (a new route without a step fails), and every route is called in
 each provider's run."""
-EVENT_SOURCES = {"sqs:IngestQueue": "ingest_from_s3", "sqs:WebhookDeliveryQueue": "webhooks"}
+EVENT_SOURCES = {
+    "sqs:IngestQueue": "ingest_from_s3",
+    "sqs:WebhookDeliveryQueue": "webhooks",
+    "sqs:RunsQueue": "runs_and_conversations",
+}
 """Every event source mapping → the step that delivers its events."""
 
 

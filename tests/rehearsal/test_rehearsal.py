@@ -33,6 +33,7 @@ from tests.rehearsal.checks import (
 from tests.rehearsal.cloudformation import AwsCall
 from tests.rehearsal.host import blame
 from tests.rehearsal.limits_step import fair_sharing, quota_thresholds
+from tests.rehearsal.runs_step import runs_and_conversations
 from tests.rehearsal.signed_proxy import SignedProxy
 from tests.rehearsal.steps import (
     bootstrap_tenant,
@@ -97,6 +98,7 @@ def scenario(w: World, proxy: SignedProxy) -> None:
     webhooks(w, ctx)
     quota_thresholds(w)
     fair_sharing(w)
+    runs_and_conversations(w, ctx)
     if w.textract is not None:  # DocumentOcr=textract: a screenshot read through Textract (its own
         read_a_scan(w, ctx)  # namespace, last: earlier steps route chat over the tenant's namespaces)
     check_routes(w)

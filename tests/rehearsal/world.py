@@ -79,6 +79,14 @@ class ChatScript:
     def remaining(self) -> list[Any]:
         return self.bedrock.converse_remaining if self.provider == "bedrock" else self.llm.remaining
 
+    def last_conversation(self) -> list[tuple[str, str]]:
+        """The user and assistant messages the model was last shown, as (role, text)."""
+        if self.provider == "bedrock":
+            messages = self.bedrock.converse_requests[-1]["messages"]
+            return [(m["role"], "".join(b.get("text", "") for b in m["content"])) for m in messages]
+        messages = self.llm.chat_requests[-1]["messages"]
+        return [(m["role"], m.get("content") or "") for m in messages if m["role"] in ("user", "assistant")]
+
 
 class World:
     """The stand-ins for the stack's AWS resources, and the functions running against them."""
@@ -113,6 +121,7 @@ class World:
             create_table_from_template(ddb, logical, name)
         queue_arn = self.documents_bucket(suffix)
         bus_arn, delivery_arn = self.event_bus(session, art.translated, moto, suffix)
+        runs_arn = self.runs_queue(suffix)
         self.secret_arn = secrets.create_secret(Name=f"ragline/rh-{suffix}", SecretString="sk-rehearsal")[
             "ARN"
         ]
@@ -126,12 +135,16 @@ class World:
             "EventBus": self.bus,
             "WebhookDeliveryQueue": self.delivery_url,
             "WebhookDeliveryDeadLetterQueue": self.delivery_dlq_url,
+            "RunsQueue": self.runs_url,  # background chat runs, drained by the chat function
             layer: layer,
         }
         attrs = {f"{t}.Arn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{n}" for t, n in tables.items()}
-        attrs["IngestQueue.Arn"] = queue_arn
-        attrs["EventBus.Arn"] = bus_arn
-        attrs["WebhookDeliveryQueue.Arn"] = delivery_arn
+        attrs |= {
+            "IngestQueue.Arn": queue_arn,
+            "EventBus.Arn": bus_arn,
+            "WebhookDeliveryQueue.Arn": delivery_arn,
+            "RunsQueue.Arn": runs_arn,
+        }
         self.roles = {
             fn: art.translated["Resources"][fn]["Properties"]["Role"]["Fn::GetAtt"][0] for fn in FUNCTIONS
         }
@@ -170,6 +183,12 @@ class World:
         self.xray = XRayDaemon()
         self.s3_gate = S3Gate(moto, self.may_list)  # S3's 403 for a missing key, which moto never gives
         self.s3_url = self.s3_gate.start()
+
+    def runs_queue(self, suffix: str) -> str:
+        """The queue of background chat runs (``RunsQueue``), drained by the chat function; its ARN."""
+        self.runs_url = self.sqs.create_queue(QueueName=f"rh-runs-{suffix}")["QueueUrl"]
+        attributes = self.sqs.get_queue_attributes(QueueUrl=self.runs_url, AttributeNames=["QueueArn"])
+        return str(attributes["Attributes"]["QueueArn"])
 
     def documents_bucket(self, suffix: str) -> str:
         """The documents bucket, notifying the ingestion queue as the template's; the queue's ARN. Not

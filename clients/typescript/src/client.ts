@@ -12,7 +12,7 @@
  */
 import { RaglineError } from "./errors.js";
 import { type Method, type PathOf, type RequestInit, type ResponseOf, fillPath } from "./request.js";
-import { bodyChunks, parseSse, runEvents } from "./sse.js";
+import { type SseMessage, bodyChunks, parseSse, runEvents } from "./sse.js";
 import { type Call, type Fetch, Transport, runKey, segment } from "./transport.js";
 import type * as T from "./types.js";
 
@@ -45,7 +45,11 @@ export interface RunOptions extends RequestOptions {
 export type Question = string | T.RequestMessage[];
 export type SearchOptions = T.Options<T.SearchRequest, "query"> & RunOptions;
 export type HostingSearchOptions = T.Options<T.HostingSearchRequest, "query" | "messages"> & RunOptions;
-export type ChatOptions = T.Options<T.ChatRequest, "messages" | "stream"> & RunOptions;
+export type ChatOptions = T.Options<T.ChatRequest, "messages" | "stream" | "background"> & RunOptions;
+export type RunEventsOptions = RequestOptions & {
+  /** Resume after this event (the `id` of the last event received); 0: from the start. */
+  after?: number;
+};
 export type AddTextOptions = T.Options<T.AddText, "filename" | "text"> & RequestOptions;
 
 export class RaglineClient {
@@ -87,7 +91,10 @@ export class RaglineClient {
   }
 
   /** The run's events as they stream (`text`, `tool_start`, `sources`… `final`). A refusal before
-   * the first event throws a `RaglineError`; leaving the loop early (or aborting) closes the stream. */
+   * the first event throws a `RaglineError`. A stream that drops mid-run is resumed after its last
+   * event (`GET /v1/runs/{runId}/events` with `Last-Event-ID`): nothing lost or repeated, nothing run
+   * again. Leaving the loop early (or aborting) closes the stream; the run goes on on the server.
+   * `conversationId`: continue that conversation (`question`: only the new turn). */
   async *chat(question: Question, options: ChatOptions = {}): AsyncGenerator<T.RunEvent> {
     const { idempotencyKey, signal, ...rest } = options;
     const { response, done } = await this.transport.send({
@@ -100,17 +107,84 @@ export class RaglineClient {
     });
     done();
     if (!response.body) throw new RaglineError({ status: response.status, code: "invalid_event", message: "no stream" });
-    for await (const event of runEvents(parseSse(bodyChunks(response.body)))) {
-      signal?.throwIfAborted(); // events already read ahead are not handed out after an abort
-      yield event;
+    const runId = response.headers.get("ragline-run-id") ?? "";
+    let after = 0;
+    try {
+      for await (const { id, event } of numbered(parseSse(bodyChunks(response.body)))) {
+        signal?.throwIfAborted(); // events already read ahead are not handed out after an abort
+        after = id || after;
+        yield event;
+      }
+      return;
+    } catch (error) {
+      if (signal?.aborted || !runId || error instanceof RaglineError) throw error;
     }
+    yield* this.runEvents(runId, { after, signal });
   }
 
-  /** A whole chat run as one body (`stream: false`): answer, sources, warnings, usage. */
+  /** A whole chat run as one body (`stream: false`): answer, sources, warnings, usage, plan and the
+   * `conversationId` to pass to the next turn. */
   ask(question: Question, options: ChatOptions = {}): Promise<T.ChatResponse> {
     const { idempotencyKey, signal, ...rest } = options;
     const body = { messages: messages(question), ...rest, stream: false };
     return this.call({ method: "POST", path: "/v1/chat", body, run: idempotencyKey ?? runKey(), signal });
+  }
+
+  /** A chat run in the background (`background: true`): queued at once, it goes on with no client.
+   * Read it with `getRun`, follow it with `runEvents`, stop it with `cancelRun`. */
+  startRun(question: Question, options: ChatOptions = {}): Promise<T.RunAccepted> {
+    const { idempotencyKey, signal, ...rest } = options;
+    const body = { messages: messages(question), ...rest, stream: false, background: true };
+    return this.call({ method: "POST", path: "/v1/chat", body, run: idempotencyKey ?? runKey(), signal });
+  }
+
+  // -- runs and conversations -------------------------------------------------------------------
+  getRun(runId: string, options: RequestOptions = {}): Promise<T.RunView> {
+    return this.call({ method: "GET", path: `/v1/runs/${segment(runId)}`, ...options });
+  }
+
+  /** The run's events after event `after`, then its live tail until it ends; a dropped connection is
+   * resumed after the last event received. */
+  async *runEvents(runId: string, options: RunEventsOptions = {}): AsyncGenerator<T.RunEvent> {
+    const { signal } = options;
+    let after = options.after ?? 0;
+    for (let attempt = 0; ; attempt++) {
+      const { response, done } = await this.transport.send({
+        method: "GET",
+        path: `/v1/runs/${segment(runId)}/events`,
+        headers: { ...this.user, Accept: "text/event-stream", "Last-Event-ID": String(after) },
+        signal,
+      });
+      done();
+      if (!response.body) throw new RaglineError({ status: response.status, code: "invalid_event", message: "no stream" });
+      try {
+        for await (const { id, event } of numbered(parseSse(bodyChunks(response.body)))) {
+          signal?.throwIfAborted();
+          after = id || after;
+          yield event;
+        }
+        return;
+      } catch (error) {
+        if (signal?.aborted || error instanceof RaglineError || attempt >= this.transport.options.maxRetries) throw error;
+      }
+    }
+  }
+
+  /** Stop the run: it ends `cancelled`, charged for what it spent (an ended run is unchanged). */
+  cancelRun(runId: string, options: RequestOptions = {}): Promise<T.RunView> {
+    return this.call({ method: "POST", path: `/v1/runs/${segment(runId)}/cancel`, body: {}, ...options });
+  }
+
+  listConversations(options: RequestOptions = {}): Promise<T.ConversationList> {
+    return this.call({ method: "GET", path: "/v1/conversations", ...options });
+  }
+
+  getConversation(conversationId: string, options: RequestOptions = {}): Promise<T.ConversationView> {
+    return this.call({ method: "GET", path: `/v1/conversations/${segment(conversationId)}`, ...options });
+  }
+
+  deleteConversation(conversationId: string, options: RequestOptions = {}): Promise<void> {
+    return this.call({ method: "DELETE", path: `/v1/conversations/${segment(conversationId)}`, ...options });
   }
 
   // -- documents --------------------------------------------------------------------------------
@@ -328,6 +402,18 @@ export class RaglineClient {
   private call<R>(call: Call): Promise<R> {
     return this.transport.json<R>({ ...call, headers: { ...this.user, ...call.headers } });
   }
+}
+
+/** Each run event with its sequence number (the SSE `id`; 0 when absent: a replay's one event). */
+async function* numbered(messages: AsyncIterable<SseMessage>): AsyncGenerator<{ id: number; event: T.RunEvent }> {
+  const ids: number[] = [];
+  const withIds = (async function* () {
+    for await (const message of messages) {
+      ids.push(/^\d+$/.test(message.id) ? Number(message.id) : 0);
+      yield message;
+    }
+  })();
+  for await (const event of runEvents(withIds)) yield { id: ids.shift() ?? 0, event };
 }
 
 function messages(question: Question): T.RequestMessage[] {

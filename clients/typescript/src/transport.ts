@@ -91,6 +91,7 @@ export class Transport {
   async json<T>(call: Call): Promise<T> {
     const { response, done } = await this.send(call);
     try {
+      if (response.status === 204) return undefined as T; // no body (a deletion)
       return (await response.json()) as T;
     } finally {
       done();

@@ -20,10 +20,25 @@ export type ChunkView = Schemas["ChunkView"];
 export type Usage = Schemas["Usage"];
 export type Filter = NonNullable<SearchRequest["filter"]>;
 
+/** How a run searched (a chat run's `final` event and body, a hosting search's response): see the README's "Query plans". */
+export type QueryPlan = Schemas["QueryPlan"];
+export type PlannedRetrieval = Schemas["PlannedRetrieval"];
+export type PlanRound = Schemas["PlanRound"];
+export type PlanHop = Schemas["PlanHop"];
+
 /** One chat Server-Sent Event's data: a union discriminated by `type`. */
 export type RunEvent = Schemas["RunEvent"];
 /** The event of one `type`, e.g. `RunEventOf<"final">`. */
 export type RunEventOf<T extends RunEvent["type"]> = Extract<RunEvent, { type: T }>;
+
+/** A run as it stands (`getRun`, `cancelRun`): its final event once it ended. */
+export type RunView = Schemas["RunView"];
+/** `startRun`'s answer: the run queued, where its events are. */
+export type RunAccepted = Schemas["RunAccepted"];
+export type ConversationView = Schemas["ConversationView"];
+export type ConversationList = Schemas["ConversationList"];
+export type ConversationSummary = Schemas["ConversationSummary"];
+export type TurnView = Schemas["TurnView"];
 
 export type AddText = Schemas["AddText"];
 export type DocumentLabels = Schemas["DocumentLabels"];

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 
 import { RaglineClient, RaglineError } from "../src/index.js";
-import type { RunEvent } from "../src/index.js";
+import type { PlannedRetrieval, QueryPlan, RunEvent } from "../src/index.js";
 
 function required(name: string): string {
   const value = process.env[name];
@@ -118,6 +118,10 @@ describe("runs", () => {
     const found = await rl.hostingSearch("How long is the frame warranty?", { namespaces: [NS], maxEvals: 1 });
     assert.ok(found.chunks.some((c) => c.documentId === "warranty.md"));
     assert.ok(found.runId && found.exitReason);
+    // its plan: its rounds, and each query's search of the one namespace
+    assert.equal(found.plan?.agent, "hosting_search");
+    assert.equal(found.plan?.rounds?.length, found.rounds.length);
+    assert.deepEqual(found.plan?.retrievals?.map((r) => [r.query, r.hits]), found.queries.map((q) => [q.query, q.hits]));
   });
 
   it("replays a run named by the same idempotency key", async () => {
@@ -136,6 +140,12 @@ describe("runs", () => {
     assert.ok(final?.type === "final", `last event: ${final?.type}`);
     assert.equal(final.exitReason, "answered");
     assert.match(final.answer, /ten years/);
+    // the run's query plan: every search it ran, at the model turn that issued it
+    const plan: QueryPlan | null | undefined = final.plan;
+    assert.equal(plan?.agent, "agentic");
+    const searched: PlannedRetrieval[] = plan?.retrievals ?? [];
+    assert.equal(searched.length, events.filter((e) => e.type === "tool_end" && e.tool === "search").length);
+    assert.ok(searched.length > 0 && searched.every((r) => r.step >= 1 && r.namespaces.includes(NS)));
   });
 
   it("answers a chat as one body (stream: false)", async () => {
@@ -146,6 +156,8 @@ describe("runs", () => {
     assert.equal(body.exitReason, "answered");
     assert.ok((body.sources ?? []).some((s) => s.documentId === "warranty.md"));
     assert.ok(body.runId);
+    assert.equal(body.plan?.agent, "deep_search"); // offline: the question's clauses, searched in one round
+    assert.ok((body.plan?.subQuestions ?? []).length > 0 && body.plan?.rounds?.length === 1);
   });
 
   it("stops a stream on abort", async () => {
@@ -162,6 +174,35 @@ describe("runs", () => {
       /the caller stopped reading/,
     );
     assert.equal(seen.length, 1);
+  });
+});
+
+describe("conversations and runs that survive", () => {
+  it("continues a conversation with only the new turn, and lists, reads and deletes it", async () => {
+    const first = await rl.ask("How long is the frame warranty?", { namespaces: [NS] });
+    assert.ok(first.conversationId);
+    const second = await rl.ask("And from when?", { namespaces: [NS], conversationId: first.conversationId! });
+    assert.equal(second.conversationId, first.conversationId);
+    const kept = await rl.getConversation(first.conversationId!);
+    assert.deepEqual(kept.turns.map((t) => t.runId), [first.runId, second.runId]);
+    assert.equal(kept.turns[1]?.messages[0]?.content, "And from when?");
+    const listed = await rl.listConversations();
+    assert.ok(listed.conversations.some((c) => c.conversationId === first.conversationId));
+    await rl.deleteConversation(first.conversationId!);
+    const gone = await refusal(rl.getConversation(first.conversationId!));
+    assert.deepEqual([gone.status, gone.code], [404, "conversation_not_found"]);
+  });
+
+  it("reads a run's events again after any of them, and runs one in the background", async () => {
+    const queued = await rl.startRun("How long is the frame warranty?", { namespaces: [NS] });
+    assert.equal(queued.status, "queued");
+    const all = await collect(rl.runEvents(queued.runId)); // the live tail, to the end
+    assert.equal(all.at(-1)?.type, "final");
+    const rest = await collect(rl.runEvents(queued.runId, { after: 2 }));
+    assert.deepEqual(rest, all.slice(2));
+    const run = await rl.getRun(queued.runId);
+    assert.deepEqual([run.status, run.background, run.result?.exitReason], ["completed", true, "answered"]);
+    assert.equal((await rl.cancelRun(queued.runId)).status, "completed"); // an ended run stays as it ended
   });
 });
 

@@ -142,6 +142,7 @@ class AgenticAgent:
                 return
             calls = tuple(map(echoed, turn.calls))  # what the model is shown of its own calls
             history.append(ChatMessage(role="assistant", content=turn.text, tool_calls=calls))
+            ctx.plan.step = step + 1  # the plan numbers the turn's searches from 1
             yield from self._run_calls(turn.calls, ctx, budget, history)
         outcome.exit_reason = "max_steps"
 

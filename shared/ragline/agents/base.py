@@ -2,7 +2,8 @@
 
 An agent streams the chat events clients already know (``tool_start``/``tool_end`` per retrieval,
 ``text``, ``warning``) for one conversation, retrieving only through its :class:`ToolContext` (so the
-run's scopes, usage and evidence are the service's), and records why it stopped in :class:`LoopOutcome`.
+run's scopes, usage, evidence and query plan are the service's), and records why it stopped in
+:class:`LoopOutcome`.
 Citations, ``sources``, ``final`` and the one charge are the chat service's, whichever agent ran.
 
 Each agent class declares ``name`` and a one-paragraph ``description``: the RAG router shows the model
@@ -12,10 +13,11 @@ those descriptions, numbered, and :data:`ragline.agents.catalog.AGENTS` lists th
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from ragline.agents.events import RunEvent
+from ragline.agents.plan_recorder import PlanRecorder
 from ragline.agents.tools import ToolContext
 from ragline.domain.chat import ChatMessage
 from ragline.ports import ChatModel
@@ -40,6 +42,8 @@ class LoopLimits:
 class LoopOutcome:
     answer: str = ""
     exit_reason: str = "running"
+    plan: PlanRecorder = field(default_factory=PlanRecorder)
+    """The run's query plan (the run's :attr:`ToolContext.plan`): on the final event, whatever ran."""
 
 
 @dataclass(frozen=True)

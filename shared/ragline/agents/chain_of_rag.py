@@ -65,11 +65,12 @@ class ChainOfRagAgent:
         self, conversation: Sequence[ChatMessage], ctx: ToolContext, outcome: LoopOutcome
     ) -> Iterator[RunEvent]:
         plan = Planner(self._deps, ctx)
-        searches = Searches(ctx, self._deps.limits)
+        searches = Searches(ctx, self._deps.limits, "chain_of_rag")
         question = last_user(conversation)
         hops: list[Hop] = []
         retrieved: list[Evidence] = []
         for number in range(1, MAX_HOPS + 1):
+            ctx.plan.step = number
             query = self._follow_up(plan, conversation, hops) if not plan.offline else question
             yield from plan.flush()
             if query is None:
@@ -82,7 +83,7 @@ class ChainOfRagAgent:
             _, hits = searched[0]
             retrieved += hits
             if plan.offline:
-                hops.append(Hop(query, "", hits))
+                _add(hops, Hop(query, "", hits), ctx)
                 break
             step = plan.ask_json(
                 "intermediate answer",
@@ -93,10 +94,10 @@ class ChainOfRagAgent:
             )
             yield from plan.flush()
             if step is None:
-                hops.append(Hop(query, "", hits))
+                _add(hops, Hop(query, "", hits), ctx)
                 break
             wanted = set(step.supportingIds)
-            hops.append(Hop(query, step.answer.strip(), [e for e in hits if e.alias in wanted]))
+            _add(hops, Hop(query, step.answer.strip(), [e for e in hits if e.alias in wanted]), ctx)
             if step.questionAnswered:
                 break
         evidence = unique([e for hop in hops for e in hop.supporting]) or unique(retrieved)
@@ -112,6 +113,12 @@ class ChainOfRagAgent:
             FollowUp,
         )
         return parsed.query.strip() if parsed is not None and parsed.query.strip() else None
+
+
+def _add(hops: list[Hop], hop: Hop, ctx: ToolContext) -> None:
+    """``hop`` joins the chain, and the run's plan."""
+    hops.append(hop)
+    ctx.plan.hop(hop.query, hop.answer, [e.alias for e in hop.supporting])
 
 
 def _qa(hops: Sequence[Hop]) -> str:

@@ -34,6 +34,7 @@ from ragline.agents.planned import (
 from ragline.agents.prompts import DECOMPOSE_PROMPT, REFLECT_PROMPT, RELEVANCE_PROMPT
 from ragline.agents.tools import ToolContext
 from ragline.domain.chat import ChatMessage
+from ragline.domain.plans import PlanRound, cut
 from ragline.domain.retrieval import Evidence
 from ragline.domain.terms import content_words, stems
 
@@ -116,14 +117,16 @@ class DeepSearchAgent:
         self, conversation: Sequence[ChatMessage], ctx: ToolContext, outcome: LoopOutcome
     ) -> Iterator[RunEvent]:
         plan = Planner(self._deps, ctx)
-        searches = Searches(ctx, self._deps.limits)
+        searches = Searches(ctx, self._deps.limits, "deep_search")
         question = last_user(conversation)
         queries = self._decompose(plan, conversation, question)
+        ctx.plan.sub_questions = list(queries)
         yield from plan.flush()
         kept: list[Evidence] = []
         judged: set[str] = set()
         searched: list[str] = []
         for round_number in range(1, MAX_ROUNDS + 1):
+            ctx.plan.step = round_number
             found = yield from searches.run(queries)
             if not found:
                 break
@@ -132,7 +135,11 @@ class DeepSearchAgent:
             if not plan.offline:
                 pool = pool[:PROJECTED_PASSAGES]  # what one relevance call can be shown
             judged.update(e.alias for e in pool)
-            kept += self._filter(plan, question, found, pool)
+            helped = self._filter(plan, question, found, pool)
+            kept += helped
+            ctx.plan.rounds.append(
+                PlanRound(round=round_number, queries=[cut(q) for q, _ in found], kept=len(helped))
+            )
             yield from plan.flush()
             if round_number == MAX_ROUNDS or plan.offline:
                 break

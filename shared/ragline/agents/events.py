@@ -9,6 +9,8 @@ from pydantic import Field
 
 from ragline.domain.api import ApiModel, ChunkView, Usage
 from ragline.domain.grounding import GroundingLabel
+from ragline.domain.plans import QueryPlan
+from ragline.domain.runs import RunStatus
 
 
 class AnswerDelta(ApiModel):
@@ -115,6 +117,11 @@ class RunFinished(ApiModel):
     usage: Usage
     grounding: Grounding | None = None
     """Each cited sentence checked against its chunks (absent on runs recorded before it existed)."""
+    plan: QueryPlan | None = None
+    """How the run searched (see :mod:`ragline.domain.plans`); null on a replay that had to leave it
+    out, and on runs recorded before it existed."""
+    conversation_id: str | None = None
+    """The conversation this run is a turn of (send it as ``conversationId`` to continue)."""
     replayed: bool = Field(default=False, exclude_if=lambda v: not v)
     """``true`` only on a replay of a completed ``Idempotency-Key`` (the run's only event then)."""
 
@@ -144,8 +151,10 @@ class ChatResponse(ApiModel):
     collections: Collections | None = None
     usage: Usage = Field(default_factory=Usage)
     grounding: Grounding | None = None
+    plan: QueryPlan | None = None
     exit_reason: str = ""
     run_id: str = ""
+    conversation_id: str | None = None
     replayed: bool = Field(default=False, exclude_if=lambda v: not v)
 
     @classmethod
@@ -166,6 +175,27 @@ class ChatResponse(ApiModel):
                 body.collections = event
             elif isinstance(event, RunFinished):
                 body.answer, body.usage, body.grounding = event.answer, event.usage, event.grounding
+                body.plan = event.plan
                 body.exit_reason, body.run_id = event.exit_reason, event.run_id
-                body.replayed = event.replayed
+                body.replayed, body.conversation_id = event.replayed, event.conversation_id
         return body
+
+
+class RunView(ApiModel):
+    """``GET /v1/runs/{id}``: where a run stands; ``result`` is its final event once it ended."""
+
+    run_id: str
+    status: RunStatus
+    background: bool
+    created_at: float
+    last_event_id: int
+    result: RunFinished | None = None
+
+
+class RunAccepted(ApiModel):
+    """``POST /v1/chat`` with ``background: true``: 202, the run queued."""
+
+    run_id: str
+    status: RunStatus
+    events: str
+    """Where its events are: ``/v1/runs/{runId}/events``."""

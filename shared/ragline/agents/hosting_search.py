@@ -14,12 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Protocol
 
 from ragline import errors
+from ragline.agents.plan_recorder import PlanRecorder
 from ragline.domain.api import HostingExit, HostingQueryType
 from ragline.domain.chat import ChatMessage
 from ragline.domain.models import RunUsage, SearchMode, TenantScope
+from ragline.domain.plans import PlanRound, QueryPlan, cut
 from ragline.domain.retrieval import ChunkKey, Notice, RetrievalResult, RetrievedHit, deduplicate
 from ragline.domain.terms import normalise_query
 
@@ -109,10 +112,26 @@ class HostingOutcome:
     """Best first (fused across queries), deduplicated."""
     exit_reason: HostingExit = "max_evals"
     notices: list[Notice] = field(default_factory=list)
+    plan: PlanRecorder = field(default_factory=lambda: PlanRecorder("hosting_search"))
+    """Every (query, namespace) search, recorded as it runs, at its round."""
 
     @property
     def planner_tokens(self) -> int:
         return self.usage.llm_input_tokens + self.usage.llm_output_tokens
+
+    def query_plan(self) -> QueryPlan:
+        """The run's query plan: its retrievals, and its rounds with their queries and verdicts."""
+        plan = self.plan.build()
+        plan.rounds = [
+            PlanRound(
+                round=r.round,
+                queries=[cut(q.query.query) for q in self.queries if q.round == r.round],
+                new_chunks=r.new_chunks,
+                can_answer=r.can_answer,
+            )
+            for r in self.rounds
+        ]
+        return plan
 
 
 class HostingSearchAgent:
@@ -150,6 +169,7 @@ class HostingSearchAgent:
                     proposals += plan.queries[:MAX_QUERIES_PER_ROUND]
             fresh = list({q.key: q for q in proposals if q.key not in tried and q.key[1]}.values())
             if fresh:  # searched even when the round stops here: round 1 always has the user's words
+                outcome.plan.step = number
                 outcome.rounds.append(record)
                 tried.update((q.key, q) for q in fresh)
                 before = {h.key for h in outcome.pool}
@@ -196,24 +216,27 @@ class HostingSearchAgent:
         return "error"
 
     def _search_round(self, queries: list[PlannedQuery], outcome: HostingOutcome) -> list[list[RetrievedHit]]:
-        """Every (query, namespace) search of the round at once, in a bounded pool; each query's hits
-        over all namespaces, best first."""
+        """Every (query, namespace) search of the round at once, in a bounded pool, each recorded in the
+        run's plan; each query's hits over all namespaces, best first."""
         tasks = [(i, scope) for i in range(len(queries)) for scope in self._scopes]
         retrievers = [self._bind(scope) for _, scope in tasks]
         results: list[RetrievalResult] = []
+        k = self._limits.candidates
+        calls = [
+            outcome.plan.planned(
+                partial(r.search, queries[i].query, mode=queries[i].type, candidates=k, keep=k, rerank=False),
+                issued_by="hosting_search",
+                query=queries[i].query,
+                mode=queries[i].type,
+                namespaces=[scope.namespace_id],
+                k=k,
+                candidates=k,
+            )
+            for (i, scope), r in zip(tasks, retrievers, strict=True)
+        ]
         try:
             with ThreadPoolExecutor(max_workers=min(self._limits.workers, len(tasks))) as pool:
-                futures = [
-                    pool.submit(
-                        r.search,
-                        queries[i].query,
-                        mode=queries[i].type,
-                        candidates=self._limits.candidates,
-                        keep=self._limits.candidates,
-                        rerank=False,
-                    )
-                    for (i, _), r in zip(tasks, retrievers, strict=True)
-                ]
+                futures = [pool.submit(call) for call in calls]
                 results = [f.result() for f in futures]
         finally:
             for r in retrievers:  # what was spent is charged, also when a search failed

@@ -22,6 +22,8 @@ from ragline.agents.events import RunEvent, ToolFinished, ToolStarted, Warning
 from ragline.agents.tools import ToolContext, render
 from ragline.agents.turns import cut_short, stream_turn
 from ragline.domain.chat import ChatMessage, ChatOptions, ToolCall
+from ragline.domain.models import SearchMode
+from ragline.domain.plans import PlanIssuer
 from ragline.domain.retrieval import Evidence, RetrievalResult
 from ragline.domain.terms import normalise_query
 
@@ -88,10 +90,12 @@ class Planner:
 
 @dataclass
 class Searches:
-    """Searches an agent runs for the model, within the run's tool-call and evidence budgets."""
+    """Searches an agent runs for the model, within the run's tool-call and evidence budgets; each is
+    recorded in the run's plan as ``issued_by`` at the plan's current step (the agent's round or hop)."""
 
     ctx: ToolContext
     limits: LoopLimits
+    issued_by: PlanIssuer
     done: int = 0
     asked: set[str] = field(default_factory=set)
 
@@ -128,18 +132,10 @@ class Searches:
         for call_id, q in zip(ids, todo, strict=True):
             yield ToolStarted(call_id=call_id, tool="search", label=q[:120])
         ctx = self.ctx
+        mode: SearchMode = "hybrid" if ctx.semantic_as_hybrid else "semantic"
+        calls = [ctx.planned_search(q, mode=mode, issued_by=self.issued_by) for q in todo]
         with ThreadPoolExecutor(max_workers=min(SEARCH_WORKERS, len(todo))) as pool:
-            futures = [
-                pool.submit(
-                    ctx.retriever.search,
-                    q,
-                    mode="hybrid" if ctx.semantic_as_hybrid else "semantic",
-                    candidates=ctx.candidates,
-                    keep=ctx.keep,
-                    rerank=ctx.rerank,
-                )
-                for q in todo
-            ]
+            futures = [pool.submit(call) for call in calls]
             results: list[RetrievalResult] = [f.result() for f in futures]
         found: list[tuple[str, list[Evidence]]] = []
         notices: dict[str, str] = {}

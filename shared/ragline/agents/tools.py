@@ -20,10 +20,12 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from ragline import errors
+from ragline.agents.plan_recorder import PlanRecorder
 from ragline.agents.tool_arguments import argument_problem
 from ragline.domain.chat import ToolSpec
 from ragline.domain.filters import Filter, Narrowed, parse_filter
 from ragline.domain.models import MAX_SEQUENCE_NUMBER, Chunk, RunUsage, SearchMode, TenantScope
+from ragline.domain.plans import PlanIssuer
 from ragline.domain.retrieval import Evidence, EvidenceTable, RetrievalResult
 
 
@@ -117,10 +119,39 @@ class ToolContext:
     evidence: EvidenceTable = field(default_factory=EvidenceTable)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     """(code, message) pairs raised while running tools; the loop streams them as warning events."""
+    namespaces: list[str] = field(default_factory=list)
+    """The ids of the namespaces the retriever is bound to (what the plan says each search read)."""
+    plan: PlanRecorder = field(default_factory=PlanRecorder)
+    """The run's query plan: every search of the run is recorded there, through :meth:`planned_search`."""
 
     @property
     def usage(self) -> RunUsage:
         return self.retriever.usage
+
+    def planned_search(
+        self, query: str, *, mode: SearchMode, issued_by: PlanIssuer, filter: dict[str, Any] | None = None
+    ) -> Callable[[], RetrievalResult]:
+        """A search of the run's scopes with the run's settings, narrowed by the model's ``filter``: the
+        one way an agent searches. It takes its place in the plan now (at the plan's current step) and
+        is recorded when called; a ``filter`` the narrowing refuses fails the call (``InvalidRequest``)
+        and is recorded so."""
+
+        def search() -> RetrievalResult:
+            where = self.narrowing(filter)
+            return self.retriever.search(
+                query, mode=mode, candidates=self.candidates, keep=self.keep, rerank=self.rerank, where=where
+            )
+
+        return self.plan.planned(
+            search,
+            issued_by=issued_by,
+            query=query,
+            mode=mode,
+            namespaces=self.namespaces,
+            k=self.keep,
+            candidates=self.candidates,
+            filter=filter,
+        )
 
     def specs(self) -> list[ToolSpec]:
         """The tools offered this step; ``expand`` only when every store keeps chunks in order."""
@@ -306,10 +337,7 @@ def run_tool(ctx: ToolContext, name: str, arguments: str) -> ToolResult:
 
 def search_tool(ctx: ToolContext, args: SearchArgs) -> ToolResult:
     mode: SearchMode = "hybrid" if args.mode == "semantic" and ctx.semantic_as_hybrid else args.mode
-    where = ctx.narrowing(args.filter)
-    result = ctx.retriever.search(
-        args.query, mode=mode, candidates=ctx.candidates, keep=ctx.keep, rerank=ctx.rerank, where=where
-    )
+    result = ctx.planned_search(args.query, mode=mode, issued_by="tool_loop", filter=args.filter)()
     ctx.warnings.extend((n.code, n.message) for n in result.notices)
     found = [ctx.evidence.add(h.scope, h.hit.chunk, h.hit) for h in result.hits]
     return ToolResult(render(found, ctx.layout), len(found), args.label or args.query)

@@ -389,27 +389,43 @@ def chat(
         str,
         typer.Option("--agent", "-a", help="agentic | deep_search | chain_of_rag | auto (the RAG router)"),
     ] = "agentic",
+    resume: Annotated[
+        bool, typer.Option("--continue", "-c", help="Continue the most recent conversation.")
+    ] = False,
+    conversation: Annotated[
+        str | None, typer.Option("--conversation", help="Continue this conversation (its id).")
+    ] = None,
     home: Home = None,
     tenant: Tenant = "local",
 ) -> None:
-    """Ask a question: streams the answer and prints the cited sources."""
+    """Ask a question: streams the answer and prints the cited sources. Each answer is a turn of a
+    conversation the server keeps: ``--continue`` asks a follow-up in the most recent one."""
     from ragline.cli.output import stream_chat
     from ragline.domain.api import ChatRequest
     from ragline.errors import RaglineError
     from ragline.services.authentication import Principal
 
     c = _container(home)
+    caller = Principal.operator(tenant)
     try:
+        if resume and conversation is None:
+            recent = c.conversations.list(caller).conversations
+            if not recent:
+                raise typer.BadParameter("no conversation to continue yet", param_hint="--continue")
+            conversation = recent[0].conversation_id
         request = ChatRequest.model_validate(
             {
                 "messages": [{"role": "user", "content": question}],
                 "namespaces": namespace or [],
                 "mode": mode,
                 "agent": agent,
+                **({"conversationId": conversation} if conversation else {}),
             }
         )
-        events = c.chat.answer_chat(Principal.operator(tenant), request)
-        stream_chat(events, c.chat_model.name)
+        events = c.chat.answer_chat(caller, request)
+        final = stream_chat(events, c.chat_model.name)
+        if final is not None and final.conversation_id:
+            typer.echo(f"conversation {final.conversation_id} (ragline chat --continue \"…\" to follow up)")
     except RaglineError as exc:
         raise _fail(exc) from exc
     except ValueError as exc:

@@ -17,9 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from ragline.agents.events import ChatResponse, RunEvent
+from ragline.agents.events import ChatResponse, RunAccepted, RunEvent, RunView
 from ragline.cli.serve import REST_ROUTES, load_function
 from ragline.domain.api import ChatRequest, ErrorBody
+from ragline.domain.conversation_api import ConversationList, ConversationView
 from ragline.http import MAX_IDEMPOTENCY_KEY, STATUS_BY_ERROR
 
 TITLE = "Ragline API"
@@ -44,6 +45,7 @@ def build_openapi(functions: Path) -> dict[str, Any]:
             paths.setdefault(path, {}).update(item)
         schemas.update(part.get("components", {}).get("schemas", {}))
     paths["/v1/chat"] = {"post": _chat_operation(schemas)}
+    paths.update(_runs_operations(schemas))
     for name in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
         schemas.pop(name, None)  # Powertools' 422 shape: this API answers the one error shape instead
     _add(schemas, ErrorBody)
@@ -105,6 +107,11 @@ def _chat_operation(schemas: dict[str, Any]) -> dict[str, Any]:
         "type": "object",
         "required": ["event", "data"],
         "properties": {
+            "id": {
+                "type": "string",
+                "description": "The event's sequence number in its run: send it back as `Last-Event-ID` to"
+                " `GET /v1/runs/{runId}/events` to resume after it (absent on a replay's one event).",
+            },
             "event": {"type": "string"},
             "data": {
                 "type": "string",
@@ -124,13 +131,83 @@ def _chat_operation(schemas: dict[str, Any]) -> dict[str, Any]:
             "200": {
                 "description": "`stream: true` (default): Server-Sent Events, each `event: <type>` with the"
                 " event as JSON `data`, ending with `final`. `stream: false`: the whole run as one body.",
+                "headers": {"Ragline-Run-Id": RUN_ID},
                 "content": {
                     "text/event-stream": {"schema": {"$ref": REF + "ChatEvent"}},
                     "application/json": {"schema": _add(schemas, ChatResponse)},
                 },
-            }
+            },
+            "202": {
+                "description": "`background: true`: the run is queued and goes on without the client; read"
+                " it at `/v1/runs/{runId}` and its events at `/v1/runs/{runId}/events`.",
+                "headers": {"Ragline-Run-Id": RUN_ID},
+                "content": {"application/json": {"schema": _add(schemas, RunAccepted)}},
+            },
         },
     }
+
+
+RUN_ID = {"description": "The run's id (its events' run).", "schema": {"type": "string"}}
+RUN_PARAMETER = {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string"}}
+CONVERSATION_PARAMETER = {
+    "name": "conversation_id", "in": "path", "required": True, "schema": {"type": "string"},
+}  # fmt: skip
+
+
+def _json(schemas: dict[str, Any], model: type[BaseModel], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": _add(schemas, model)}}}
+
+
+def _runs_operations(schemas: dict[str, Any]) -> dict[str, Any]:
+    """The chat function's other routes: runs (read, resume, cancel) and conversations."""
+    resume = [
+        RUN_PARAMETER,
+        {"name": "Last-Event-ID", "in": "header", "required": False,
+         "schema": {"type": "integer", "minimum": 0},
+         "description": "Resume after this event (the `id` of the last event received); 0 or absent: from"
+                        " the start."},
+        {"name": "after", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0},
+         "description": "The same as `Last-Event-ID`, for clients that cannot set the header."},
+    ]  # fmt: skip
+    return {
+        "/v1/runs/{run_id}": {"get": {
+            "summary": "Where a run stands; its final event once it ended", "operationId": "getRun",
+            "parameters": [RUN_PARAMETER],
+            "responses": {"200": _json(schemas, RunView, "The run.")},
+        }},
+        "/v1/runs/{run_id}/events": {"get": {
+            "summary": "A run's events after Last-Event-ID, then its live tail until it ends",
+            "operationId": "runEvents",
+            "parameters": resume,
+            "responses": {"200": {
+                "description": "Server-Sent Events, each with its `id`, exactly those after `Last-Event-ID`.",
+                "content": {"text/event-stream": {"schema": {"$ref": REF + "ChatEvent"}}},
+            }},
+        }},
+        "/v1/runs/{run_id}/cancel": {"post": {
+            "summary": "Stop a run: it ends `cancelled`, charged for what it spent",
+            "operationId": "cancelRun",
+            "parameters": [RUN_PARAMETER],
+            "responses": {"200": _json(schemas, RunView, "The run as it stands.")},
+        }},
+        "/v1/conversations": {"get": {
+            "summary": "The caller's conversations, most recent first", "operationId": "listConversations",
+            "responses": {"200": _json(schemas, ConversationList, "The conversations.")},
+        }},
+        "/v1/conversations/{conversation_id}": {
+            "get": {
+                "summary": "A conversation's turns (answers whose documents changed since are withheld)",
+                "operationId": "getConversation",
+                "parameters": [CONVERSATION_PARAMETER],
+                "responses": {"200": _json(schemas, ConversationView, "The conversation.")},
+            },
+            "delete": {
+                "summary": "Delete a conversation", "operationId": "deleteConversation",
+                "parameters": [CONVERSATION_PARAMETER],
+                "responses": {"204": {"description": "Deleted."}},
+            },
+        },
+    }  # fmt: skip
 
 
 USER_HEADERS = [

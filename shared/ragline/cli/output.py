@@ -77,9 +77,10 @@ def print_hosting_search(response: HostingSearchResponse) -> None:
     console.print(table)
 
 
-def stream_chat(events: Iterable[RunEvent], model_name: str) -> None:
+def stream_chat(events: Iterable[RunEvent], model_name: str) -> RunFinished | None:
     """The run as it streams — the answer once, its citations shown as ``[n]``, with steps, routing,
-    warnings and errors with their reasons — then the sources under the answer's numbers."""
+    warnings and errors with their reasons — then the sources under the answer's numbers; its final
+    event (None: the run ended without one)."""
     console.print(f"[dim]model: {escape(model_name)}[/dim]")
     marks = CitationMarks()
     streamed = False
@@ -124,6 +125,7 @@ def stream_chat(events: Iterable[RunEvent], model_name: str) -> None:
             f"[dim]run {final.run_id} · exit {final.exit_reason} · retrievals {u.retrievals}"
             f" · tokens in/out {u.llm_input_tokens}/{u.llm_output_tokens}[/dim]"
         )
+    return final
 
 
 def _print_sources(numbers: dict[str, int], chunks: list[ChunkView], removed: list[str]) -> None:

@@ -318,7 +318,7 @@ async def playground(request: Request) -> Response:
 
 def build_app(functions: Path, tenant: str, container: Container, *, api_keys: bool = False) -> Starlette:
     """Every route of the API on one ASGI app, each handler given ``container``."""
-    chat_app = load_function(functions, "chat").create_app(container)
+    chat_app = load_function(functions, "chat").create_app(container, worker=False)
     caller = callers(tenant, container, api_keys=api_keys)
 
     async def chat_with_tenant(scope: Any, receive: Any, send: Any) -> None:

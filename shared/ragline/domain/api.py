@@ -23,6 +23,7 @@ from pydantic.alias_generators import to_camel
 
 from ragline import errors
 from ragline.domain.access import MAX_GROUPS
+from ragline.domain.api_base import ApiModel as ApiModel  # noqa: PLC0414 (re-exported: bodies import it here)
 from ragline.domain.attributes import AttributeType
 from ragline.domain.document_metadata import MetadataInput, access_of
 from ragline.domain.documents import DocumentRecord, DocumentStatus, check_document_id
@@ -31,24 +32,14 @@ from ragline.domain.filters import parse_filter
 from ragline.domain.generations import ChunkingStrategy, Rebuild
 from ragline.domain.limits import Limits
 from ragline.domain.models import Chunk, IngestUsage, RunUsage, SearchHit, SearchMode
+from ragline.domain.plans import QueryPlan
 from ragline.domain.retrieval import Evidence, Notice, RetrievedHit
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Scope
 
 
-class ApiModel(BaseModel):
-    """A response body (built in code by field name, serialised in camelCase).
-
-    ``defer_build``: every handler imports this module but uses a few of its models; each model's
-    validator and serializer are built when it is first used, not on every cold start.
-    """
-
-    model_config = ConfigDict(
-        alias_generator=to_camel, validate_by_name=True, serialize_by_alias=True, defer_build=True
-    )
-
-
 class ApiRequest(BaseModel):
-    """A request body: camelCase names only, unknown fields refused (built on first use, as above)."""
+    """A request body: camelCase names only, unknown fields refused (built on first use, like
+    :class:`ApiModel`)."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -201,6 +192,14 @@ class ChatRequest(ApiRequest):
     stream: bool = True
     filter: RequestFilter = None
     """Every search of the run (every agent's tools, ``expand``) reads only chunks it admits."""
+    conversation_id: str | None = Field(
+        default=None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$"
+    )
+    """Continue this conversation: ``messages`` are only the new turn's (the earlier turns are kept
+    server side). None: the run starts a new conversation (its id is in the final event)."""
+    background: bool = False
+    """Answer ``202`` with the run id at once; the run goes on without a client (read its events at
+    ``/v1/runs/{runId}/events``)."""
 
     @property
     def routes_namespaces(self) -> bool:
@@ -315,6 +314,9 @@ class HostingSearchResponse(ApiModel):
     run_id: str
     warnings: list[WarningView]
     rerank: RerankView | None = None
+    plan: QueryPlan | None = None
+    """How the loop searched: its rounds and every (query, namespace) search (see
+    :mod:`ragline.domain.plans`); null on a replay that had to leave it out."""
     replayed: bool = Field(default=False, exclude_if=lambda v: not v)
 
 

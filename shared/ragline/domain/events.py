@@ -19,6 +19,9 @@ EventType = Literal[
     "document.deleted",
     "namespace.reindexed",
     "usage.quota_threshold",
+    "run.completed",
+    "run.failed",
+    "run.cancelled",
 ]
 EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 SOURCE = "ragline"
@@ -129,3 +132,11 @@ def thresholds_reached(runs: int, limit: int | None) -> list[int]:
     if not limit or limit <= 0:
         return []
     return [p for p in QUOTA_THRESHOLDS if runs * 100 >= p * limit]
+
+
+def run_ended(*, tenant_id: str, run_id: str, status: str, exit_reason: str, time: float) -> Event:
+    """A background run ended (``status``: completed, failed or cancelled): one event per run."""
+    kind = f"run.{status}"
+    detail = {"run_id": run_id, "status": status, "exit_reason": exit_reason}
+    at = datetime.fromtimestamp(time, UTC)
+    return Event(event_id(kind, tenant_id, run_id), kind, tenant_id, at, detail)

@@ -23,7 +23,7 @@ from ragline.domain.api import (
     Usage,
     WarningView,
 )
-from ragline.domain.billing import CompletedRun, request_fingerprint
+from ragline.domain.billing import MAX_RESULT_BYTES, CompletedRun, request_fingerprint
 from ragline.domain.chat import ChatMessage
 from ragline.domain.filters import ReadView
 from ragline.domain.models import RunUsage, TenantScope
@@ -31,7 +31,7 @@ from ragline.domain.retrieval import RetrievalResult
 from ragline.services.authentication import Principal
 from ragline.services.metering import NO_RESULT, Metering, recorded_result, replayed_chunks
 from ragline.services.read_views import RequestAccess
-from ragline.services.replays import reach_of
+from ragline.services.replays import reach_of, sealed
 from ragline.services.retrieval import RetrievalService, Retriever
 
 ROUTE = "/v1/hosting-search"
@@ -104,7 +104,7 @@ class HostingSearchService:
         chunks, warnings = replayed_chunks(recorded, response.chunks)
         update = {"chunks": chunks, "warnings": [*response.warnings, *warnings], "usage": usage}
         if warnings:  # later rounds' queries take terms from the chunks found: they may quote them too
-            update["queries"] = []
+            update |= {"queries": [], "plan": None}
         return response.model_copy(update=update | {"replayed": True})
 
     def _bind(self, scope: TenantScope, views: dict[str, ReadView]) -> Retriever:
@@ -154,10 +154,17 @@ def _response(
         rerank=RerankView(reranker=final.rerank.reranker, fell_back=final.rerank.fell_back)
         if final.rerank
         else None,
+        plan=outcome.query_plan(),
     )
 
 
 def _recorded(response: HostingSearchResponse | None, read_at: datetime) -> str | None:
+    """What a replay gets (see :func:`recorded_result`): without the plan when the whole would be too
+    large with it (the chunks are what a replay is for)."""
+    if response is not None and response.plan is not None:
+        documents = [(c.namespace, c.document_id) for c in response.chunks]
+        if len(sealed(response, documents, read_at).encode()) > MAX_RESULT_BYTES:
+            response = response.model_copy(update={"plan": None})
     return recorded_result(
         response, drop="chunks", code="replay_without_chunks", what="chunks", read_at=read_at
     )

@@ -12,7 +12,8 @@ The order is what makes it safe to interrupt and to run again:
 6. the recorded results of its runs (they quote its chunks) and its ingestion entries (they name its
    documents); charges and period counters stay, as the operator's billing record, and so does the
    tenant's item, as the ``deleted`` tombstone that keeps the id from being reused; its token
-   buckets, run slots and refusal counts (fair sharing) go too.
+   buckets, run slots and refusal counts (fair sharing) go too, and so do its runs' recorded events
+   and its conversations (they go with its data sources, before the documents).
 
 Every step is idempotent, so a deletion that failed half-way is finished by running it again. A worker
 that was already indexing one of the tenant's documents when step 1 happened may still write it after
@@ -24,9 +25,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ragline.ports import (
+    ConversationStore,
     DocumentRegistry,
     ObjectStore,
     RateLimiter,
+    RunLog,
     SourceRegistry,
     SourceSecrets,
     SyncScheduler,
@@ -66,6 +69,8 @@ class TenantDeletion:
         sources: SourceRegistry | None = None,
         source_secrets: SourceSecrets | None = None,
         sync_scheduler: SyncScheduler | None = None,
+        run_log: RunLog | None = None,
+        conversations: ConversationStore | None = None,
     ) -> None:
         self._tenancy = tenancy
         self._sources = sources
@@ -84,6 +89,9 @@ class TenantDeletion:
         self._documents = documents
         self._ledger = ledger
         self._limiter = limiter
+        self._run_log = run_log
+        self._conversations = conversations
+        """Its runs' recorded events and its conversations: they quote its documents and its users."""
 
     def delete(self, tenant_id: str) -> TenantPurge:
         """Delete the tenant and everything it stored (``NotFound`` for a tenant that never existed)."""
@@ -91,7 +99,13 @@ class TenantDeletion:
         if self._webhooks is not None:
             for subscription in self._webhooks.list(tenant_id):
                 self._webhooks.delete(tenant_id, subscription.id)
-        for part in (self._sync_scheduler, self._source_secrets, self._sources):
+        for part in (
+            self._sync_scheduler,
+            self._source_secrets,
+            self._sources,
+            self._run_log,
+            self._conversations,
+        ):
             if part is not None:
                 part.purge_tenant(tenant_id)
         purge = TenantPurge(

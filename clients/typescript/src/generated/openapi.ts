@@ -21,6 +21,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's conversations, most recent first */
+        get: operations["listConversations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{conversation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A conversation's turns (answers whose documents changed since are withheld) */
+        get: operations["getConversation"];
+        put?: never;
+        post?: never;
+        /** Delete a conversation */
+        delete: operations["deleteConversation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/hosting-search": {
         parameters: {
             query?: never;
@@ -235,6 +270,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where a run stands; its final event once it ended */
+        get: operations["getRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop a run: it ends `cancelled`, charged for what it spent */
+        post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{run_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A run's events after Last-Event-ID, then its live tail until it ends */
+        get: operations["runEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tenant/identity-provider": {
         parameters: {
             query?: never;
@@ -377,6 +463,8 @@ export interface components {
          * @description One Server-Sent Event: its `event` name is the `type` of its JSON `data`.
          */
         ChatEvent: {
+            /** @description The event's sequence number in its run: send it back as `Last-Event-ID` to `GET /v1/runs/{runId}/events` to resume after it (absent on a replay's one event). */
+            id?: string;
             event: string;
             data: string;
         };
@@ -473,6 +561,16 @@ export interface components {
                 /** @description A filter (this same shape). */
                 not: Record<string, never>;
             }) | null;
+            /**
+             * Conversationid
+             * @default null
+             */
+            conversationId: string | null;
+            /**
+             * Background
+             * @default false
+             */
+            background: boolean;
         };
         /**
          * ChatResponse
@@ -499,6 +597,8 @@ export interface components {
             usage?: components["schemas"]["Usage"];
             /** @default null */
             grounding: components["schemas"]["Grounding"] | null;
+            /** @default null */
+            plan: components["schemas"]["QueryPlan"] | null;
             /**
              * Exitreason
              * @default
@@ -509,6 +609,11 @@ export interface components {
              * @default
              */
             runId: string;
+            /**
+             * Conversationid
+             * @default null
+             */
+            conversationId: string | null;
             /**
              * Replayed
              * @default false
@@ -597,6 +702,38 @@ export interface components {
              * @default 50000
              */
             maxPages: number;
+        };
+        /** ConversationList */
+        ConversationList: {
+            /** Conversations */
+            conversations: components["schemas"]["ConversationSummary"][];
+        };
+        /** ConversationSummary */
+        ConversationSummary: {
+            /** Conversationid */
+            conversationId: string;
+            /** Title */
+            title: string;
+            /** Createdat */
+            createdAt: string;
+            /** Updatedat */
+            updatedAt: string;
+            /** Turncount */
+            turnCount: number;
+        };
+        /** ConversationView */
+        ConversationView: {
+            /** Conversationid */
+            conversationId: string;
+            /** Createdat */
+            createdAt: string;
+            /** Updatedat */
+            updatedAt: string;
+            /** Turns */
+            turns: components["schemas"]["TurnView"][];
+            /** Turncount */
+            turnCount: number;
+            usage: components["schemas"]["Usage"];
         };
         /**
          * DocumentAccess
@@ -945,6 +1082,7 @@ export interface components {
             /** Warnings */
             warnings: components["schemas"]["WarningView"][];
             rerank?: components["schemas"]["RerankView"] | null;
+            plan?: components["schemas"]["QueryPlan"] | null;
             /**
              * Replayed
              * @default false
@@ -1301,7 +1439,7 @@ export interface components {
             /** Url */
             url: string;
             /** Eventtypes */
-            eventTypes?: ("document.indexed" | "document.failed" | "document.deleted" | "namespace.reindexed" | "usage.quota_threshold")[];
+            eventTypes?: ("document.indexed" | "document.failed" | "document.deleted" | "namespace.reindexed" | "usage.quota_threshold" | "run.completed" | "run.failed" | "run.cancelled")[];
             /**
              * Description
              * @default
@@ -1325,6 +1463,212 @@ export interface components {
             createdAt: string;
             /** Secret */
             secret: string;
+        };
+        /**
+         * PlanCollections
+         * @description The collection router's choice (no ``namespaces``, or ``"auto"``), as the ``collections`` event
+         *     streamed it.
+         */
+        PlanCollections: {
+            /** Namespaces */
+            namespaces: string[];
+            /** Reason */
+            reason: string;
+        };
+        /**
+         * PlanHop
+         * @description One hop of ``chain_of_rag``.
+         */
+        PlanHop: {
+            /**
+             * Hop
+             * @description From 1.
+             */
+            hop: number;
+            /**
+             * Question
+             * @description The follow-up question searched.
+             */
+            question: string;
+            /**
+             * Answer
+             * @description The intermediate answer written from its passages (empty when none was: offline, or a reply
+             *     that held no valid JSON).
+             */
+            answer: string;
+            /**
+             * Supportingids
+             * @description The ids of the chunks that support the answer (the ids the final answer cites).
+             */
+            supportingIds?: string[];
+        };
+        /**
+         * PlanRound
+         * @description One round of a planned loop (``deep_search``, hosting search).
+         */
+        PlanRound: {
+            /**
+             * Round
+             * @description From 1.
+             */
+            round: number;
+            /**
+             * Queries
+             * @description The round's queries, as searched.
+             */
+            queries: string[];
+            /**
+             * Kept
+             * @description ``deep_search``: the passages of the round judged to help (kept for the answer).
+             * @default null
+             */
+            kept: number | null;
+            /**
+             * Newchunks
+             * @description Hosting search: the chunks the round added to the pool.
+             * @default null
+             */
+            newChunks: number | null;
+            /**
+             * Cananswer
+             * @description Hosting search: the planner's verdict after the round (null: not evaluated).
+             * @default null
+             */
+            canAnswer: boolean | null;
+        };
+        /**
+         * PlanRoute
+         * @description The RAG router's choice (``agent: "auto"``), as the ``route`` event streamed it.
+         */
+        PlanRoute: {
+            /** Agent */
+            agent: string;
+            /** Reason */
+            reason: string;
+            /**
+             * Fallback
+             * @default false
+             */
+            fallback: boolean;
+        };
+        /**
+         * PlannedRetrieval
+         * @description One search as it ran.
+         */
+        PlannedRetrieval: {
+            /**
+             * Step
+             * @description The agent step that issued it, from 1: the model turn (tool loop), the round (``deep_search``,
+             *     hosting search) or the hop (``chain_of_rag``).
+             */
+            step: number;
+            /**
+             * Issuedby
+             * @description ``tool_loop``: the model's own ``search`` call; else the agent that searched for the model.
+             * @enum {string}
+             */
+            issuedBy: "tool_loop" | "deep_search" | "chain_of_rag" | "hosting_search";
+            /**
+             * Query
+             * @description The text searched (cut to 1,000 characters).
+             */
+            query: string;
+            /**
+             * Mode
+             * @description The mode that ran (a store without keyword search runs ``semantic``).
+             * @enum {string}
+             */
+            mode: "semantic" | "keyword" | "hybrid";
+            /**
+             * Namespaces
+             * @description The namespaces searched.
+             */
+            namespaces: string[];
+            /**
+             * Filter
+             * @description The model's own narrowing (a ``search`` call's ``filter``, as it wrote it; ANDed with the
+             *     request's filter, which is not repeated here); null when it gave none.
+             * @default null
+             */
+            filter: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * K
+             * @description Hits kept (after the rerank, when there is one).
+             */
+            k: number;
+            /**
+             * Candidates
+             * @description Hits fetched for the ``k`` to be chosen from.
+             */
+            candidates: number;
+            /**
+             * Hits
+             * @description Hits found (0 when the search failed).
+             */
+            hits: number;
+            /**
+             * Rerank
+             * @description The reranker that ordered the hits; null when not reranked (``fast``, ``keyword``, no reranker, or
+             *     a failed rerank that kept fused order, with a ``rerank_failed`` warning).
+             * @default null
+             */
+            rerank: string | null;
+            /**
+             * Ms
+             * @description Wall time of the search, in milliseconds.
+             */
+            ms: number;
+            /**
+             * Error
+             * @description The error code when the search failed (``invalid_request``: the model's filter or query was
+             *     refused, a tool error it can correct; any other ended the run).
+             * @default null
+             */
+            error: string | null;
+        };
+        /**
+         * QueryPlan
+         * @description How a run searched: the choices made, the agent's steps and every retrieval, in order.
+         */
+        QueryPlan: {
+            /**
+             * Agent
+             * @description The agent that ran (``hosting_search`` for hosting search); the requested one when the run
+             *     stopped before an agent ran (``auto`` when it stopped before routing).
+             */
+            agent: string;
+            /**
+             * @description The RAG router's choice; null when the request named the agent.
+             * @default null
+             */
+            route: components["schemas"]["PlanRoute"] | null;
+            /**
+             * @description The collection router's choice; null when the request named the namespaces.
+             * @default null
+             */
+            collections: components["schemas"]["PlanCollections"] | null;
+            /**
+             * Subquestions
+             * @description ``deep_search``: the sub-questions the question was split into.
+             */
+            subQuestions?: string[];
+            /**
+             * Rounds
+             * @description ``deep_search`` and hosting search: each round's queries and what came of them.
+             */
+            rounds?: components["schemas"]["PlanRound"][];
+            /**
+             * Hops
+             * @description ``chain_of_rag``: each hop's question and intermediate answer.
+             */
+            hops?: components["schemas"]["PlanHop"][];
+            /**
+             * Retrievals
+             * @description Every search of the run, in the order issued (a round's run at once).
+             */
+            retrievals?: components["schemas"]["PlannedRetrieval"][];
         };
         /**
          * RebuildView
@@ -1431,6 +1775,21 @@ export interface components {
             fallback: boolean;
         };
         /**
+         * RunAccepted
+         * @description ``POST /v1/chat`` with ``background: true``: 202, the run queued.
+         */
+        RunAccepted: {
+            /** Runid */
+            runId: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "running" | "completed" | "failed" | "cancelled";
+            /** Events */
+            events: string;
+        };
+        /**
          * RunError
          * @description The run stopped on an infrastructure error (model or store down); a final event follows.
          */
@@ -1468,11 +1827,39 @@ export interface components {
             usage: components["schemas"]["Usage"];
             /** @default null */
             grounding: components["schemas"]["Grounding"] | null;
+            /** @default null */
+            plan: components["schemas"]["QueryPlan"] | null;
+            /**
+             * Conversationid
+             * @default null
+             */
+            conversationId: string | null;
             /**
              * Replayed
              * @default false
              */
             replayed: boolean;
+        };
+        /**
+         * RunView
+         * @description ``GET /v1/runs/{id}``: where a run stands; ``result`` is its final event once it ended.
+         */
+        RunView: {
+            /** Runid */
+            runId: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "running" | "completed" | "failed" | "cancelled";
+            /** Background */
+            background: boolean;
+            /** Createdat */
+            createdAt: number;
+            /** Lasteventid */
+            lastEventId: number;
+            /** @default null */
+            result: components["schemas"]["RunFinished"] | null;
         };
         /** Scores */
         Scores: {
@@ -1761,6 +2148,22 @@ export interface components {
             /** Label */
             label: string;
         };
+        /** TurnView */
+        TurnView: {
+            /** Runid */
+            runId: string;
+            /** Messages */
+            messages: {
+                [key: string]: string;
+            }[];
+            /** Answer */
+            answer: string;
+            /** Withheld */
+            withheld: boolean;
+            /** Createdat */
+            createdAt: string;
+            usage: components["schemas"]["Usage"];
+        };
         /** Usage */
         Usage: {
             /**
@@ -1925,12 +2328,459 @@ export interface operations {
             /** @description `stream: true` (default): Server-Sent Events, each `event: <type>` with the event as JSON `data`, ending with `final`. `stream: false`: the whole run as one body. */
             200: {
                 headers: {
+                    /** @description The run's id (its events' run). */
+                    "Ragline-Run-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "text/event-stream": components["schemas"]["ChatEvent"];
                     "application/json": components["schemas"]["ChatResponse"];
                 };
+            };
+            /** @description `background: true`: the run is queued and goes on without the client; read it at `/v1/runs/{runId}` and its events at `/v1/runs/{runId}/events`. */
+            202: {
+                headers: {
+                    /** @description The run's id (its events' run). */
+                    "Ragline-Run-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunAccepted"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listConversations: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationList"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getConversation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationView"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteConversation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description An error, in the one shape (`error.code` says which). */
             400: {
@@ -5205,6 +6055,449 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SourceView"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunView"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run as it stands. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunView"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    runEvents: {
+        parameters: {
+            query?: {
+                /** @description The same as `Last-Event-ID`, for clients that cannot set the header. */
+                after?: number;
+            };
+            header?: {
+                /** @description Resume after this event (the `id` of the last event received); 0 or absent: from the start. */
+                "Last-Event-ID"?: number;
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events, each with its `id`, exactly those after `Last-Event-ID`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ChatEvent"];
                 };
             };
             /** @description An error, in the one shape (`error.code` says which). */

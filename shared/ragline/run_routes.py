@@ -1,0 +1,108 @@
+"""The chat function's runs and conversations routes, and its background-run worker (``POST /events``,
+the Web Adapter's pass-through path for the runs queue's SQS events).
+
+Every route takes the caller as the authorizer resolved it (the API Gateway context the adapter
+forwards) and answers errors in the one JSON shape; the blocking service calls run off the event loop.
+``/events`` is no API route: a request carrying an API Gateway context there is a 404.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ragline import errors
+from ragline.services.authentication import Principal
+from ragline.streaming import LoggedStream, error_response, gateway_context, last_event_id
+from ragline.wiring import Container
+
+logger = logging.getLogger(__name__)
+Handler = Callable[[Request, Container, Principal], Awaitable[Response]]
+
+
+def run_routes(container: Callable[[], Container], *, worker: bool) -> list[Route]:
+    """The routes; ``worker``: with ``POST /events`` (on Lambda; a local server runs background runs
+    on threads of its own)."""
+
+    def route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        """A runs or conversations route: the caller from the gateway context, errors in the one shape."""
+
+        async def endpoint(request: Request) -> Response:
+            context = gateway_context(request.headers.get("x-amzn-request-context", ""))
+            try:
+                services = container()
+                caller = services.tenant_gate.caller(context.get("authorizer"), request.headers)
+                return await handler(request, services, caller)
+            except Exception as exc:
+                return error_response(exc, ids={"request_id": str(context.get("requestId") or "")})
+
+        return endpoint
+
+    def blocking(fn: Callable[..., Any], *args: Any) -> Awaitable[Any]:
+        return anyio.to_thread.run_sync(fn, *args)
+
+    async def get_run(request: Request, services: Container, caller: Principal) -> Response:
+        view = await blocking(services.runs.get, caller, request.path_params["run_id"])
+        return Response(view.model_dump_json(), media_type="application/json")
+
+    async def run_events(request: Request, services: Container, caller: Principal) -> Response:
+        after = last_event_id(request.headers.get("last-event-id"), request.query_params.get("after"))
+        events = await blocking(services.runs.follow, caller, request.path_params["run_id"], after)
+        return LoggedStream(events)
+
+    async def cancel_run(request: Request, services: Container, caller: Principal) -> Response:
+        view = await blocking(services.runs.cancel, caller, request.path_params["run_id"])
+        return Response(view.model_dump_json(), media_type="application/json")
+
+    async def list_conversations(request: Request, services: Container, caller: Principal) -> Response:
+        listed = await blocking(services.conversations.list, caller)
+        return Response(listed.model_dump_json(), media_type="application/json")
+
+    async def get_conversation(request: Request, services: Container, caller: Principal) -> Response:
+        view = await blocking(services.conversations.get, caller, request.path_params["conversation_id"])
+        return Response(view.model_dump_json(), media_type="application/json")
+
+    async def delete_conversation(request: Request, services: Container, caller: Principal) -> Response:
+        await blocking(services.conversations.delete, caller, request.path_params["conversation_id"])
+        return Response(status_code=204)
+
+    async def conversation(request: Request) -> Response:
+        handler = get_conversation if request.method == "GET" else delete_conversation
+        return await route(handler)(request)
+
+    async def queued_runs(request: Request) -> Response:
+        """The runs queue's SQS batch (the Web Adapter's pass-through): each run to its end; a message
+        that could not be read or run is reported failed (SQS retries it, then its DLQ keeps it)."""
+        if request.headers.get("x-amzn-request-context"):  # an API request never reaches the worker
+            return error_response(errors.NotFound("not found"))
+        from ragline.adapters.aws.run_queue import run_of
+
+        services = container()
+        event = json.loads(await request.body() or b"{}")
+        failures = []
+        for record in event.get("Records") or []:
+            try:
+                tenant_id, run_id, message = run_of(str(record.get("body", "")))
+                await blocking(services.background.work, tenant_id, run_id, message)
+            except Exception:
+                logger.exception("background run message failed", extra={"message": record.get("messageId")})
+                failures.append({"itemIdentifier": record.get("messageId")})
+        return JSONResponse({"batchItemFailures": failures})
+
+    routes = [
+        Route("/v1/runs/{run_id}", route(get_run), methods=["GET"]),
+        Route("/v1/runs/{run_id}/events", route(run_events), methods=["GET"]),
+        Route("/v1/runs/{run_id}/cancel", route(cancel_run), methods=["POST"]),
+        Route("/v1/conversations", route(list_conversations), methods=["GET"]),
+        Route("/v1/conversations/{conversation_id}", conversation, methods=["GET", "DELETE"]),
+    ]
+    if worker:
+        routes.append(Route("/events", queued_runs, methods=["POST"]))
+    return routes

@@ -1,0 +1,140 @@
+"""Runs that survive and conversations, through the built chat function under the real Web Adapter
+(issue 42): a streamed run's events carry their sequence numbers, and a client that dropped after any
+of them resumes with ``Last-Event-ID`` and gets exactly the rest; the run's final event names its
+conversation, whose second turn sends only its own message; a background run is queued (202), its
+message on the runs queue is the chat function's SQS event (the adapter's ``/events`` path), it runs
+with no client and announces ``run.completed`` once through the template's bus and rule; a queued
+run cancelled before its worker gets it never runs. Charged once per run that did work."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.rehearsal.api_calls import rest_event
+from tests.rehearsal.host import split_stream
+from tests.rehearsal.steps import runs_charged, sqs_records
+from tests.rehearsal.world import World
+from tests.support.openai_replay import text, tool_call
+
+ASK = "Can I return a used bike?"
+RUN = "/v1/runs/{run_id}"
+EVENTS = f"{RUN}/events"
+CONVERSATION = "/v1/conversations/{conversation_id}"
+
+
+def chat_fn(
+    w: World, method: str, path: str, resource: str, ctx: dict[str, Any], body: Any = None, **headers: str
+) -> tuple[int, dict[str, Any], bytes]:
+    """One request to the chat function through the adapter: (status, response headers, body)."""
+    status, raw = w.api("ChatFunction", rest_event(method, path, resource, ctx, body, headers or None))
+    prelude, payload = split_stream(raw)
+    assert status == 200 and prelude, raw[:300]
+    return int(prelude["statusCode"]), dict(prelude.get("headers") or {}), payload
+
+
+def blocks(payload: bytes) -> list[dict[str, str]]:
+    return [
+        dict(line.split(": ", 1) for line in block.splitlines())
+        for block in payload.decode().split("\n\n")
+        if block.strip()
+    ]
+
+
+def runs_and_conversations(w: World, ctx: dict[str, Any]) -> None:
+    before = runs_charged(w, ctx)
+    # A streamed run: every event numbered, the run named in a header
+    w.model.script([tool_call("search", {"query": "return a used bike"}),
+                    text("Used bikes ", "can be returned ", '<citation ids="faq.txt#0"/>.')])  # fmt: skip
+    question = {"messages": [{"role": "user", "content": ASK}], "namespaces": ["docs"]}
+    status, headers, payload = chat_fn(w, "POST", "/v1/chat", "/v1/chat", ctx, question)
+    full = blocks(payload)
+    run_id = headers["ragline-run-id"]
+    assert status == 200 and [int(b["id"]) for b in full] == list(range(1, len(full) + 1)), full
+    final = json.loads(full[-1]["data"])
+    assert full[-1]["event"] == "final" and final["runId"] == run_id and final["exitReason"] == "answered"
+    # Dropped after any event: the rest, exactly, from the run's log in DynamoDB
+    for k in range(len(full) + 1):
+        status, _, rest = chat_fn(
+            w, "GET", f"/v1/runs/{run_id}/events", EVENTS, ctx, **{"Last-Event-ID": str(k)}
+        )
+        assert status == 200 and blocks(rest) == full[k:], k
+    status, _, body = chat_fn(w, "GET", f"/v1/runs/{run_id}", RUN, ctx)
+    view = json.loads(body)
+    assert status == 200 and view["status"] == "completed" and view["result"] == final, view
+
+    # The conversation: turn 2 sends only its own message and is answered from turn 1
+    conversation = final["conversationId"]
+    w.model.script([tool_call("search", {"query": "used bike refund"}), text("Within 30 days.")])
+    follow_up = {"messages": [{"role": "user", "content": "And how long do I have?"}],
+                 "namespaces": ["docs"], "conversationId": conversation, "stream": False}  # fmt: skip
+    status, _, body = chat_fn(w, "POST", "/v1/chat", "/v1/chat", ctx, follow_up)
+    second = json.loads(body)
+    assert status == 200 and second["conversationId"] == conversation, second
+    shown = w.model.last_conversation()
+    assert shown[:3] == [("user", ASK), ("assistant", final["answer"]), ("user", "And how long do I have?")]
+    status, _, body = chat_fn(w, "GET", "/v1/conversations", "/v1/conversations", ctx)
+    assert status == 200 and [c["conversationId"] for c in json.loads(body)["conversations"]] == [
+        conversation
+    ]
+    one = f"/v1/conversations/{conversation}"
+    status, _, body = chat_fn(w, "GET", one, CONVERSATION, ctx)
+    kept = json.loads(body)
+    assert status == 200 and [t["runId"] for t in kept["turns"]] == [run_id, second["runId"]], kept
+    assert chat_fn(w, "DELETE", one, CONVERSATION, ctx)[0] == 204
+    assert chat_fn(w, "GET", one, CONVERSATION, ctx)[0] == 404
+
+    # A background run: 202 at once, its message the chat function's SQS event, announced once
+    w.model.script([tool_call("search", {"query": "return a used bike"}), text("Yes, within 30 days.")])
+    status, _, body = chat_fn(w, "POST", "/v1/chat", "/v1/chat", ctx, {**question, "background": True})
+    queued = json.loads(body)
+    assert status == 202 and queued["status"] == "queued", queued
+    delivered = deliver_runs(w)
+    assert delivered == {"batchItemFailures": []}, delivered
+    status, _, body = chat_fn(w, "GET", f"/v1/runs/{queued['runId']}", RUN, ctx)
+    done = json.loads(body)
+    assert done["status"] == "completed" and done["result"]["exitReason"] == "answered", done
+    assert announced(w, queued["runId"]) == ["run.completed"]
+
+    # A queued run cancelled before its worker gets it: it never runs (its message does nothing)
+    status, _, body = chat_fn(w, "POST", "/v1/chat", "/v1/chat", ctx, {**question, "background": True})
+    waiting = json.loads(body)["runId"]
+    status, _, body = chat_fn(w, "POST", f"/v1/runs/{waiting}/cancel", f"{RUN}/cancel", ctx)
+    assert status == 200 and json.loads(body)["status"] == "cancelled", body
+    calls = len(w.model.bedrock.converse_requests) + len(w.model.llm.chat_requests)
+    assert deliver_runs(w) == {"batchItemFailures": []}
+    assert len(w.model.bedrock.converse_requests) + len(w.model.llm.chat_requests) == calls
+    status, _, body = chat_fn(w, "GET", f"/v1/runs/{waiting}", RUN, ctx)
+    assert (
+        json.loads(body)["status"] == "cancelled" and json.loads(body)["result"]["exitReason"] == "cancelled"
+    )
+    assert runs_charged(w, ctx) == before + 3  # the streamed run, turn 2 and the background run
+
+
+def deliver_runs(w: World) -> Any:
+    messages: list[dict[str, Any]] = []
+    for _ in range(5):
+        got = w.sqs.receive_message(QueueUrl=w.runs_url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
+        messages += got.get("Messages", [])
+        if messages:
+            break
+    assert messages, "the background run was not queued"
+    result = w.deliver("sqs:RunsQueue", {"Records": sqs_records(messages, "runs")})
+    for m in messages:
+        w.sqs.delete_message(QueueUrl=w.runs_url, ReceiptHandle=m["ReceiptHandle"])
+    return result
+
+
+def announced(w: World, run_id: str) -> list[str]:
+    """The run.* events of ``run_id`` the template's rule put on the delivery queue."""
+    kinds: list[str] = []
+    for _ in range(5):
+        got = w.sqs.receive_message(QueueUrl=w.delivery_url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
+        for message in got.get("Messages", []):
+            event = json.loads(message["Body"])
+            if event["detail-type"].startswith("run.") and event["detail"]["detail"]["run_id"] == run_id:
+                kinds.append(event["detail-type"])
+                w.sqs.delete_message(QueueUrl=w.delivery_url, ReceiptHandle=message["ReceiptHandle"])
+        if kinds:
+            break
+    return kinds
