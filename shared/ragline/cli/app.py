@@ -425,7 +425,7 @@ def chat(
         events = c.chat.answer_chat(caller, request)
         final = stream_chat(events, c.chat_model.name)
         if final is not None and final.conversation_id:
-            typer.echo(f"conversation {final.conversation_id} (ragline chat --continue \"…\" to follow up)")
+            typer.echo(f'conversation {final.conversation_id} (ragline chat --continue "…" to follow up)')
     except RaglineError as exc:
         raise _fail(exc) from exc
     except ValueError as exc:
