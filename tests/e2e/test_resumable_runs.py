@@ -33,6 +33,36 @@ def test_every_event_boundary_resumes_to_the_exact_rest(world: World) -> None:
     assert world.runs() == 1
 
 
+def test_a_stream_dropped_live_at_every_boundary_resumes_to_the_exact_rest(world: World) -> None:
+    # Given a run of a known length (its log read whole)
+    world.model.words = 12
+    run_id, full = stream(world)
+    count = len(full)
+    # When a new run's stream is dropped after k events, for every k, as the run is still answering
+    for k in range(1, count):
+        dropped_id, head = stream(world, limit=k)
+        rest = world.log(dropped_id, after=k)
+        # Then it resumes to exactly the rest of that run: numbered on, ending with its own final event
+        whole = head + rest
+        assert [int(b["id"]) for b in whole] == list(range(1, len(whole) + 1)), k
+        assert whole == world.log(dropped_id) and whole[-1]["event"] == "final", k
+        assert json.loads(whole[-1]["data"])["runId"] == dropped_id and dropped_id != run_id
+    # And every run was charged once, none twice for being read again
+    assert world.runs() == count
+
+
+def test_replaying_and_resuming_a_run_never_charges_it_again(world: World) -> None:
+    key = {"idempotency-key": "replayed-run"}
+    run_id, full = stream(world, **key)
+    assert run_id == "replayed-run"
+    for _ in range(3):  # the same key again: its recorded final event, flagged, not run
+        again_id, again = stream(world, **key)
+        assert again_id == run_id and len(again) == 1 and json.loads(again[0]["data"])["replayed"] is True
+        assert "id" not in again[0]  # a replay is not the run's log
+        assert world.log(run_id, after=2) == full[2:]
+    assert world.runs() == 1
+
+
 @pytest.mark.parametrize("drop_after", [1, 2, 7, 30])
 def test_a_client_dropping_mid_run_resumes_the_live_tail(world: World, drop_after: int) -> None:
     # Given an answer that takes about a second and a half to stream
