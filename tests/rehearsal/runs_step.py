@@ -43,7 +43,14 @@ def blocks(payload: bytes) -> list[dict[str, str]]:
 
 def runs_and_conversations(w: World, ctx: dict[str, Any]) -> None:
     before = runs_charged(w, ctx)
-    # A streamed run: every event numbered, the run named in a header
+    run_id, final = resumed(w, ctx)
+    conversation(w, ctx, run_id, final)
+    background(w, ctx)
+    assert runs_charged(w, ctx) == before + 3  # the streamed run, turn 2 and the background run
+
+
+def resumed(w: World, ctx: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A streamed run: every event numbered, the run named in a header; read again after any event."""
     w.model.script([tool_call("search", {"query": "return a used bike"}),
                     text("Used bikes ", "can be returned ", '<citation ids="faq.txt#0"/>.')])  # fmt: skip
     question = {"messages": [{"role": "user", "content": ASK}], "namespaces": ["docs"]}
@@ -62,8 +69,11 @@ def runs_and_conversations(w: World, ctx: dict[str, Any]) -> None:
     status, _, body = chat_fn(w, "GET", f"/v1/runs/{run_id}", RUN, ctx)
     view = json.loads(body)
     assert status == 200 and view["status"] == "completed" and view["result"] == final, view
+    return run_id, final
 
-    # The conversation: turn 2 sends only its own message and is answered from turn 1
+
+def conversation(w: World, ctx: dict[str, Any], run_id: str, final: dict[str, Any]) -> None:
+    """Turn 2 sends only its own message and is answered from turn 1; listed, read, deleted."""
     conversation = final["conversationId"]
     w.model.script([tool_call("search", {"query": "used bike refund"}), text("Within 30 days.")])
     follow_up = {"messages": [{"role": "user", "content": "And how long do I have?"}],
@@ -74,9 +84,8 @@ def runs_and_conversations(w: World, ctx: dict[str, Any]) -> None:
     shown = w.model.last_conversation()
     assert shown[:3] == [("user", ASK), ("assistant", final["answer"]), ("user", "And how long do I have?")]
     status, _, body = chat_fn(w, "GET", "/v1/conversations", "/v1/conversations", ctx)
-    assert status == 200 and [c["conversationId"] for c in json.loads(body)["conversations"]] == [
-        conversation
-    ]
+    listed = json.loads(body)["conversations"]  # the key sees every conversation of its tenant
+    assert status == 200 and listed[0]["conversationId"] == conversation and listed[0]["turnCount"] == 2
     one = f"/v1/conversations/{conversation}"
     status, _, body = chat_fn(w, "GET", one, CONVERSATION, ctx)
     kept = json.loads(body)
@@ -84,7 +93,11 @@ def runs_and_conversations(w: World, ctx: dict[str, Any]) -> None:
     assert chat_fn(w, "DELETE", one, CONVERSATION, ctx)[0] == 204
     assert chat_fn(w, "GET", one, CONVERSATION, ctx)[0] == 404
 
-    # A background run: 202 at once, its message the chat function's SQS event, announced once
+
+def background(w: World, ctx: dict[str, Any]) -> None:
+    """A background run: 202 at once, its message the chat function's SQS event, announced once; a
+    queued run cancelled before its worker gets it never runs."""
+    question = {"messages": [{"role": "user", "content": ASK}], "namespaces": ["docs"]}
     w.model.script([tool_call("search", {"query": "return a used bike"}), text("Yes, within 30 days.")])
     status, _, body = chat_fn(w, "POST", "/v1/chat", "/v1/chat", ctx, {**question, "background": True})
     queued = json.loads(body)
@@ -105,10 +118,9 @@ def runs_and_conversations(w: World, ctx: dict[str, Any]) -> None:
     assert deliver_runs(w) == {"batchItemFailures": []}
     assert len(w.model.bedrock.converse_requests) + len(w.model.llm.chat_requests) == calls
     status, _, body = chat_fn(w, "GET", f"/v1/runs/{waiting}", RUN, ctx)
-    assert (
-        json.loads(body)["status"] == "cancelled" and json.loads(body)["result"]["exitReason"] == "cancelled"
-    )
-    assert runs_charged(w, ctx) == before + 3  # the streamed run, turn 2 and the background run
+    ended = json.loads(body)
+    assert ended["status"] == "cancelled" and ended["result"]["exitReason"] == "cancelled", ended
+    assert announced(w, waiting) == ["run.cancelled"]
 
 
 def deliver_runs(w: World) -> Any:

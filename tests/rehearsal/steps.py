@@ -177,10 +177,15 @@ def chat_streams(w: World, ctx: dict[str, Any]) -> None:
     status_code, raw = w.api("ChatFunction", rest_event("POST", "/v1/chat", "/v1/chat", ctx, question))
     prelude, payload = split_stream(raw)
     assert status_code == 200 and prelude and prelude.get("statusCode") == 200, raw[:300]
-    events = [block for block in payload.decode().split("\n\n") if block.strip()]
-    kinds = [block.split("\n", 1)[0].removeprefix("event: ") for block in events]
+    events = [
+        dict(line.split(": ", 1) for line in block.splitlines())
+        for block in payload.decode().split("\n\n")
+        if block.strip()
+    ]
+    kinds = [event["event"] for event in events]
     assert kinds[-1] == "final" and "text" in kinds and "sources" in kinds, kinds
-    final = json.loads(events[-1].split("data: ", 1)[1])
+    assert [int(event["id"]) for event in events] == list(range(1, len(events) + 1))  # SSE ids: resumable
+    final = json.loads(events[-1]["data"])
     assert final["exitReason"] == "answered" and "faq.txt#0" in final["answer"]
     # the built layer checks the cited sentence against its chunk (the template's default scorer)
     grounding = final["grounding"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from ragline import errors
 from ragline.agents.events import RunError, RunEvent, RunFinished, RunView, Warning
+from ragline.domain.api import Usage
 from ragline.domain.events import run_ended
 from ragline.domain.runs import (
     MAX_RUN_EVENTS,
@@ -114,8 +115,8 @@ class RunRecording:
         finally:
             self._flush()
             self.log.set_status(self.head.tenant_id, self.head.run_id, status, expect=("running",))
-            if self.head.background and self.announcer is not None and self.announcer.enabled:
-                self._announce(status, final)
+            if self.head.background:
+                announce_end(self.announcer, self.head, status, final, self.clock())
 
     def _keep(self, seq: int, event: RunEvent) -> None:
         data = event.model_dump_json()
@@ -129,18 +130,22 @@ class RunRecording:
             batch, self._buffer = self._buffer, []
             self.log.append(self.head.tenant_id, self.head.run_id, batch)
 
-    def _announce(self, status: RunStatus, final: RunFinished | None) -> None:
-        event = run_ended(
-            tenant_id=self.head.tenant_id,
-            run_id=self.head.run_id,
-            status=status,
-            exit_reason=final.exit_reason if final else "error",
-            time=self.clock(),
-        )
-        try:
-            self.announcer.publish([event])  # type: ignore[union-attr]
-        except errors.RaglineError:  # the run stands; its announcement is lost (logged)
-            logger.warning("run.%s not announced", status, extra={"run_id": self.head.run_id})
+
+def announce_end(
+    announcer: Announcer | None, head: RunHead, status: RunStatus, final: RunFinished | None, now: float
+) -> None:
+    """``run.completed``, ``run.failed`` or ``run.cancelled`` for a background run that ended (its id
+    is the run's: announced again, it is the same event); a failed announcement is logged, the run stands."""
+    if announcer is None or not announcer.enabled:
+        return
+    exit_reason = final.exit_reason if final is not None else "error"
+    event = run_ended(
+        tenant_id=head.tenant_id, run_id=head.run_id, status=status, exit_reason=exit_reason, time=now
+    )
+    try:
+        announcer.publish([event])
+    except errors.RaglineError:
+        logger.warning("run.%s not announced", status, extra={"run_id": head.run_id})
 
 
 class RunService:
@@ -187,8 +192,7 @@ class RunService:
         that started or ended: never run twice)."""
         if not self._log.set_status(tenant_id, run_id, "running", expect=("queued",)):
             return None
-        head = self._log.head(tenant_id, run_id)
-        return head
+        return self._log.head(tenant_id, run_id)
 
     # -- reading --------------------------------------------------------------------------------
     def get(self, principal: Principal, run_id: str) -> RunView:
@@ -238,14 +242,12 @@ class RunService:
             if head.status == "queued" and self._log.set_status(
                 head.tenant_id, run_id, "cancelled", expect=("queued",)
             ):  # never started: nothing spent, nothing to charge; its worker will find it ended
-                self._record_unstarted(head)
+                final = RunFinished(run_id=run_id, exit_reason="cancelled", answer="", usage=Usage())
+                self._log.append(
+                    head.tenant_id, run_id, [LoggedEvent(1, final.type, final.model_dump_json())]
+                )
+                announce_end(self._announcer, head, "cancelled", final, self._clock())
         return self.get(principal, run_id)
-
-    def _record_unstarted(self, head: RunHead) -> None:
-        from ragline.domain.api import Usage
-
-        final = RunFinished(run_id=head.run_id, exit_reason="cancelled", answer="", usage=Usage())
-        self._log.append(head.tenant_id, head.run_id, [LoggedEvent(1, final.type, final.model_dump_json())])
 
     def _readable(self, principal: Principal, run_id: str) -> RunHead:
         principal.require("chat")

@@ -1,0 +1,126 @@
+"""Background runs without a server: queued, claimed once, cancelled before they start (never run,
+nothing charged, announced once), refused when they start (their error event, announced failed), and
+a message that names another tenant is refused; the principal crosses the queue intact."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from ragline.adapters.embedded.store import SqliteVectorStoreProvider
+from ragline.config import Settings
+from ragline.domain.access import UserContext
+from ragline.domain.api import ChatRequest
+from ragline.domain.billing import current_period
+from ragline.domain.events import Event
+from ragline.domain.models import TenantScope
+from ragline.errors import InvalidRequest
+from ragline.services.authentication import Principal
+from ragline.services.background import principal_from, principal_json
+from ragline.services.namespaces import new_namespace
+from ragline.wiring import Container
+from tests.support.fakes import BowEmbedder, ScriptedChatModel
+from tests.support.vectors import DIM
+
+pytestmark = pytest.mark.unit
+ASK = ChatRequest.model_validate(
+    {
+        "messages": [{"role": "user", "content": "When do rockets launch?"}],
+        "namespaces": ["docs"],
+        "background": True,
+    }
+)
+
+
+class HeldQueue:
+    """A runs queue that runs nothing until the test hands a message over."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, str, str]] = []
+
+    def submit(self, tenant_id: str, run_id: str, message: str) -> None:
+        self.messages.append((tenant_id, run_id, message))
+
+
+class Announced:
+    """The run events published (document events are not this test's)."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def publish(self, events: Sequence[Event]) -> None:
+        self.events.extend(e for e in events if e.type.startswith("run."))
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[tuple[Container, HeldQueue, Announced, ScriptedChatModel]]:
+    queue, announced = HeldQueue(), Announced()
+    model = ScriptedChatModel([[("search", {"query": "rockets"})], ["At dawn."]])
+    c = Container(
+        Settings(home=tmp_path), stores=SqliteVectorStoreProvider(tmp_path / "s.sqlite", dimension=DIM),
+        embedder=BowEmbedder(), tokenizer=BowEmbedder(), chat_model=model, run_queue=queue,
+        event_publisher=announced,
+    )  # fmt: skip
+    c.registry.create_namespace(new_namespace("acme", "docs", default=True))
+    c.ingest.ingest(
+        TenantScope(tenant_id="acme", namespace_id="docs"), filename="r.txt", data=b"Rockets at dawn."
+    )
+    yield c, queue, announced, model
+    c.close()
+
+
+def runs_of(c: Container) -> int:
+    return c.ledger.period_runs("acme", current_period())
+
+
+def test_a_queued_run_is_claimed_once_and_runs_once(
+    world: tuple[Container, HeldQueue, Announced, ScriptedChatModel],
+) -> None:
+    c, queue, announced, model = world
+    accepted = c.background.submit(Principal.operator("acme"), ASK, "run-1")
+    assert (accepted.run_id, accepted.status) == ("run-1", "queued") and len(queue.messages) == 1
+    assert c.run_log.head("acme", "run-1").status == "queued"  # type: ignore[union-attr]
+    message = queue.messages[0]
+    assert c.background.work(*message) is True
+    assert c.background.work(*message) is False  # redelivered: claimed already, nothing runs again
+    assert len(model.seen) == 2 and runs_of(c) == 1
+    assert [(e.type, e.detail["run_id"]) for e in announced.events] == [("run.completed", "run-1")]
+
+
+def test_a_run_cancelled_while_queued_never_runs(
+    world: tuple[Container, HeldQueue, Announced, ScriptedChatModel],
+) -> None:
+    c, queue, announced, model = world
+    caller = Principal.operator("acme")
+    c.background.submit(caller, ASK, "run-2")
+    view = c.runs.cancel(caller, "run-2")
+    assert view.status == "cancelled" and view.result is not None and view.result.exit_reason == "cancelled"
+    assert c.background.work(*queue.messages[0]) is False
+    assert model.seen == [] and runs_of(c) == 0
+    assert [e.type for e in announced.events] == ["run.cancelled"]
+    assert c.runs.cancel(caller, "run-2").status == "cancelled" and len(announced.events) == 1
+
+
+def test_a_message_naming_another_tenant_is_refused(
+    world: tuple[Container, HeldQueue, Announced, ScriptedChatModel],
+) -> None:
+    c, queue, _, model = world
+    c.background.submit(Principal.operator("acme"), ASK, "run-3")
+    tenant, run_id, message = queue.messages[0]
+    forged = json.loads(message)
+    forged["principal"]["tenant"] = "globex"
+    with pytest.raises(InvalidRequest):
+        c.background.work(tenant, run_id, json.dumps(forged))
+    assert model.seen == []
+
+
+def test_the_principal_crosses_the_queue_intact() -> None:
+    caller = Principal(
+        tenant_id="acme", scopes=frozenset({"chat", "search"}), namespaces=frozenset({"docs"}), key_id="k1",
+        user=UserContext("alice", frozenset({"hr", "eng"})), may_assert_user=True, requires_user=True,
+        expires_at=1_900_000_000,
+    )  # fmt: skip
+    assert principal_from(json.loads(json.dumps(principal_json(caller)))) == caller
