@@ -78,23 +78,27 @@ def run_routes(container: Callable[[], Container], *, worker: bool) -> list[Rout
         return await route(handler)(request)
 
     async def queued_runs(request: Request) -> Response:
-        """The runs queue's SQS batch (the Web Adapter's pass-through): each run to its end; a message
-        that could not be read or run is reported failed (SQS retries it, then its DLQ keeps it)."""
+        """The runs queue's SQS event (the Web Adapter's pass-through; one message per invocation):
+        each run to its end. Every response of this function is streamed, which an event source
+        mapping cannot read as ``batchItemFailures``: a message is done when its invocation ends, and
+        one that cannot be run is logged (its run stays ``queued``); an invocation that crashes
+        (timeout, memory) brings its message back, to find its run claimed."""
         if request.headers.get("x-amzn-request-context"):  # an API request never reaches the worker
             return error_response(errors.NotFound("not found"))
         from ragline.adapters.aws.run_queue import run_of
 
         services = container()
         event = json.loads(await request.body() or b"{}")
-        failures = []
+        ran, failed = [], []
         for record in event.get("Records") or []:
             try:
                 tenant_id, run_id, message = run_of(str(record.get("body", "")))
-                await blocking(services.background.work, tenant_id, run_id, message)
+                if await blocking(services.background.work, tenant_id, run_id, message):
+                    ran.append(run_id)
             except Exception:
-                logger.exception("background run message failed", extra={"message": record.get("messageId")})
-                failures.append({"itemIdentifier": record.get("messageId")})
-        return JSONResponse({"batchItemFailures": failures})
+                logger.exception("background run message failed", extra={"message_id": record.get("messageId")})
+                failed.append(record.get("messageId"))
+        return JSONResponse({"ran": ran, "failed": failed})
 
     routes = [
         Route("/v1/runs/{run_id}", route(get_run), methods=["GET"]),

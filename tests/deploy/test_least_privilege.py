@@ -49,7 +49,11 @@ def test_the_domain_policy_lets_readers_in_without_delete_and_names_only_the_sto
 
 @pytest.mark.parametrize(
     ("fn", "queue"),
-    [("IngestionFunction", "IngestQueue"), ("WebhookDeliveryFunction", "WebhookDeliveryQueue")],
+    [
+        ("IngestionFunction", "IngestQueue"),
+        ("WebhookDeliveryFunction", "WebhookDeliveryQueue"),
+        ("ChatFunction", "RunsQueue"),
+    ],
 )
 def test_an_sqs_triggered_function_polls_its_own_queue_only(
     translated: dict[str, Any], fn: str, queue: str

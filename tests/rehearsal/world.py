@@ -363,6 +363,13 @@ class World:
         self.delivered.add(source)
         return self.start(self.sources[source]).invoke_json(event)
 
+    def deliver_streamed(self, source: str, event: dict[str, Any]) -> tuple[int, bytes]:
+        """:meth:`deliver` to a function behind the Web Adapter in response-stream mode: the invocation's
+        status and its raw payload (the adapter's prelude, then the app's body)."""
+        assert source in self.sources, f"{source}: no such event source in the translated template"
+        self.delivered.add(source)
+        return self.start(self.sources[source]).invoke(event)
+
     def stop(self) -> None:
         """Stops every function, tap and the daemon, also when one of them fails to stop."""
         failures = []

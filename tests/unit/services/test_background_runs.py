@@ -124,3 +124,39 @@ def test_the_principal_crosses_the_queue_intact() -> None:
         expires_at=1_900_000_000,
     )  # fmt: skip
     assert principal_from(json.loads(json.dumps(principal_json(caller)))) == caller
+
+
+def test_the_chat_functions_worker_path_runs_a_queued_run_and_refuses_api_requests(
+    world: tuple[Container, HeldQueue, Announced, ScriptedChatModel],
+) -> None:
+    from starlette.testclient import TestClient
+
+    from ragline.adapters.aws.run_queue import SqsRunQueue
+    from tests.support.lambda_harness import load_handler
+
+    c, queue, announced, _ = world
+    c.background.submit(Principal.operator("acme"), ASK, "run-4")
+    tenant, run_id, message = queue.messages[0]
+    sent = SentMessages()  # the body the AWS queue sends for the run, as the worker receives it
+    SqsRunQueue("https://sqs.example/q", client=sent).submit(tenant, run_id, message)
+    record = {"messageId": "m-1", "body": sent.bodies[0], "eventSource": "aws:sqs"}
+    with TestClient(load_handler("chat").create_app(c)) as client:
+        # An API request (it carries API Gateway's context) never reaches the worker
+        refused = client.post("/events", json={"Records": [record]}, headers={"x-amzn-request-context": "{}"})
+        assert refused.status_code == 404 and c.run_log.head("acme", "run-4").status == "queued"  # type: ignore[union-attr]
+        # The adapter's pass-through does: the run runs once, a second delivery does nothing
+        assert client.post("/events", json={"Records": [record]}).json() == {"ran": ["run-4"], "failed": []}
+        assert client.post("/events", json={"Records": [record]}).json() == {"ran": [], "failed": []}
+        broken = {**record, "body": "{}"}
+        assert client.post("/events", json={"Records": [broken]}).json() == {"ran": [], "failed": ["m-1"]}
+    assert [e.type for e in announced.events] == ["run.completed"]
+
+
+class SentMessages:
+    """An SQS client that keeps what it is asked to send."""
+
+    def __init__(self) -> None:
+        self.bodies: list[str] = []
+
+    def send_message(self, **request: str) -> None:
+        self.bodies.append(request["MessageBody"])
