@@ -96,8 +96,9 @@ def run_routes(container: Callable[[], Container], *, worker: bool) -> list[Rout
                 if await blocking(services.background.work, tenant_id, run_id, message):
                     ran.append(run_id)
             except Exception:
-                logger.exception("background run message failed", extra={"message_id": record.get("messageId")})
-                failed.append(record.get("messageId"))
+                message_id = record.get("messageId")
+                logger.exception("background run message failed", extra={"message_id": message_id})
+                failed.append(message_id)
         return JSONResponse({"ran": ran, "failed": failed})
 
     routes = [
