@@ -3,7 +3,8 @@ the Web Adapter's pass-through path for the runs queue's SQS events).
 
 Every route takes the caller as the authorizer resolved it (the API Gateway context the adapter
 forwards) and answers errors in the one JSON shape; the blocking service calls run off the event loop.
-``/events`` is no API route: a request carrying an API Gateway context there is a 404.
+``/events`` is no API route: a request carrying an API Gateway context there is a 404 (the adapter's
+pass-through sends its own context, ``"PassThrough"``, which is none).
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def run_routes(container: Callable[[], Container], *, worker: bool) -> list[Rout
         mapping cannot read as ``batchItemFailures``: a message is done when its invocation ends, and
         one that cannot be run is logged (its run stays ``queued``); an invocation that crashes
         (timeout, memory) brings its message back, to find its run claimed."""
-        if request.headers.get("x-amzn-request-context"):  # an API request never reaches the worker
+        # An API request never reaches the worker: the adapter's pass-through context is no object
+        if gateway_context(request.headers.get("x-amzn-request-context", "")):
             return error_response(errors.NotFound("not found"))
         from ragline.adapters.aws.run_queue import run_of
 

@@ -142,10 +142,14 @@ def test_the_chat_functions_worker_path_runs_a_queued_run_and_refuses_api_reques
     record = {"messageId": "m-1", "body": sent.bodies[0], "eventSource": "aws:sqs"}
     with TestClient(load_handler("chat").create_app(c)) as client:
         # An API request (it carries API Gateway's context) never reaches the worker
-        refused = client.post("/events", json={"Records": [record]}, headers={"x-amzn-request-context": "{}"})
+        api = json.dumps({"requestId": "r-1", "authorizer": {"tenantId": "acme"}})
+        refused = client.post("/events", json={"Records": [record]}, headers={"x-amzn-request-context": api})
         assert refused.status_code == 404 and c.run_log.head("acme", "run-4").status == "queued"  # type: ignore[union-attr]
-        # The adapter's pass-through does: the run runs once, a second delivery does nothing
-        assert client.post("/events", json={"Records": [record]}).json() == {"ran": ["run-4"], "failed": []}
+        # The adapter's pass-through does (its context is "PassThrough"): the run runs once, a second
+        # delivery does nothing
+        passed = {"x-amzn-request-context": '"PassThrough"'}
+        ran = client.post("/events", json={"Records": [record]}, headers=passed)
+        assert ran.json() == {"ran": ["run-4"], "failed": []}
         assert client.post("/events", json={"Records": [record]}).json() == {"ran": [], "failed": []}
         broken = {**record, "body": "{}"}
         assert client.post("/events", json={"Records": [broken]}).json() == {"ran": [], "failed": ["m-1"]}
