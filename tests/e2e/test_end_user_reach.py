@@ -22,7 +22,8 @@ from starlette.testclient import TestClient
 
 from ragline.adapters.embedded.step_queue import InlineStepQueue
 from ragline.cli.serve import build_app
-from ragline.domain.api import AddText
+from ragline.domain.access import UserContext
+from ragline.domain.api import AddText, ChatRequest
 from ragline.domain.document_metadata import MetadataInput
 from ragline.domain.identity import IdentityProvider
 from ragline.domain.models import TenantScope
@@ -54,9 +55,16 @@ END_USER_ROUTES = {
     ("GET", "/v1/namespaces/{namespace}/documents/{document_id}"),
     ("PATCH", "/v1/namespaces/{namespace}/documents/{document_id}"),
     ("DELETE", "/v1/namespaces/{namespace}/documents/{document_id}"),
+    ("GET", "/v1/runs/{run_id}"),
+    ("GET", "/v1/runs/{run_id}/events"),
+    ("POST", "/v1/runs/{run_id}/cancel"),
+    ("GET", "/v1/conversations"),
+    ("GET", "/v1/conversations/{conversation_id}"),
+    ("DELETE", "/v1/conversations/{conversation_id}"),
 }
 """The routes a request acting for an end user may use: it reads (and, with ``ingest``, writes) the
-documents it may read, and reads its namespaces' settings."""
+documents it may read, reads its namespaces' settings, and reads, cancels and deletes its own runs and
+conversations (tests/e2e/test_resumable_runs.py and test_conversations.py: nobody else's)."""
 
 BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/chat"): {"messages": [{"role": "user", "content": "rocket?"}], "stream": False},
@@ -126,6 +134,15 @@ class World:
             "acme", scopes=["chat", "search", "ingest"], require_user=True
         )
         self.key_id = record.key_id
+        alice = Principal(
+            tenant_id="acme", scopes=frozenset({"chat"}), user=UserContext("alice", frozenset({"eng"}))
+        )
+        ask = ChatRequest.model_validate(
+            {"messages": [{"role": "user", "content": "rocket?"}], "stream": False}
+        )
+        final = list(c.chat.answer_chat(alice, ask))[-1]  # alice's run and conversation
+        assert final.type == "final" and final.conversation_id
+        self.run, self.conversation = final.run_id, final.conversation_id
 
     def headers(self, kind: str) -> dict[str, str]:
         user = {"Ragline-User-Id": "alice", "Ragline-User-Groups": "eng"}
@@ -147,6 +164,8 @@ class World:
             .replace("{key_id}", self.key_id)
             .replace("{webhook_id}", self.webhook)
             .replace("{source_id}", self.source)
+            .replace("{run_id}", self.run)
+            .replace("{conversation_id}", self.conversation)
         )
 
     def state(self) -> Any:

@@ -31,6 +31,12 @@ def test_every_route_is_documented_with_its_models_and_the_one_error_shape() -> 
     operations = {(m.upper(), p) for p, item in doc["paths"].items() for m in item}
     assert operations == {
         ("POST", "/v1/chat"),
+        ("GET", "/v1/runs/{run_id}"),
+        ("GET", "/v1/runs/{run_id}/events"),
+        ("POST", "/v1/runs/{run_id}/cancel"),
+        ("GET", "/v1/conversations"),
+        ("GET", "/v1/conversations/{conversation_id}"),
+        ("DELETE", "/v1/conversations/{conversation_id}"),
         ("POST", "/v1/hosting-search"),
         ("POST", "/v1/namespaces/{namespace}/search"),
         ("GET", "/v1/namespaces"),
@@ -71,7 +77,8 @@ def test_every_route_is_documented_with_its_models_and_the_one_error_shape() -> 
             metered = path in ("/v1/chat", "/v1/hosting-search", "/v1/namespaces/{namespace}/search")
             headers = [p["name"] for p in op.get("parameters", []) if p["in"] == "header"]
             user = ["Ragline-User-Id", "Ragline-User-Groups"]  # every route acts for the user they name
-            assert sorted(headers) == sorted(["Idempotency-Key", *user] if metered else user), (method, path)
+            own = ["Idempotency-Key"] if metered else ["Last-Event-ID"] if path.endswith("/events") else []
+            assert sorted(headers) == sorted([*own, *user]), (method, path)
     for body in ("SearchRequest", "ChatRequest", "HostingSearchRequest"):
         ops = doc["components"]["schemas"][body]["properties"]["filter"]["anyOf"][0]["oneOf"]
         assert {next(iter(o["properties"])) for o in ops} >= {"andAll", "orAll", "not", "in", "equals"}
