@@ -469,7 +469,7 @@ class Container:
     def background(self) -> BackgroundRuns:
         from ragline.services.background import BackgroundRuns
 
-        return BackgroundRuns(self.chat, self.runs, self.run_queue)
+        return BackgroundRuns(self.chat, self.runs, self.run_queue, self.tenant_gate)
 
     @property
     def _chunking(self) -> dict[str, Any]:

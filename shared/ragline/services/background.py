@@ -5,7 +5,9 @@ its 4xx now), writes the run's head ``queued`` and queues it with who asked (the
 authorizer resolved it, re-checked by the worker's own run). :meth:`BackgroundRuns.work` claims the
 run (``queued`` → ``running``: a redelivered message of a claimed run does nothing, so a run never
 runs twice) and runs it through the chat service, recorded like any run; what it refuses when it
-starts (the quota spent, the ``Idempotency-Key`` running elsewhere) is the run's ``error`` event.
+starts (the quota spent, the ``Idempotency-Key`` running elsewhere, no run slot free) is the run's
+``error`` event. A background run holds a run slot of its tenant and key while it runs, as a streamed
+one does.
 The run announces ``run.completed``, ``run.failed`` or ``run.cancelled`` once it ends.
 """
 
@@ -23,6 +25,7 @@ from ragline.ports import RunQueue
 from ragline.services.authentication import Principal
 from ragline.services.chat import ChatService
 from ragline.services.runs import RunService
+from ragline.services.tenant_gate import TenantGate
 
 
 def principal_json(principal: Principal) -> dict[str, Any]:
@@ -54,13 +57,20 @@ def principal_from(data: dict[str, Any]) -> Principal:
 
 
 class BackgroundRuns:
-    def __init__(self, chat: ChatService, runs: RunService, queue: RunQueue) -> None:
+    def __init__(
+        self, chat: ChatService, runs: RunService, queue: RunQueue, gate: TenantGate | None = None
+    ) -> None:
+        """``gate``: the runs in flight a tenant and key may hold (fair sharing): a background run
+        takes a slot like a streamed one — checked when it is queued, held while it runs."""
         self._chat = chat
         self._runs = runs
         self._queue = queue
+        self._gate = gate
 
     def submit(self, principal: Principal, request: ChatRequest, run_id: str) -> RunAccepted:
         self._chat.check(principal, request)
+        if self._gate is not None:  # at its limit now: 429 now (the slot is taken when it runs)
+            self._gate.run_slot(principal).release()
         head = self._runs.new_head(principal, run_id, background=True, status="queued")
         self._runs.queue(head)
         message = {
@@ -81,7 +91,17 @@ class BackgroundRuns:
             raise errors.InvalidRequest("a background run's message names another tenant")
         try:
             request = ChatRequest.model_validate(data["request"])
-            events = self._chat.answer_chat(principal, request, run_id=run_id, claimed=head)
+            if self._gate is None:
+                events = self._chat.answer_chat(principal, request, run_id=run_id, claimed=head)
+            else:  # no slot free when it starts (too_many_runs): the run's error event
+                slot = self._gate.run_slot(principal)
+                try:
+                    events = slot.around(
+                        self._chat.answer_chat(principal, request, run_id=run_id, claimed=head)
+                    )
+                except BaseException:
+                    slot.release()
+                    raise
         except errors.RaglineError as exc:
             events = self._runs.recording(head, fresh=False).record(_refused(exc))
         try:

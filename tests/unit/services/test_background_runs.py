@@ -164,3 +164,46 @@ class SentMessages:
 
     def send_message(self, **request: str) -> None:
         self.bodies.append(request["MessageBody"])
+
+
+def test_a_background_run_holds_a_run_slot_like_a_streamed_one(
+    world: tuple[Container, HeldQueue, Announced, ScriptedChatModel],
+) -> None:
+    from ragline.domain.limits import Limits
+    from ragline.domain.tenancy import Tenant
+    from ragline.errors import TooManyRuns
+
+    c, queue, announced, model = world
+    c.registry.create_tenant(Tenant(tenant_id="acme", limits=Limits(max_concurrent_runs=1)))
+    caller = Principal.operator("acme")
+    # At its limit when asked: a 429 at once, nothing queued
+    held = c.tenant_gate.run_slot(caller)
+    with pytest.raises(TooManyRuns):
+        c.background.submit(caller, ASK, "run-5")
+    assert queue.messages == [] and c.run_log.head("acme", "run-5") is None
+    held.release()
+    # At its limit when it starts: the run fails with too_many_runs, announced, nothing run or charged
+    c.background.submit(caller, ASK, "run-6")
+    held = c.tenant_gate.run_slot(caller)
+    assert c.background.work(*queue.messages[0]) is True
+    held.release()
+    log = c.run_log.events("acme", "run-6", 0, 10)
+    assert [e.type for e in log] == ["error"] and json.loads(log[0].data)["code"] == "too_many_runs"
+    assert [e.type for e in announced.events] == ["run.failed"] and model.seen == [] and runs_of(c) == 0
+    # While it runs, it holds the slot (a streamed run would be refused), and frees it at its end
+    c.background.submit(caller, ASK, "run-7")
+    refused: list[bool] = []
+    inner = model.stream
+
+    def stream(*args: object) -> object:
+        try:
+            c.tenant_gate.run_slot(caller).release()
+            refused.append(False)
+        except TooManyRuns:
+            refused.append(True)
+        return inner(*args)  # type: ignore[arg-type]
+
+    model.stream = stream  # type: ignore[method-assign]
+    assert c.background.work(*queue.messages[1]) is True
+    assert refused and all(refused) and runs_of(c) == 1
+    c.tenant_gate.run_slot(caller).release()  # free again once the run ended
