@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from starlette.exceptions import HTTPException
@@ -33,6 +33,7 @@ from ragline.http import (
 )
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def gateway_context(header: str) -> dict[str, Any]:
@@ -159,23 +160,33 @@ async def stream_events(events: Generator[RunEvent, None, None]) -> AsyncIterato
     ends the stream with an ``error`` event instead of a cut connection. A client that goes away (the
     response task is cancelled) does not stop the run: it goes on to its end, recorded for the client
     to resume, and is charged exactly once."""
-    done = object()
     seq = 0
     try:
-        while True:
-            try:
-                event = await anyio.to_thread.run_sync(next, events, done)
-            except Exception as exc:
-                yield sse(error_event(exc))
-                return
-            if event is done:
+        async for event in _threaded(events):
+            if isinstance(event, BaseException):
+                yield sse(error_event(event))
                 return
             seq += 1
             replay = isinstance(event, RunFinished) and event.replayed  # a replay is not the run's log
-            yield sse(event, None if replay else seq)  # type: ignore[arg-type]
+            yield sse(event, None if replay else seq)
     finally:
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(finish_run, events)
+
+
+async def _threaded(items: Iterator[T]) -> AsyncIterator[T | Exception]:
+    """``items`` read one at a time in a worker thread (they block); an error they raise ends them,
+    given as the last item."""
+    done = object()
+    while True:
+        try:
+            item = await anyio.to_thread.run_sync(next, items, done)
+        except Exception as exc:
+            yield exc
+            return
+        if item is done:
+            return
+        yield item  # type: ignore[misc]
 
 
 class LoggedStream(StreamingResponse):
@@ -187,17 +198,11 @@ class LoggedStream(StreamingResponse):
 
 
 async def _logged(events: Iterator[LoggedEvent]) -> AsyncIterator[bytes]:
-    done = object()
     try:
-        while True:
-            try:
-                event = await anyio.to_thread.run_sync(next, events, done)
-            except Exception as exc:
-                yield sse(error_event(exc))
+        async for event in _threaded(events):
+            if isinstance(event, BaseException):
+                yield sse(error_event(event))
                 return
-            if event is done:
-                return
-            assert isinstance(event, LoggedEvent)
             yield f"id: {event.seq}\nevent: {event.type}\ndata: {event.data}\n\n".encode()
     finally:
         close = getattr(events, "close", None)

@@ -97,7 +97,9 @@ def partition_keys(send: Send, pk: str) -> list[Key]:
             return keys
 
 
-class DynamoDbRunLog:
+class _Table:
+    """The usage table, its calls' failed conditions as :class:`_ConditionFailed`."""
+
     def __init__(self, table_name: str, *, client: Any = None, region: str | None = None) -> None:
         self.table_name = table_name
         self._client = LazyClient("dynamodb", client=client, region=region)
@@ -108,6 +110,8 @@ class DynamoDbRunLog:
     def _send(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
         return self._raw(action, {"TableName": self.table_name, **request})
 
+
+class DynamoDbRunLog(_Table):
     def start(self, head: RunHead) -> None:
         # An earlier log under this id (a run that failed before any work, retried under its key): one
         # DeleteItem each (rare; the chat function's grant has no batch write).
@@ -243,17 +247,7 @@ def conversation_from(tenant_id: str, item: dict[str, Any]) -> Conversation:
     )
 
 
-class DynamoDbConversationStore:
-    def __init__(self, table_name: str, *, client: Any = None, region: str | None = None) -> None:
-        self.table_name = table_name
-        self._client = LazyClient("dynamodb", client=client, region=region)
-
-    def _raw(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
-        return call(self._client(), action, request, _condition)
-
-    def _send(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
-        return self._raw(action, {"TableName": self.table_name, **request})
-
+class DynamoDbConversationStore(_Table):
     def get(self, tenant_id: str, conversation_id: str) -> Conversation | None:
         key = {"pk": {"S": f"CONV#{tenant_id}"}, "sk": {"S": conversation_id}}
         item = self._send("get_item", {"Key": key, "ConsistentRead": True}).get("Item")
