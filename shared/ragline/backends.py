@@ -47,6 +47,7 @@ class Backend(Protocol):
     def sync_scheduler(self) -> SyncScheduler: ...
     def run_log(self) -> RunLog: ...
     def conversations(self) -> ConversationStore: ...
+    def evaluation_objects(self) -> ObjectStore: ...
 
 
 class EmbeddedBackend:
@@ -110,6 +111,12 @@ class EmbeddedBackend:
         from ragline.adapters.embedded.runs import RUNS_FILE, SqliteConversationStore
 
         return SqliteConversationStore(self._home / RUNS_FILE)
+
+    def evaluation_objects(self) -> ObjectStore:
+        """Evaluation jobs and reports: files under ``evaluations/``."""
+        from ragline.adapters.embedded.objects import LocalObjectStore
+
+        return LocalObjectStore(self._home / "evaluations")
 
     def limiter(self) -> RateLimiter:
         from ragline.adapters.embedded.limits import SqliteRateLimiter
@@ -190,6 +197,13 @@ class AwsBackend:
         from ragline.adapters.aws.runs import DynamoDbConversationStore
 
         return DynamoDbConversationStore(required("usage_table", self._settings.usage_table))
+
+    def evaluation_objects(self) -> ObjectStore:
+        """Evaluation jobs and reports in the evaluations bucket (not the documents bucket: nothing
+        in it is ingested)."""
+        from ragline.adapters.aws.objects import S3ObjectStore
+
+        return S3ObjectStore(required("evaluations_bucket", self._settings.evaluations_bucket))
 
     def limiter(self) -> RateLimiter:
         """Buckets and run slots live in the usage table, under ``LIMIT#`` keys of their own."""

@@ -220,6 +220,14 @@ class Settings(BaseModel):
     runs_queue_url: str = ""
     """The queue of background chat runs (AWS: the chat function drains it); empty: a thread of this
     process runs them."""
+    evaluations_bucket: str = ""
+    """aws: the bucket of answer evaluation jobs and their reports (``<tenant>/<job>/…``)."""
+    evaluation_judge: Literal["auto", "model", "offline"] = "auto"
+    """Who grades an evaluation's answers against their references: ``model``, the chat model (metered);
+    ``offline``, the reference-overlap judge (no model); ``auto``: the model when one is configured."""
+    evaluation_slice_s: float = Field(default=45.0, gt=0)
+    """How long one worker invocation scores an evaluation's answers before it queues the rest (the
+    chat function's timeout is 120 s; an answer in progress finishes)."""
     source_secrets_prefix: str = ""
     """aws: the Secrets Manager name prefix of data sources' credentials (``<stack>/sources``)."""
     sync_schedule_group: str = ""

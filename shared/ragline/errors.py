@@ -73,6 +73,12 @@ class ConversationNotFound(NotFound):
     code = "conversation_not_found"
 
 
+class EvaluationNotFound(NotFound):
+    """No such evaluation job for this caller (another tenant's, user's or key's is the same 404)."""
+
+    code = "evaluation_not_found"
+
+
 class NamespaceNotFound(NotFound):
     """The namespace does not exist in this tenant's store."""
 
@@ -95,6 +101,12 @@ class Conflict(RaglineError):
     """The request conflicts with stored state (e.g. an embedding model mismatch)."""
 
     code = "conflict"
+
+
+class EvaluationNotComplete(Conflict):
+    """An evaluation job's report was asked for before the job completed."""
+
+    code = "evaluation_not_complete"
 
 
 class RunInProgress(Conflict):

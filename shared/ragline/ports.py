@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports must stay cheap (cold
     from ragline.domain.chat import ChatMessage, ChatOptions, ModelEvent, ToolSpec
     from ragline.domain.conversations import Conversation
     from ragline.domain.documents import Claim, DocumentRecord
+    from ragline.domain.evaluations import JudgeVerdict
     from ragline.domain.events import Event
     from ragline.domain.filters import ReadView
     from ragline.domain.generations import ReindexStep
@@ -248,6 +249,22 @@ class GroundingScorer(Protocol):
     name: str
 
     def check(self, claims: Sequence[CitedClaim]) -> Checked: ...
+
+
+class AnswerJudge(Protocol):
+    """Grades an answer against a reference answer (answer evaluation's correctness and completeness).
+
+    Contract: ``judge(question, reference, answer)`` returns a
+    :class:`~ragline.domain.evaluations.JudgeVerdict` with correctness and completeness each in
+    [0, 1] — or ``None`` when it cannot tell (a reply it cannot read) — a short reason, and what it spent
+    (model tokens; nothing for an offline judge). An answer with no text is incorrect and incomplete
+    (0, 0) and spends nothing. Citation markers in the answer are not graded. Model failures raise
+    Ragline errors. No I/O at construction.
+    """
+
+    name: str
+
+    def judge(self, question: str, reference: str, answer: str) -> JudgeVerdict: ...
 
 
 class UsageLedger(Protocol):

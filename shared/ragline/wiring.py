@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
     from ragline.domain.generations import ReindexStep
     from ragline.domain.sources import SourceRecord, SyncStep
     from ragline.ports import (
+        AnswerJudge,
         ChatModel,
         ConversationStore,
         DocumentRegistry,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:  # importing the wiring costs no pydantic (the authorizer impo
         VectorStoreProvider,
         WebhookStore,
     )
+    from ragline.services.answer_evals import AnswerEvaluations
     from ragline.services.background import BackgroundRuns
     from ragline.services.chat import ChatService
     from ragline.services.conversations import ConversationService
@@ -462,14 +464,47 @@ class Container:
             return SqsRunQueue(self.settings.runs_queue_url)
         from ragline.adapters.embedded.run_queue import ThreadRunQueue
 
-        # late-bound: the background service is built from this queue
-        return ThreadRunQueue(lambda tenant, run, message: self.background.work(tenant, run, message))  # noqa: PLW0108
+        # late-bound: the services are built from this queue
+        return ThreadRunQueue(self.queued_work)
+
+    def queued_work(self, tenant_id: str, run_id: str, message: str) -> bool:
+        """One runs-queue message: an evaluation job's slice, or a background chat run."""
+        from ragline.services.answer_evals import is_evaluation
+
+        if is_evaluation(message):
+            return self.evaluations.work(tenant_id, run_id)
+        return self.background.work(tenant_id, run_id, message)
 
     @cached_property
     def background(self) -> BackgroundRuns:
         from ragline.services.background import BackgroundRuns
 
         return BackgroundRuns(self.chat, self.runs, self.run_queue, self.tenant_gate)
+
+    @cached_property
+    def evaluations(self) -> AnswerEvaluations:
+        from ragline.services.answer_evals import AnswerEvaluations
+
+        s = self.settings
+        return AnswerEvaluations(
+            chat=self.chat,
+            metering=self.metering,
+            objects=self.evaluation_objects or self.backend.evaluation_objects(),  # None: the reason
+            judge=self.answer_judge,
+            queue=self.run_queue,
+            slice_s=s.evaluation_slice_s if s.runs_queue_url else None,
+        )
+
+    @cached_property
+    def answer_judge(self) -> AnswerJudge:
+        """``settings.evaluation_judge``: the chat model, or the offline reference-overlap judge."""
+        from ragline.adapters.grounding.answer_judges import ModelAnswerJudge, ReferenceOverlapJudge
+
+        choice = self.settings.evaluation_judge
+        if choice == "auto":
+            model = self.settings.llm_configured or "chat_model" in self._overrides
+            choice = "model" if model else "offline"
+        return ModelAnswerJudge(self.chat_model) if choice == "model" else ReferenceOverlapJudge()
 
     @property
     def _chunking(self) -> dict[str, Any]:
@@ -690,7 +725,18 @@ class Container:
             sync_scheduler=self.sync_scheduler,
             run_log=self.run_log,
             conversations=self.conversation_store,
+            evaluations=self.evaluation_objects,
         )
+
+    @cached_property
+    def evaluation_objects(self) -> ObjectStore | None:
+        """The evaluations store; None where there is none (AWS without an evaluations bucket)."""
+        from ragline import errors
+
+        try:
+            return self.backend.evaluation_objects()
+        except errors.ConfigurationError:
+            return None
 
     @cached_property
     def evaluation(self) -> EvaluationService:

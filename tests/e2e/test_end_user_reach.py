@@ -25,6 +25,7 @@ from ragline.cli.serve import build_app
 from ragline.domain.access import UserContext
 from ragline.domain.api import AddText, ChatRequest
 from ragline.domain.document_metadata import MetadataInput
+from ragline.domain.evaluations import EvaluationRequest
 from ragline.domain.identity import IdentityProvider
 from ragline.domain.models import TenantScope
 from ragline.domain.source_api import NewSource
@@ -64,7 +65,9 @@ END_USER_ROUTES = {
 }
 """The routes a request acting for an end user may use: it reads (and, with ``ingest``, writes) the
 documents it may read, reads its namespaces' settings, and reads, cancels and deletes its own runs and
-conversations (tests/e2e/test_resumable_runs.py and test_conversations.py: nobody else's)."""
+conversations (tests/e2e/test_resumable_runs.py and test_conversations.py: nobody else's). Evaluation
+jobs are the tenant's developers' (tests/e2e/test_evaluations_http.py): an end user's request is refused
+there as on a route that manages the tenant."""
 
 BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/chat"): {"messages": [{"role": "user", "content": "rocket?"}], "stream": False},
@@ -88,6 +91,7 @@ BODIES: dict[tuple[str, str], Any] = {
     },
     ("PATCH", "/v1/namespaces/{namespace}/sources/{source_id}"): {"name": "renamed by a user"},
     ("POST", "/v1/namespaces/{namespace}/sources/{source_id}/sync"): {},
+    ("POST", "/v1/evaluations"): {"questions": [{"id": "q", "question": "rocket?"}]},
 }
 """A valid body for each route that takes one (the refusal must not hide behind a 400)."""
 
@@ -143,6 +147,8 @@ class World:
         final = list(c.chat.answer_chat(alice, ask))[-1]  # alice's run and conversation
         assert final.type == "final" and final.conversation_id
         self.run, self.conversation = final.run_id, final.conversation_id
+        job = EvaluationRequest.model_validate({"questions": [{"id": "q", "question": "rocket?"}]})
+        self.evaluation = c.evaluations.run(operator, job).evaluation.evaluation_id  # the tenant's own
 
     def headers(self, kind: str) -> dict[str, str]:
         user = {"Ragline-User-Id": "alice", "Ragline-User-Groups": "eng"}
@@ -166,6 +172,7 @@ class World:
             .replace("{source_id}", self.source)
             .replace("{run_id}", self.run)
             .replace("{conversation_id}", self.conversation)
+            .replace("{evaluation_id}", self.evaluation)
         )
 
     def state(self) -> Any:

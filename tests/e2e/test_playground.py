@@ -146,3 +146,44 @@ def operation_count(url: str) -> int:
         paths = json.load(response)["paths"]
     methods = {"get", "put", "post", "patch", "delete"}
     return sum(len(methods & set(item)) for item in paths.values())
+
+
+def test_evaluation_jobs_are_listed_and_their_reports_open(url: str, browser: webdriver.Chrome) -> None:
+    import json
+    from urllib.request import Request, urlopen
+
+    job = {
+        "name": "chain care",
+        "questions": [{"id": "c1", "question": "How often should I lubricate the chain?",
+                       "reference": "Every 200 km.", "gold": ["maintenance-guide.html"]}],
+        "namespaces": ["northwind"],
+    }  # fmt: skip
+    job["configs"] = [{"label": "A", "namespaces": job.pop("namespaces")}]
+    sent = Request(url + "v1/evaluations", data=json.dumps(job).encode(), method="POST",
+                   headers={"content-type": "application/json"})  # fmt: skip
+    with urlopen(sent, timeout=30) as response:  # the local server (127.0.0.1)
+        evaluation = json.load(response)["evaluationId"]
+    wait = WebDriverWait(browser, 60)
+    browser.get(url)
+    wait.until(lambda b: b.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+    browser.find_element(By.ID, "tab-evals").click()
+    row = None
+    for _ in range(60):  # the job runs on the server's threads; refresh until it completed
+        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#evaluations[data-state=done]")))
+        rows = browser.find_elements(By.CSS_SELECTOR, "#evaluations tr")
+        row = next((r for r in rows if "chain care" in r.text and "completed" in r.text), None)
+        if row is not None:
+            break
+        browser.execute_script("document.getElementById('evaluations').dataset.state = ''")
+        browser.find_element(By.ID, "refresh").click()
+        time.sleep(0.5)
+    assert row is not None and "1/1" in row.text and "reference-overlap" in row.text
+    row.find_element(By.CSS_SELECTOR, "button.open").click()
+    frame = browser.find_element(By.ID, "report")
+    wait.until(lambda b: "chain care" in (frame.get_attribute("srcdoc") or ""))
+    browser.switch_to.frame(frame)
+    try:
+        page = browser.find_element(By.TAG_NAME, "body").text
+        assert "How often should I lubricate the chain?" in page and evaluation in page
+    finally:
+        browser.switch_to.default_content()

@@ -50,6 +50,10 @@ ROUTES = {
     ("GET", "/v1/conversations"): "runs_and_conversations",
     ("GET", "/v1/conversations/{conversation_id}"): "runs_and_conversations",
     ("DELETE", "/v1/conversations/{conversation_id}"): "runs_and_conversations",
+    ("POST", "/v1/evaluations"): "evaluations",
+    ("GET", "/v1/evaluations"): "evaluations",
+    ("GET", "/v1/evaluations/{evaluation_id}"): "evaluations",
+    ("GET", "/v1/evaluations/{evaluation_id}/report"): "evaluations",
     ("GET", f"{NS}/sources"): "data_sources",
     ("POST", f"{NS}/sources"): "data_sources",
     ("GET", f"{NS}/sources/{{source_id}}"): "data_sources",
@@ -68,7 +72,7 @@ each provider's run."""
 EVENT_SOURCES = {
     "sqs:IngestQueue": "ingest_from_s3",
     "sqs:WebhookDeliveryQueue": "webhooks",
-    "sqs:RunsQueue": "runs_and_conversations",
+    "sqs:RunsQueue": "runs_and_conversations, evaluations",
 }
 """Every event source mapping → the step that delivers its events."""
 

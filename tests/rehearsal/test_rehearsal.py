@@ -31,6 +31,7 @@ from tests.rehearsal.checks import (
     check_traces,
 )
 from tests.rehearsal.cloudformation import AwsCall
+from tests.rehearsal.evaluations_step import evaluations
 from tests.rehearsal.host import blame
 from tests.rehearsal.limits_step import fair_sharing, quota_thresholds
 from tests.rehearsal.runs_step import runs_and_conversations
@@ -99,6 +100,7 @@ def scenario(w: World, proxy: SignedProxy) -> None:
     quota_thresholds(w)
     fair_sharing(w)
     runs_and_conversations(w, ctx)
+    evaluations(w, ctx)
     if w.textract is not None:  # DocumentOcr=textract: a screenshot read through Textract (its own
         read_a_scan(w, ctx)  # namespace, last: earlier steps route chat over the tenant's namespaces)
     check_routes(w)

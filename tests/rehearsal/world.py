@@ -122,6 +122,7 @@ class World:
         queue_arn = self.documents_bucket(suffix)
         bus_arn, delivery_arn = self.event_bus(session, art.translated, moto, suffix)
         runs_arn = self.runs_queue(suffix)
+        self.evaluations_bucket = self.new_bucket(f"rh-evaluations-{suffix}")  # evaluation jobs and reports
         self.secret_arn = secrets.create_secret(Name=f"ragline/rh-{suffix}", SecretString="sk-rehearsal")[
             "ARN"
         ]
@@ -136,6 +137,7 @@ class World:
             "WebhookDeliveryQueue": self.delivery_url,
             "WebhookDeliveryDeadLetterQueue": self.delivery_dlq_url,
             "RunsQueue": self.runs_url,  # background chat runs, drained by the chat function
+            "EvaluationsBucket": self.evaluations_bucket,
             layer: layer,
         }
         attrs = {f"{t}.Arn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{n}" for t, n in tables.items()}
@@ -183,6 +185,10 @@ class World:
         self.xray = XRayDaemon()
         self.s3_gate = S3Gate(moto, self.may_list)  # S3's 403 for a missing key, which moto never gives
         self.s3_url = self.s3_gate.start()
+
+    def new_bucket(self, name: str) -> str:
+        self.s3.create_bucket(Bucket=name)
+        return name
 
     def runs_queue(self, suffix: str) -> str:
         """The queue of background chat runs (``RunsQueue``), drained by the chat function; its ARN."""

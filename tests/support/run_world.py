@@ -1,6 +1,7 @@
 """A tenant served over real HTTP by ``ragline serve``'s app (``tests.support.served_api``), on the
 embedded backend or on DynamoDB (moto server: the ledger, the run log, the conversations, the tenants
-and the document records in the template's tables): the world of the runs and conversations tests."""
+and the document records in the template's tables; evaluation jobs in an S3 bucket): the world of the
+runs, conversations and evaluations tests."""
 
 from __future__ import annotations
 
@@ -110,8 +111,11 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
 
 
 def dynamodb_parts(request: pytest.FixtureRequest) -> dict[str, Any]:
+    import boto3
+
     from ragline.adapters.aws.documents import DynamoDbDocumentRegistry
     from ragline.adapters.aws.ledger import DynamoDbUsageLedger
+    from ragline.adapters.aws.objects import S3ObjectStore
     from ragline.adapters.aws.runs import DynamoDbConversationStore, DynamoDbRunLog
     from ragline.adapters.aws.tenants import DynamoDbTenantRegistry
     from tests.support.cfn_tables import create_table_from_template
@@ -121,7 +125,11 @@ def dynamodb_parts(request: pytest.FixtureRequest) -> dict[str, Any]:
     usage = create_table_from_template(client, "UsageTable", f"usage-{suffix}")
     tenants = create_table_from_template(client, "TenantsTable", f"tenants-{suffix}")
     documents = create_table_from_template(client, "DocumentsTable", f"documents-{suffix}")
+    s3 = boto3.session.Session().client("s3", endpoint_url=request.getfixturevalue("moto_endpoint"))
+    bucket = f"evaluations-{suffix}"
+    s3.create_bucket(Bucket=bucket)
     return {
+        "evaluation_objects": S3ObjectStore(bucket, client=s3),
         "ledger": DynamoDbUsageLedger(usage, client=client),
         "run_log": DynamoDbRunLog(usage, client=client),
         "conversation_store": DynamoDbConversationStore(usage, client=client),

@@ -187,6 +187,28 @@ export class RaglineClient {
     return this.call({ method: "DELETE", path: `/v1/conversations/${segment(conversationId)}`, ...options });
   }
 
+  // -- answer evaluation jobs ---------------------------------------------------------------------
+  /** Queue a job: its questions through chat under one or two configurations, every answer scored
+   * (README "Evaluating answers"); poll `getEvaluation` until `completed`. */
+  createEvaluation(job: T.EvaluationRequest, options: RequestOptions = {}): Promise<T.EvaluationView> {
+    return this.call({ method: "POST", path: "/v1/evaluations", body: job, ...options });
+  }
+
+  listEvaluations(options: RequestOptions = {}): Promise<T.EvaluationList> {
+    return this.call({ method: "GET", path: "/v1/evaluations", ...options });
+  }
+
+  getEvaluation(evaluationId: string, options: RequestOptions = {}): Promise<T.EvaluationView> {
+    return this.call({ method: "GET", path: `/v1/evaluations/${segment(evaluationId)}`, ...options });
+  }
+
+  /** A completed job's report as JSON (`evaluation_not_complete` before then; the HTML page is the
+   * same path without `format`). */
+  evaluationReport(evaluationId: string, options: RequestOptions = {}): Promise<T.EvaluationReport> {
+    const path = `/v1/evaluations/${segment(evaluationId)}/report`;
+    return this.call({ method: "GET", path, query: { format: "json" }, ...options });
+  }
+
   // -- documents --------------------------------------------------------------------------------
   listDocuments(namespace: string, options: RequestOptions = {}): Promise<T.DocumentList> {
     return this.call({ method: "GET", path: `/v1/namespaces/${segment(namespace)}/documents`, ...options });

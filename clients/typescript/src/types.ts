@@ -39,6 +39,18 @@ export type ConversationView = Schemas["ConversationView"];
 export type ConversationList = Schemas["ConversationList"];
 export type ConversationSummary = Schemas["ConversationSummary"];
 export type TurnView = Schemas["TurnView"];
+/** One question of an evaluation: `id` and `question`; the rest may be left out (their defaults). */
+export type EvaluationQuestion = Partial<Schemas["EvalQuestion"]> & Pick<Schemas["EvalQuestion"], "id" | "question">;
+/** One configuration of an evaluation (every field has a default). */
+export type EvaluationConfig = Partial<Schemas["EvalConfig"]>;
+/** An answer evaluation job (`createEvaluation`): questions, one or two configurations, the judge. */
+export type EvaluationRequest = Omit<Partial<Schemas["EvaluationRequest"]>, "questions" | "configs"> & {
+  questions: EvaluationQuestion[];
+  configs?: EvaluationConfig[];
+};
+export type EvaluationView = Schemas["EvaluationView"];
+export type EvaluationList = Schemas["EvaluationList"];
+export type EvaluationReport = Schemas["EvaluationReport"];
 
 export type AddText = Schemas["AddText"];
 export type DocumentLabels = Schemas["DocumentLabels"];

@@ -177,6 +177,27 @@ describe("runs", () => {
   });
 });
 
+describe("answer evaluation jobs", () => {
+  it("queues a job, polls it to completed and reads its report", async () => {
+    const job = await rl.createEvaluation({
+      questions: [{ id: "w1", question: "How long is the frame warranty?", reference: "Lifetime." }],
+      configs: [{ label: "A", namespaces: [NS] }],
+    });
+    assert.equal(job.answers, 1);
+    let view = await rl.getEvaluation(job.evaluationId);
+    for (let i = 0; i < 200 && view.status !== "completed"; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      view = await rl.getEvaluation(job.evaluationId);
+    }
+    assert.equal(view.status, "completed");
+    const report = await rl.evaluationReport(job.evaluationId);
+    assert.deepEqual((report.results ?? []).map((r) => r.questionId), ["w1"]);
+    assert.ok((await rl.listEvaluations()).evaluations.some((e) => e.evaluationId === job.evaluationId));
+    const missing = await refusal(rl.getEvaluation("nope"));
+    assert.deepEqual([missing.status, missing.code], [404, "evaluation_not_found"]);
+  });
+});
+
 describe("conversations and runs that survive", () => {
   it("continues a conversation with only the new turn, and lists, reads and deletes it", async () => {
     const first = await rl.ask("How long is the frame warranty?", { namespaces: [NS] });

@@ -485,8 +485,15 @@ def openapi(
 @app.command("eval")
 def evaluate(
     dataset: Annotated[
-        Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
+        str,
+        typer.Argument(
+            help="A BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv): retrieval scores; or"
+            " `answers` followed by a question file: answer evaluation."
+        ),
     ],
+    questions: Annotated[
+        Path | None, typer.Argument(help="With `answers`: the questions, JSON lines (evals/README.md).")
+    ] = None,
     split: Annotated[str, typer.Option(help="train | test | dev")] = "test",
     modes: Annotated[
         str,
@@ -495,14 +502,47 @@ def evaluate(
             " accurate (chat's default: hybrid → rerank → the chunks one search shows)."
         ),
     ] = "keyword,semantic,hybrid:rrf,hybrid:convex,accurate",
+    config: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--config",
+            help="answers: a configuration, KEY=VALUE,… with keys label, agent, mode, fusion, alpha,"
+            " namespaces (a+b); give two for an A/B.",
+        ),
+    ] = None,
+    beir: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--beir", help="answers: NAMESPACE=FOLDER: index a BEIR corpus into the namespace first."
+        ),
+    ] = None,
+    judge: Annotated[
+        bool, typer.Option("--judge/--no-judge", help="answers: grade against the references.")
+    ] = True,
+    report: Annotated[Path | None, typer.Option(help="answers: also write the HTML report here.")] = None,
+    limit: Annotated[int | None, typer.Option(help="answers: the first N questions only.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="answers: print the report as JSON.")] = False,
     home: Home = None,
+    tenant: Tenant = "local",
 ) -> None:
-    """Index a BEIR dataset and print nDCG@10, Recall@100 and MRR@10 per mode."""
-    from ragline.cli.output import run_eval
+    """Index a BEIR dataset and print nDCG@10, Recall@100 and MRR@10 per mode; or, as ``eval answers
+    QUESTIONS``, answer a question set through chat and score every answer (table + HTML report)."""
     from ragline.errors import RaglineError
 
     try:
-        run_eval(_container(home), dataset, split, [m.strip() for m in modes.split(",") if m.strip()])
+        if dataset == "answers":
+            from ragline.cli.eval_answers import run_answers
+
+            if questions is None:
+                raise _invalid("eval answers needs a question file")
+            run_answers(
+                _container(home), tenant, questions, configs=config or [], beir=beir or [], judge=judge,
+                report=report, limit=limit, as_json=as_json,
+            )  # fmt: skip
+            return
+        from ragline.cli.output import run_eval
+
+        run_eval(_container(home), Path(dataset), split, [m.strip() for m in modes.split(",") if m.strip()])
     except RaglineError as exc:
         raise _fail(exc) from exc
 

@@ -21,6 +21,7 @@ from ragline.agents.events import ChatResponse, RunAccepted, RunEvent, RunView
 from ragline.cli.serve import REST_ROUTES, load_function
 from ragline.domain.api import ChatRequest, ErrorBody
 from ragline.domain.conversation_api import ConversationList, ConversationView
+from ragline.domain.evaluations import EvaluationList, EvaluationReport, EvaluationRequest, EvaluationView
 from ragline.http import MAX_IDEMPOTENCY_KEY, STATUS_BY_ERROR
 
 TITLE = "Ragline API"
@@ -46,6 +47,7 @@ def build_openapi(functions: Path) -> dict[str, Any]:
         schemas.update(part.get("components", {}).get("schemas", {}))
     paths["/v1/chat"] = {"post": _chat_operation(schemas)}
     paths.update(_runs_operations(schemas))
+    paths.update(_evaluation_operations(schemas))
     for name in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
         schemas.pop(name, None)  # Powertools' 422 shape: this API answers the one error shape instead
     _add(schemas, ErrorBody)
@@ -207,6 +209,59 @@ def _runs_operations(schemas: dict[str, Any]) -> dict[str, Any]:
                 "responses": {"204": {"description": "Deleted."}},
             },
         },
+    }  # fmt: skip
+
+
+EVALUATION_PARAMETER = {
+    "name": "evaluation_id", "in": "path", "required": True, "schema": {"type": "string"},
+}  # fmt: skip
+
+
+def _request(schemas: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    """A request body's schema (validation mode: what a client sends) among the components."""
+    schema = model.model_json_schema(by_alias=True, ref_template=REF + "{model}", mode="validation")
+    schemas.update(schema.pop("$defs", {}))
+    schemas[model.__name__] = schema
+    return {"required": True, "content": {"application/json": {"schema": {"$ref": REF + model.__name__}}}}
+
+
+def _evaluation_operations(schemas: dict[str, Any]) -> dict[str, Any]:
+    """Answer evaluation jobs (the chat function's): submit, list, read, report."""
+    return {
+        "/v1/evaluations": {
+            "post": {
+                "summary": "Run a question set through chat and score every answer (a job)",
+                "operationId": "createEvaluation",
+                "requestBody": _request(schemas, EvaluationRequest),
+                "responses": {"202": _json(schemas, EvaluationView, "The job, queued.")},
+            },
+            "get": {
+                "summary": "The caller's evaluation jobs, newest first", "operationId": "listEvaluations",
+                "responses": {"200": _json(schemas, EvaluationList, "The jobs.")},
+            },
+        },
+        "/v1/evaluations/{evaluation_id}": {"get": {
+            "summary": "Where an evaluation job stands; its summary once completed",
+            "operationId": "getEvaluation",
+            "parameters": [EVALUATION_PARAMETER],
+            "responses": {"200": _json(schemas, EvaluationView, "The job.")},
+        }},
+        "/v1/evaluations/{evaluation_id}/report": {"get": {
+            "summary": "A completed job's report: one self-contained HTML page, or its JSON",
+            "operationId": "getEvaluationReport",
+            "parameters": [
+                EVALUATION_PARAMETER,
+                {"name": "format", "in": "query", "required": False,
+                 "schema": {"type": "string", "enum": ["html", "json"], "default": "html"}},
+            ],
+            "responses": {"200": {
+                "description": "The report (409 `evaluation_not_complete` before the job completes).",
+                "content": {
+                    "text/html": {"schema": {"type": "string"}},
+                    "application/json": {"schema": _add(schemas, EvaluationReport)},
+                },
+            }},
+        }},
     }  # fmt: skip
 
 

@@ -10,6 +10,7 @@ and steps are not kept), and does no retrieval and no model call.
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, replace
@@ -40,7 +41,7 @@ from ragline.services.grounding import GroundingService
 from ragline.services.metering import MeteredRun, Metering
 from ragline.services.read_views import RequestAccess
 from ragline.services.replays import reach_of
-from ragline.services.retrieval import RetrievalService
+from ragline.services.retrieval import Fusion, RetrievalService
 from ragline.services.runs import RunService
 
 
@@ -130,6 +131,22 @@ class ChatService:
         self._grounding = grounding or GroundingService(None)
         self._runs = runs
         self._conversations = conversations
+        self._shown: Callable[[list[ChunkView]], None] | None = None
+
+    def variant(
+        self,
+        *,
+        fusion: Fusion | None = None,
+        alpha: float | None = None,
+        shown: Callable[[list[ChunkView]], None] | None = None,
+    ) -> ChatService:
+        """A copy for an evaluation's runs: its searches fused with ``fusion`` and ``alpha`` (None: as
+        configured); no conversation kept and no run log (nobody resumes them); ``shown`` is told every
+        chunk the run was shown, in order, when it ends (its retrieval, beyond what it cited)."""
+        other = copy.copy(self)
+        other._retrieval = self._retrieval.tuned(fusion, alpha)
+        other._runs, other._conversations, other._shown = None, None, shown
+        return other
 
     def answer_chat(
         self,
@@ -229,6 +246,8 @@ class ChatService:
                 logger.exception("chat run failed", extra={"run_id": run.run_id})
                 outcome.exit_reason = "error"
                 yield RunError(code="internal_error", message="internal error")
+            if self._shown is not None:
+                self._shown([ChunkView.of_evidence(e) for e in map(evidence.get, evidence) if e is not None])
             for event in self._finish(outcome, evidence, plan.mode, run, plan.conversation_id):
                 if isinstance(event, RunFinished) and plan.conversation_id:
                     self._add_turn(plan, event, evidence, run)

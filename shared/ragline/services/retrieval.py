@@ -10,6 +10,7 @@ returns a :class:`Retriever` over their scopes that adds everything it spends to
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
@@ -82,6 +83,16 @@ class RetrievalService:
         self._fusion: Fusion = fusion
         self._rrf_k = rrf_k
         self._alpha = alpha
+
+    def tuned(self, fusion: Fusion | None = None, alpha: float | None = None) -> RetrievalService:
+        """This service with another hybrid fusion or semantic weight (None: as configured): an
+        evaluation's configuration."""
+        if fusion is None and alpha is None:
+            return self
+        other = copy.copy(self)
+        other._fusion = fusion or self._fusion
+        other._alpha = self._alpha if alpha is None else alpha
+        return other
 
     def namespaces(self, principal: Principal, requested: Sequence[str], need: Scope) -> list[Namespace]:
         """The namespaces ``principal`` may ``need`` (deduplicated), checked to exist and to match the

@@ -258,12 +258,18 @@ class RunService:
 
 
 def may_follow(principal: Principal, head: RunHead) -> bool:
-    """Whether ``principal`` may read the run: its end user only theirs; a key limited to some
-    namespaces only the runs it started with no end user; an unrestricted key all of its tenant's."""
+    """Whether ``principal`` may read the run (see :func:`may_read_owned`)."""
+    return may_read_owned(principal, head.owner, head.key_id)
+
+
+def may_read_owned(principal: Principal, owner: str, key_id: str) -> bool:
+    """Whether ``principal`` may read what ``owner`` (:func:`~ragline.domain.runs.owner_of`) started
+    with ``key_id`` — a run, an evaluation job: its end user only theirs; a key limited to some
+    namespaces only what it started with no end user; an unrestricted key all of its tenant's."""
     if principal.user is not None:
-        return head.owner == owner_of(principal.user.user_id)
+        return owner == owner_of(principal.user.user_id)
     if principal.acts_for_user:
         return False
     if not principal.unrestricted:
-        return head.owner == "" and head.key_id == principal.key_id
+        return owner == "" and key_id == principal.key_id
     return True

@@ -71,8 +71,11 @@ class TenantDeletion:
         sync_scheduler: SyncScheduler | None = None,
         run_log: RunLog | None = None,
         conversations: ConversationStore | None = None,
+        evaluations: ObjectStore | None = None,
     ) -> None:
+        """``evaluations``: the evaluation jobs' store (their answers quote the tenant's documents)."""
         self._tenancy = tenancy
+        self._evaluations = evaluations
         self._sources = sources
         self._source_secrets = source_secrets
         self._sync_scheduler = sync_scheduler
@@ -110,7 +113,8 @@ class TenantDeletion:
                 part.purge_tenant(tenant_id)
         purge = TenantPurge(
             tenant_id=tenant_id,
-            objects=self._objects.purge(f"{tenant_id}/"),
+            objects=self._objects.purge(f"{tenant_id}/")
+            + (self._evaluations.purge(f"{tenant_id}/") if self._evaluations else 0),
             chunks=self._purge_chunks(tenant_id),
             documents=self._documents.purge_tenant(tenant_id),
             usage_details=self._ledger.purge_tenant(tenant_id)

@@ -56,6 +56,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/evaluations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's evaluation jobs, newest first */
+        get: operations["listEvaluations"];
+        put?: never;
+        /** Run a question set through chat and score every answer (a job) */
+        post: operations["createEvaluation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/evaluations/{evaluation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where an evaluation job stands; its summary once completed */
+        get: operations["getEvaluation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/evaluations/{evaluation_id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A completed job's report: one self-contained HTML page, or its JSON */
+        get: operations["getEvaluationReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/hosting-search": {
         parameters: {
             query?: never;
@@ -459,6 +511,89 @@ export interface components {
             text: string;
         };
         /**
+         * AnswerResult
+         * @description One question answered under one configuration, scored.
+         */
+        AnswerResult: {
+            /** Questionid */
+            questionId: string;
+            /** Config */
+            config: string;
+            /** Question */
+            question: string;
+            /**
+             * Reference
+             * @default null
+             */
+            reference: string | null;
+            /**
+             * Runid
+             * @default
+             */
+            runId: string;
+            /**
+             * Answer
+             * @default
+             */
+            answer: string;
+            /**
+             * Exitreason
+             * @default
+             */
+            exitReason: string;
+            /** Citations */
+            citations?: string[];
+            /** Sources */
+            sources?: components["schemas"]["SourceRef"][];
+            /** @default null */
+            plan: components["schemas"]["QueryPlan"] | null;
+            scores?: components["schemas"]["AnswerScores"];
+            /**
+             * Judgereason
+             * @default
+             */
+            judgeReason: string;
+            /**
+             * Error
+             * @default null
+             */
+            error: string | null;
+            usage?: components["schemas"]["Usage"];
+        };
+        /** AnswerScores */
+        AnswerScores: {
+            /**
+             * Faithfulness
+             * @default null
+             */
+            faithfulness: number | null;
+            /**
+             * Citationprecision
+             * @default null
+             */
+            citationPrecision: number | null;
+            /**
+             * Citationcoverage
+             * @default null
+             */
+            citationCoverage: number | null;
+            /**
+             * Goldrecall
+             * @default null
+             */
+            goldRecall: number | null;
+            /**
+             * Correctness
+             * @default null
+             */
+            correctness: number | null;
+            /**
+             * Completeness
+             * @default null
+             */
+            completeness: number | null;
+        };
+        /**
          * ChatEvent
          * @description One Server-Sent Event: its `event` name is the `type` of its JSON `data`.
          */
@@ -860,6 +995,165 @@ export interface components {
             };
         };
         /**
+         * EvalConfig
+         * @description One configuration of the pipeline: what a chat request would set, and the hybrid fusion its
+         *     searches use (``None``: the deployment's).
+         */
+        EvalConfig: {
+            /**
+             * Label
+             * @default A
+             */
+            label: string;
+            /**
+             * Agent
+             * @default agentic
+             * @enum {string}
+             */
+            agent: "auto" | "agentic" | "deep_search" | "chain_of_rag";
+            /**
+             * Mode
+             * @default accurate
+             * @enum {string}
+             */
+            mode: "accurate" | "fast";
+            /** Namespaces */
+            namespaces?: string[];
+            /**
+             * Fusion
+             * @default null
+             */
+            fusion: ("rrf" | "convex") | null;
+            /**
+             * Alpha
+             * @default null
+             */
+            alpha: number | null;
+        };
+        /**
+         * EvalQuestion
+         * @description One question of a set. ``gold``: the passages that answer it, each a document id, a file name or
+         *     a chunk id (``document#sequence``); ``namespaces``: where it is asked (else the configuration's).
+         */
+        EvalQuestion: {
+            /** Id */
+            id: string;
+            /** Question */
+            question: string;
+            /**
+             * Reference
+             * @default null
+             */
+            reference: string | null;
+            /** Gold */
+            gold?: string[];
+            /**
+             * Namespaces
+             * @default null
+             */
+            namespaces: string[] | null;
+        };
+        /** EvaluationList */
+        EvaluationList: {
+            /** Evaluations */
+            evaluations: components["schemas"]["EvaluationView"][];
+        };
+        /**
+         * EvaluationReport
+         * @description The report's content (its JSON form; the HTML renders exactly this).
+         */
+        EvaluationReport: {
+            evaluation: components["schemas"]["EvaluationView"];
+            /**
+             * Judge
+             * @default
+             */
+            judge: string;
+            /** Summaries */
+            summaries?: {
+                [key: string]: components["schemas"]["MetricSummary"][];
+            };
+            /** Comparison */
+            comparison?: components["schemas"]["MetricDifference"][];
+            /** Results */
+            results?: components["schemas"]["AnswerResult"][];
+        };
+        /**
+         * EvaluationRequest
+         * @description ``POST /v1/evaluations``: the questions and one configuration, or two to compare (A/B).
+         */
+        EvaluationRequest: {
+            /**
+             * Name
+             * @default
+             */
+            name: string;
+            /** Questions */
+            questions: components["schemas"]["EvalQuestion"][];
+            /** Configs */
+            configs?: components["schemas"]["EvalConfig"][];
+            /**
+             * Judge
+             * @default true
+             */
+            judge: boolean;
+        };
+        /**
+         * EvaluationView
+         * @description A job as its owner sees it (``GET /v1/evaluations/{id}``).
+         */
+        EvaluationView: {
+            /** Evaluationid */
+            evaluationId: string;
+            /**
+             * Name
+             * @default
+             */
+            name: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "running" | "completed" | "failed";
+            /** Createdat */
+            createdAt: number;
+            /** Updatedat */
+            updatedAt: number;
+            /** Questions */
+            questions: number;
+            /** Configs */
+            configs: string[];
+            /** Answers */
+            answers: number;
+            /**
+             * Done
+             * @default 0
+             */
+            done: number;
+            /**
+             * Judge
+             * @default
+             */
+            judge: string;
+            /** Summary */
+            summary?: {
+                [key: string]: {
+                    [key: string]: number | null;
+                };
+            };
+            /**
+             * Error
+             * @default null
+             */
+            error: string | null;
+            usage?: components["schemas"]["Usage"];
+            /**
+             * Report
+             * @default null
+             */
+            report: string | null;
+        };
+        /**
          * GraphSettings
          * @description SharePoint Online or OneDrive through Microsoft Graph: one drive (a document library), or one
          *     folder of it. Credentials (an app registration's ``clientId`` and ``clientSecret``) are the
@@ -1241,6 +1535,75 @@ export interface components {
             burst?: number | null;
             /** Maxconcurrentruns */
             maxConcurrentRuns?: number | null;
+        };
+        /**
+         * MetricDifference
+         * @description B minus A on one metric, over the questions both scored (paired), with a paired bootstrap 95 %
+         *     confidence interval; ``significant``: the interval excludes 0.
+         */
+        MetricDifference: {
+            /** Metric */
+            metric: string;
+            /** N */
+            n: number;
+            /**
+             * Amean
+             * @default null
+             */
+            aMean: number | null;
+            /**
+             * Bmean
+             * @default null
+             */
+            bMean: number | null;
+            /**
+             * Difference
+             * @default null
+             */
+            difference: number | null;
+            /**
+             * Cilow
+             * @default null
+             */
+            ciLow: number | null;
+            /**
+             * Cihigh
+             * @default null
+             */
+            ciHigh: number | null;
+            /**
+             * Significant
+             * @default false
+             */
+            significant: boolean;
+        };
+        /**
+         * MetricSummary
+         * @description One metric under one configuration: its mean over the answers that have it, with a bootstrap
+         *     95 % confidence interval, and its distribution (``histogram``: counts in ten equal bins of [0, 1]).
+         */
+        MetricSummary: {
+            /** Metric */
+            metric: string;
+            /** N */
+            n: number;
+            /**
+             * Mean
+             * @default null
+             */
+            mean: number | null;
+            /**
+             * Cilow
+             * @default null
+             */
+            ciLow: number | null;
+            /**
+             * Cihigh
+             * @default null
+             */
+            ciHigh: number | null;
+            /** Histogram */
+            histogram?: number[];
         };
         /** NamespaceDeleted */
         NamespaceDeleted: {
@@ -2045,6 +2408,38 @@ export interface components {
             /** Everyminutes */
             everyMinutes?: number | null;
         };
+        /**
+         * SourceRef
+         * @description A chunk the run was shown: enough to read it in a report, not its whole text.
+         */
+        SourceRef: {
+            /** Id */
+            id: string;
+            /** Namespace */
+            namespace: string;
+            /** Documentid */
+            documentId: string;
+            /**
+             * Filename
+             * @default
+             */
+            filename: string;
+            /**
+             * Cited
+             * @default false
+             */
+            cited: boolean;
+            /**
+             * Gold
+             * @default false
+             */
+            gold: boolean;
+            /**
+             * Excerpt
+             * @default
+             */
+            excerpt: string;
+        };
         /** SourceView */
         SourceView: {
             /** Sourceid */
@@ -2781,6 +3176,593 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listEvaluations: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The jobs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationList"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createEvaluation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EvaluationRequest"];
+            };
+        };
+        responses: {
+            /** @description The job, queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationView"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEvaluation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path: {
+                evaluation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationView"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the tenant's or key's limit admits a request again (`rate_limited`, `too_many_runs`); absent on a quota refusal. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An error, in the one shape (`error.code` says which). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEvaluationReport: {
+        parameters: {
+            query?: {
+                format?: "html" | "json";
+            };
+            header?: {
+                /** @description The end user this request acts for (documents' access lists apply). Only with a key created with `assertUser` (else 403); a key with `requireUser` must send it. */
+                "Ragline-User-Id"?: string;
+                /** @description The end user's groups, comma-separated (at most 100), with Ragline-User-Id. */
+                "Ragline-User-Groups"?: string;
+            };
+            path: {
+                evaluation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report (409 `evaluation_not_complete` before the job completes). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["EvaluationReport"];
+                };
             };
             /** @description An error, in the one shape (`error.code` says which). */
             400: {
