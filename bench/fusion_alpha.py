@@ -7,8 +7,15 @@ a hybrid search fetches them) are computed once; every setting then fuses the sa
 rows differ only by fusion. Settings: RRF k=60; convex with per-query min-max legs (the fusion before
 issue 24, OpenSearch's ``normalization-processor``); min-max with a floor (top 1, lowest ``f``, not
 found 0); and top-anchored legs (BM25 / max; cosine above a floor over the best's), α being the
-semantic leg's weight. SciFact: nDCG@10 and Recall@100; exact-match set (``bench/exact_match.py``, one
-relevant chunk per query): MRR@10 and the share of queries whose answer ranks first.
+semantic leg's weight. SciFact: nDCG@10, Recall@30 and Recall@100; exact-match set
+(``bench/exact_match.py``, one relevant chunk per query): MRR@10 and the share of queries whose answer
+ranks first. Each metric reads the list a search of that size returns: nDCG@10, MRR@10 and P@1 a
+fused 10, Recall@30 a fused 30 (what a reranker of 30 candidates sees), Recall@100 a fused 100 — the
+same prefixes for RRF and convex, not for ``adaptive``, which keeps each leg's top ``limit // 2``.
+
+A second table (issue 43) puts ``adaptive`` (the default) beside today's convex and RRF, with each
+of its two choices switched off or moved, and splits SciFact by query id (even / odd), a check
+that the constants do not just fit the train split's noise.
 
     .venv/bin/python bench/fusion_alpha.py --dataset ../shared/data/scifact
 """
@@ -104,31 +111,58 @@ def legs_of(data: BeirDataset, embedder: Embedder, tmp: Path) -> tuple[list[str]
     return qids, legs
 
 
-def ranked_docs(legs: Legs, options: dict[str, object]) -> list[str]:
+def ranked_docs(legs: Legs, text: str, options: dict[str, object], limit: int) -> list[str]:
+    """The documents of a fused list of ``limit`` (what a search of that size returns)."""
     if "leg" in options:  # one leg alone, for reference
-        ids = [cid for cid, _ in legs[int(options["leg"] == "keyword")]]  # type: ignore[index]
+        ids = [cid for cid, _ in legs[int(options["leg"] == "keyword")]][:limit]  # type: ignore[index]
     else:
-        ids = [cid for cid, _ in fuse_ranked(legs[0], legs[1], limit=100, **options)]  # type: ignore[arg-type]
+        fused = fuse_ranked(legs[0], legs[1], limit=limit, text=text, **options)  # type: ignore[arg-type]
+        ids = [cid for cid, _ in fused]
     return dedupe_documents([cid.rpartition("#")[0] for cid in ids])
 
 
 Metric = Callable[[list[str], dict[str, int]], float]
+METRICS: list[tuple[int, Metric]] = [  # (the fused list's length, the metric)
+    (10, lambda r, q: ndcg_at(r, q, 10)),
+    (30, lambda r, q: recall_at(r, q, 30)),
+    (100, lambda r, q: recall_at(r, q, 100)),
+    (10, lambda r, q: mrr_at(r, q, 10)),
+    (10, lambda r, q: float(bool(r) and r[0] in q)),
+]
 
 
-def score(data: BeirDataset, qids: list[str], legs: list[Legs], options: dict[str, object]) -> list[float]:
-    """nDCG@10, Recall@100, MRR@10 and P@1 averaged over the queries."""
-    metrics: list[Metric] = [
-        lambda r, q: ndcg_at(r, q, 10),
-        lambda r, q: recall_at(r, q, 100),
-        lambda r, q: mrr_at(r, q, 10),
-        lambda r, q: float(bool(r) and r[0] in q),
-    ]
-    totals = [0.0] * len(metrics)
+def score(
+    data: BeirDataset,
+    qids: list[str],
+    legs: list[Legs],
+    options: dict[str, object],
+    parity: int | None = None,
+) -> list[float]:
+    """nDCG@10, Recall@30, Recall@100, MRR@10 and P@1 averaged over the queries (``parity``: only the
+    queries whose numeric id is even, 0, or odd, 1)."""
+    totals = [0.0] * len(METRICS)
+    n = 0
     for qid, leg in zip(qids, legs, strict=True):
-        ranked = ranked_docs(leg, options)
-        for i, m in enumerate(metrics):
-            totals[i] += m(ranked, data.qrels[qid])
-    return [t / len(qids) for t in totals]
+        if parity is not None and int(qid) % 2 != parity:
+            continue
+        n += 1
+        lists = {size: ranked_docs(leg, data.queries[qid], options, size) for size in {s for s, _ in METRICS}}
+        for i, (size, m) in enumerate(METRICS):
+            totals[i] += m(lists[size], data.qrels[qid])
+    return [t / max(n, 1) for t in totals]
+
+
+ADAPTIVE: list[tuple[str, dict[str, object]]] = [
+    ("rrf k=60", {"fusion": "rrf"}),
+    ("convex α=0.40 (the default before issue 43)", {"fusion": "convex", "alpha": 0.4}),
+    ("**adaptive** (α 0.4 ± 0.1, each leg's top limit/2 kept)", {"fusion": "adaptive", "alpha": 0.4}),
+    ("adaptive, no α shift (top limit/2 kept only)", {"fusion": "adaptive", "alpha": 0.4, "shift": 0.0}),
+    ("adaptive, nothing kept (α shift only)", {"fusion": "adaptive", "alpha": 0.4, "reserved": 0.0}),
+    ("adaptive, shift 0.05", {"fusion": "adaptive", "alpha": 0.4, "shift": 0.05}),
+    ("adaptive, shift 0.2", {"fusion": "adaptive", "alpha": 0.4, "shift": 0.2}),
+    ("adaptive, top limit/3 kept", {"fusion": "adaptive", "alpha": 0.4, "reserved": 1 / 3}),
+    ("adaptive, top limit/4 kept", {"fusion": "adaptive", "alpha": 0.4, "reserved": 0.25}),
+]
 
 
 def main() -> int:
@@ -160,12 +194,29 @@ def main() -> int:
         f" {len(e_qids)} queries, {len(exact.corpus)} chunks; embedded store, MiniLM\n"
     )
     print(
-        "| fusion | SciFact nDCG@10 | SciFact Recall@100 | exact MRR@10 | exact P@1 |\n|---|---|---|---|---|"
+        "| fusion | SciFact nDCG@10 | SciFact R@30 | SciFact R@100 | exact MRR@10 | exact P@1 |\n"
+        "|---|---|---|---|---|---|"
     )
     for label, options in settings:
-        ndcg, recall, _, _ = score(scifact, s_qids, s_legs, options)
-        _, _, mrr, p1 = score(exact, e_qids, e_legs, options)
-        print(f"| {label} | {ndcg:.4f} | {recall:.4f} | {mrr:.4f} | {p1:.4f} |", flush=True)
+        ndcg, r30, r100, _, _ = score(scifact, s_qids, s_legs, options)
+        _, _, _, mrr, p1 = score(exact, e_qids, e_legs, options)
+        print(f"| {label} | {ndcg:.4f} | {r30:.4f} | {r100:.4f} | {mrr:.4f} | {p1:.4f} |", flush=True)
+    print(
+        "\nFusion that adapts to the query (issue 43); SciFact even / odd query ids: nDCG@10 / R@30 / R@100\n"
+    )
+    print(
+        "| fusion | SciFact nDCG@10 | R@30 | R@100 | even ids | odd ids | exact MRR@10 | exact P@1 |\n"
+        "|---|---|---|---|---|---|---|---|"
+    )
+    for label, options in ADAPTIVE:
+        ndcg, r30, r100, _, _ = score(scifact, s_qids, s_legs, options)
+        halves = [score(scifact, s_qids, s_legs, options, parity)[:3] for parity in (0, 1)]
+        even, odd = (" / ".join(f"{x:.4f}" for x in h) for h in halves)
+        _, _, _, mrr, p1 = score(exact, e_qids, e_legs, options)
+        print(
+            f"| {label} | {ndcg:.4f} | {r30:.4f} | {r100:.4f} | {even} | {odd} | {mrr:.4f} | {p1:.4f} |",
+            flush=True,
+        )
     return 0
 
 

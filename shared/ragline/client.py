@@ -147,7 +147,7 @@ class RaglineClient:
         mode: Literal["semantic", "keyword", "hybrid"] = "hybrid",
         k: int = 10,
         rerank: bool = False,
-        fusion: Literal["rrf", "convex"] | None = None,
+        fusion: Literal["rrf", "convex", "adaptive"] | None = None,
         filter: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> SearchResponse:

@@ -203,7 +203,9 @@ class Settings(BaseModel):
     first). Lambda's ``/tmp`` is 512 MB by default and also holds every document's scratch files."""
     """Measured fastest and lightest for the int8 MiniLM on 2 cores (see docs/benchmarks.md)."""
     rrf_k: int = 60
-    hybrid_fusion: Literal["rrf", "convex"] = "convex"
+    hybrid_fusion: Literal["rrf", "convex", "adaptive"] = "adaptive"
+    """How hybrid legs are fused (``RAGLINE_HYBRID_FUSION``): ``adaptive`` (convex, α ± 0.1 by the
+    query's form, each leg's top half kept; issue 43, docs/benchmarks.md), ``convex`` or ``rrf``."""
     max_document_seconds: float = 120.0
     ocr: Literal["auto", "offline", "textract", "off"] = "auto"
     """How images and scanned PDF pages are read (``RAGLINE_OCR``). ``offline``: PP-OCRv4 in-process
@@ -213,7 +215,8 @@ class Settings(BaseModel):
     offline when the ``ocr`` extra is installed, else off."""
     """Parse + chunk budget per document (the ingestion function's timeout is 300 s)."""
     hybrid_alpha: float = 0.4
-    """Semantic weight of ``convex`` fusion, chosen on SciFact train (docs/benchmarks.md)."""
+    """Semantic weight of ``convex`` fusion, chosen on SciFact train (docs/benchmarks.md); ``adaptive``
+    uses it minus 0.1 for a query naming an identifier and plus 0.1 for any other."""
 
     reindex_queue_url: str = ""
     """Where a reindex's steps go on AWS (the ingestion queue); empty: a thread of this process."""

@@ -166,7 +166,7 @@ def test_eval_prints_metrics_per_mode(tmp_path: Path) -> None:
         for line in out.splitlines()
         if re.match(r"^│ (keyword|semantic|hybrid|accurate)", line)
     }
-    assert set(rows) == {"keyword", "semantic", "hybrid:rrf", "hybrid:convex", "accurate"}
+    assert set(rows) == {"keyword", "semantic", "hybrid:rrf", "hybrid:convex", "hybrid:adaptive", "accurate"}
     assert "accurate: rerank none (fused order)" in out  # chat's default pipeline, its reranker named
     assert "3 queries" in out
     # three easy queries: every mode ranks the right document first

@@ -321,7 +321,7 @@ def search(
     mode: Mode = "hybrid",
     k: Annotated[int, typer.Option("-k", help="Number of hits.")] = 10,
     fusion: Annotated[
-        str | None, typer.Option(help="Hybrid fusion: rrf | convex (default: settings).")
+        str | None, typer.Option(help="Hybrid fusion: adaptive | convex | rrf (default: settings).")
     ] = None,
     filter_: FilterOption = None,
     home: Home = None,
@@ -335,8 +335,8 @@ def search(
 
     if mode not in ("semantic", "keyword", "hybrid"):
         raise _fail(_invalid(f"unknown mode {mode!r}; use semantic, keyword or hybrid"))
-    if fusion not in (None, "rrf", "convex"):
-        raise _fail(_invalid(f"unknown fusion {fusion!r}; use rrf or convex"))
+    if fusion not in (None, "rrf", "convex", "adaptive"):
+        raise _fail(_invalid(f"unknown fusion {fusion!r}; use adaptive, convex or rrf"))
     c = _container(home)
     try:
         body = {"query": query, "mode": mode, "k": k, "fusion": fusion, "filter": _json_filter(filter_)}
@@ -499,9 +499,9 @@ def evaluate(
         str,
         typer.Option(
             help="Comma-separated: keyword, semantic, hybrid (configured fusion), hybrid:rrf, hybrid:convex,"
-            " accurate (chat's default: hybrid → rerank → the chunks one search shows)."
+            " hybrid:adaptive, accurate (chat's default: hybrid → rerank → the chunks one search shows)."
         ),
-    ] = "keyword,semantic,hybrid:rrf,hybrid:convex,accurate",
+    ] = "keyword,semantic,hybrid:rrf,hybrid:convex,hybrid:adaptive,accurate",
     config: Annotated[
         list[str] | None,
         typer.Option(

@@ -148,11 +148,11 @@ def _print_sources(numbers: dict[str, int], chunks: list[ChunkView], removed: li
         console.print(escape(f"  [{number}] {cited} — {source.filename}{where}: {text}"), highlight=False)
 
 
-EVAL_MODES = ("keyword", "semantic", "hybrid", "hybrid:rrf", "hybrid:convex", "accurate")
+EVAL_MODES = ("keyword", "semantic", "hybrid", "hybrid:rrf", "hybrid:convex", "hybrid:adaptive", "accurate")
 
 
 def run_eval(c: Container, dataset: Path, split: str, modes: list[str]) -> None:
-    """``hybrid`` uses the configured fusion; ``hybrid:rrf``/``hybrid:convex`` force one; ``accurate``
+    """``hybrid`` uses the configured fusion; ``hybrid:rrf``/``:convex``/``:adaptive`` force one; ``accurate``
     is chat's default pipeline (hybrid → the configured reranker → the chunks one search shows)."""
     for m in modes:
         if m not in EVAL_MODES:
@@ -164,7 +164,7 @@ def run_eval(c: Container, dataset: Path, split: str, modes: list[str]) -> None:
         c.evaluation.index(scope, data, progress=lambda n: progress.advance(task, n))
         progress.update(task, completed=len(data.corpus))
     table = Table(title=f"{dataset.name} ({split}, {len(data.queries)} queries, {len(data.corpus)} docs)")
-    for col in ("mode", "nDCG@10", "Recall@100", "MRR@10", "ms/query"):
+    for col in ("mode", "nDCG@10", "Recall@30", "Recall@100", "MRR@10", "ms/query"):
         table.add_column(col)
     for m in modes:
         base, _, fusion = m.partition(":")
@@ -173,7 +173,12 @@ def run_eval(c: Container, dataset: Path, split: str, modes: list[str]) -> None:
         s = c.evaluation.score(scope, data, mode, fusion=fusion or None)  # type: ignore[arg-type]
         per_query = (time.perf_counter() - started) * 1000 / max(s.queries, 1)
         table.add_row(
-            m, f"{s.ndcg_at_10:.4f}", f"{s.recall_at_100:.4f}", f"{s.mrr_at_10:.4f}", f"{per_query:.1f}"
+            m,
+            f"{s.ndcg_at_10:.4f}",
+            f"{s.recall_at_30:.4f}",
+            f"{s.recall_at_100:.4f}",
+            f"{s.mrr_at_10:.4f}",
+            f"{per_query:.1f}",
         )
     console.print(table)
     if "accurate" in modes:  # chat's default pipeline: say which reranker it ran with

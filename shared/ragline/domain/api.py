@@ -31,7 +31,7 @@ from ragline.domain.filter_schema import filter_json_schema
 from ragline.domain.filters import parse_filter
 from ragline.domain.generations import ChunkingStrategy, Rebuild
 from ragline.domain.limits import Limits
-from ragline.domain.models import Chunk, IngestUsage, RunUsage, SearchHit, SearchMode
+from ragline.domain.models import Chunk, FusionName, IngestUsage, RunUsage, SearchHit, SearchMode
 from ragline.domain.plans import QueryPlan
 from ragline.domain.retrieval import Evidence, Notice, RetrievedHit
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Scope
@@ -230,7 +230,7 @@ class SearchRequest(ApiRequest):
     k: int = Field(default=10, ge=1, le=100)
     rerank: bool = False
     """Rerank the fused candidates (semantic and hybrid modes; keyword order is kept)."""
-    fusion: Literal["rrf", "convex"] | None = None
+    fusion: FusionName | None = None
     """Hybrid fusion for this query (default: the deployment's setting)."""
     filter: RequestFilter = None
 

@@ -26,7 +26,7 @@ from pydantic import Field, StringConstraints, model_validator
 from pydantic.alias_generators import to_snake
 
 from ragline.domain.api import ApiModel, ApiRequest, ChatAgent, Usage
-from ragline.domain.models import RunUsage
+from ragline.domain.models import FusionName, RunUsage
 from ragline.domain.plans import QueryPlan
 
 METRICS = (
@@ -42,7 +42,6 @@ METRICS = (
 MAX_QUESTIONS = 500
 """Questions in one job at most (each answered once per configuration)."""
 EvalStatus = Literal["queued", "running", "completed", "failed"]
-FusionName = Literal["rrf", "convex"]
 Label = Annotated[str, StringConstraints(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_.:-]+$")]
 EvaluationId = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
 

@@ -1,6 +1,14 @@
 """Hybrid fusion of a semantic and a keyword ranking, on (chunk id, score) pairs.
 
-``convex`` (the default) is ``alpha * semantic + (1 - alpha) * keyword`` over *top-anchored* scores:
+``adaptive`` (the default, issue 43) is ``convex`` with two changes that follow the query. Its α moves
+:data:`ALPHA_SHIFT` from the query's α toward the keyword leg when the query names an identifier (a
+token mixing letters and digits, ``NW-48213``, ``LS11``, ``B12``, or a run of four digits or more) and
+toward the semantic leg otherwise (0.3 / 0.5 around the default 0.4); and each leg's top ``limit // 2``
+hits always make the fused ``limit`` (they take the places of the lowest-scoring others), so a chunk
+only one leg finds, high in that leg, is never pushed out by the other leg's tail — a reranker of the
+fused 30 sees each leg's top 15. Scores are convex scores, so the fused order is still by score.
+
+``convex`` is ``alpha * semantic + (1 - alpha) * keyword`` over *top-anchored* scores:
 each leg is scaled so that its best hit scores 1, any hit scores above 0 and a chunk the leg did not
 return scores 0. The keyword leg is BM25 over its best (``score / max``); the semantic leg is the cosine
 above a floor (0.2) over the best one's (``(cos - floor) / (max - floor)``), so a leg's only hit — an order
@@ -16,6 +24,7 @@ object, and materialise only the hits that survive; ties break on chunk id, iden
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from ragline.domain.models import HybridQuery, ScoreBreakdown, SearchHit
@@ -31,6 +40,42 @@ SEMANTIC_FLOOR = 0.2
 a hit's semantic weight is its cosine above it over the best hit's. Chosen with α on SciFact train."""
 LEAST_WEIGHT = 1e-3
 """What a returned hit scores at the least: more than a chunk its leg did not return."""
+ALPHA_SHIFT = 0.1
+"""How far ``adaptive`` moves α from the query's: down (keyword) for an identifier, up otherwise."""
+RESERVED_SHARE = 0.5
+"""``adaptive``: each leg's top ``int(limit * RESERVED_SHARE)`` hits always make the fused ``limit``."""
+IDENTIFIER = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[\w-]{3,}\b|\b\d{4,}\b")
+"""A token of 3+ word characters or hyphens mixing letters and digits, or a run of 4+ digits."""
+
+
+def names_identifier(text: str) -> bool:
+    """Whether the query names an identifier: an order or part number, a postcode, a gene, a year."""
+    return IDENTIFIER.search(text) is not None
+
+
+def adaptive_alpha(text: str, alpha: float, shift: float = ALPHA_SHIFT) -> float:
+    """The query's semantic weight under ``adaptive`` fusion: ``alpha - shift`` when ``text`` names an
+    identifier (exact matches are the keyword leg's), ``alpha + shift`` otherwise; within [0, 1]."""
+    return min(1.0, max(0.0, alpha - shift if names_identifier(text) else alpha + shift))
+
+
+def keep_each_legs_top(
+    order: list[str], semantic: Ranked, keyword: Ranked, limit: int, share: float
+) -> list[str]:
+    """The first ``limit`` of ``order`` once each leg's top ``int(limit * share)`` are in: those stay, and
+    the other places go to the rest in ``order``'s order (so the result is still in ``order``'s order:
+    a reserved hit that ranked below the cut takes the place of the last one that did not)."""
+    m = int(limit * share)
+    reserved = {cid for cid, _ in semantic[:m]} | {cid for cid, _ in keyword[:m]}
+    free = limit - len(reserved)
+    out = []
+    for cid in order:
+        if cid in reserved:
+            out.append(cid)
+        elif free > 0:
+            out.append(cid)
+            free -= 1
+    return out[:limit]
 
 
 def top_anchored(ranked: Ranked, floor: float = 0.0) -> dict[str, float]:
@@ -61,25 +106,33 @@ def fuse_ranked(
     k: int = 60,
     alpha: float = 0.5,
     limit: int = 10,
+    text: str = "",
     normalise: tuple[Normalise, Normalise] = (semantic_weights, keyword_weights),
+    shift: float = ALPHA_SHIFT,
+    reserved: float = RESERVED_SHARE,
 ) -> list[tuple[str, ScoreBreakdown]]:
     """The fused order (at most ``limit``), each id with its full score breakdown. Ranks and scores
     stay in plain dicts until the order is known: a breakdown is built only for the survivors (a
-    hybrid search fuses up to 2 x 100 candidates to keep 10). ``normalise`` (semantic, keyword) is
-    for measuring alternatives (``bench/fusion_alpha.py``)."""
+    hybrid search fuses up to 2 x 100 candidates to keep 10). ``text`` is the query (``adaptive``
+    reads its form). ``normalise`` (semantic, keyword), ``shift`` and ``reserved`` are for measuring
+    alternatives (``bench/fusion_alpha.py``)."""
     sem = {cid: (rank, score) for rank, (cid, score) in enumerate(semantic, start=1)}
     kw = {cid: (rank, score) for rank, (cid, score) in enumerate(keyword, start=1)}
     candidates = sem.keys() | kw.keys()
     fused: dict[str, float]
-    if fusion == "convex":
+    if fusion in ("convex", "adaptive"):
+        a = adaptive_alpha(text, alpha, shift) if fusion == "adaptive" else alpha
         sem_w, kw_w = normalise[0](semantic), normalise[1](keyword)
-        fused = {cid: alpha * sem_w.get(cid, 0.0) + (1 - alpha) * kw_w.get(cid, 0.0) for cid in candidates}
+        fused = {cid: a * sem_w.get(cid, 0.0) + (1 - a) * kw_w.get(cid, 0.0) for cid in candidates}
     else:
         fused = dict.fromkeys(candidates, 0.0)
         for leg in (sem, kw):
             for cid, (rank, _) in leg.items():
                 fused[cid] += 1.0 / (k + rank)
-    order = sorted(fused, key=lambda cid: (-fused[cid], cid))[:limit]
+    order = sorted(fused, key=lambda cid: (-fused[cid], cid))
+    if fusion == "adaptive":
+        order = keep_each_legs_top(order, semantic, keyword, limit, reserved)
+    order = order[:limit]
     out = []
     for cid in order:
         s_rank, s_score = sem.get(cid, (None, None))
@@ -98,7 +151,13 @@ def fuse_ranked(
 def fuse_query(query: HybridQuery, semantic: Ranked, keyword: Ranked) -> list[tuple[str, ScoreBreakdown]]:
     """The hybrid query's own fusion settings, so every store fuses identically."""
     return fuse_ranked(
-        semantic, keyword, fusion=query.fusion, k=query.rrf_k, alpha=query.alpha, limit=query.k
+        semantic,
+        keyword,
+        fusion=query.fusion,
+        k=query.rrf_k,
+        alpha=query.alpha,
+        limit=query.k,
+        text=query.text,
     )
 
 

@@ -145,16 +145,23 @@ class KeywordQuery(_QueryBase):
     mode: Literal["keyword"] = "keyword"
 
 
+FusionName = Literal["rrf", "convex", "adaptive"]
+"""How a hybrid search fuses its two legs (see :mod:`ragline.domain.fusion`)."""
+
+
 class HybridQuery(_QueryBase):
     """Both legs, each fetching ``candidates`` hits, fused by a convex combination of top-anchored
-    scores (default; ``alpha`` weighs the semantic leg; see :mod:`ragline.domain.fusion`) or by RRF."""
+    scores (``alpha`` weighs the semantic leg), by the same combination adapted to the query
+    (``adaptive``, the default: α ± 0.1 by the query's form, each leg's top ``k // 2`` kept; see
+    :mod:`ragline.domain.fusion`) or by RRF."""
 
     mode: Literal["hybrid"] = "hybrid"
     vector: tuple[float, ...]
-    fusion: Literal["rrf", "convex"] = "convex"
+    fusion: FusionName = "adaptive"
     rrf_k: int = Field(default=60, ge=1)
     alpha: float = Field(default=0.4, ge=0.0, le=1.0)
-    """Semantic weight for ``convex`` fusion."""
+    """Semantic weight for ``convex`` fusion; ``adaptive`` moves it 0.1 toward the keyword leg for a
+    query naming an identifier and 0.1 toward the semantic leg otherwise."""
     candidates: int = Field(default=100, ge=1, le=1000)
 
 

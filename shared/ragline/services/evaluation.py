@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -19,6 +19,7 @@ from ragline import errors
 from ragline.domain.generations import storage_scope
 from ragline.domain.metrics import dedupe_documents, mrr_at, ndcg_at, recall_at
 from ragline.domain.models import Chunk, ChunkMetadata, SearchMode, TenantScope
+from ragline.domain.retrieval import RetrievedHit
 from ragline.domain.tenancy import Namespace
 from ragline.ports import Embedder, TenantRegistry, VectorStoreProvider
 from ragline.services.chat import MODES
@@ -43,6 +44,8 @@ class ModeScore:
     recall_at_100: float
     mrr_at_10: float
     queries: int
+    recall_at_30: float = 0.0
+    """Recall of a search of 30: what a reranker of 30 sees."""
 
 
 def _jsonl(path: Path) -> Iterator[dict[str, str]]:
@@ -128,22 +131,34 @@ class EvaluationService:
     def score(
         self, scope: TenantScope, data: BeirDataset, mode: EvalMode, fusion: Fusion | None = None
     ) -> ModeScore:
-        """Mean nDCG@10, Recall@100 and MRR@10; ``accurate`` returns only the chunks a chat search
-        shows, so its recall is over those."""
-        ndcg = recall = mrr = 0.0
+        """Mean nDCG@10, Recall@30, Recall@100 and MRR@10, each read from the search a client makes for
+        it: nDCG@10 and MRR@10 from a search of 10, Recall@30 from a search of 30 (what a reranker of
+        30 sees), Recall@100 from a search of 100 — ``adaptive`` fusion keeps each leg's top half of the
+        hits asked for, so its first 10 of 100 are not its search of 10. ``accurate`` returns only the
+        chunks a chat search shows, so all its figures are over those."""
+        ndcg = recall = recall30 = mrr = 0.0
         retriever = self._retrieval.bind([scope])
         accurate = MODES["accurate"].showing(self._chunks_per_search)
         for qid, text in data.queries.items():
+            rel = data.qrels[qid]
             if mode == "accurate":
                 result = retriever.search(
                     text, mode="hybrid", candidates=accurate.candidates, keep=accurate.keep, rerank=True
                 )
+                lists = dict.fromkeys((10, 30, 100), _documents(result.hits))
             else:
-                result = retriever.search(text, mode=mode, candidates=100, keep=100, fusion=fusion)
-            ranked = dedupe_documents([h.hit.chunk.document_id for h in result.hits])
-            rel = data.qrels[qid]
-            ndcg += ndcg_at(ranked, rel, 10)
-            recall += recall_at(ranked, rel, 100)
-            mrr += mrr_at(ranked, rel, 10)
+                lists = {
+                    k: _documents(retriever.search(text, mode=mode, candidates=k, keep=k, fusion=fusion).hits)
+                    for k in (10, 30, 100)
+                }
+            ndcg += ndcg_at(lists[10], rel, 10)
+            mrr += mrr_at(lists[10], rel, 10)
+            recall30 += recall_at(lists[30], rel, 30)
+            recall += recall_at(lists[100], rel, 100)
         n = len(data.queries) or 1
-        return ModeScore(mode, ndcg / n, recall / n, mrr / n, len(data.queries))
+        return ModeScore(mode, ndcg / n, recall / n, mrr / n, len(data.queries), recall30 / n)
+
+
+def _documents(hits: Sequence[RetrievedHit]) -> list[str]:
+    """The ranked documents of chunk hits (a document's first chunk places it)."""
+    return dedupe_documents([h.hit.chunk.document_id for h in hits])

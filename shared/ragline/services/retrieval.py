@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal
 
 from ragline import errors
 from ragline.domain.filters import Filter, Narrowed, ReadView, narrowed_for
@@ -21,6 +20,7 @@ from ragline.domain.fusion import fuse_across
 from ragline.domain.generations import Chunking
 from ragline.domain.models import (
     Chunk,
+    FusionName,
     HybridQuery,
     KeywordQuery,
     MetadataFilter,
@@ -44,7 +44,7 @@ from ragline.services.authentication import Principal
 from ragline.services.generations import Generation, ModelCatalog, serving
 from ragline.services.namespaces import require_namespace
 
-Fusion = Literal["rrf", "convex"]
+Fusion = FusionName
 QueryBuilder = Callable[
     [str, SearchMode, int, "Fusion | None", RunUsage, Embedder, "Filter | None"], SearchQuery
 ]
@@ -69,7 +69,7 @@ class RetrievalService:
         stores: VectorStoreProvider,
         embedder: Embedder,
         reranker: Reranker | None = None,
-        fusion: Fusion = "convex",
+        fusion: Fusion = "adaptive",
         rrf_k: int = 60,
         alpha: float = 0.4,
         catalog: ModelCatalog | None = None,

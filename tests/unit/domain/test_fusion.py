@@ -78,7 +78,8 @@ def hit(ns: str, cid: str, sem: float | None, kw: float | None, fused: float) ->
     )
 
 
-def test_hits_of_several_namespaces_fuse_on_one_scale() -> None:
+@pytest.mark.parametrize(("fusion", "alpha"), [("convex", 0.4), ("adaptive", 0.5)])  # a question: α + 0.1
+def test_hits_of_several_namespaces_fuse_on_one_scale(fusion: str, alpha: float) -> None:
     # Given each namespace's own fused hits: "hr" holds one chunk, so its own best scores 1.0;
     # "docs" has a weak best (it only shares the word "days") that also scores 1.0 there
     found = [
@@ -86,7 +87,7 @@ def test_hits_of_several_namespaces_fuse_on_one_scale() -> None:
         hit("docs", "tyres#0", 0.05, None, 0.1),
         hit("hr", "holidays#0", 0.74, 6.0, 1.0),
     ]
-    query = HybridQuery(text="paid leave days", vector=(1.0,), k=10)
+    query = HybridQuery(text="paid leave days", vector=(1.0,), k=10, fusion=fusion)  # type: ignore[arg-type]
     # When fused again across the namespaces
     out = fuse_across(query, found)
     # Then the answer leads on the shared scale, with ranks among all candidates
@@ -99,7 +100,7 @@ def test_hits_of_several_namespaces_fuse_on_one_scale() -> None:
     assert (
         best.score == pytest.approx(1.0) and best.breakdown.semantic_rank == best.breakdown.keyword_rank == 1
     )
-    a = query.alpha
+    a = alpha
     assert out[1].hit.score == pytest.approx(a * cos_weight(0.21, 0.74) + (1 - a) * 2.0 / 6.0)
 
 

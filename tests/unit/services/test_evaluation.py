@@ -68,8 +68,13 @@ def test_accurate_reranks_the_hybrid_candidates_and_keeps_what_a_search_shows(
     # Then the reranker chose among the 30 candidates, put it first, and only 5 were scored
     assert reranker.calls == [(30, 5)]
     assert accurate.mrr_at_10 == 1.0 and accurate.recall_at_100 == 1.0
-    # And a relevant document outside the 30 candidates never reaches the reranker
-    reranker.pick = fused[35].hit.chunk.document_id
+    # And a relevant document outside the 30 candidates never reaches the reranker (a search of 30
+    # is not the first 30 of 40: adaptive fusion keeps each leg's top 15 of the 30)
+    retriever = c.retrieval.bind([SCOPE])
+    thirty = {
+        h.hit.chunk.document_id for h in retriever.search(QUERY, mode="hybrid", candidates=30, keep=30).hits
+    }
+    reranker.pick = next(h.hit.chunk.document_id for h in fused if h.hit.chunk.document_id not in thirty)
     beyond = BeirDataset(CORPUS, {"q": QUERY}, {"q": {reranker.pick: 1}})
     assert c.evaluation.score(SCOPE, beyond, "accurate").recall_at_100 == 0.0
     assert c.evaluation.score(SCOPE, beyond, "hybrid").recall_at_100 == 1.0

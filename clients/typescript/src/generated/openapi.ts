@@ -1023,7 +1023,7 @@ export interface components {
              * Fusion
              * @default null
              */
-            fusion: ("rrf" | "convex") | null;
+            fusion: ("rrf" | "convex" | "adaptive") | null;
             /**
              * Alpha
              * @default null
@@ -2281,7 +2281,7 @@ export interface components {
              */
             rerank: boolean;
             /** Fusion */
-            fusion?: ("rrf" | "convex") | null;
+            fusion?: ("rrf" | "convex" | "adaptive") | null;
             /**
              * Filter
              * @description A metadata filter (see the README's Filters): one operator object, e.g. {"andAll": [{"equals": {"key": "product", "value": "kettle"}}, {"greaterThanOrEquals": {"key": "year", "value": 2024}}]}. Operators: equals, notEquals, greaterThan, greaterThanOrEquals, lessThan, lessThanOrEquals, in, notIn, startsWith, listContains, exists, andAll, orAll, not; at most 8 levels and 64 conditions. Applied inside the store, out of band: no model can change it.

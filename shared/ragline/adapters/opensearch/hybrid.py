@@ -12,7 +12,11 @@ Fusion follows the query: ``convex`` is 2.19's ``normalization-processor`` (``ar
 weights ``[alpha, 1 - alpha]``; a leg that did not return a hit adds 0, as in
 :mod:`ragline.domain.fusion`) over ``min_max`` legs — 2.19 has no top-anchored or lower-bounded
 normalisation, and ``min_max`` measured closer to it than ``l2`` (docs/benchmarks.md); ``rrf`` is the
-``score-ranker-processor`` with ``rank_constant`` = the query's ``rrf_k``.
+``score-ranker-processor`` with ``rank_constant`` = the query's ``rrf_k``. ``adaptive`` (issue 43) runs
+here as ``convex`` with the query's own α: the node's pipeline cuts the fused list to ``size`` by score
+alone, so it cannot keep each leg's top hits; the query-form shift of α, which its weights could
+carry, is not applied either, so this strategy stays the one docs/benchmarks.md measured
+(docs/decisions.md).
 """
 
 from __future__ import annotations
