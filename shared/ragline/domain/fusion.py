@@ -44,13 +44,21 @@ ALPHA_SHIFT = 0.1
 """How far ``adaptive`` moves α from the query's: down (keyword) for an identifier, up otherwise."""
 RESERVED_SHARE = 0.5
 """``adaptive``: each leg's top ``int(limit * RESERVED_SHARE)`` hits always make the fused ``limit``."""
-IDENTIFIER = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[\w-]{3,}\b|\b\d{4,}\b")
-"""A token of 3+ word characters or hyphens mixing letters and digits, or a run of 4+ digits."""
+TOKEN = re.compile(r"[\w-]+")
+"""A query's tokens for :func:`names_identifier`: runs of word characters and hyphens."""
 
 
 def names_identifier(text: str) -> bool:
-    """Whether the query names an identifier: an order or part number, a postcode, a gene, a year."""
-    return IDENTIFIER.search(text) is not None
+    """Whether the query names an identifier — an order or part number, a postcode, a gene, a year: a
+    token of 3+ characters (hyphens inside) mixing letters and digits, or a run of 4+ digits. One pass
+    over the tokens: linear in the query, whatever it holds."""
+    for token in TOKEN.findall(text):
+        core = token.strip("-")
+        if len(core) >= 3 and any(c.isdecimal() for c in core) and any(c.isalpha() for c in core):
+            return True
+        if any(len(part) >= 4 and part.isdecimal() for part in core.split("-")):
+            return True
+    return False
 
 
 def adaptive_alpha(text: str, alpha: float, shift: float = ALPHA_SHIFT) -> float:

@@ -155,3 +155,11 @@ def test_adaptive_keeps_each_legs_top_half_and_otherwise_the_best_scores(
     rest = [c for c in ids if c not in kept]
     left_out = [c for c in score if c not in ids]
     assert all((score[c] or 0.0) >= (score[o] or 0.0) for c in rest for o in left_out)
+
+
+def test_the_identifier_rule_reads_a_hostile_query_in_one_pass() -> None:
+    """A 4,000-character query of hyphenated letters (the old lookahead regex was quadratic on it)."""
+    from ragline.domain.fusion import names_identifier
+
+    assert not names_identifier("a-" * 2000) and not names_identifier("-a" * 2000)
+    assert names_identifier("a-" * 1999 + "b7") and names_identifier("x " * 1998 + "2001")
