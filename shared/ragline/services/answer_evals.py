@@ -118,9 +118,14 @@ class AnswerEvaluations:
     def list(self, principal: Principal) -> EvaluationList:
         _developer(principal)
         ids = sorted({k.split("/")[1] for k in self._objects.list(principal.tenant_id) if k.endswith(JOB)})
-        jobs = [self._load(principal.tenant_id, i) for i in reversed(ids)]
-        mine = [j.view() for j in jobs if j is not None and may_read_owned(principal, j.owner, j.key_id)]
-        return EvaluationList(evaluations=mine[:LISTED])
+        mine: list[EvaluationView] = []
+        for evaluation_id in reversed(ids):  # ids begin with their creation time: newest first
+            job = self._load(principal.tenant_id, evaluation_id)
+            if job is not None and may_read_owned(principal, job.owner, job.key_id):
+                mine.append(job.view())
+                if len(mine) == LISTED:
+                    break
+        return EvaluationList(evaluations=mine)
 
     def get(self, principal: Principal, evaluation_id: str) -> EvaluationView:
         return self._readable(principal, evaluation_id).view()

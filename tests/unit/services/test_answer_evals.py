@@ -363,3 +363,17 @@ def test_a_job_is_bounded() -> None:
     assert len(EvaluationRequest.model_validate({"questions": many[:-1]}).questions) == MAX_QUESTIONS
     with pytest.raises(ValueError, match="at most 4000 characters"):
         EvaluationRequest.model_validate({"questions": [{"id": "q", "question": "x" * 4001}]})
+
+
+def test_a_listing_shows_the_newest_fifty(c: Container) -> None:
+    from ragline.services.answer_evals import LISTED, AnswerEvaluations
+
+    objects = c.evaluation_objects
+    assert objects is not None and LISTED == 50
+    evaluations = AnswerEvaluations(
+        chat=c.chat, metering=c.metering, objects=objects, judge=c.answer_judge, queue=Queue(), clock=Clock()
+    )
+    caller = Principal.operator("acme")
+    made = [evaluations.submit(caller, request(name=f"job {i}")).evaluation_id for i in range(LISTED + 2)]
+    listed = [v.evaluation_id for v in evaluations.list(caller).evaluations]
+    assert listed == made[::-1][:LISTED]
