@@ -239,6 +239,8 @@ class EvaluationJob(ApiModel):
     summary: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    retries: int = 0
+    """Slices in a row that ended on a store or model that was down (reset by a scored answer)."""
 
     @property
     def pairs(self) -> list[tuple[EvalConfig, EvalQuestion]]:

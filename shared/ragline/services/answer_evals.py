@@ -59,6 +59,8 @@ logger = logging.getLogger(__name__)
 JOB = "job.json"
 REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"
+MAX_RETRIES = 3
+"""Slices in a row a job may end on a store or model that is down before it fails."""
 LISTED = 50
 """Jobs a listing shows at most (the newest)."""
 EXCERPT_CHARS = 300
@@ -148,14 +150,21 @@ class AnswerEvaluations:
         if job is None or job.status in ("completed", "failed"):
             return False
         deadline = None if self._slice_s is None else self._clock() + self._slice_s
-        if not self._work(job, deadline=deadline) and self._queue is not None:
+        if not self._work(job, deadline=deadline, retry=True) and self._queue is not None:
             self._queue.submit(tenant_id, evaluation_id, json.dumps({"evaluation": True}))
         return True
 
     def _work(
-        self, job: EvaluationJob, *, deadline: float | None, progress: Callable[[int], None] | None = None
+        self,
+        job: EvaluationJob,
+        *,
+        deadline: float | None,
+        progress: Callable[[int], None] | None = None,
+        retry: bool = False,
     ) -> bool:
-        """Score what is not stored yet; True when the job ended (completed or failed)."""
+        """Score what is not stored yet; True when the job ended (completed or failed). ``retry`` (a
+        queued slice): a store or model that is down or throttling ends the slice instead of the job,
+        :data:`MAX_RETRIES` times in a row at most."""
         principal = principal_from(job.principal)
         if principal.tenant_id != job.tenant_id:
             raise errors.InvalidRequest("an evaluation job names another tenant")
@@ -173,14 +182,24 @@ class AnswerEvaluations:
                 except errors.RunInProgress:  # another worker is on it: leave it to them, come back
                     return False
                 self._objects.put(self._key(job, f"answers/{_answer_name(index)}"), _dump(result))
-                job, scored = self._save(job, done=len(stored) + scored + 1), scored + 1
+                job, scored = self._save(job, done=len(stored) + scored + 1, retries=0), scored + 1
                 if progress is not None:
                     progress(job.done)
             self._complete(job)
+        except (errors.DependencyUnavailable, errors.Throttled) as exc:
+            if not retry or job.retries >= MAX_RETRIES:
+                self._failed(job, exc)
+                return True
+            logger.warning("evaluation slice ended: %s", exc.code, extra={"evaluation_id": job.evaluation_id})
+            self._save(job, retries=job.retries + 1)
+            return False
         except errors.RaglineError as exc:
-            logger.warning("evaluation failed: %s", exc.code, extra={"evaluation_id": job.evaluation_id})
-            self._save(job, status="failed", error=f"{exc.code}: {exc.message}")
+            self._failed(job, exc)
         return True
+
+    def _failed(self, job: EvaluationJob, exc: errors.RaglineError) -> None:
+        logger.warning("evaluation failed: %s", exc.code, extra={"evaluation_id": job.evaluation_id})
+        self._save(job, status="failed", error=f"{exc.code}: {exc.message}")
 
     def _complete(self, job: EvaluationJob) -> None:
         results = [

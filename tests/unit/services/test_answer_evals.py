@@ -153,7 +153,7 @@ def test_every_slice_scores_at_least_one_answer_and_queues_the_rest(tmp_path: Pa
         c.close()
 
 
-def test_a_resumed_answer_is_a_replay_not_a_second_charge(
+def test_a_slice_that_loses_its_store_is_retried_and_replays_the_answer(
     c: Container, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     objects = c.evaluation_objects
@@ -171,18 +171,45 @@ def test_a_resumed_answer_is_a_replay_not_a_second_charge(
     c.__dict__["run_queue"] = queue
     caller = Principal.operator("acme")
     view = c.evaluations.submit(caller, request(questions=QUESTIONS[:1]))
-    c.evaluations.work("acme", view.evaluation_id)
-    assert c.evaluations.get(caller, view.evaluation_id).status == "failed"
-    assert runs(c) == 1
-    # the operator resubmits the same job's message after fixing the disk: the answer is not run again
-    job = c.evaluations._load("acme", view.evaluation_id)
-    assert job is not None
-    c.evaluations._save(job, status="queued", error=None)
+    queue.messages.clear()
+    assert c.evaluations.work("acme", view.evaluation_id)
+    # the slice ended, not the job: it is queued again, its answer's run already charged
+    current = c.evaluations.get(caller, view.evaluation_id)
+    assert (current.status, current.done, runs(c), len(queue.messages)) == ("running", 0, 1, 1)
     c.evaluations.work("acme", view.evaluation_id)
     done = c.evaluations.get(caller, view.evaluation_id)
     assert done.status == "completed" and runs(c) == 1  # replayed from the ledger, charged once
     report = json.loads(c.evaluations.report(caller, view.evaluation_id, "json"))
     assert report["results"][0]["answer"].startswith("Acme rockets")
+
+
+def test_a_store_that_stays_down_fails_the_job_after_three_slices(
+    c: Container, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragline.services.answer_evals import MAX_RETRIES
+
+    objects = c.evaluation_objects
+    assert objects is not None and MAX_RETRIES == 3
+    real_put = objects.put
+
+    def down(key: str, data: bytes) -> None:
+        if "/answers/" in key:
+            raise errors.DependencyUnavailable("S3 is down")
+        real_put(key, data)
+
+    monkeypatch.setattr(objects, "put", down)
+    queue = Queue()
+    c.__dict__["run_queue"] = queue
+    caller = Principal.operator("acme")
+    view = c.evaluations.submit(caller, request(questions=QUESTIONS[:1]))
+    for slice_number in range(1, MAX_RETRIES + 2):
+        queue.messages.clear()
+        assert c.evaluations.work("acme", view.evaluation_id)
+        current = c.evaluations.get(caller, view.evaluation_id)
+        if slice_number <= MAX_RETRIES:
+            assert current.status == "running" and len(queue.messages) == 1, slice_number
+    assert current.status == "failed" and current.error == "dependency_unavailable: S3 is down"
+    assert queue.messages == [] and runs(c) == 1  # one run, replayed by every later slice
 
 
 def test_an_answer_running_elsewhere_ends_the_slice(c: Container) -> None:
@@ -377,3 +404,29 @@ def test_a_listing_shows_the_newest_fifty(c: Container) -> None:
     made = [evaluations.submit(caller, request(name=f"job {i}")).evaluation_id for i in range(LISTED + 2)]
     listed = [v.evaluation_id for v in evaluations.list(caller).evaluations]
     assert listed == made[::-1][:LISTED]
+
+
+def test_retries_count_slices_in_a_row(c: Container, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scored answer resets the count: outages between answers never add up to a failed job."""
+    objects = c.evaluation_objects
+    assert objects is not None
+    real_put, failures = objects.put, {"00000.json": 1, "00001.json": 3}
+
+    def flaky(key: str, data: bytes) -> None:
+        name = key.rsplit("/", 1)[-1]
+        if "/answers/" in key and failures.get(name, 0) > 0:
+            failures[name] -= 1
+            raise errors.DependencyUnavailable("S3 blinked")
+        real_put(key, data)
+
+    monkeypatch.setattr(objects, "put", flaky)
+    queue = Queue()
+    c.__dict__["run_queue"] = queue
+    caller = Principal.operator("acme")
+    view = c.evaluations.submit(caller, request(questions=QUESTIONS[:2]))
+    for _ in range(10):
+        if not queue.messages:
+            break
+        tenant, job, message = queue.messages.pop(0)
+        c.queued_work(tenant, job, message)
+    assert c.evaluations.get(caller, view.evaluation_id).status == "completed"
