@@ -60,6 +60,7 @@ from ragline.domain.api import (
 from ragline.domain.conversation_api import ConversationList, ConversationView
 from ragline.domain.evaluations import EvaluationList, EvaluationReport, EvaluationRequest, EvaluationView
 from ragline.domain.limits import Limits
+from ragline.domain.models import FusionName
 from ragline.domain.source_api import SourceList, SourceView
 from ragline.domain.webhook_api import NewWebhookView, WebhookList, WebhookView
 
@@ -147,7 +148,7 @@ class RaglineClient:
         mode: Literal["semantic", "keyword", "hybrid"] = "hybrid",
         k: int = 10,
         rerank: bool = False,
-        fusion: Literal["rrf", "convex", "adaptive"] | None = None,
+        fusion: FusionName | None = None,
         filter: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> SearchResponse:

@@ -163,3 +163,21 @@ def test_the_identifier_rule_reads_a_hostile_query_in_one_pass() -> None:
 
     assert not names_identifier("a-" * 2000) and not names_identifier("-a" * 2000)
     assert names_identifier("a-" * 1999 + "b7") and names_identifier("x " * 1998 + "2001")
+
+
+def test_every_surface_takes_the_same_fusion_names() -> None:
+    """The setting, the search route, an evaluation's configuration and the store's query agree."""
+    from typing import get_args
+
+    from ragline.config import Settings
+    from ragline.domain.api import SearchRequest
+    from ragline.domain.evaluations import EvalConfig
+    from ragline.domain.models import FusionName, HybridQuery
+
+    names = set(get_args(FusionName))
+    assert names == {"rrf", "convex", "adaptive"}
+    assert set(get_args(Settings.model_fields["hybrid_fusion"].annotation)) == names
+    assert set(get_args(HybridQuery.model_fields["fusion"].annotation)) == names
+    for model in (SearchRequest, EvalConfig):
+        (optional,) = [a for a in get_args(model.model_fields["fusion"].annotation) if a is not type(None)]
+        assert set(get_args(optional)) == names, model
