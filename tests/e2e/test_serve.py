@@ -162,3 +162,46 @@ def test_a_request_addressed_to_another_name_is_refused_before_any_route(
 def test_loopback_names_are_served(client: TestClient, host: str) -> None:
     reply = client.get("/v1/namespaces/northwind/documents", headers={"host": host})
     assert reply.status_code == 200 and len(reply.json()["documents"]) == 7
+
+
+def test_the_operators_tenant_exists_from_the_first_request(tmp_path: Path) -> None:
+    """``ragline serve`` (no ``--api-keys``): a key can be made at once, no ``tenants create`` first."""
+    from ragline.cli.serve import operator_tenant
+
+    container = Container(Settings.from_env(home=tmp_path / "home"))
+    try:
+        with TestClient(build_app(ROOT / "functions", "local", container), base_url="http://localhost") as c:
+            before = c.post("/v1/keys", json={"scopes": ["search"]})
+            assert before.status_code == 404, before.text  # what a newcomer met before
+            operator_tenant(container, "local")
+            operator_tenant(container, "local")  # again: the record is kept, not replaced
+            made = c.post("/v1/keys", json={"scopes": ["search"]})
+            assert made.status_code == 201, made.text
+        assert [k.key_id for k in container.tenancy.list_keys("local")] == [made.json()["keyId"]]
+    finally:
+        container.close()
+
+
+def test_ragline_serve_makes_its_operators_tenant_and_not_with_api_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uvicorn
+
+    from ragline.errors import NotFound
+
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: None)  # the server itself is not started
+    functions = str(ROOT / "functions")
+    for home, flags in ((tmp_path / "keys", ["--api-keys"]), (tmp_path / "operator", [])):
+        result = CliRunner().invoke(cli, ["serve", "--home", str(home), "--functions", functions, *flags])
+        assert result.exit_code == 0, result.output
+    for home, exists in ((tmp_path / "keys", False), (tmp_path / "operator", True)):
+        container = Container(Settings.from_env(home=home))
+        try:
+            try:
+                container.registry.get_tenant("local")
+                found = True
+            except NotFound:
+                found = False
+            assert found == exists, home
+        finally:
+            container.close()

@@ -446,9 +446,12 @@ def serve(
     /mcp (always with an API key)."""
     import uvicorn
 
-    from ragline.cli.serve import build_app
+    from ragline.cli.serve import build_app, operator_tenant
 
-    app_ = build_app(functions.resolve(), tenant, _container(home), api_keys=api_keys)
+    container = _container(home)
+    if not api_keys:
+        operator_tenant(container, tenant)
+    app_ = build_app(functions.resolve(), tenant, container, api_keys=api_keys)
     uvicorn.run(app_, host="127.0.0.1", port=port, log_level="info")
 
 

@@ -111,6 +111,16 @@ class SyncClock:
                 logger.warning("the sync clock's tick failed", exc_info=True)
 
 
+def operator_tenant(container: Container, tenant: str) -> None:
+    """``ragline serve`` without ``--api-keys`` acts as ``tenant``'s operator: its record is made if it
+    has none, so the routes that manage it (keys, limits, webhooks) work from the first request, as the
+    README's first steps expect (a deleted or suspended tenant is left as it is)."""
+    try:
+        container.registry.get_tenant(tenant)
+    except errors.NotFound:
+        container.tenancy.create_tenant(tenant)
+
+
 def local_principal(tenant: str) -> dict[str, str]:
     """A local server has no API keys: the operator acts as the tenant with every scope, and may name
     an end user (``Ragline-User-Id``) to see what that user would see."""
