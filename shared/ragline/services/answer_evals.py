@@ -30,11 +30,10 @@ from dataclasses import asdict
 from typing import Literal
 
 from ragline import errors
-from ragline.agents.events import ChatResponse, Grounding
+from ragline.agents.events import ChatResponse
 from ragline.domain.api import ChatRequest, ChunkView, Usage
 from ragline.domain.evaluations import (
     AnswerResult,
-    AnswerScores,
     EvalConfig,
     EvalQuestion,
     EvaluationJob,
@@ -45,8 +44,10 @@ from ragline.domain.evaluations import (
     JudgeVerdict,
     SourceRef,
 )
+from ragline.domain.models import RunUsage
 from ragline.domain.runs import owner_of
 from ragline.ports import AnswerJudge, ObjectStore, RunQueue
+from ragline.services.answer_scores import is_gold, score_answer
 from ragline.services.authentication import Principal
 from ragline.services.background import principal_from, principal_json
 from ragline.services.chat import ChatService
@@ -208,8 +209,7 @@ class AnswerEvaluations:
         ]
         usage = Usage()
         for r in results:
-            for name, value in r.usage:
-                setattr(usage, name, getattr(usage, name) + value)
+            _add(usage, r.usage)
         view = job.model_copy(update={"status": "completed", "usage": usage, "done": len(results)}).view()
         report = build_report(view, results, job.judge)
         summary = {
@@ -256,7 +256,7 @@ class AnswerEvaluations:
                 document_id=c.document_id,
                 filename=c.filename,
                 cited=c.id in cited,
-                gold=_is_gold(gold, c.id, c.document_id, c.filename),
+                gold=is_gold(gold, c.id, c.document_id, c.filename),
                 excerpt=c.text[:EXCERPT_CHARS],
             )
             for c in shown or response.sources  # a replay shows only what it cited
@@ -266,8 +266,7 @@ class AnswerEvaluations:
             verdict = self._judged(job.tenant_id, run_id, question, response.answer)
             result.scores.correctness, result.scores.completeness = verdict.correctness, verdict.completeness
             result.judge_reason = verdict.reason
-            for name, value in verdict.usage:
-                setattr(result.usage, name, getattr(result.usage, name) + value)
+            _add(result.usage, verdict.usage)
         return result
 
     def _judged(self, tenant_id: str, run_id: str, question: EvalQuestion, answer: str) -> JudgeVerdict:
@@ -352,32 +351,6 @@ def _developer(principal: Principal) -> None:
     principal.require("chat")
 
 
-def score_answer(
-    grounding: Grounding | None, sources: list[SourceRef], question: EvalQuestion
-) -> AnswerScores:
-    """The metrics that need no judge (see :mod:`ragline.domain.evaluations`)."""
-    scores = AnswerScores()
-    if question.gold:
-        found = {g for g in question.gold for s in sources if _is_gold({g}, s.id, s.document_id, s.filename)}
-        scores.gold_recall = len(found) / len(set(question.gold))
-    if grounding is None or grounding.status in ("off", "unavailable"):
-        return scores
-    cited = len(grounding.sentences) + grounding.unchecked
-    if cited + grounding.uncited:
-        scores.citation_coverage = cited / (cited + grounding.uncited)
-    if grounding.status != "scored" or not grounding.sentences:
-        return scores
-    scores.faithfulness = grounding.score
-    precise = total = 0
-    for sentence in grounding.sentences:
-        total += len(sentence.citations)
-        if sentence.label == "supported":
-            evidence = {e.chunk_id for e in sentence.evidence}
-            precise += sum(1 for c in sentence.citations if not evidence or c in evidence)
-    scores.citation_precision = precise / total if total else None
-    return scores
-
-
 def _chat_request(config: EvalConfig, question: EvalQuestion) -> ChatRequest:
     return ChatRequest.model_validate(
         {
@@ -390,8 +363,10 @@ def _chat_request(config: EvalConfig, question: EvalQuestion) -> ChatRequest:
     )
 
 
-def _is_gold(gold: set[str], chunk_id: str, document_id: str, filename: str) -> bool:
-    return bool(gold & {chunk_id, document_id, filename, filename.rsplit("/", 1)[-1]} - {""})
+def _add(total: Usage, part: Usage | RunUsage) -> None:
+    """``part``'s counts added to ``total``'s (the same fields: an answer's, a judging's)."""
+    for name, value in part:
+        setattr(total, name, getattr(total, name) + value)
 
 
 def _answer_name(index: int) -> str:
