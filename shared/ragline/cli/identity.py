@@ -3,27 +3,27 @@ provider (the same service and checks as ``PUT/GET/DELETE /v1/tenant/identity-pr
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ragline.cli.context import build_container, fail
+from ragline.cli.options import HomeOption, TenantOption
+
 identity_app = typer.Typer(
     no_args_is_help=True, help="A tenant's identity provider: whose tokens act as its end users."
 )
-TenantOption = Annotated[str, typer.Option("--tenant", help="Tenant id.")]
-HomeOption = Annotated[Path | None, typer.Option("--home", help="State folder.")]
 
 
 def _run(home: Path | None, tenant: str, action: str, body: str = "") -> None:
-    from ragline.cli.app import _container, _fail
+    from ragline.cli.output import print_json
     from ragline.domain.api import IdentityProviderBody
     from ragline.errors import RaglineError
     from ragline.services.authentication import Principal
 
     try:
-        service = _container(home).identity_providers
+        service = build_container(home).identity_providers
         operator = Principal.operator(tenant)
         if action == "set":
             result = service.put(operator, IdentityProviderBody.model_validate_json(body))
@@ -32,11 +32,11 @@ def _run(home: Path | None, tenant: str, action: str, body: str = "") -> None:
         else:
             result = service.delete(operator)  # type: ignore[assignment]
     except RaglineError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     except ValueError as exc:  # the body's validation
         typer.secho(f"error [invalid_request]: {exc}", err=True, fg="red")
         raise typer.Exit(2) from exc
-    typer.echo(json.dumps(result.model_dump(mode="json", by_alias=True), indent=2))
+    print_json(result)
 
 
 @identity_app.command("set")

@@ -3,11 +3,12 @@ operator sets a tenant's request rate and concurrent runs (fair sharing), or a k
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ragline.cli.context import build_container, fail
+from ragline.cli.options import HomeOption
 from ragline.domain.limits import MAX_BURST, MAX_RPS, MAX_RUNS, MIN_RPS
 
 if TYPE_CHECKING:
@@ -59,12 +60,11 @@ def tenants_limits(
     reset: Annotated[
         bool, typer.Option("--reset", help="Back to the deployment's defaults (every limit).")
     ] = False,
-    home: Annotated[Path | None, typer.Option("--home", help="State folder.")] = None,
+    home: HomeOption = None,
 ) -> None:
     """Set a tenant's limits (the options not given: the deployment's defaults), or with no option
     show them; every process applies a change within 30 s. A refused request is a 429 with
     Retry-After."""
-    from ragline.cli.app import _container, _fail
     from ragline.domain.limits import Limits
     from ragline.errors import RaglineError
 
@@ -72,11 +72,11 @@ def tenants_limits(
     if reset and given is not None:
         raise typer.BadParameter("--reset takes no limit option", param_hint="--reset")
     try:
-        container = _container(home)
+        container = build_container(home)
         if given is None and not reset:  # nothing to set: show, never clear by omission
             tenant = container.registry.get_tenant(tenant_id)
         else:
             tenant = container.tenancy.set_limits(tenant_id, given or Limits())
     except RaglineError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     typer.echo(f"tenant {tenant_id} limits: {describe(tenant.limits)}")

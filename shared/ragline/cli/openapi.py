@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from ragline.agents.events import ChatResponse, RunAccepted, RunEvent, RunView
-from ragline.cli.serve import REST_ROUTES, load_function
+from ragline.cli.handlers import REST_ROUTES, load_function
 from ragline.domain.api import ChatRequest, ErrorBody
 from ragline.domain.conversation_api import ConversationList, ConversationView
 from ragline.domain.evaluations import EvaluationList, EvaluationReport, EvaluationRequest, EvaluationView

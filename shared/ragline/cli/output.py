@@ -1,17 +1,22 @@
-"""Terminal rendering for ``search``, ``chat`` and ``eval``."""
+"""Terminal rendering of the commands' results: ``search``, ``hosting-search``, ``chat``, ``eval``'s
+scores, and a response model as the API's JSON. The commands' results are printed here, so each
+command decides what to show and this module how.
+
+It imports no command module and nothing heavy (no services, no container), so any command module
+can use it.
+"""
 
 from __future__ import annotations
 
-import time
+import json
 from collections.abc import Iterable
-from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
+import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress
 from rich.table import Table
 
-from ragline import errors
 from ragline.agents.events import (
     AnswerDelta,
     Collections,
@@ -27,9 +32,11 @@ from ragline.agents.events import (
 from ragline.cli.citation_marks import CitationMarks
 from ragline.cli.grounding_view import print_grounding
 from ragline.domain.api import ChunkView, HostingSearchResponse, Scores, SearchResponse
-from ragline.domain.models import TenantScope
-from ragline.services.evaluation import EvalMode, load_beir
-from ragline.wiring import Container
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from ragline.services.evaluation import ModeScore
 
 console = Console()
 
@@ -148,32 +155,27 @@ def _print_sources(numbers: dict[str, int], chunks: list[ChunkView], removed: li
         console.print(escape(f"  [{number}] {cited} — {source.filename}{where}: {text}"), highlight=False)
 
 
-EVAL_MODES = ("keyword", "semantic", "hybrid", "hybrid:rrf", "hybrid:convex", "hybrid:adaptive", "accurate")
+def print_json(view: BaseModel) -> None:
+    """A response model as the API answers it (camelCase, JSON-typed values), indented for reading."""
+    typer.echo(json.dumps(view.model_dump(mode="json", by_alias=True), indent=2))
 
 
-def run_eval(c: Container, dataset: Path, split: str, modes: list[str]) -> None:
-    """``hybrid`` uses the configured fusion; ``hybrid:rrf``/``:convex``/``:adaptive`` force one; ``accurate``
-    is chat's default pipeline (hybrid → the configured reranker → the chunks one search shows)."""
-    for m in modes:
-        if m not in EVAL_MODES:
-            raise errors.InvalidRequest(f"unknown mode {m!r}; use {', '.join(EVAL_MODES)}")
-    data = load_beir(dataset, split)
-    scope = TenantScope(tenant_id="eval", namespace_id=f"beir-{dataset.resolve().name}"[:100])
-    with Progress(console=Console(stderr=True)) as progress:
-        task = progress.add_task("indexing corpus", total=len(data.corpus))
-        c.evaluation.index(scope, data, progress=lambda n: progress.advance(task, n))
-        progress.update(task, completed=len(data.corpus))
-    table = Table(title=f"{dataset.name} ({split}, {len(data.queries)} queries, {len(data.corpus)} docs)")
+class ScoreRow(NamedTuple):
+    """One line of ``eval``'s table: the mode as asked (``hybrid:rrf``), its scores, ms per query."""
+
+    mode: str
+    score: ModeScore
+    ms_per_query: float
+
+
+def print_scores(title: str, rows: list[ScoreRow], reranker: str | None) -> None:
+    """``eval``'s table, one row per mode; ``reranker``: the one ``accurate`` ran with (None: not run)."""
+    table = Table(title=title)
     for col in ("mode", "nDCG@10", "Recall@30", "Recall@100", "MRR@10", "ms/query"):
         table.add_column(col)
-    for m in modes:
-        base, _, fusion = m.partition(":")
-        mode: EvalMode = base  # type: ignore[assignment]
-        started = time.perf_counter()
-        s = c.evaluation.score(scope, data, mode, fusion=fusion or None)  # type: ignore[arg-type]
-        per_query = (time.perf_counter() - started) * 1000 / max(s.queries, 1)
+    for mode, s, per_query in rows:
         table.add_row(
-            m,
+            mode,
             f"{s.ndcg_at_10:.4f}",
             f"{s.recall_at_30:.4f}",
             f"{s.recall_at_100:.4f}",
@@ -181,5 +183,5 @@ def run_eval(c: Container, dataset: Path, split: str, modes: list[str]) -> None:
             f"{per_query:.1f}",
         )
     console.print(table)
-    if "accurate" in modes:  # chat's default pipeline: say which reranker it ran with
-        console.print(f"accurate: rerank {c.retrieval.reranker_name or 'none (fused order)'}")
+    if reranker is not None:
+        console.print(f"accurate: rerank {reranker}")

@@ -14,10 +14,8 @@ behind API Gateway); every other path and method gets the one JSON error shape.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import logging
-import sys
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -34,36 +32,36 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ragline import errors
+from ragline.cli.handlers import REST_ROUTES, load_function
 from ragline.services.authentication import Principal
 from ragline.streaming import ROUTING_ERRORS, error_response
 from ragline.wiring import Container
 
+__all__ = [  # REST_ROUTES and load_function live in handlers (openapi reads them too), importable here
+    "DOCS_PAGE",
+    "LOOPBACK_NAMES",
+    "REST_ROUTES",
+    "SYNC_TICK_SECONDS",
+    "Callers",
+    "LambdaContext",
+    "LoopbackHostOnly",
+    "SentPaths",
+    "SyncClock",
+    "api_docs",
+    "build_app",
+    "callers",
+    "gateway_body",
+    "gateway_event",
+    "host_name",
+    "load_function",
+    "local_principal",
+    "operator_tenant",
+    "playground",
+    "rest_endpoint",
+    "result_headers",
+]
+
 logger = logging.getLogger(__name__)
-REST_ROUTES = {
-    "search": [("/v1/namespaces/{namespace}/search", ["POST"])],
-    "hosting_search": [("/v1/hosting-search", ["POST"])],
-    "documents": [
-        ("/v1/namespaces/{namespace}/documents", ["GET", "POST"]),
-        ("/v1/namespaces/{namespace}/documents/{document_id}", ["GET", "PATCH", "DELETE"]),
-    ],
-    "namespaces": [
-        ("/v1/namespaces", ["GET", "POST"]),
-        ("/v1/namespaces/{namespace}", ["GET", "PATCH", "DELETE"]),
-        ("/v1/namespaces/{namespace}/reindex", ["POST"]),
-        ("/v1/namespaces/{namespace}/sources", ["GET", "POST"]),
-        ("/v1/namespaces/{namespace}/sources/{source_id}", ["GET", "PATCH", "DELETE"]),
-        ("/v1/namespaces/{namespace}/sources/{source_id}/sync", ["POST"]),
-    ],
-    "keys": [
-        ("/v1/keys", ["GET", "POST"]),
-        ("/v1/keys/{key_id}", ["DELETE"]),
-        ("/v1/usage", ["GET"]),
-        ("/v1/tenant/identity-provider", ["GET", "PUT", "DELETE"]),
-        ("/v1/webhooks", ["GET", "POST"]),
-        ("/v1/webhooks/{webhook_id}", ["GET", "DELETE"]),
-        ("/v1/webhooks/{webhook_id}/rotate-secret", ["POST"]),
-    ],
-}
 
 
 SYNC_TICK_SECONDS = 30.0
@@ -125,18 +123,6 @@ def local_principal(tenant: str) -> dict[str, str]:
     """A local server has no API keys: the operator acts as the tenant with every scope, and may name
     an end user (``Ragline-User-Id``) to see what that user would see."""
     return Principal.operator(tenant)._replace(may_assert_user=True).to_context()
-
-
-def load_function(functions: Path, name: str) -> ModuleType:
-    """Import ``functions/<name>/app.py`` as the Lambda runtime does: a fresh module from its file."""
-    path = functions / name / "app.py"
-    spec = importlib.util.spec_from_file_location(f"ragline_fn_{name}", path)
-    if spec is None or spec.loader is None:
-        raise FileNotFoundError(path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 class LambdaContext:

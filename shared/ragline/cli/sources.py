@@ -15,9 +15,10 @@ from typing import Annotated, Any
 
 import typer
 
+from ragline.cli.context import fail, load_settings, made
+from ragline.cli.options import HomeOption, TenantOption
+
 sources_app = typer.Typer(no_args_is_help=True, help="A namespace's data sources (websites, wikis, drives).")
-TenantOption = Annotated[str, typer.Option("--tenant", help="Tenant id.")]
-HomeOption = Annotated[Path | None, typer.Option("--home", help="State folder.")]
 Namespace = Annotated[str, typer.Argument(help="Namespace id.")]
 SourceId = Annotated[str, typer.Argument(help="Source id (src_…).")]
 Credentials = Annotated[
@@ -31,18 +32,17 @@ RETRY_SECONDS = 5.0
 def _run(home: Path | None, call: Any) -> Any:
     """``call(container)`` with the steps it queues run here, in order; errors end the command (2)."""
     from ragline.adapters.embedded.step_queue import InlineStepQueue
-    from ragline.cli.app import _fail, _made, _settings
     from ragline.errors import RaglineError
     from ragline.wiring import Container
 
     queue = InlineStepQueue()
-    container = Container(_settings(home), step_queue=queue)
-    _made.append(container)
+    container = Container(load_settings(home), step_queue=queue)
+    made.append(container)  # its webhook events go out when the command ends
     try:
         result = call(container)
         _drain(container, queue)
     except RaglineError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     return result
 
 
@@ -64,7 +64,9 @@ def _drain(container: Any, queue: Any) -> None:
 
 
 def _echo(view: Any) -> None:
-    typer.echo(json.dumps(view.model_dump(mode="json", by_alias=True), indent=2))
+    from ragline.cli.output import print_json
+
+    print_json(view)
 
 
 def _body(model: Any, value: dict[str, Any]) -> Any:

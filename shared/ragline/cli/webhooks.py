@@ -3,27 +3,27 @@ service and checks as ``/v1/webhooks``); events of a local run are delivered fro
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from ragline.cli.context import build_container, fail
+from ragline.cli.options import HomeOption, TenantOption
+
 webhooks_app = typer.Typer(no_args_is_help=True, help="A tenant's webhooks (document and usage events).")
-TenantOption = Annotated[str, typer.Option("--tenant", help="Tenant id.")]
-HomeOption = Annotated[Path | None, typer.Option("--home", help="State folder.")]
 
 
 def _run(home: Path | None, tenant: str, call: Any) -> None:
-    from ragline.cli.app import _container, _fail
+    from ragline.cli.output import print_json
     from ragline.errors import RaglineError
     from ragline.services.authentication import Principal
 
     try:
-        result = call(_container(home).webhooks, Principal.operator(tenant))
+        result = call(build_container(home).webhooks, Principal.operator(tenant))
     except RaglineError as exc:
-        raise _fail(exc) from exc
-    typer.echo(json.dumps(result.model_dump(mode="json", by_alias=True), indent=2))
+        raise fail(exc) from exc
+    print_json(result)
 
 
 @webhooks_app.command("add")
