@@ -1,43 +1,20 @@
-"""What OCR reads off a page, and the page's text in reading order.
+"""A page's text in reading order, from the lines OCR read off it.
 
-A :class:`~ragline.ports.TextRecognizer` returns the lines it found, each with its box in the image's
-pixels; :func:`page_text` lays them out: lines whose vertical centres are within half a line's height
-of each other form one row (a table's cells, a label and its value), read left to right and joined by
-a space; a vertical gap taller than the rows around it starts a new paragraph (a blank line, which the
-chunker treats as a paragraph break). Columns side by side are read row by row across the page (not
-one column after the other): noted in docs/decisions.md, "Offline OCR".
+A :class:`~ragline.ports.TextRecognizer` returns the lines it found (:class:`TextLine`, a domain type
+re-exported here), each with its box in the image's pixels; :func:`page_text` lays them out: lines
+whose vertical centres are within half a line's height of each other form one row (a table's cells, a
+label and its value), read left to right and joined by a space; a vertical gap taller than the rows
+around it starts a new paragraph (a blank line, which the chunker treats as a paragraph break).
+Columns side by side are read row by row across the page (not one column after the other): noted in
+docs/decisions.md, "Offline OCR".
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class TextLine:
-    """One line of recognised text and its box (pixels, origin top left)."""
-
-    text: str
-    left: float
-    top: float
-    right: float
-    bottom: float
-    confidence: float = 1.0
-
-    @property
-    def height(self) -> float:
-        return max(1.0, self.bottom - self.top)
-
-    @property
-    def width(self) -> float:
-        return max(1.0, self.right - self.left)
-
-    @property
-    def middle(self) -> float:
-        return (self.top + self.bottom) / 2
-
+from ragline.domain.ocr import TextLine as TextLine  # noqa: PLC0414 (re-exported: OCR adapters use it)
 
 MAX_COLUMN = 1000
 """The farthest character column a laid-out box is padded to (an image thousands of characters wide,
