@@ -23,20 +23,48 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ragline import errors
-from ragline.domain.document_metadata import NO_METADATA, parse_sidecar
+from ragline.domain.document_metadata import NO_METADATA, MetadataInput, parse_sidecar
 from ragline.domain.documents import DocumentRecord
 from ragline.domain.models import TenantScope
 from ragline.ports import DocumentRegistry, VectorStore
+from ragline.services.ingest_publish import SERVED_FIELDS, settle
+from ragline.services.ingest_results import IngestResult
 
 if TYPE_CHECKING:
     from ragline.services.embedding_run import WorkerDeadline
-    from ragline.services.ingest import IngestResult, IngestService
+
+# ``settle`` and ``SERVED_FIELDS`` live in ingest_publish (a service publishing on its own settles
+# with them too), and are still offered here
+__all__ = ["MAX_PENDING", "SERVED_FIELDS", "BatchOutcome", "BatchedIngest", "IngestBatch", "settle"]
 
 MAX_PENDING = 100
 """Versions deferred before a batch publishes them anyway (an SQS batch holds at most 10 messages)."""
+
+
+class BatchedIngest(Protocol):
+    """What a batch runs its items on: :class:`~ragline.services.ingest.IngestService`, named by what
+    it offers here so that this module needs nothing of the service's (the service makes batches)."""
+
+    def deferring(self, batch: IngestBatch) -> BatchedIngest:
+        """The service with its publishes deferred to ``batch``."""
+        ...
+
+    def within(self, deadline: WorkerDeadline) -> BatchedIngest:
+        """The service fitted to the worker's time left."""
+        ...
+
+    def handle_notification(self, body: str) -> list[IngestResult]:
+        """One SQS message of S3 events."""
+        ...
+
+    def ingest(
+        self, scope: TenantScope, *, filename: str, data: bytes, source: str, metadata: MetadataInput
+    ) -> IngestResult:
+        """Bytes in hand as one document."""
+        ...
 
 
 @dataclass
@@ -59,7 +87,7 @@ class _Deferred:
 class IngestBatch:
     def __init__(
         self,
-        service: IngestService,
+        service: BatchedIngest,
         documents: DocumentRegistry,
         deadline: WorkerDeadline | None = None,
         *,
@@ -74,7 +102,7 @@ class IngestBatch:
         self._current: BatchOutcome | None = None
 
     def run(
-        self, key: str, work: Callable[[IngestService], IngestResult | list[IngestResult]]
+        self, key: str, work: Callable[[BatchedIngest], IngestResult | list[IngestResult]]
     ) -> BatchOutcome:
         """``work`` on the service (fitted to the deadline's time left: an item that would start with
         too little fails with :class:`~ragline.errors.WorkerOutOfTime`, nothing started). Any error is
@@ -110,7 +138,7 @@ class IngestBatch:
         """Bytes in hand as one document (see :meth:`IngestService.ingest`), with the metadata its
         ``sidecar`` (``<file>.metadata.json``'s bytes) states; a bad sidecar fails the item."""
 
-        def work(service: IngestService) -> IngestResult:
+        def work(service: BatchedIngest) -> IngestResult:
             metadata = parse_sidecar(sidecar) if sidecar is not None else NO_METADATA
             return service.ingest(scope, filename=filename, data=data, source=source, metadata=metadata)
 
@@ -174,43 +202,6 @@ class IngestBatch:
                 self._documents.fail(d.claimed, exc.code, exc.message)
             except Exception as failing:  # the record stays claimed until its lease: the item is retried
                 d.outcome.error = failing
-
-
-def settle(store: VectorStore, documents: DocumentRegistry, done: DocumentRecord, published: bool) -> None:
-    """After ``done``'s publish: refused → its version is discarded; else its record completes.
-    Overtaken either way → :class:`~ragline.errors.Superseded`."""
-    if not published:
-        store.discard(done.document_id, generation=done.generation)
-        raise errors.Superseded(
-            "a newer version of the document was published first; this one was discarded",
-            document_id=done.document_id,
-        )
-    if not documents.complete(done):
-        _served_meanwhile(documents, done)
-        raise errors.Superseded(
-            "a newer event claimed the document while this version was published; it replaces it",
-            document_id=done.document_id,
-        )
-
-
-SERVED_FIELDS = (
-    "indexed_generation", "served_version", "content_hash", "chunk_count", "pages", "attributes",
-    "readers",
-)  # fmt: skip
-"""What a record says of the version readers are served (a claim keeps them from the last one)."""
-
-
-def _served_meanwhile(documents: DocumentRegistry, done: DocumentRecord) -> None:
-    """``done``'s version is served — its publish raised the fence — though a newer claim took the
-    record and failed before its own publish: the failed record says which version readers get now
-    (a write conditional on that claim: a newer one settles the record itself). A newer claim still
-    at work is left alone: it settles the record when it ends."""
-    current = documents.get(done.tenant_id, done.namespace_id, done.document_id)
-    if current is None or current.generation <= done.generation or current.status != "failed":
-        return
-    if current.indexed_generation >= done.generation:
-        return
-    documents.complete(current.model_copy(update={f: getattr(done, f) for f in SERVED_FIELDS}))
 
 
 def _key(record: DocumentRecord) -> tuple[str, str, str]:

@@ -2,7 +2,8 @@
 
 1. :meth:`ReindexService.begin` records the rebuild on the namespace (one conditional write: the
    target model, chunking and generation, state ``building``, documents total) and dispatches its
-   first :class:`ReindexStep`. A second request while one builds is refused (409).
+   first :class:`ReindexStep`. A second request while one builds is refused (409); one this
+   deployment cannot honour, before anything is recorded (:mod:`~ragline.services.reindex_request`).
 2. Each ``build`` step rebuilds the next :attr:`ReindexSettings.step_documents` served documents (in
    id order, after the last one done) from their stored originals into the new generation's storage
    scope, with the new model's embedder and the new chunking, records the progress, and dispatches
@@ -12,7 +13,8 @@
    ingests and deletes write the served generation *and* the one being built
    (:meth:`~ragline.services.generation_writer.GenerationWriter.mirror`). A document rebuilt is the
    version its record serves — also when its newest version failed — read within the size limit; one
-   deleted or rewritten while its step ran is left to that newer write, which writes both generations.
+   deleted or rewritten while its step ran is left to that newer write, which writes both generations
+   (:mod:`~ragline.services.reindex_documents`).
 3. The last step re-does every document changed since the rebuild began (a write that raced its
    start), queues the retire step (4), then switches: one conditional write of the namespace moves
    the served generation, its model and chunking. Every reader resolves the served generation per
@@ -27,21 +29,17 @@ that refuses it now) fails the rebuild, naming it: a switch never silently drops
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import TypeVar
 
 from ragline import errors
 from ragline.domain import rebuilds
 from ragline.domain.api import NamespaceView, ReindexRequest
 from ragline.domain.documents import LEASED_STATUSES, DocumentRecord
 from ragline.domain.events import namespace_reindexed
-from ragline.domain.generations import Chunking, Rebuild, ReindexStep, storage_scope
-from ragline.domain.models import TenantScope
-from ragline.domain.s3_events import object_key_of
+from ragline.domain.generations import Rebuild, ReindexStep, storage_scope
 from ragline.domain.tenancy import Namespace
 from ragline.ports import DocumentRegistry, ObjectStore, StepQueue, TenantRegistry
 from ragline.services.authentication import Principal
@@ -50,9 +48,10 @@ from ragline.services.events import Announcer
 from ragline.services.generation_writer import GenerationWriter
 from ragline.services.generations import Generation, ModelCatalog, building
 from ragline.services.namespaces import change_namespace, require_namespace
-from ragline.services.originals import Original, read_original
+from ragline.services.reindex_documents import DocumentRebuilder, held, served
+from ragline.services.reindex_request import public_scope, target_of
 
-_log = logging.getLogger(__name__)
+__all__ = ["ReindexService", "ReindexSettings", "held", "served"]
 
 
 @dataclass(frozen=True)
@@ -74,23 +73,6 @@ class ReindexSettings:
     meanwhile backs off; the queue redelivers it later (its visibility timeout is longer)."""
 
 
-def held(record: DocumentRecord) -> bool:
-    """Whether a generation must hold the document: it serves a version (also the one before a
-    newest version that failed or is being written now: that write is its worker's, which writes
-    the generation being built too once it has seen the rebuild)."""
-    return record.serves
-
-
-def served(record: DocumentRecord) -> DocumentRecord:
-    """``record`` as the version it serves, at the generation to write it at: the one published —
-    never an in-flight claim's, which its own worker publishes if it completes — except after a
-    newest version failed: at that failed claim's, above the copy an ingest may have written of
-    it in the generation being built before its own publish failed."""
-    if record.status == "failed":
-        return record
-    return record.model_copy(update={"generation": record.indexed_generation})
-
-
 class ReindexService:
     def __init__(
         self,
@@ -109,11 +91,14 @@ class ReindexService:
         self._registry = registry
         self._announcer = announcer
         self._documents = documents
-        self._objects = objects
         self._catalog = catalog
         self._writer = writer
         self._queue = queue
         self._settings = settings
+        self._rebuilder = DocumentRebuilder(
+            documents=documents, objects=objects, writer=writer, clock=self._clock,
+            stall_seconds=settings.stall_seconds,
+        )  # fmt: skip
 
     # -- starting --------------------------------------------------------------------------------
     def start(self, principal: Principal, namespace: str, request: ReindexRequest) -> NamespaceView:
@@ -125,32 +110,9 @@ class ReindexService:
     ) -> Namespace:
         principal.require("admin", namespace)
         ns = require_namespace(self._registry, principal.tenant_id, namespace)
-        current = ns.settings
-        model = request.embedding_model or current.embedding_model or self._catalog.default
-        space = self._catalog.space(model)
-        if space is None:
-            raise errors.InvalidRequest(
-                f"this deployment cannot embed with {model!r}", available=self._catalog.models()
-            )
-        chunking = Chunking(
-            chunk_tokens=_given(request.chunk_tokens, current.chunking.chunk_tokens),
-            chunk_overlap_tokens=_given(request.chunk_overlap_tokens, current.chunking.chunk_overlap_tokens),
-            strategy=_given(request.chunking, current.chunking.strategy),
-            parent_tokens=_given(request.parent_chunk_tokens, current.chunking.parent_tokens),
-        )
-        plan = Generation(_public(ns), 0, space, chunking).chunk_plan(self._writer.settings.chunking)
-        if plan.overlap_tokens >= plan.chunk_tokens:
-            raise errors.InvalidRequest(
-                "chunkOverlapTokens must be below chunkTokens", chunk_tokens=plan.chunk_tokens
-            )
-        if chunking.parent_tokens and chunking.parent_tokens < plan.chunk_tokens:
-            raise errors.InvalidRequest(
-                "parentChunkTokens must be at least chunkTokens",
-                parent_chunk_tokens=chunking.parent_tokens,
-                chunk_tokens=plan.chunk_tokens,
-            )
-        same = model == (current.embedding_model or self._catalog.default) and chunking == current.chunking
-        if same and not force:
+        # a request this deployment cannot honour is refused here, before anything is recorded
+        wanted = target_of(request, ns, self._catalog, self._writer.settings.chunking)
+        if wanted.same_as(ns, self._catalog) and not force:
             return ns
         total = len(self._held(ns))
 
@@ -172,9 +134,9 @@ class ReindexService:
             used = max(stored.settings.generation, running.generation if running else 0)
             rebuild = Rebuild(
                 generation=used + 1,
-                embedding_model=model,
-                embedding_dimension=space.embedder.dimension,
-                chunking=chunking,
+                embedding_model=wanted.model,
+                embedding_dimension=wanted.space.embedder.dimension,
+                chunking=wanted.chunking,
                 documents_total=total,
                 started_at=self._clock(),
             )
@@ -255,7 +217,7 @@ class ReindexService:
         for record in pending[: self._settings.step_documents]:
             if batch and deadline is not None and deadline.remaining() < self._settings.reserve_seconds:
                 break  # the rest in the next step (a new invocation)
-            self._rebuild(target, record)
+            self._rebuilder.rebuild(target, record)
             batch.append(record)
         if len(pending) > len(batch):
             after = batch[-1].document_id
@@ -263,71 +225,6 @@ class ReindexService:
             self._queue.submit(ReindexStep(ns.tenant_id, ns.namespace_id, target.number, after=after))
             return None
         return self._finish(ns, target, step.after, len(batch))
-
-    def _rebuild(self, target: Generation, record: DocumentRecord) -> None:
-        """Write the version ``record`` holds into ``target`` — that version's bytes only: another
-        version's, written under its generation, would mix with what a concurrent write put there.
-        Left to the document's newer write (which writes this generation too, or is re-done before the
-        switch) when the record moved on meanwhile. When the record's version cannot be read but the
-        record has not moved on, its change is in flight (a removed S3 version, a newer object: their
-        events are queued): :class:`~ragline.errors.DocumentBusy`, and the step is retried after them.
-        Any other failure names the document and fails the rebuild."""
-        limit = self._writer.settings.max_document_bytes
-        try:
-            found = read_original(self._objects, record, limit=limit)
-        except errors.DocumentTooLarge as exc:
-            if record.size > limit:  # the version itself (the limit was lowered since)
-                raise _named(record, exc) from exc
-            self._in_flight(record, exc.message)  # a newer object, over the limit
-            return
-        if found is None:
-            if object_key_of(record.source) is not None:
-                self._in_flight(record, "S3 serves nothing under its key")  # its removal is queued
-                return
-            if self._moved_on(record):
-                return  # deleted meanwhile: its removal writes this generation too
-            raise errors.UnreadableDocument(
-                f"{record.document_id}: its original was not kept (ingested before reindexing existed):"
-                " ingest it again",
-                document_id=record.document_id,
-            )
-        if not found.pinned and not _unversioned_current(record, found):
-            self._in_flight(record, "the version it serves is no longer stored")
-            return
-        version = served(record)
-        try:
-            if record.status == "failed":  # that copy goes: the version served replaces it, unmixed
-                target.store().discard(record.document_id, generation=version.generation)
-            self._writer.write(target, version, found.filename, found.data)
-        except errors.WorkerOutOfTime:
-            raise
-        except errors.RaglineError as exc:
-            if self._moved_on(record):
-                _log.info("reindex left %s to its newer write: %s", record.document_id, exc.message)
-                return
-            raise _named(record, exc) from exc
-
-    def _in_flight(self, record: DocumentRecord, reason: str) -> None:
-        """Nothing to write now: done when a newer claim took the document (it writes this generation
-        too), else retried once the document's queued change has been applied — unless no change came
-        for ``stall_seconds`` (an event lost, an expired S3 version): then the rebuild fails naming it."""
-        if self._moved_on(record):
-            return
-        if self._clock() - record.updated_at > timedelta(seconds=self._settings.stall_seconds):
-            raise errors.UnreadableDocument(
-                f"{record.document_id}: {reason}, and no change to it came since"
-                f" {record.updated_at.isoformat()}: ingest it again, or delete it",
-                document_id=record.document_id,
-            )
-        raise errors.DocumentBusy(
-            f"{record.document_id}: {reason}; its change is queued, the reindex step is retried after it",
-            document_id=record.document_id,
-        )
-
-    def _moved_on(self, record: DocumentRecord) -> bool:
-        """Whether a newer claim (an ingest, a delete) took the document since ``record`` was read."""
-        now = self._documents.get(record.tenant_id, record.namespace_id, record.document_id)
-        return now is None or now.generation != record.generation
 
     def _finish(self, ns: Namespace, target: Generation, step_after: str | None, done_now: int) -> Namespace:
         rebuild = ns.settings.rebuild
@@ -350,7 +247,7 @@ class ReindexService:
             if record.updated_at < since:
                 continue
             if held(record):
-                self._rebuild(target, record)
+                self._rebuilder.rebuild(target, record)
             elif record.status in ("deleted", "failed"):  # serves nothing (removed, or refused)
                 self._writer.remove(target, record)
         # Queued before the switch: a worker that dies right after the switch leaves no old
@@ -394,7 +291,7 @@ class ReindexService:
         # a model this deployment no longer has: its generation number is the namespace's alone,
         # so dropping that scope wherever the default model keeps vectors touches nothing else
         space = self._catalog.space(model) or self._catalog.default_space()
-        store = space.stores.scoped(storage_scope(_public(ns), generation))
+        store = space.stores.scoped(storage_scope(public_scope(ns), generation))
         for record in self._documents.list(tenant_id, namespace_id):
             store.delete_document(record.document_id)
 
@@ -403,34 +300,5 @@ class ReindexService:
         return sorted((r for r in records if held(r)), key=lambda r: r.document_id)
 
 
-def _unversioned_current(record: DocumentRecord, found: Original) -> bool:
-    """Whether ``found`` — S3's current object, in a bucket that keeps no versions (the deployed one
-    does), for a settled record that names none — is the record's own: nothing names it better than
-    its size (a newer object's event is queued otherwise)."""
-    return (
-        object_key_of(record.source) is not None
-        and record.status == "ready"
-        and not record.version_id
-        and len(found.data) == record.size
-    )
-
-
-def _named(record: DocumentRecord, exc: errors.RaglineError) -> errors.RaglineError:
-    """``exc`` naming the document (what a failed rebuild's reason says)."""
-    return type(exc)(f"{record.document_id}: {exc.message}", document_id=record.document_id)
-
-
-def _public(namespace: Namespace) -> TenantScope:
-    return TenantScope(tenant_id=namespace.tenant_id, namespace_id=namespace.namespace_id)
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-_T = TypeVar("_T")
-
-
-def _given(value: _T | None, current: _T) -> _T:
-    """A request's value, or the current one where it names none."""
-    return current if value is None else value
