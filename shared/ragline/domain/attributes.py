@@ -28,7 +28,7 @@ from typing import Any, Literal, TypeAlias
 
 from ragline import errors
 
-AttributeValue: TypeAlias = str | float | bool | list[str]
+AttributeValue: TypeAlias = str | int | float | bool | list[str]
 """As stored: numbers are floats, dates canonical strings, lists of strings."""
 Attributes: TypeAlias = dict[str, AttributeValue]
 AttributeType = Literal["string", "number", "boolean", "string_list", "date"]
@@ -109,15 +109,18 @@ def type_of(value: object) -> AttributeType:
     )
 
 
-def _number(value: object, key: str) -> float:
+def _number(value: object, key: str) -> int | float:
+    """The number as given: ``2024`` stays an integer and ``2024.0`` a float, so a document's
+    metadata reads back as it was written (they are one value to filters and terms)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise clash(key, "number", type_of(value))
-    if isinstance(value, int) and abs(value) > 2**53:
-        raise errors.InvalidRequest(f"metadata number of {key!r} is too large to store exactly", key=key)
-    number = float(value)  # an int here is within 2**53: no overflow
-    if not math.isfinite(number):
+    if isinstance(value, int):
+        if abs(value) > 2**53:
+            raise errors.InvalidRequest(f"metadata number of {key!r} is too large to store exactly", key=key)
+        return value
+    if not math.isfinite(value):
         raise errors.InvalidRequest(f"metadata number of {key!r} must be finite", key=key)
-    return number + 0.0  # -0.0 → 0.0: one term for zero
+    return value + 0.0  # -0.0 → 0.0: one term for zero
 
 
 def clash(key: str, declared: AttributeType, got: AttributeType) -> errors.MetadataTypeClash:

@@ -124,7 +124,7 @@ class DocumentRecord(BaseModel):
     indexed_generation: int = 0
     """The generation whose chunks the store serves (its *published* version; 0: none yet). A claim
     keeps it; ``complete`` and a rejected version move it."""
-    attributes: dict[str, str | float | bool | list[str]] = Field(default_factory=dict)
+    attributes: dict[str, str | int | float | bool | list[str]] = Field(default_factory=dict)
     """The document's metadata as its served chunks carry it (:mod:`ragline.domain.attributes`)."""
     readers: tuple[str, ...] = ()
     """Reader terms of the document's ACL (:mod:`ragline.domain.access`); ``()``: every user."""

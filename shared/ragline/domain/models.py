@@ -66,7 +66,7 @@ class ChunkMetadata(BaseModel):
     wider_text: str = ""
     """The sentence window around the chunk, for the model's context, not for matching."""
     extra: dict[str, str] = Field(default_factory=dict)
-    attributes: dict[str, str | float | bool | list[str]] = Field(default_factory=dict)
+    attributes: dict[str, str | int | float | bool | list[str]] = Field(default_factory=dict)
     """The document's metadata (:mod:`ragline.domain.attributes`): what filters test, shown on hits."""
     readers: tuple[str, ...] = ()
     """The document's reader terms (:mod:`ragline.domain.access`); ``()``: every user of the namespace.

@@ -228,6 +228,21 @@ def test_patching_metadata_re_labels_every_chunk_as_a_new_version_without_embedd
     assert all(c.metadata.readers == () for c in chunks(container))
 
 
+def test_numbers_keep_their_type_from_request_to_document_to_hit(container: Container) -> None:
+    # Given a document whose metadata has an integer and a fractional number (and one written as 7.0)
+    status, added = add(container, {"year": 2024, "rating": 4.5, "weight": 7.0})
+    assert status == 201, added
+    # Then every view of it gives them back as written: 2024, not 2024.0
+    shown = [added["metadata"], docs(container, "GET", "/pump.md")[1]["metadata"]]
+    shown += [hit["metadata"] for hit in search(container, "pump")[1]["hits"]]
+    assert len(shown) > 2
+    for metadata in shown:
+        assert metadata == {"year": 2024, "rating": 4.5, "weight": 7.0}
+        assert [type(metadata[k]) for k in ("year", "rating", "weight")] == [int, float, float], metadata
+    # And the stored chunks keep the integer too (a filter still matches it as a number)
+    assert all(type(c.metadata.attributes["year"]) is int for c in chunks(container))
+
+
 def test_a_refused_patch_changes_nothing(container: Container) -> None:
     assert add(container, {"year": 2024}, {"users": ["ann"]})[0] == 201
     before = container.documents.get("acme", "docs", "pump.md")
