@@ -60,8 +60,8 @@ def test_every_function_with_its_layers_fits_the_budget(build: Path) -> None:
 
 def test_the_layer_is_for_python312_on_arm64_with_bytecode_and_no_offline_models(build: Path) -> None:
     python = build / "RaglineLayer" / "python"
-    assert (python / "ragline" / "wiring.py").is_file()
-    assert list((python / "ragline" / "__pycache__").glob("wiring.cpython-312.pyc"))
+    assert (python / "ragline" / "wiring" / "__init__.py").is_file()
+    assert list((python / "ragline" / "wiring" / "__pycache__").glob("__init__.cpython-312.pyc"))
     assert list((python / "pydantic_core").glob("_pydantic_core.cpython-312-aarch64-linux-gnu.so"))
     present = {p.name for p in python.iterdir()}
     assert not present & set(NEVER_IN_THE_LAYER), present & set(NEVER_IN_THE_LAYER)
@@ -69,7 +69,6 @@ def test_the_layer_is_for_python312_on_arm64_with_bytecode_and_no_offline_models
     assert (python / "ragline" / "snapstart.py").is_file()
     assert not [n for n in present if n.startswith("snapshot_restore_py")], "a copy of snapshot-restore-py"
     # unchecked-hash pycs: flags word (bytes 4-8) has bit 0 (hash-based) set and bit 1 (check) clear
-    flags = int.from_bytes(
-        (next((python / "ragline" / "__pycache__").glob("wiring.*.pyc"))).read_bytes()[4:8], "little"
-    )
+    compiled = next((python / "ragline" / "wiring" / "__pycache__").glob("__init__.*.pyc"))
+    flags = int.from_bytes(compiled.read_bytes()[4:8], "little")
     assert flags & 0b01 and not flags & 0b10
