@@ -319,6 +319,26 @@ def test_offline_the_loop_generates_from_the_conversation_and_evaluates_coverage
     assert c.ledger.period_runs("acme", current_period()) == 1
 
 
+def test_with_no_reranker_accurate_answers_fused_without_a_warning_and_the_process_says_it_once(
+    both_stores: tuple[str, VectorStoreProvider], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from ragline.services import hosting_search
+
+    # Given the offline default (no model endpoint, so no reranker) and a process that has not said so yet
+    c = build(tmp_path / "home", both_stores[1])
+    hosting_search._NO_RERANKER_LOGGED.clear()
+    request = HostingSearchRequest.model_validate({"query": QUESTION, "mode": "accurate", "topK": 3})
+    # When accurate hosting search runs three times
+    with caplog.at_level("WARNING", logger="ragline.services.hosting_search"):
+        answers = [c.hosting_search.search(ACME, request) for _ in range(3)]
+    # Then each answer is the fused order with no warning (the configuration changed nothing about it)
+    for out in answers:
+        assert out.chunks and out.rerank is None and out.warnings == [], out.warnings
+    # And the process stated its configuration once
+    said = [r for r in caplog.records if "no reranker" in r.getMessage()]
+    assert len(said) == 1
+
+
 # -- the request --------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "body",

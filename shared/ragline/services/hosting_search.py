@@ -9,6 +9,8 @@ through :class:`~ragline.services.metering.Metering` — also when it fails. A r
 
 from __future__ import annotations
 
+import logging
+import threading
 from datetime import datetime
 
 from ragline import errors
@@ -33,6 +35,10 @@ from ragline.services.metering import NO_RESULT, Metering, recorded_result, repl
 from ragline.services.read_views import RequestAccess
 from ragline.services.replays import reach_of, sealed
 from ragline.services.retrieval import RetrievalService, Retriever
+
+logger = logging.getLogger(__name__)
+_NO_RERANKER_LOGGED = threading.Event()
+"""Set once the process has said it has no reranker: a configuration is stated once, not per request."""
 
 ROUTE = "/v1/hosting-search"
 RERANK_POOL = 60
@@ -119,8 +125,17 @@ class HostingSearchService:
         usage: RunUsage,
         views: dict[str, ReadView],
     ) -> RetrievalResult:
-        """``accurate``: the pool reranked against the last user message; ``fast``: fused order."""
+        """``accurate``: the pool reranked against the last user message; ``fast``: fused order.
+
+        A deployment with no reranker answers ``accurate`` in fused order, as chat does: that is its
+        configuration, not something that went wrong with this request, so no response carries a
+        warning for it (the response's ``rerank`` is null) and the process logs it once."""
         if request.mode == "fast" or not outcome.pool:
+            return RetrievalResult(hits=outcome.pool[: request.top_k], mode="hybrid")
+        if self._retrieval.reranker_name is None:
+            if not _NO_RERANKER_LOGGED.is_set():
+                _NO_RERANKER_LOGGED.set()
+                logger.warning("no reranker is configured: accurate hosting search keeps the fused order")
             return RetrievalResult(hits=outcome.pool[: request.top_k], mode="hybrid")
         return self._retrieval.bind(scopes, usage=usage, view=views).rerank(
             question, outcome.pool[:RERANK_POOL], request.top_k
