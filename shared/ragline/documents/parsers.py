@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from ragline.documents import binary, docx_text, formats, images, markup
+from ragline.documents.library_logs import library_notes
 from ragline.documents.limits import (
     DEFAULT_DOCUMENT_SECONDS,
     DEFAULT_LIMITS,
@@ -59,6 +60,9 @@ class ParsedDocument(BaseModel):
     """Page count for PDFs; 1 for formats without pages."""
     content_hash: str
     """sha256 hex of the raw bytes."""
+    notes: list[str] = []
+    """What the parsing library recovered from, in its words (:mod:`.library_logs`): the file was
+    read, but not as cleanly as its format promises (``pypdf: incorrect startxref pointer(3)``)."""
 
 
 _PARSERS: dict[str, Callable[[ParseBudget, bytes], Parsed]] = {
@@ -138,7 +142,8 @@ def parse_document(
     budget = ParseBudget(filename, limits, deadline or Deadline(DEFAULT_DOCUMENT_SECONDS), recognizer)
     out_of_memory = False
     try:
-        raw_sections, pages = parser(budget, data)
+        with library_notes(filename) as notes:
+            raw_sections, pages = parser(budget, data)
         budget.tick()
         budget.check_text(sum(len(raw.text) for raw in raw_sections))
         sections = [
@@ -172,7 +177,9 @@ def parse_document(
             off = " (scanned pages need OCR, which this deployment has turned off)"
             reason = "the PDF has no extractable text" + (off if recognizer is None else "")
         raise _empty(filename, reason or "it contains no text")
-    return ParsedDocument(sections=sections, pages=pages, content_hash=hashlib.sha256(data).hexdigest())
+    return ParsedDocument(
+        sections=sections, pages=pages, content_hash=hashlib.sha256(data).hexdigest(), notes=notes
+    )
 
 
 def _bounded(exc: Exception, limit: int = 200) -> str:

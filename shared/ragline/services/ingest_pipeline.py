@@ -122,6 +122,7 @@ class VersionPipeline:
             parsed.pages,
             parsed.content_hash,
             usage,
+            notes=tuple(parsed.notes),
         )
 
     def meter(self, record: DocumentRecord, *, chunks: int, pages: int, embedded_tokens: int) -> None:

@@ -47,6 +47,9 @@ class IngestResult:
     content_hash: str
     usage: RunUsage
     reason: str = ""
+    notes: tuple[str, ...] = ()
+    """What the parsing library recovered from while reading the file
+    (:mod:`ragline.documents.library_logs`)."""
 
     @property
     def skipped(self) -> bool:
