@@ -45,18 +45,20 @@ It carries no client token of ours, on purpose: DynamoDB acknowledges a repeated
 it, and a replay must say False (botocore's own token still covers its retries of one call).
 
 Request builders are pure functions returning the kwargs of the boto3 call (unit-tested as dicts), in
-:mod:`ragline.adapters.aws.ledger_items`; :class:`DynamoDbUsageLedger` only sends them, interprets
-cancellations and translates errors.
+:mod:`ragline.adapters.aws.ledger_items`; what each cancellation decides, and the retries of a
+transaction that decided nothing, in :mod:`ragline.adapters.aws.ledger_outcomes`.
+:class:`DynamoDbUsageLedger` only sends them and puts the two together.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from ragline import errors
 from ragline.adapters.aws.batch import delete_keys, scan_keys
@@ -91,14 +93,19 @@ from ragline.adapters.aws.ledger_items import (
     uncharged_request,
     usage_from_item,
 )
-from ragline.adapters.boto import LazyClient, error_code
-from ragline.domain.billing import (
-    CompletedRun,
-    RunMarker,
-    check_quota,
-    check_replay,
-    period_of,
+from ragline.adapters.aws.ledger_outcomes import (
+    RETRY,
+    Cancelled,
+    Decided,
+    Retry,
+    after_charge,
+    after_ingest,
+    after_reserve,
+    as_cancelled,
+    until_decided,
 )
+from ragline.adapters.boto import LazyClient
+from ragline.domain.billing import CompletedRun, RunMarker, check_quota, period_of
 from ragline.domain.models import IngestUsage, RunUsage
 
 __all__ = [  # the ledger and, for its tests and stubs, the items it sends
@@ -134,6 +141,7 @@ __all__ = [  # the ledger and, for its tests and stubs, the items it sends
 ]
 
 _log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 
 def _utcnow() -> datetime:
@@ -141,23 +149,6 @@ def _utcnow() -> datetime:
 
 
 # -- sending --------------------------------------------------------------------------------------
-class _Retry:
-    """An attempt that decided nothing (a conflict, a token in flight): back off and send again."""
-
-
-RETRY = _Retry()
-_T = TypeVar("_T")
-_Decided = tuple[Literal["charged", "already_charged", "over_quota"], RunUsage | None, int | None]
-"""A commit transaction's outcome: (outcome, the stored charge, runs used)."""
-
-
-class _Cancelled(Exception):
-    def __init__(self, code: str, reasons: list[dict[str, Any]]) -> None:
-        super().__init__(code)
-        self.code = code
-        self.reasons = reasons
-
-
 class DynamoDbUsageLedger:
     """``client`` is injectable (tests, stubs); ``None`` builds one on first use, never at import.
 
@@ -183,13 +174,7 @@ class DynamoDbUsageLedger:
         self._clock = clock
 
     def _send(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
-        def domain_error(exc: Any) -> BaseException | None:
-            code = error_code(exc)
-            if code in (CANCELLED, PARAMETER_MISMATCH, IN_PROGRESS):
-                return _Cancelled(code, list(exc.response.get("CancellationReasons") or []))
-            return None
-
-        return call(self._client(), action, request, domain_error)
+        return call(self._client(), action, request, as_cancelled)
 
     # -- reads --------------------------------------------------------------------------------------
     def _counter(self, tenant_id: str, period: str) -> dict[str, Any] | None:
@@ -226,22 +211,12 @@ class DynamoDbUsageLedger:
             self.table_name, tenant_id, entry_id, usage, period=period_of(self._clock())
         )
 
-        def attempt() -> bool | _Retry:
+        def attempt() -> bool | Retry:
             try:
                 self._send("transact_write_items", request)
                 return True
-            except _Cancelled as cancelled:
-                outcome = classify_cancellation(cancelled.reasons)
-                if outcome == "already_charged":
-                    return False
-                if outcome == "conflict" or cancelled.code == IN_PROGRESS:
-                    return RETRY
-                codes = [str(r.get("Code")) for r in cancelled.reasons]
-                error = errors.Throttled if outcome == "throttled" else errors.DependencyFailed
-                raise error(
-                    "DynamoDB cancelled the ingestion record", reasons=codes, service="DynamoDB",
-                    action="transact_write_items", aws_code=cancelled.code,
-                ) from cancelled  # fmt: skip
+            except Cancelled as cancelled:
+                return after_ingest(cancelled)
 
         return self._until_decided(attempt, "ingestion record", entry_id=entry_id)
 
@@ -262,36 +237,18 @@ class DynamoDbUsageLedger:
             period = period_of(self._clock())
             check_quota(self.period_runs(tenant_id, period), limit, period)
 
-        def attempt() -> CompletedRun | _Retry | None:
+        def attempt() -> CompletedRun | Retry | None:
             now = self._clock()
             request = reserve_request(self.table_name, tenant_id, run_id, fingerprint, now=now, limit=limit)
             try:
                 self._send("transact_write_items", request)
                 return None
-            except _Cancelled as cancelled:
-                codes = [str(r.get("Code") or "None") for r in cancelled.reasons]
-                code = dict(enumerate(codes)).get
-                if code(0) == "ConditionalCheckFailed":
-                    old = cancelled.reasons[0].get("Item")
-                    marker = marker_from_item(old) if old else self._stored_marker(tenant_id, run_id)
-                    if marker is not None:
-                        replay = check_replay(marker, fingerprint, now)
-                        if replay is not None:
-                            return replay
-                    return RETRY  # gone or just turned stale between the write and the read
-                if code(1) == "ConditionalCheckFailed":
-                    period = period_of(now)
-                    counter = cancelled.reasons[1].get("Item")
-                    used = runs_from_item(counter) if counter else self.period_runs(tenant_id, period)
-                    raise errors.QuotaExceeded(
-                        "run quota for this period is used up", limit=limit, used=used, period=period
-                    ) from cancelled
-                if "TransactionConflict" in codes or cancelled.code == IN_PROGRESS:
-                    return RETRY
-                raise errors.DependencyFailed(
-                    "DynamoDB cancelled the run reservation", reasons=codes, service="DynamoDB",
-                    action="transact_write_items", aws_code=cancelled.code,
-                ) from cancelled  # fmt: skip
+            except Cancelled as cancelled:
+                return after_reserve(
+                    cancelled, fingerprint=fingerprint, now=now, limit=limit,
+                    stored_marker=lambda: self._stored_marker(tenant_id, run_id),
+                    runs_used=lambda period: self.period_runs(tenant_id, period),
+                )  # fmt: skip
 
         return self._until_decided(attempt, "run reservation", run_id=run_id)
 
@@ -305,16 +262,12 @@ class DynamoDbUsageLedger:
         fingerprint: str = "",
     ) -> RunUsage:
         period = period_of(self._clock())
-        first = commit_request(
-            self.table_name,
-            tenant_id,
-            run_id,
-            usage,
-            period=period,
-            limit=limit,
-            fingerprint=fingerprint,
-            result=result,
-        )
+        # Both transactions charge the same run with the same numbers; only the quota differs.
+        charge = functools.partial(
+            commit_request, self.table_name, tenant_id, run_id, usage,
+            period=period, fingerprint=fingerprint, result=result,
+        )  # fmt: skip
+        first = charge(limit=limit)
         outcome, stored, used = self._transact(tenant_id, run_id, first)
         if outcome == "charged":
             return usage
@@ -327,17 +280,7 @@ class DynamoDbUsageLedger:
             tenant_id, run_id, used, limit, period,
             extra={"tenant_id": tenant_id, "run_id": run_id, "limit": limit, "used": used, "period": period},
         )  # fmt: skip
-        again = commit_request(
-            self.table_name,
-            tenant_id,
-            run_id,
-            usage,
-            period=period,
-            limit=None,
-            over_quota=True,
-            fingerprint=fingerprint,
-            result=result,
-        )
+        again = charge(limit=None, over_quota=True)
         outcome, stored, _ = self._transact(tenant_id, run_id, again)
         if outcome == "charged":
             return usage
@@ -358,15 +301,15 @@ class DynamoDbUsageLedger:
         outcome, stored, _ = self._transact(tenant_id, run_id, request)
         return stored if outcome == "already_charged" and stored is not None else RunUsage()
 
-    def _transact(self, tenant_id: str, run_id: str, request: dict[str, Any]) -> _Decided:
+    def _transact(self, tenant_id: str, run_id: str, request: dict[str, Any]) -> Decided:
         """Send the commit transaction until it is decided: (outcome, stored charge, runs used)."""
 
-        def attempt() -> _Decided | _Retry:
+        def attempt() -> Decided | Retry:
             nonlocal request
             try:
                 self._send("transact_write_items", request)
                 return "charged", None, None
-            except _Cancelled as cancelled:
+            except Cancelled as cancelled:
                 if cancelled.code == IN_PROGRESS:  # the same token is being applied right now
                     return RETRY
                 if cancelled.code == PARAMETER_MISMATCH:
@@ -378,45 +321,16 @@ class DynamoDbUsageLedger:
                         return "already_charged", stored, None
                     request = {k: v for k, v in request.items() if k != "ClientRequestToken"}
                     return RETRY
-                outcome = classify_cancellation(cancelled.reasons)
-                if outcome == "already_charged":
-                    old = cancelled.reasons[0].get("Item")
-                    stored = usage_from_item(old) if old else self._stored_charge(tenant_id, run_id)
-                    if stored is None:
-                        raise errors.DependencyFailed(
-                            "run marker exists but could not be read", table=self.table_name, run_id=run_id
-                        ) from cancelled
-                    return "already_charged", stored, None
-                if outcome == "over_quota":
-                    counter = cancelled.reasons[1].get("Item")
-                    return "over_quota", None, runs_from_item(counter) if counter else None
-                if outcome == "conflict":  # a concurrent transaction on the counter or the marker
-                    return RETRY
-                details = {"service": "DynamoDB", "action": "transact_write_items", "aws_code": CANCELLED}
-                codes = [str(r.get("Code")) for r in cancelled.reasons]
-                if outcome == "throttled":
-                    raise errors.Throttled(
-                        "DynamoDB throttled the usage charge", reasons=codes, **details
-                    ) from cancelled
-                raise errors.DependencyFailed(
-                    "DynamoDB cancelled the usage charge", reasons=codes, **details
-                ) from cancelled
+                return after_charge(
+                    cancelled, stored_charge=lambda: self._stored_charge(tenant_id, run_id),
+                    table=self.table_name, run_id=run_id,
+                )  # fmt: skip
 
         return self._until_decided(attempt, "usage charge", run_id=run_id)
 
-    def _until_decided(self, attempt: Callable[[], _T | _Retry], what: str, **details: str) -> _T:
-        """Run ``attempt`` (one transaction) until it decides, backing off between the attempts it
-        leaves undecided (a conflict, a token in flight); out of attempts → ``Throttled``."""
-        for n in range(self._attempts):
-            outcome = attempt()
-            if not isinstance(outcome, _Retry):
-                return outcome
-            if n < self._attempts - 1:
-                self._backoff(n)
-        raise errors.Throttled(
-            f"{what} kept meeting concurrent transactions",
-            service="DynamoDB", action="transact_write_items", attempts=self._attempts, **details,
-        )  # fmt: skip
+    def _until_decided(self, attempt: Callable[[], _T | Retry], what: str, **details: str) -> _T:
+        """:func:`~ragline.adapters.aws.ledger_outcomes.until_decided` with this ledger's attempts."""
+        return until_decided(attempt, self._attempts, self._backoff, what, **details)
 
     def _backoff(self, attempt: int) -> None:
         self._sleep(random.uniform(0, 0.025 * 2**attempt))  # full jitter, up to 25, 50, 100 … ms

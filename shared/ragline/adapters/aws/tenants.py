@@ -22,7 +22,9 @@ write a minute).
 
 The plaintext key never reaches this module: records carry only ``key_hash``, and a ``key_hash`` that
 is not a SHA-256 hex digest is refused. Request builders are pure functions returning the kwargs of the
-boto3 call (unit-tested as dicts); :class:`DynamoDbTenantRegistry` only sends them and translates errors.
+boto3 call (unit-tested as dicts), in :mod:`ragline.adapters.aws.tenant_requests` (re-exported here);
+:class:`DynamoDbTenantRegistry` sends them through :mod:`ragline.adapters.aws.tenant_table` (errors,
+pages, batch retries) and says what each failed condition means.
 The key-hash rule and the text form of times are the domain's (:mod:`ragline.domain.keys`,
 :func:`ragline.domain.keys.timestamp`), shared with the SQLite registry.
 """
@@ -31,197 +33,91 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel
-
 from ragline import errors
-from ragline.adapters.aws.batch import Key, backoff, delete_keys
-from ragline.adapters.aws.errors import CONDITION_FAILED, call
+from ragline.adapters.aws.batch import backoff, delete_keys
 from ragline.adapters.aws.identity_providers import IdentityProviderItems
 from ragline.adapters.aws.namespace_requests import extend_schema_request, update_namespace_request
 from ragline.adapters.aws.tenant_items import (
     api_key_key,
-    encode,
-    get_request,
     item_fields,
     key_ref_key,
     namespace_key,
     tenant_key,
     touch_request,
 )
-from ragline.adapters.boto import LazyClient, error_code
+from ragline.adapters.aws.tenant_requests import (
+    api_key_to_item,
+    batch_get_request,
+    clear_default_request,
+    delete_existing_request,
+    key_ref_to_item,
+    list_key_refs_request,
+    list_namespaces_request,
+    model_to_item,
+    namespace_to_item,
+    put_api_key_request,
+    put_existing_request,
+    put_new_request,
+    query_prefix_request,
+    revoke_request,
+    swap_request,
+    tenant_to_item,
+)
+from ragline.adapters.aws.tenant_table import (
+    BATCH_GET_ATTEMPTS,
+    BATCH_GET_LIMIT,
+    TRANSACTION_CANCELED,
+    ConditionFailed,
+    TenantTable,
+    cancellation_codes,
+)
+from ragline.adapters.boto import LazyClient
 from ragline.domain.attributes import AttributeType, merge_schema
 from ragline.domain.identity import IdentityProvider
 from ragline.domain.keys import is_key_hash, require_key_hash, timestamp
 from ragline.domain.tenancy import ApiKeyRecord, Namespace, Tenant
 
-TRANSACTION_CANCELED = "TransactionCanceledException"
-_RETRYABLE_CANCELLATIONS = frozenset(
-    {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
-)
+__all__ = [  # the registry and, for its tests and stubs, the items and requests it sends
+    "BATCH_GET_ATTEMPTS",
+    "BATCH_GET_LIMIT",
+    "SCHEMA_TRIES",
+    "TRANSACTION_CANCELED",
+    "DynamoDbTenantRegistry",
+    "api_key_to_item",
+    "batch_get_request",
+    "cancellation_codes",
+    "clear_default_request",
+    "delete_existing_request",
+    "key_ref_to_item",
+    "list_key_refs_request",
+    "list_namespaces_request",
+    "model_to_item",
+    "namespace_to_item",
+    "put_api_key_request",
+    "put_existing_request",
+    "put_new_request",
+    "query_prefix_request",
+    "revoke_request",
+    "swap_request",
+    "tenant_to_item",
+    "timestamp",
+    "update_namespace_request",
+]
+
 SCHEMA_TRIES = 8
 """Schema extensions checked again after a concurrent one; past this, the namespace is too contended."""
-BATCH_GET_LIMIT = 100
-BATCH_GET_ATTEMPTS = 5
 
 
-# -- items (keys and the codec: tenant_items) ------------------------------------------------------
-def model_to_item(model: BaseModel, key: Key) -> dict[str, Any]:
-    """``key`` plus every field of ``model``; ``None`` fields are left out (absent, not NULL)."""
-    fields = {name: encode(v) for name, v in model.model_dump().items() if v is not None}
-    return {**fields, **key}
+def _pause(attempt: int) -> None:
+    """:func:`~ragline.adapters.aws.batch.backoff`, looked up here at each pause (tests replace it)."""
+    backoff(attempt)
 
 
-def tenant_to_item(tenant: Tenant) -> dict[str, Any]:
-    """The tenant's item; limits that set nothing are left out (absent reads back as none set)."""
-    item = model_to_item(tenant, tenant_key(tenant.tenant_id))
-    if item.get("limits") == {"M": {}}:
-        del item["limits"]
-    return item
-
-
-def namespace_to_item(namespace: Namespace) -> dict[str, Any]:
-    return model_to_item(namespace, namespace_key(namespace.tenant_id, namespace.namespace_id))
-
-
-def api_key_to_item(key: ApiKeyRecord) -> dict[str, Any]:
-    return model_to_item(key, api_key_key(key.key_hash))
-
-
-def key_ref_to_item(key: ApiKeyRecord) -> dict[str, Any]:
-    return key_ref_key(key.tenant_id, key.key_id) | {
-        "tenant_id": {"S": key.tenant_id},
-        "key_id": {"S": key.key_id},
-        "key_hash": {"S": key.key_hash},
-    }
-
-
-# -- request builders (pure) ----------------------------------------------------------------------
-def put_new_request(table_name: str, item: dict[str, Any]) -> dict[str, Any]:
-    """``PutItem`` that creates ``item`` only if nothing is stored under its key."""
-    return {"TableName": table_name, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}
-
-
-def put_existing_request(table_name: str, item: dict[str, Any]) -> dict[str, Any]:
-    """``PutItem`` that replaces ``item`` only if something is stored under its key."""
-    return {"TableName": table_name, "Item": item, "ConditionExpression": "attribute_exists(pk)"}
-
-
-def clear_default_request(table_name: str, tenant_id: str, namespace_id: str) -> dict[str, Any]:
-    """``UpdateItem`` of the ``default`` attribute alone, only on a namespace that exists."""
-    return {
-        "TableName": table_name,
-        "Key": namespace_key(tenant_id, namespace_id),
-        "UpdateExpression": "SET #default = :false",
-        "ConditionExpression": "attribute_exists(pk)",
-        "ExpressionAttributeNames": {"#default": "default"},
-        "ExpressionAttributeValues": {":false": {"BOOL": False}},
-    }
-
-
-def swap_request(table_name: str, namespace: Namespace, revision: int) -> dict[str, Any]:
-    """:func:`update_namespace_request` (every field but the metadata schema) of ``namespace``, only
-    while the stored one is at ``revision`` (a record without one counts as 0)."""
-    request = update_namespace_request(table_name, namespace)
-    matches = "#revision = :revision"
-    if revision == 0:
-        matches = f"(attribute_not_exists(#revision) OR {matches})"
-    request["ConditionExpression"] = f"attribute_exists(#pk) AND {matches}"
-    request["ExpressionAttributeNames"]["#revision"] = "revision"
-    request["ExpressionAttributeValues"][":revision"] = {"N": str(revision)}
-    return request
-
-
-def delete_existing_request(table_name: str, key: Key) -> dict[str, Any]:
-    return {"TableName": table_name, "Key": key, "ConditionExpression": "attribute_exists(pk)"}
-
-
-def query_prefix_request(
-    table_name: str, pk: str, sk_prefix: str, start_key: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """One page of the items of partition ``pk`` whose sort key starts with ``sk_prefix``, ascending."""
-    request: dict[str, Any] = {
-        "TableName": table_name,
-        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
-        "ExpressionAttributeValues": {":pk": {"S": pk}, ":prefix": {"S": sk_prefix}},
-        "ScanIndexForward": True,
-        "ConsistentRead": True,
-    }
-    if start_key:
-        request["ExclusiveStartKey"] = start_key
-    return request
-
-
-def list_namespaces_request(
-    table_name: str, tenant_id: str, start_key: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    return query_prefix_request(table_name, f"TENANT#{tenant_id}", "NS#", start_key)
-
-
-def list_key_refs_request(
-    table_name: str, tenant_id: str, start_key: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    return query_prefix_request(table_name, f"TENANT#{tenant_id}", "KEY#", start_key)
-
-
-def put_api_key_request(table_name: str, key: ApiKeyRecord, token: str) -> dict[str, Any]:
-    """``TransactWriteItems``: the record (by hash) and the tenant's reference (by key id), both new.
-
-    ``token`` (``ClientRequestToken``) makes an SDK retry of a transaction that did commit succeed
-    instead of failing as a conflict with itself.
-    """
-    return {
-        "TransactItems": [
-            {"Put": put_new_request(table_name, api_key_to_item(key))},
-            {"Put": put_new_request(table_name, key_ref_to_item(key))},
-        ],
-        "ClientRequestToken": token,
-    }
-
-
-def batch_get_request(table_name: str, keys: Sequence[Key]) -> dict[str, Any]:
-    return {"RequestItems": {table_name: {"Keys": list(keys), "ConsistentRead": True}}}
-
-
-def revoke_request(
-    table_name: str, tenant_id: str, key_id: str, key_hash: str, at: datetime
-) -> dict[str, Any]:
-    """Set ``revoked_at`` once (a second revoke keeps the first time), only on the tenant's own key."""
-    return {
-        "TableName": table_name,
-        "Key": api_key_key(key_hash),
-        "ConditionExpression": "attribute_exists(#pk) AND #tenant_id = :tenant_id AND #key_id = :key_id",
-        "UpdateExpression": "SET #revoked_at = if_not_exists(#revoked_at, :at)",
-        "ExpressionAttributeNames": {
-            "#pk": "pk",
-            "#tenant_id": "tenant_id",
-            "#key_id": "key_id",
-            "#revoked_at": "revoked_at",
-        },
-        "ExpressionAttributeValues": {
-            ":tenant_id": {"S": tenant_id},
-            ":key_id": {"S": key_id},
-            ":at": {"S": timestamp(at)},
-        },
-        "ReturnValues": "ALL_NEW",
-    }
-
-
-def cancellation_codes(exc: BaseException) -> list[str]:
-    """The per-item codes of a canceled transaction (``"None"`` for items that were fine)."""
-    response = getattr(exc, "response", None)
-    reasons = response.get("CancellationReasons") if isinstance(response, dict) else None
-    return [str(r.get("Code") or "") for r in reasons or [] if isinstance(r, dict)]
-
-
-# -- sending --------------------------------------------------------------------------------------
-class _ConditionFailed(Exception):
-    pass
-
-
+# -- sending (tenant_table) -----------------------------------------------------------------------
 class DynamoDbTenantRegistry:
     """``client`` is injectable (tests, stubs); ``None`` builds one on first use, never at import."""
 
@@ -229,78 +125,29 @@ class DynamoDbTenantRegistry:
         self.table_name = table_name
         self.region = region
         self._client = LazyClient("dynamodb", client=client, region=region)
-        self._providers = IdentityProviderItems(table_name, self._send, _ConditionFailed)
-
-    def _send(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
-        def domain_error(exc: Any) -> BaseException | None:
-            if error_code(exc) == CONDITION_FAILED:
-                return _ConditionFailed()
-            if error_code(exc) == TRANSACTION_CANCELED:
-                codes = cancellation_codes(exc)
-                if "ConditionalCheckFailed" in codes:
-                    return _ConditionFailed()
-                if _RETRYABLE_CANCELLATIONS.intersection(codes):
-                    return errors.Throttled(
-                        f"DynamoDB canceled {action}", service="DynamoDB", action=action,
-                        aws_code=TRANSACTION_CANCELED, reasons=codes,
-                    )  # fmt: skip
-            return None
-
-        return call(self._client(), action, request, domain_error)
-
-    def _get(self, key: Key) -> dict[str, Any] | None:
-        item: dict[str, Any] | None = self._send("get_item", get_request(self.table_name, key)).get("Item")
-        return item or None
-
-    def _query_all(self, build: Callable[..., dict[str, Any]], *args: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        start_key: dict[str, Any] | None = None
-        while True:
-            page = self._send("query", build(self.table_name, *args, start_key))
-            items.extend(page.get("Items", []))
-            start_key = page.get("LastEvaluatedKey")
-            if not start_key:
-                return items
-
-    def _batch_get(self, keys: list[Key]) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        for i in range(0, len(keys), BATCH_GET_LIMIT):
-            request = batch_get_request(self.table_name, keys[i : i + BATCH_GET_LIMIT])
-            for attempt in range(BATCH_GET_ATTEMPTS):
-                response = self._send("batch_get_item", request)
-                items.extend(response.get("Responses", {}).get(self.table_name, []))
-                unprocessed = response.get("UnprocessedKeys") or {}
-                if not unprocessed:
-                    break
-                request = {"RequestItems": unprocessed}
-                backoff(attempt)
-            else:
-                raise errors.Throttled(
-                    "DynamoDB left keys unprocessed in batch_get_item",
-                    service="DynamoDB", action="batch_get_item",
-                )  # fmt: skip
-        return items
+        self._table = TenantTable(table_name, self._client, pause=_pause)
+        self._providers = IdentityProviderItems(table_name, self._table.send, ConditionFailed)
 
     # -- tenants ---------------------------------------------------------------------------------
     def create_tenant(self, tenant: Tenant) -> Tenant:
         try:
-            self._send("put_item", put_new_request(self.table_name, tenant_to_item(tenant)))
-        except _ConditionFailed:
+            self._table.send("put_item", put_new_request(self.table_name, tenant_to_item(tenant)))
+        except ConditionFailed:
             raise errors.Conflict(
                 f"tenant {tenant.tenant_id!r} already exists", tenant=tenant.tenant_id
             ) from None
         return tenant
 
     def get_tenant(self, tenant_id: str) -> Tenant:
-        item = self._get(tenant_key(tenant_id))
+        item = self._table.get(tenant_key(tenant_id))
         if item is None:
             raise errors.NotFound(f"tenant {tenant_id!r} does not exist", tenant=tenant_id)
         return Tenant.model_validate(item_fields(item))
 
     def update_tenant(self, tenant: Tenant) -> Tenant:
         try:
-            self._send("put_item", put_existing_request(self.table_name, tenant_to_item(tenant)))
-        except _ConditionFailed:
+            self._table.send("put_item", put_existing_request(self.table_name, tenant_to_item(tenant)))
+        except ConditionFailed:
             raise errors.NotFound(
                 f"tenant {tenant.tenant_id!r} does not exist", tenant=tenant.tenant_id
             ) from None
@@ -309,15 +156,15 @@ class DynamoDbTenantRegistry:
     # -- namespaces ------------------------------------------------------------------------------
     def create_namespace(self, namespace: Namespace) -> Namespace:
         try:
-            self._send("put_item", put_new_request(self.table_name, namespace_to_item(namespace)))
-        except _ConditionFailed:
+            self._table.send("put_item", put_new_request(self.table_name, namespace_to_item(namespace)))
+        except ConditionFailed:
             raise errors.Conflict(
                 f"namespace {namespace.namespace_id!r} already exists", namespace=namespace.namespace_id
             ) from None
         return namespace
 
     def get_namespace(self, tenant_id: str, namespace_id: str) -> Namespace:
-        item = self._get(namespace_key(tenant_id, namespace_id))
+        item = self._table.get(namespace_key(tenant_id, namespace_id))
         if item is None:
             raise errors.NamespaceNotFound(
                 f"namespace {namespace_id!r} does not exist", namespace=namespace_id
@@ -325,13 +172,13 @@ class DynamoDbTenantRegistry:
         return Namespace.model_validate(item_fields(item))
 
     def list_namespaces(self, tenant_id: str) -> list[Namespace]:
-        items = self._query_all(list_namespaces_request, tenant_id)
+        items = self._table.query_all(list_namespaces_request, tenant_id)
         return [Namespace.model_validate(item_fields(item)) for item in items]
 
     def update_namespace(self, namespace: Namespace) -> Namespace:
         try:
-            response = self._send("update_item", update_namespace_request(self.table_name, namespace))
-        except _ConditionFailed:
+            response = self._table.send("update_item", update_namespace_request(self.table_name, namespace))
+        except ConditionFailed:
             raise errors.NamespaceNotFound(
                 f"namespace {namespace.namespace_id!r} does not exist", namespace=namespace.namespace_id
             ) from None
@@ -344,7 +191,7 @@ class DynamoDbTenantRegistry:
         write; a concurrent writer in between fails the condition and the check runs again on what
         it wrote — so of two documents typing one key differently, exactly one wins."""
         for _ in range(SCHEMA_TRIES):
-            item = self._get(namespace_key(tenant_id, namespace_id))
+            item = self._table.get(namespace_key(tenant_id, namespace_id))
             if item is None:
                 raise errors.NamespaceNotFound(
                     f"namespace {namespace_id!r} does not exist", namespace=namespace_id
@@ -356,8 +203,8 @@ class DynamoDbTenantRegistry:
                 return merged
             request = extend_schema_request(self.table_name, tenant_id, namespace_id, new, stored=stored)
             try:
-                response = self._send("update_item", request)
-            except _ConditionFailed:
+                response = self._table.send("update_item", request)
+            except ConditionFailed:
                 continue  # another writer came first: check again against what it stored
             ns = Namespace.model_validate(item_fields(response["Attributes"]))
             return dict(ns.settings.metadata_schema)
@@ -369,33 +216,35 @@ class DynamoDbTenantRegistry:
     def swap_namespace(self, namespace: Namespace, *, revision: int) -> Namespace | None:
         changed = namespace.model_copy(update={"revision": revision + 1})
         try:
-            response = self._send("update_item", swap_request(self.table_name, changed, revision))
-        except _ConditionFailed:
+            response = self._table.send("update_item", swap_request(self.table_name, changed, revision))
+        except ConditionFailed:
             self.get_namespace(namespace.tenant_id, namespace.namespace_id)  # NamespaceNotFound if gone
             return None
         return Namespace.model_validate(item_fields(response["Attributes"]))
 
     def clear_default_namespace(self, tenant_id: str, namespace_id: str) -> None:
-        with contextlib.suppress(_ConditionFailed):  # gone meanwhile: nothing to clear
-            self._send("update_item", clear_default_request(self.table_name, tenant_id, namespace_id))
+        with contextlib.suppress(ConditionFailed):  # gone meanwhile: nothing to clear
+            self._table.send("update_item", clear_default_request(self.table_name, tenant_id, namespace_id))
 
     def delete_namespace(self, tenant_id: str, namespace_id: str) -> None:
         key = namespace_key(tenant_id, namespace_id)
         try:
-            self._send("delete_item", delete_existing_request(self.table_name, key))
-        except _ConditionFailed:
+            self._table.send("delete_item", delete_existing_request(self.table_name, key))
+        except ConditionFailed:
             raise errors.NamespaceNotFound(
                 f"namespace {namespace_id!r} does not exist", namespace=namespace_id
             ) from None
 
     def purge_tenant(self, tenant_id: str) -> None:
         """Every namespace, key record and key reference of the tenant (its own item stays)."""
-        namespaces = self._query_all(list_namespaces_request, tenant_id)
-        refs = self._query_all(list_key_refs_request, tenant_id)
+        namespaces = self._table.query_all(list_namespaces_request, tenant_id)
+        refs = self._table.query_all(list_key_refs_request, tenant_id)
         records = [api_key_key(ref["key_hash"]["S"]) for ref in refs]
         # Records before references: a crash in between leaves references a re-run still finds.
-        delete_keys(self._send, self.table_name, records)
-        delete_keys(self._send, self.table_name, [{"pk": i["pk"], "sk": i["sk"]} for i in refs + namespaces])
+        delete_keys(self._table.send, self.table_name, records)
+        delete_keys(
+            self._table.send, self.table_name, [{"pk": i["pk"], "sk": i["sk"]} for i in refs + namespaces]
+        )
         self._providers.delete(tenant_id)
 
     # -- API keys --------------------------------------------------------------------------------
@@ -403,32 +252,32 @@ class DynamoDbTenantRegistry:
         require_key_hash(key.key_hash, key.key_id)
         request = put_api_key_request(self.table_name, key, token=uuid.uuid4().hex)
         try:
-            self._send("transact_write_items", request)
-        except _ConditionFailed:  # the hash, or the key id within the tenant
+            self._table.send("transact_write_items", request)
+        except ConditionFailed:  # the hash, or the key id within the tenant
             raise errors.Conflict(f"API key {key.key_id!r} already exists", key_id=key.key_id) from None
         return key
 
     def find_api_key(self, key_hash: str) -> ApiKeyRecord | None:
         if not is_key_hash(key_hash):  # nothing else is ever stored: skip the read
             return None
-        item = self._get(api_key_key(key_hash))
+        item = self._table.get(api_key_key(key_hash))
         return ApiKeyRecord.model_validate(item_fields(item)) if item else None
 
     def list_api_keys(self, tenant_id: str) -> list[ApiKeyRecord]:
-        refs = self._query_all(list_key_refs_request, tenant_id)
-        items = self._batch_get([api_key_key(ref["key_hash"]["S"]) for ref in refs])
+        refs = self._table.query_all(list_key_refs_request, tenant_id)
+        items = self._table.batch_get([api_key_key(ref["key_hash"]["S"]) for ref in refs])
         records = (ApiKeyRecord.model_validate(item_fields(item)) for item in items)
         return sorted((r for r in records if r.tenant_id == tenant_id), key=lambda r: r.key_id)
 
     def revoke_api_key(self, tenant_id: str, key_id: str) -> ApiKeyRecord:
-        ref = self._get(key_ref_key(tenant_id, key_id))
+        ref = self._table.get(key_ref_key(tenant_id, key_id))
         if ref is not None:
             request = revoke_request(
                 self.table_name, tenant_id, key_id, ref["key_hash"]["S"], datetime.now(UTC)
             )
             try:
-                response = self._send("update_item", request)
-            except _ConditionFailed:
+                response = self._table.send("update_item", request)
+            except ConditionFailed:
                 pass
             else:
                 return ApiKeyRecord.model_validate(item_fields(response["Attributes"]))
@@ -439,8 +288,8 @@ class DynamoDbTenantRegistry:
             return
         # Only the request's own condition is swallowed: touched less than TOUCH_INTERVAL ago, or no
         # such key. Throttling and outages are raised like everywhere else.
-        with contextlib.suppress(_ConditionFailed):
-            self._send("update_item", touch_request(self.table_name, key_hash, datetime.now(UTC)))
+        with contextlib.suppress(ConditionFailed):
+            self._table.send("update_item", touch_request(self.table_name, key_hash, datetime.now(UTC)))
 
     # -- identity providers (adapters/aws/identity_providers.py) ---------------------------------
     def put_identity_provider(self, tenant_id: str, provider: IdentityProvider) -> None:

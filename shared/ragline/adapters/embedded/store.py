@@ -14,17 +14,19 @@ processes), which also logs the documents it touched (``scope_log``): when the g
 moved, only those documents' rows are read and folded in (:mod:`ragline.adapters.embedded.scope_index`),
 and the scope is read whole only the first time or when the record cannot vouch for every write
 since. (The ``scope_token`` column is kept for files written by older versions.)
+
+This module holds the provider (the connection and the per-scope structures) and the scope-bound
+store, which answers the port by delegating by concern: rows and their SQL layout
+(:mod:`.store_rows`), writes and their visibility (:mod:`.store_writes`), reads of a few rows
+(:mod:`.store_reads`), top-k over a snapshot (:mod:`.store_ranking`), filters (:mod:`.store_filters`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,22 +34,29 @@ from numpy.typing import NDArray
 from ragline import errors
 from ragline.adapters.embedded.bm25 import Bm25Index
 from ragline.adapters.embedded.scope_index import ScopeIndex, read_scope, read_texts
-from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite, translate
-from ragline.adapters.embedded.store_filters import (
-    admitted,
-    chunk_terms,
-    evaluate,
-    leaf_rows,
-    migrate,
-    sql_condition,
-    vetted,
+from ragline.adapters.embedded.sqlite import maps_sqlite_errors, open_sqlite
+from ragline.adapters.embedded.store_filters import admitted, evaluate, leaf_rows, migrate, vetted
+from ragline.adapters.embedded.store_ranking import filter_mask, top_keyword, top_semantic, unit_query
+from ragline.adapters.embedded.store_reads import (
+    count_rows,
+    document_vectors,
+    neighbor_rows,
+    rows_by_rowid,
 )
+from ragline.adapters.embedded.store_rows import chunk_from_row, chunk_row, scope_token
 from ragline.adapters.embedded.store_schema import SCHEMA
+from ragline.adapters.embedded.store_writes import (
+    EVERY_GENERATION,
+    LOG_PRUNE_EVERY,
+    delete_rows,
+    publish_documents,
+    purge_tenant_rows,
+    write_chunks,
+)
 from ragline.domain.filters import Prefix, Range, ReadView, Terms
 from ragline.domain.fusion import fuse_query
 from ragline.domain.models import (
     Chunk,
-    ChunkMetadata,
     HybridQuery,
     KeywordQuery,
     MetadataFilter,
@@ -60,41 +69,16 @@ from ragline.domain.models import (
     neighbor_window,
 )
 
-_COLUMNS = "c.rowid, c.document_id, c.seq, c.text, c.metadata"
-_OF_DOCUMENT = "tenant_id=? AND namespace_id=? AND document_id=?"
-_WRITE_SERVED = (
-    "INSERT INTO chunks (tenant_id, namespace_id, scope_token, document_id, seq, filename,"
-    " text, metadata, embedding, terms, generation) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-    " ON CONFLICT(tenant_id, namespace_id, document_id, seq) DO UPDATE SET"
-    " filename=excluded.filename, text=excluded.text, metadata=excluded.metadata,"
-    " embedding=excluded.embedding, terms=excluded.terms, generation=excluded.generation"
-    " WHERE excluded.generation >= chunks.generation"
-)
-"""A write at the served generation: in place (direct changes only are counted, not FTS triggers)."""
-_WRITE_STAGED = (
-    "INSERT INTO staged_chunks (tenant_id, namespace_id, document_id, seq, filename, text, metadata,"
-    " embedding, terms, generation) VALUES (?,?,?,?,?,?,?,?,?,?)"
-    " ON CONFLICT(tenant_id, namespace_id, document_id, generation, seq) DO UPDATE SET"
-    " filename=excluded.filename, text=excluded.text, metadata=excluded.metadata,"
-    " embedding=excluded.embedding, terms=excluded.terms"
-)
-"""A newer version's rows, kept apart from the served ones until its publish."""
-_PUBLISH_STAGED = (
-    "INSERT INTO chunks (tenant_id, namespace_id, scope_token, document_id, seq, filename, text, metadata,"
-    " embedding, terms, generation) SELECT tenant_id, namespace_id, ?, document_id, seq, filename, text,"
-    " metadata, embedding, terms, generation FROM staged_chunks"
-    " WHERE tenant_id=? AND namespace_id=? AND document_id=? AND generation=? ORDER BY seq"
-)
-"""A version's staged rows become its served rows (after the document's older rows are deleted)."""
-LOG_PRUNE_EVERY = 256
+__all__ = [  # the store, and what its tests and older callers import from here
+    "LOG_PRUNE_EVERY",
+    "MASKS_KEPT",
+    "SqliteVectorStore",
+    "SqliteVectorStoreProvider",
+    "scope_token",
+]
+
 MASKS_KEPT = 64
 """Filter leaves' row masks one scope snapshot keeps (then forgets them all and starts again)."""
-
-
-def scope_token(scope: TenantScope) -> str:
-    """A single FTS token naming the scope (ids may hold ``-``/``.``, which FTS would split)."""
-    digest = hashlib.sha256(f"{scope.tenant_id}\0{scope.namespace_id}".encode()).hexdigest()
-    return f"s{digest[:24]}"
 
 
 @maps_sqlite_errors
@@ -132,22 +116,10 @@ class SqliteVectorStoreProvider:
 
     def purge_tenant(self, tenant_id: str) -> int:
         with self._lock:
-            conn = self.connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                cur = conn.execute("DELETE FROM chunks WHERE tenant_id=?", (tenant_id,))
-                staged = conn.execute("DELETE FROM staged_chunks WHERE tenant_id=?", (tenant_id,)).rowcount
-                conn.execute("DELETE FROM fences WHERE tenant_id=?", (tenant_id,))
-                # The scopes' cache counters go too: a deleted tenant's scopes are never written again.
-                conn.execute("DELETE FROM scopes WHERE tenant_id=?", (tenant_id,))
-                conn.execute("DELETE FROM scope_log WHERE tenant_id=?", (tenant_id,))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+            purged = purge_tenant_rows(self.connection(), tenant_id)
             for scope in [s for s in self._matrices if s.tenant_id == tenant_id]:
                 del self._matrices[scope]
-            return cur.rowcount + staged
+            return purged
 
     def matrix(self, scope: TenantScope) -> ScopeIndex:
         """This scope's structures, brought up to its current generation (see the module docstring)."""
@@ -186,71 +158,20 @@ class SqliteVectorStore:
         self.view = None if view is None or view.everything else view
         """What every read is narrowed to, in SQL (:mod:`.store_filters`); None: every chunk."""
         self._token = scope_token(scope)
+        self._key = (scope.tenant_id, scope.namespace_id)
 
     def capabilities(self) -> StoreCapabilities:
         return StoreCapabilities()
 
-    # -- writes -------------------------------------------------------------------------------
+    # -- writes (store_writes) ----------------------------------------------------------------
     def upsert(self, chunks: Sequence[Chunk], *, generation: int = 0) -> int:
         """A document at its published generation is written in place; a newer version is staged
         (``staged_chunks``) until its publish, so no reader ever sees a chunk of it before then."""
-        rows = [(c.document_id, self._row(c)) for c in chunks]
+        rows = [(c.document_id, chunk_row(self.scope, self._token, c, self._p.dimension)) for c in chunks]
         if not rows:
             return 0
         with self._p._lock:
-            conn = self._p.connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                # the fences are read and the rows written in one transaction
-                fences = {d: self._fence(conn, d) for d in {d for d, _ in rows}}
-                for document_id, fence in fences.items():
-                    if fence > generation:
-                        raise errors.Superseded(
-                            "a newer version of the document was published", document_id=document_id,
-                            generation=generation, published=fence,
-                        )  # fmt: skip
-                served = [(*r, generation) for d, r in rows if fences[d] == generation]
-                staged = [(*r[:2], *r[3:], generation) for d, r in rows if fences[d] < generation]
-                written = 0
-                if served:
-                    written += conn.executemany(_WRITE_SERVED, served).rowcount
-                    self._bump(conn, {d for d, _ in rows if fences[d] == generation})
-                if staged:
-                    written += conn.executemany(_WRITE_STAGED, staged).rowcount
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        return written
-
-    def _row(self, c: Chunk) -> tuple[object, ...]:
-        if c.embedding is None or len(c.embedding) != self._p.dimension:
-            raise errors.EmbeddingMismatch(
-                "chunk embedding does not match the store's dimension",
-                chunk_id=c.id,
-                expected=self._p.dimension,
-                got=None if c.embedding is None else len(c.embedding),
-            )
-        vec = np.asarray(c.embedding, dtype=np.float32)
-        return (
-            self.scope.tenant_id,
-            self.scope.namespace_id,
-            self._token,
-            c.document_id,
-            c.sequence_number,
-            c.metadata.filename,
-            c.text,
-            c.metadata.model_dump_json(),
-            vec.tobytes(),
-            chunk_terms(c.metadata),
-        )
-
-    def _fence(self, conn: sqlite3.Connection, document_id: str) -> int:
-        row = conn.execute(
-            "SELECT generation FROM fences WHERE tenant_id=? AND namespace_id=? AND document_id=?",
-            (self.scope.tenant_id, self.scope.namespace_id, document_id),
-        ).fetchone()
-        return int(row[0]) if row else 0
+            return write_chunks(self._p.connection(), self._key, rows, generation)
 
     def publish(self, document_id: str, *, generation: int) -> bool:
         """One transaction: the fence rises to ``generation`` and the document's served rows become
@@ -262,160 +183,42 @@ class SqliteVectorStore:
         return outcome
 
     def publish_many(self, generations: Mapping[str, int]) -> dict[str, bool | errors.RaglineError]:
-        """:meth:`publish` for every document, in one transaction (one scope generation for all).
-        Each document's publish is a savepoint of its own: a statement of one that fails undoes that
-        document's alone (its outcome is the error), the others commit; a failure of the transaction
-        itself (its commit, or an error after which SQLite rolled it back) undoes every one, and
-        raises."""
+        """:meth:`publish` for every document, in one transaction (one scope generation for all);
+        one document's failed statement is its outcome alone (:func:`.store_writes.publish_documents`)."""
         if not generations:
             return {}
-        outcome: dict[str, bool | errors.RaglineError] = {}
         with self._p._lock:
-            conn = self._p.connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                changed = set()
-                for d, g in generations.items():
-                    conn.execute("SAVEPOINT publish_one")
-                    try:
-                        moved = self._publish_in(conn, d, g)
-                    except sqlite3.Error as exc:
-                        if not conn.in_transaction:  # SQLite undid it all itself (disk full, I/O)
-                            raise
-                        conn.execute("ROLLBACK TO publish_one")
-                        failed = outcome[d] = translate(exc)
-                        failed.__cause__ = exc  # SQLite's own text, for the logs
-                        moved = None
-                    else:
-                        outcome[d] = moved is not None
-                    conn.execute("RELEASE publish_one")
-                    if moved:
-                        changed.add(d)
-                if changed:
-                    self._bump(conn, changed)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-        return outcome
-
-    def _publish_in(self, conn: sqlite3.Connection, document_id: str, generation: int) -> bool | None:
-        """One document's publish inside the caller's transaction: ``None`` when refused, else whether
-        its served rows changed."""
-        key = (self.scope.tenant_id, self.scope.namespace_id, document_id)
-        fence = self._fence(conn, document_id)
-        if fence > generation:
-            return None
-        conn.execute(
-            "INSERT INTO fences VALUES (?,?,?,?) ON CONFLICT(tenant_id, namespace_id, document_id)"
-            " DO UPDATE SET generation=excluded.generation",
-            (*key, generation),
-        )
-        changed = conn.execute(
-            f"DELETE FROM chunks WHERE {_OF_DOCUMENT} AND generation < ?",
-            (*key, generation if fence == generation else 2**62),
-        ).rowcount
-        if fence < generation:
-            changed += conn.execute(_PUBLISH_STAGED, (self._token, *key, generation)).rowcount
-        conn.execute(
-            f"DELETE FROM staged_chunks WHERE {_OF_DOCUMENT} AND generation <= ?", (*key, generation)
-        )
-        return bool(changed)
+            return publish_documents(self._p.connection(), self._key, self._token, generations)
 
     def discard(self, document_id: str, *, generation: int) -> int:
         return self._delete(document_id, "generation = ?", generation)
 
-    def vectors(self, document_id: str) -> dict[str, NDArray[np.float32]]:
-        """Served and staged rows alike: a retry of a version reuses what its crashed attempt embedded."""
-        key = (self.scope.tenant_id, self.scope.namespace_id, document_id)
-        with self._p._lock:
-            rows = (
-                self._p.connection()
-                .execute(
-                    f"SELECT text, embedding FROM chunks WHERE {_OF_DOCUMENT}"
-                    f" UNION ALL SELECT text, embedding FROM staged_chunks WHERE {_OF_DOCUMENT}",
-                    (*key, *key),
-                )
-                .fetchall()
-            )
-        return {str(t): np.frombuffer(e, dtype=np.float32) for t, e in rows}
-
     def delete_document(self, document_id: str, *, older_than: int | None = None) -> int:
-        return self._delete(document_id, "generation < ?", 2**62 if older_than is None else older_than)
+        return self._delete(
+            document_id, "generation < ?", EVERY_GENERATION if older_than is None else older_than
+        )
 
     def _delete(self, document_id: str, condition: str, generation: int) -> int:
         """Served and staged rows of the document matching ``condition`` on their generation."""
-        key = (self.scope.tenant_id, self.scope.namespace_id, document_id)
         with self._p._lock:
-            conn = self._p.connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                served = conn.execute(
-                    f"DELETE FROM chunks WHERE {_OF_DOCUMENT} AND {condition}", (*key, generation)
-                ).rowcount
-                staged = conn.execute(
-                    f"DELETE FROM staged_chunks WHERE {_OF_DOCUMENT} AND {condition}", (*key, generation)
-                ).rowcount
-                if served:
-                    self._bump(conn, {document_id})
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            return served + staged
+            return delete_rows(self._p.connection(), self._key, document_id, condition, generation)
 
-    def _bump(self, conn: sqlite3.Connection, document_ids: set[str]) -> None:
-        """Move the scope's generation and log which documents moved it (same transaction).
+    # -- reads (store_reads) ------------------------------------------------------------------
+    def vectors(self, document_id: str) -> dict[str, NDArray[np.float32]]:
+        """Served and staged rows alike: a retry of a version reuses what its crashed attempt embedded."""
+        with self._p._lock:
+            rows = document_vectors(self._p.connection(), self._key, document_id)
+        return {str(t): np.frombuffer(e, dtype=np.float32) for t, e in rows}
 
-        Appending keeps a write to one b-tree insert; every :data:`LOG_PRUNE_EVERY` generations the
-        entries a later one for the same document supersedes are deleted (readers need only each
-        document's latest), so the log stays about one row per document.
-        """
-        key = (self.scope.tenant_id, self.scope.namespace_id)
-        conn.execute(
-            "INSERT INTO scopes (tenant_id, namespace_id, generation) VALUES (?,?,1)"
-            " ON CONFLICT(tenant_id, namespace_id) DO UPDATE SET generation=generation+1",
-            key,
-        )
-        (generation,) = conn.execute(
-            "SELECT generation FROM scopes WHERE tenant_id=? AND namespace_id=?", key
-        ).fetchone()
-        conn.executemany(
-            "INSERT INTO scope_log (tenant_id, namespace_id, generation, document_id) VALUES (?,?,?,?)",
-            [(*key, generation, document_id) for document_id in sorted(document_ids)],
-        )
-        if generation % LOG_PRUNE_EVERY == 0:
-            conn.execute(
-                "DELETE FROM scope_log WHERE tenant_id=? AND namespace_id=?"
-                " AND (document_id, generation) NOT IN (SELECT document_id, max(generation) FROM scope_log"
-                " WHERE tenant_id=? AND namespace_id=? GROUP BY document_id)",
-                (*key, *key),
-            )
-
-    # -- reads --------------------------------------------------------------------------------
     def count(self, document_id: str | None = None) -> int:
         """A document's served chunks; the scope's every stored chunk (staged versions too). With a
         view, only the served chunks it admits, of the document or of the scope."""
-        args: list[object] = [self.scope.tenant_id, self.scope.namespace_id]
         narrowed = admitted(self.view, None)
         if narrowed is not None and document_id is None:  # the admitted rows, as a search finds them
             m = self._p.matrix(self.scope)
             return int(evaluate(narrowed, lambda leaf: self._leaf_rows(m, leaf)).sum())
         with self._p._lock:
-            conn = self._p.connection()
-            if narrowed is not None:
-                cond, params = sql_condition(narrowed, self._token)
-                sql = f"SELECT count(*) FROM chunks c WHERE {_OF_DOCUMENT} AND {cond}"
-                return int(conn.execute(sql, [*args, document_id, *params]).fetchone()[0])
-            if document_id is not None:
-                sql = f"SELECT count(*) FROM chunks WHERE {_OF_DOCUMENT}"
-                return int(conn.execute(sql, [*args, document_id]).fetchone()[0])
-            served = conn.execute("SELECT count(*) FROM chunks WHERE tenant_id=? AND namespace_id=?", args)
-            staged = conn.execute(
-                "SELECT count(*) FROM staged_chunks WHERE tenant_id=? AND namespace_id=?", args
-            )
-            return int(served.fetchone()[0]) + int(staged.fetchone()[0])
+            return count_rows(self._p.connection(), self._key, self._token, document_id, narrowed)
 
     def neighbors(
         self, document_id: str, sequence_number: int, *, before: int = 5, after: int = 5
@@ -425,26 +228,13 @@ class SqliteVectorStore:
             return []
         before, after = window
         narrowed = admitted(self.view, None)
-        cond, params = ("1", []) if narrowed is None else sql_condition(narrowed, self._token)
+        first, last = sequence_number - before, sequence_number + after
         with self._p._lock:
-            rows = (
-                self._p.connection()
-                .execute(
-                    f"SELECT {_COLUMNS} FROM chunks c WHERE c.tenant_id=? AND c.namespace_id=?"
-                    f" AND c.document_id=? AND c.seq BETWEEN ? AND ? AND {cond} ORDER BY c.seq",
-                    (
-                        self.scope.tenant_id,
-                        self.scope.namespace_id,
-                        document_id,
-                        sequence_number - before,
-                        sequence_number + after,
-                        *params,
-                    ),
-                )
-                .fetchall()
-            )
-        return [_chunk(r) for r in rows]
+            conn = self._p.connection()
+            rows = neighbor_rows(conn, self._key, self._token, narrowed, document_id, first, last)
+        return [chunk_from_row(r) for r in rows]
 
+    # -- search (store_ranking) ---------------------------------------------------------------
     def search(self, query: SearchQuery) -> list[SearchHit]:
         """Legs rank bare (chunk id, score) pairs over the admitted rows only; only the hits returned
         are read and built, and checked against the view once more as read (:func:`vetted`)."""
@@ -481,27 +271,11 @@ class SqliteVectorStore:
         self, vector: Sequence[float], k: int, filters: MetadataFilter, rowid_of: dict[str, int]
     ) -> list[tuple[str, float]]:
         m = self._p.matrix(self.scope)
-        q = np.asarray(vector, dtype=np.float32)
-        if q.shape != (self._p.dimension,):
-            raise errors.EmbeddingMismatch(
-                "query vector does not match the store's dimension", expected=self._p.dimension, got=q.size
-            )
+        q = unit_query(vector, self._p.dimension)
         if not len(m.rowids):
             return []
-        scores = self._p.vectors(m) @ (q / (np.linalg.norm(q) or 1.0))
-        mask = self._mask(m, filters)
-        if mask is not None:
-            scores = np.where(mask, scores, -np.inf)
-        k = min(k, int(np.isfinite(scores).sum()))
-        if k <= 0:
-            return []
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.lexsort((m.rowids[top], -scores[top]))]
-        out = []
-        for i in top.tolist():
-            rowid_of[m.chunk_ids[i]] = int(m.rowids[i])
-            out.append((m.chunk_ids[i], float(scores[i])))
-        return out
+        scores = self._p.vectors(m) @ q
+        return top_semantic(m, scores, self._mask(m, filters), k, rowid_of)
 
     def _keyword(
         self, text: str, k: int, filters: MetadataFilter, rowid_of: dict[str, int]
@@ -510,26 +284,13 @@ class SqliteVectorStore:
         if not len(m.rowids):
             return []
         scores = self._p.bm25(self.scope, m).scores(text)
-        mask = self._mask(m, filters)
-        if mask is not None:
-            scores = np.where(mask, scores, 0.0)
-        matching = np.flatnonzero(scores > 0)
-        k = min(k, len(matching))
-        if k <= 0:
-            return []
-        top = matching[np.argpartition(-scores[matching], k - 1)[:k]]
-        top = top[np.lexsort((m.rowids[top], -scores[top]))]
-        out = []
-        for i in top.tolist():
-            rowid_of[m.chunk_ids[i]] = int(m.rowids[i])
-            out.append((m.chunk_ids[i], float(scores[i])))
-        return out
+        return top_keyword(m, scores, self._mask(m, filters), k, rowid_of)
 
     def _mask(self, m: ScopeIndex, filters: MetadataFilter) -> NDArray[np.bool_] | None:
         """Which of ``m``'s rows the query may return (None: all): its document and filename
         filters, and the rows the view narrowed by its ``where`` admits, found in SQL (read after
         ``m``: a row changed since is judged as it is now)."""
-        mask = _filter_mask(m, filters)
+        mask = filter_mask(m, filters)
         narrowed = admitted(self.view, filters.where)
         if narrowed is None:
             return mask
@@ -563,33 +324,5 @@ class SqliteVectorStore:
 
     def _by_rowid(self, rowids: list[int]) -> dict[int, Chunk]:
         with self._p._lock:
-            rows = (
-                self._p.connection()
-                .execute(
-                    # `+` keeps SQLite on rowid lookups: left to itself it scans the scope's whole
-                    # (tenant, namespace) index range, ~50 ms per search at 100k chunks.
-                    f"SELECT {_COLUMNS} FROM chunks c WHERE c.rowid IN ({','.join('?' * len(rowids))})"
-                    " AND +c.tenant_id=? AND +c.namespace_id=?",
-                    [*rowids, self.scope.tenant_id, self.scope.namespace_id],
-                )
-                .fetchall()
-            )
-        return {int(r[0]): _chunk(r) for r in rows}
-
-
-def _filter_mask(m: ScopeIndex, filters: MetadataFilter) -> NDArray[np.bool_] | None:
-    mask: NDArray[np.bool_] | None = None
-    for values, column in ((filters.document_ids, m.document_ids), (filters.filenames, m.filenames)):
-        if values:
-            hit = np.isin(column, np.array(values, dtype=object))
-            mask = hit if mask is None else mask & hit
-    return mask
-
-
-def _chunk(r: tuple[Any, ...]) -> Chunk:
-    return Chunk(
-        document_id=str(r[1]),
-        sequence_number=int(r[2]),
-        text=str(r[3]),
-        metadata=ChunkMetadata.model_validate(json.loads(str(r[4]))),
-    )
+            rows = rows_by_rowid(self._p.connection(), self._key, rowids)
+        return {int(r[0]): chunk_from_row(r) for r in rows}
