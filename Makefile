@@ -8,9 +8,9 @@ PY312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) $(
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-DEMO_HOME := .ragline/demo
+DEMO_HOME ?= .ragline/demo
 
-.PHONY: demo test rehearse install lint typecheck openapi ts-client browser sam-validate sam-build pytest opensearch-start opensearch-stop clean offline-layer
+.PHONY: demo test check architecture rehearse install lint typecheck openapi ts-client browser sam-validate sam-build pytest opensearch-start opensearch-stop clean offline-layer
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -61,6 +61,18 @@ browser:
 
 test: install lint typecheck sam-validate browser
 	scripts/run-tests
+
+# The fast loop for someone changing a module: lint, types, the import contracts, the unit tests and
+# every port's contract suite on its embedded adapter and on moto (no JVM, no OpenSearch, no root).
+# Under 3 minutes on this 2-core machine (README, "The fast loop"); `make test` covers all of it and more.
+CHECK_TESTS ?= tests/unit tests/contract
+check: install lint typecheck
+	PYTHONPATH=shared:. $(BIN)/python -m pytest -q -n 2 -m "not opensearch" $(CHECK_TESTS)
+
+# docs/architecture.md's diagram and table, drawn from the code (tests/unit/test_architecture_doc.py
+# fails when they are stale).
+architecture: install
+	$(BIN)/python scripts/architecture.py --write
 
 # The deploy rehearsal alone (make test runs it too): the sam build for this host's architecture run
 # as Lambda runs it — the Runtime Interface Emulator, the Web Adapter, a read-only task directory —
