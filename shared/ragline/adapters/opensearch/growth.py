@@ -33,7 +33,7 @@ import contextlib
 import logging
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragline import errors
 from ragline.adapters.opensearch import placement as pl
@@ -41,7 +41,7 @@ from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch.client import translate
 
 if TYPE_CHECKING:
-    from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
+    from opensearchpy import OpenSearch
 
 GIB = 1024**3
 SHARD_BYTES = 40 * GIB
@@ -63,12 +63,33 @@ MAX_SHARDS = 64
 _log = logging.getLogger(__name__)
 
 
+class Provider(Protocol):
+    """What growth needs of the provider whose pool it grows (``OpenSearchVectorStoreProvider``): its
+    client and placements, the model's alias (``index``, which every chunk index of the pool is under)
+    and dimension, and chunk indexes made as it makes them (idempotent). Named here, so growth imports
+    no store module and the provider, which runs growth, may import this one."""
+
+    @property
+    def client(self) -> OpenSearch: ...
+
+    @property
+    def placements(self) -> pl.Placements: ...
+
+    @property
+    def index(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def create_chunk_index(self, name: str, *, shards: int | None = None) -> None: ...
+
+
 class Growth:
     """Growth of ``provider``'s pool (see the module)."""
 
     def __init__(
         self,
-        provider: OpenSearchVectorStoreProvider,
+        provider: Provider,
         *,
         max_shard_chunks: int,
         grace: float,
@@ -209,9 +230,7 @@ def _generation(name: str, index: str) -> int:
     return int(found.group(1)) if found else 0
 
 
-def grow(
-    provider: OpenSearchVectorStoreProvider, growth: Growth, tenant_id: str, *, pool_wide: bool = True
-) -> dict[str, Any]:
+def grow(provider: Provider, growth: Growth, tenant_id: str, *, pool_wide: bool = True) -> dict[str, Any]:
     """One round of growth as a writer of ``tenant_id`` runs it (:meth:`OpenSearchVectorStoreProvider
     .grow`): with ``pool_wide``, a new generation if the pool filled and retired copies past their grace
     deleted; the tenant moved to an index of its own if it is a silo tenant (by setting, or past

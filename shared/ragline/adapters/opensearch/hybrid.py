@@ -1,7 +1,8 @@
 """OpenSearch's own ``hybrid`` query (neural-search plugin), fused on the node by a search pipeline.
 
 Pure request builders and response readers for the ``hybrid="query"`` strategy of
-:class:`~ragline.adapters.opensearch.store.OpenSearchVectorStore`. One ``_msearch`` carries three
+:class:`~ragline.adapters.opensearch.store.OpenSearchVectorStore`, whose search with them is
+:meth:`~ragline.adapters.opensearch.searching.Searching._node_fused`. One ``_msearch`` carries three
 searches on the tenant's shard: the ``hybrid`` query (kNN leg and BM25 leg, each with the scope filter
 *inside* it: 2.19's ``hybrid`` has no top-level filter), fused by a *temporary* search pipeline in the
 request body, and the two legs ids-only, which give each fused hit its per-leg rank and score and let
@@ -22,13 +23,10 @@ carry, is not applied either, so this strategy stays the one docs/benchmarks.md 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ragline.adapters.opensearch import requests as rq
-from ragline.domain.models import HybridQuery, ScoreBreakdown, SearchHit, chunk_id
-
-if TYPE_CHECKING:
-    from ragline.adapters.opensearch.store import OpenSearchVectorStore
+from ragline.domain.models import HybridQuery, chunk_id
 
 Normalization = Literal["min_max", "l2"]
 NORMALIZATION: Normalization = "min_max"
@@ -116,55 +114,4 @@ def fused_hits(resp: dict[str, Any]) -> list[Fused]:
         doc = f["document_id"][0]
         gen = int(f.get("generation", [0])[0])
         out.append(Fused(chunk_id(doc, f["sequence_number"][0]), doc, gen, float(h["_score"])))
-    return out
-
-
-def search(store: OpenSearchVectorStore, query: HybridQuery) -> list[SearchHit]:
-    """``query`` fused by the node, under the store's visibility rule (see ``OpenSearchVectorStore.search``):
-    a hit below its fence (a view older than a publish) runs the search once more; a fused hit of an
-    unpublished generation is dropped and the search runs again with that document's other generations
-    refused in both legs, so ``k`` hits come back when ``k`` exist. Ranks and leg scores come from the
-    legs, at published generations only."""
-    from ragline.adapters.opensearch.store import FENCE_RETRIES, _chunk, _leg_hits, _LegHit
-
-    knn = rq.ids_only(store._knn(query.vector, query.candidates, query))
-    bm25 = rq.ids_only(store.keyword_body(query.text, query.candidates, query))
-    off: set[str] = set()
-    fences: dict[str, int] = {}
-    stale_retried = False
-    for attempt in range(FENCE_RETRIES + 1):
-        exclude = unpublished(fences, off)
-        sem_q, kw_q = excluding(knn, exclude), excluding(bm25, exclude)
-        f_resp, s_resp, k_resp = store._msearch(
-            [hybrid_search(sem_q, kw_q, query, store._p.hybrid_normalization), sem_q, kw_q]
-        )
-        fused, legs = fused_hits(f_resp), [_leg_hits(s_resp, "semantic"), _leg_hits(k_resp, "keyword")]
-        fences = store._fences({h.document_id for h in fused} | {h.document_id for leg in legs for h in leg})
-        seen = [(h.document_id, h.generation) for h in fused] + [
-            (h.document_id, h.generation) for leg in legs for h in leg
-        ]
-        stale = any(gen < fences[doc] for doc, gen in seen)
-        dropped = {h.document_id for h in fused if h.generation != fences[h.document_id]}
-        if stale and not stale_retried:
-            stale_retried = True
-        elif dropped - off and attempt < FENCE_RETRIES:
-            off |= dropped
-        else:
-            break
-    sem, kw = ({h.chunk_id: (r, h.score) for r, h in enumerate(
-        (h for h in leg if h.generation == fences[h.document_id]), start=1)} for leg in legs)  # fmt: skip
-    kept = [h for h in fused if h.generation == fences[h.document_id]]
-    sources = store._read(
-        [h.chunk_id for h in kept],
-        {h.chunk_id: _LegHit(h.chunk_id, h.document_id, h.generation, h.score, None) for h in kept},
-    )
-    out = []
-    for h in kept:
-        if h.chunk_id not in sources:
-            continue  # deleted between the search and the read
-        s_rank, s_score = sem.get(h.chunk_id, (None, None))
-        k_rank, k_score = kw.get(h.chunk_id, (None, None))
-        bd = ScoreBreakdown(semantic_rank=s_rank, semantic_score=s_score, keyword_rank=k_rank,
-                            keyword_score=k_score, fused_score=h.score)  # fmt: skip
-        out.append(SearchHit(chunk=_chunk(sources[h.chunk_id]), score=h.score, breakdown=bd))
     return out

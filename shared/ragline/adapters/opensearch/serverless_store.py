@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,6 +16,7 @@ from ragline.adapters.opensearch import serverless_requests as srq
 from ragline.adapters.opensearch.client import translate
 from ragline.adapters.opensearch.fences import written_attr
 from ragline.adapters.opensearch.filtering import vetted
+from ragline.adapters.opensearch.serverless_collection import ServerlessCollection
 from ragline.adapters.opensearch.serverless_hits import Leg, chunk_of, cid, field, newest, ranked
 from ragline.adapters.opensearch.serverless_visibility import Expectation, wait_until
 from ragline.domain.filters import ReadView
@@ -34,9 +35,6 @@ from ragline.domain.models import (
     neighbor_window,
 )
 
-if TYPE_CHECKING:
-    from ragline.adapters.opensearch.serverless import ServerlessVectorStoreProvider
-
 OVERFETCH = 4
 FENCE_RETRIES = 3
 _T = TypeVar("_T")
@@ -44,7 +42,7 @@ _T = TypeVar("_T")
 
 class ServerlessVectorStore:
     def __init__(
-        self, provider: ServerlessVectorStoreProvider, scope: TenantScope, view: ReadView | None = None
+        self, provider: ServerlessCollection, scope: TenantScope, view: ReadView | None = None
     ) -> None:
         self._p = provider
         self.scope = scope
