@@ -11,7 +11,7 @@ from __future__ import annotations
 import typer
 
 from ragline.cli.chat import chat
-from ragline.cli.context import deliver_when_done
+from ragline.cli.context import deliver_when_done, use_json
 from ragline.cli.evaluation import evaluate
 from ragline.cli.keys import keys_app
 from ragline.cli.namespaces import namespaces_app
@@ -32,8 +32,10 @@ app = typer.Typer(
 
 @app.callback()
 def _root(ctx: typer.Context) -> None:
-    """Runs before every command: its webhook events go out when it ends (see deliver_when_done)."""
+    """Runs before every command: its webhook events go out when it ends (see deliver_when_done); it
+    prints text unless its own ``--json`` says otherwise (parsed after this)."""
     deliver_when_done(ctx)
+    use_json(False)
 
 
 # In the order ``ragline --help`` lists them.

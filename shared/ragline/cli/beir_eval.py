@@ -1,5 +1,6 @@
 """``ragline eval DATASET``: index a BEIR dataset and score retrieval per mode (nDCG@10, Recall@30,
-Recall@100, MRR@10, time per query). The scores are printed by :func:`ragline.cli.output.print_scores`."""
+Recall@100, MRR@10, time per query). The scores are printed by :func:`ragline.cli.output.print_scores`,
+or with ``--json`` as :class:`ragline.cli.views.RetrievalEval`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from rich.console import Console
 from rich.progress import Progress
 
 from ragline import errors
-from ragline.cli.output import ScoreRow, print_scores
+from ragline.cli.output import ScoreRow, print_json, print_scores
+from ragline.cli.views import RetrievalEval
 from ragline.domain.models import TenantScope
 from ragline.services.evaluation import EvalMode, load_beir
 from ragline.wiring import Container
@@ -18,7 +20,7 @@ from ragline.wiring import Container
 EVAL_MODES = ("keyword", "semantic", "hybrid", "hybrid:rrf", "hybrid:convex", "hybrid:adaptive", "accurate")
 
 
-def run_eval(c: Container, dataset: Path, split: str, modes: list[str]) -> None:
+def run_eval(c: Container, dataset: Path, split: str, modes: list[str], *, as_json: bool = False) -> None:
     """``hybrid`` uses the configured fusion; ``hybrid:rrf``/``:convex``/``:adaptive`` force one; ``accurate``
     is chat's default pipeline (hybrid → the configured reranker → the chunks one search shows)."""
     for m in modes:
@@ -39,5 +41,8 @@ def run_eval(c: Container, dataset: Path, split: str, modes: list[str]) -> None:
         rows.append(ScoreRow(m, s, (time.perf_counter() - started) * 1000 / max(s.queries, 1)))
     # accurate is chat's default pipeline: say which reranker it ran with
     reranker = (c.retrieval.reranker_name or "none (fused order)") if "accurate" in modes else None
+    if as_json:
+        print_json(RetrievalEval.of(dataset.name, split, data, rows, reranker))
+        return
     title = f"{dataset.name} ({split}, {len(data.queries)} queries, {len(data.corpus)} docs)"
     print_scores(title, rows, reranker)

@@ -1,6 +1,6 @@
 """What every ``ragline`` command runs with and how it ends: the deployment's settings, the containers
 it made (their webhook events are delivered when the command ends), and the one way a failure ends a
-command (``error [code]: message``, exit 2).
+command (``error [code]: message`` on stderr, exit 2; with ``--json``, the API's error body on stdout).
 
 This module imports no command module: every command module imports it, and ``app`` only assembles.
 Heavy modules (pydantic's errors, the container) are imported inside the functions so ``--help``
@@ -20,6 +20,19 @@ if TYPE_CHECKING:
 
 made: list[Container] = []
 """The containers this command made (see :func:`deliver_when_done`)."""
+
+
+class Output:
+    """How this command prints: ``json`` is set by its ``--json`` option (:data:`ragline.cli.options.Json`)
+    as the option is parsed, so a failure anywhere in the command prints the API's error body."""
+
+    json = False
+
+
+def use_json(on: bool) -> bool:
+    """``--json``'s callback: this command's results, and its failures, print as JSON on stdout."""
+    Output.json = on
+    return on
 
 
 def deliver_when_done(ctx: typer.Context) -> None:
@@ -59,14 +72,28 @@ def load_settings(home: Path | None) -> Settings:
 
 
 def fail(exc: Exception) -> typer.Exit:
-    """A Ragline error as the command's end (its code and message on stderr, exit 2); any other
-    exception is a bug and is raised as it is, traceback and all."""
+    """A Ragline error as the command's end, exit 2: its code and message on stderr or, with ``--json``,
+    the API's error body (``{"error": {"code", "message", "details"}}``) on stdout. Any other exception
+    is a bug and is raised as it is, traceback and all."""
     from ragline.errors import RaglineError
 
     if isinstance(exc, RaglineError):
-        typer.secho(f"error [{exc.code}]: {exc.message}", err=True, fg="red")
+        if Output.json:
+            from ragline.cli.output import print_error
+
+            print_error(exc)
+        else:
+            typer.secho(f"error [{exc.code}]: {exc.message}", err=True, fg="red")
         return typer.Exit(2)
     raise exc
+
+
+def refuse(message: str, option: str | None = None) -> Exception:
+    """A bad option value found by the command itself: click's usage error (exit 2) or, with
+    ``--json``, the same refusal as an invalid request in the API's error body (exit 2)."""
+    if Output.json:
+        return fail(invalid(message))
+    return typer.BadParameter(message, param_hint=option)
 
 
 def invalid(message: str) -> Exception:

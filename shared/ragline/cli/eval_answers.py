@@ -3,7 +3,6 @@ a table printed and the job's HTML report written (see :mod:`ragline.services.an
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from ragline import errors
+from ragline.cli.output import print_json
 from ragline.domain.evaluations import EvalQuestion, EvaluationReport, EvaluationRequest
 from ragline.domain.models import TenantScope
 from ragline.services.authentication import Principal
@@ -108,7 +108,7 @@ def run_answers(
     else:
         report.write_bytes(html)
     if as_json:
-        sys.stdout.write(result.model_dump_json(by_alias=True) + "\n")
+        print_json(result)
     else:
         print_report(result, report)
     return result

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ragline.cli.context import build_container, fail, invalid
-from ragline.cli.options import Home, Tenant
+from ragline.cli.options import Home, Json, Tenant
 
 
 def evaluate(
@@ -51,12 +51,13 @@ def evaluate(
     ] = True,
     report: Annotated[Path | None, typer.Option(help="answers: also write the HTML report here.")] = None,
     limit: Annotated[int | None, typer.Option(help="answers: the first N questions only.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="answers: print the report as JSON.")] = False,
+    as_json: Json = False,
     home: Home = None,
     tenant: Tenant = "local",
 ) -> None:
     """Index a BEIR dataset and print nDCG@10, Recall@100 and MRR@10 per mode; or, as ``eval answers
-    QUESTIONS``, answer a question set through chat and score every answer (table + HTML report)."""
+    QUESTIONS``, answer a question set through chat and score every answer (table + HTML report).
+    ``--json``: the scores per mode, or the answers' evaluation report, as JSON."""
     from ragline.errors import RaglineError
 
     try:
@@ -73,6 +74,6 @@ def evaluate(
         from ragline.cli.beir_eval import run_eval
 
         chosen = [m.strip() for m in modes.split(",") if m.strip()]
-        run_eval(build_container(home), Path(dataset), split, chosen)
+        run_eval(build_container(home), Path(dataset), split, chosen, as_json=as_json)
     except RaglineError as exc:
         raise fail(exc) from exc

@@ -1,4 +1,5 @@
-"""``ragline ingest``: files and folders → one namespace, with a progress bar and a summary table."""
+"""``ragline ingest``: files and folders → one namespace, with a progress bar (on stderr) and a summary
+table, or with ``--json`` its files and totals (:class:`ragline.cli.views.IngestReport`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ragline import errors
+from ragline.cli.context import fail
+from ragline.cli.output import print_json
+from ragline.cli.views import IngestedFile, IngestError, IngestReport
 from ragline.domain.document_metadata import MAX_SIDECAR_BYTES, is_sidecar, sidecar_of
 from ragline.domain.models import TenantScope
+from ragline.services.ingest_batch import BatchOutcome
 from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
 
@@ -43,8 +48,12 @@ def _sidecar(path: Path) -> bytes | None:
         return f.read(MAX_SIDECAR_BYTES + 1)
 
 
-def run_ingest(c: Container, tenant: str, namespace: str, paths: list[Path], *, create: bool) -> int:
-    console = Console(stderr=True)
+def run_ingest(
+    c: Container, tenant: str, namespace: str, paths: list[Path], *, create: bool, as_json: bool = False
+) -> int:
+    """0 when every file is indexed or unchanged, 1 when one failed; the summary table, or with
+    ``as_json`` the :class:`IngestReport`, on stdout (the progress on stderr). An error before any file
+    ends the command (exit 2)."""
     try:
         files = _files(paths)
         scope = TenantScope(tenant_id=tenant, namespace_id=namespace)
@@ -62,18 +71,14 @@ def run_ingest(c: Container, tenant: str, namespace: str, paths: list[Path], *, 
         err = (
             exc if isinstance(exc, errors.RaglineError) else errors.InvalidRequest(str(exc).splitlines()[-1])
         )
-        console.print(f"[red]{escape(f'error [{err.code}]: {err.message}')}[/red]")
-        return 2
-    table = Table(title=f"ingest → {tenant}/{namespace}")
-    for col in ("file", "status", "chunks", "pages", "detail"):
-        table.add_column(col)
+        raise fail(err) from exc
     batch = c.ingest.batch()  # the files are published together, not one refresh per file
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=console,
+        console=Console(stderr=True),
     ) as progress:
         task = progress.add_task("ingesting", total=len(files))
         for path, name in files:
@@ -84,20 +89,39 @@ def run_ingest(c: Container, tenant: str, namespace: str, paths: list[Path], *, 
             progress.advance(task)
         progress.update(task, description="publishing")
         outcomes = batch.finish()
-    failed = 0
-    for outcome in outcomes:
-        name = outcome.key
-        if outcome.error is None:
-            r = outcome.results[0]
-            status = "unchanged" if r.skipped else "indexed"
-            table.add_row(
-                escape(name), f"[green]{status}[/green]", str(r.chunks), str(r.pages), escape(r.document_id)
-            )
-        elif isinstance(outcome.error, errors.RaglineError):
-            failed += 1
-            err = outcome.error
-            table.add_row(escape(name), f"[red]{err.code}[/red]", "0", "-", escape(err.message))
+    report = IngestReport.of(tenant, namespace, [_file(outcome) for outcome in outcomes])
+    if as_json:
+        print_json(report)
+    else:
+        _print_table(report)
+    return 1 if report.totals.failed else 0
+
+
+def _file(outcome: BatchOutcome) -> IngestedFile:
+    if outcome.error is None:
+        r = outcome.results[0]
+        return IngestedFile(
+            file=outcome.key,
+            status="unchanged" if r.skipped else "indexed",
+            document_id=r.document_id,
+            chunks=r.chunks,
+            pages=r.pages,
+            content_hash=r.content_hash,
+        )
+    if isinstance(outcome.error, errors.RaglineError):
+        err = IngestError(code=outcome.error.code, message=outcome.error.message)
+        return IngestedFile(file=outcome.key, status="failed", error=err)
+    raise outcome.error  # not a Ragline error: a bug, shown whole as before
+
+
+def _print_table(report: IngestReport) -> None:
+    table = Table(title=f"ingest → {report.tenant}/{report.namespace}")
+    for col in ("file", "status", "chunks", "pages", "detail"):
+        table.add_column(col)
+    for f in report.files:
+        if f.error is None:
+            status, detail = f"[green]{f.status}[/green]", escape(f.document_id or "")
+            table.add_row(escape(f.file), status, str(f.chunks), str(f.pages), detail)
         else:
-            raise outcome.error  # not a Ragline error: a bug, shown whole as before
+            table.add_row(escape(f.file), f"[red]{f.error.code}[/red]", "0", "-", escape(f.error.message))
     Console().print(table)
-    return 1 if failed else 0

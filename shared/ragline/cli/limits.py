@@ -1,5 +1,6 @@
 """``ragline tenants limits`` and the limit options of ``tenants create`` and ``keys create``: the
-operator sets a tenant's request rate and concurrent runs (fair sharing), or a key's own."""
+operator sets a tenant's request rate and concurrent runs (fair sharing), or a key's own; and
+``--json``'s tenant (:class:`ragline.cli.views.TenantView`), which ``tenants`` commands print too."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ragline.cli.context import build_container, fail
-from ragline.cli.options import HomeOption
+from ragline.cli.context import build_container, fail, refuse
+from ragline.cli.options import HomeOption, Json
 from ragline.domain.limits import MAX_BURST, MAX_RPS, MAX_RUNS, MIN_RPS
 
 if TYPE_CHECKING:
     from ragline.domain.limits import Limits
+    from ragline.domain.tenancy import Tenant
 
 Rps = Annotated[
     float | None,
@@ -52,6 +54,14 @@ def describe(limits: Limits) -> str:
     return ", ".join(f"{k}={v}" for k, v in shown.items()) or "the deployment's defaults"
 
 
+def print_tenant(tenant: Tenant) -> None:
+    """The tenant as ``--json`` prints it."""
+    from ragline.cli.output import print_json
+    from ragline.cli.views import TenantView
+
+    print_json(TenantView.of(tenant))
+
+
 def tenants_limits(
     tenant_id: str,
     rps: Rps = None,
@@ -61,6 +71,7 @@ def tenants_limits(
         bool, typer.Option("--reset", help="Back to the deployment's defaults (every limit).")
     ] = False,
     home: HomeOption = None,
+    as_json: Json = False,
 ) -> None:
     """Set a tenant's limits (the options not given: the deployment's defaults), or with no option
     show them; every process applies a change within 30 s. A refused request is a 429 with
@@ -70,7 +81,7 @@ def tenants_limits(
 
     given = limits_of(rps, burst, max_runs)
     if reset and given is not None:
-        raise typer.BadParameter("--reset takes no limit option", param_hint="--reset")
+        raise refuse("--reset takes no limit option", "--reset")
     try:
         container = build_container(home)
         if given is None and not reset:  # nothing to set: show, never clear by omission
@@ -79,4 +90,7 @@ def tenants_limits(
             tenant = container.tenancy.set_limits(tenant_id, given or Limits())
     except RaglineError as exc:
         raise fail(exc) from exc
-    typer.echo(f"tenant {tenant_id} limits: {describe(tenant.limits)}")
+    if as_json:
+        print_tenant(tenant)
+    else:
+        typer.echo(f"tenant {tenant_id} limits: {describe(tenant.limits)}")

@@ -1,5 +1,7 @@
 """``ragline namespaces``: create and list a tenant's namespaces (collections), and rebuild one with
-another embedding model or chunking while it keeps serving (:mod:`ragline.cli.reindex` runs it)."""
+another embedding model or chunking while it keeps serving (:mod:`ragline.cli.reindex` runs it).
+``--json`` prints the API's bodies: ``NamespaceView``, ``NamespaceList``, and the reindexed namespace's
+``NamespaceView`` once its rebuild ended (the progress on stderr)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ragline.cli.context import as_ragline, build_container, fail, load_settings
-from ragline.cli.options import Home, Tenant
+from ragline.cli.options import Home, Json, Tenant
 
 namespaces_app = typer.Typer(no_args_is_help=True, help="Manage namespaces (collections).")
 
@@ -20,23 +22,36 @@ def namespaces_create(
     tenant: Tenant = "local",
     description: str = "",
     default: bool = False,
+    as_json: Json = False,
 ) -> None:
     """Create a namespace."""
+    from ragline.cli.output import print_json
+    from ragline.domain.api import NamespaceView
     from ragline.errors import RaglineError
     from ragline.services.namespaces import new_namespace, save_new_namespace
 
     c = build_container(home)
     try:
-        save_new_namespace(c.registry, new_namespace(tenant, namespace_id, description, default))
+        saved = save_new_namespace(c.registry, new_namespace(tenant, namespace_id, description, default))
     except RaglineError as exc:
         raise fail(exc) from exc
-    typer.echo(f"created namespace {namespace_id}")
+    if as_json:  # POST /v1/namespaces's body
+        print_json(NamespaceView.of(saved))
+    else:
+        typer.echo(f"created namespace {namespace_id}")
 
 
 @namespaces_app.command("list")
-def namespaces_list(home: Home = None, tenant: Tenant = "local") -> None:
+def namespaces_list(home: Home = None, tenant: Tenant = "local", as_json: Json = False) -> None:
     """List namespaces."""
-    for ns in build_container(home).registry.list_namespaces(tenant):
+    from ragline.cli.output import print_json
+    from ragline.services.authentication import Principal
+
+    c = build_container(home)
+    if as_json:  # GET /v1/namespaces's body
+        print_json(c.namespaces.list(Principal.operator(tenant)))
+        return
+    for ns in c.registry.list_namespaces(tenant):
         typer.echo(f"{ns.namespace_id}\t{ns.settings.embedding_model or '-'}\t{ns.description}")
 
 
@@ -62,10 +77,12 @@ def namespaces_reindex(
     keep_old_for: Annotated[
         float, typer.Option(help="Seconds the old generation is kept after the switch.")
     ] = 30.0,
+    as_json: Json = False,
 ) -> None:
     """Rebuild a namespace with another embedding model or chunking; it serves as it is meanwhile."""
     from pydantic import ValidationError
 
+    from ragline.cli.output import print_json
     from ragline.cli.reindex import run_reindex
     from ragline.errors import RaglineError
 
@@ -73,8 +90,9 @@ def namespaces_reindex(
     try:
         code = run_reindex(
             settings, tenant, namespace_id, model=model, chunk_tokens=chunk_tokens,
-            overlap_tokens=overlap_tokens, keep_old_for=keep_old_for, echo=typer.echo,
-            chunking=chunking, parent_tokens=parent_tokens,
+            overlap_tokens=overlap_tokens, keep_old_for=keep_old_for, chunking=chunking,
+            parent_tokens=parent_tokens, echo=lambda line: typer.echo(line, err=as_json),
+            done=print_json if as_json else None,
         )  # fmt: skip
     except (RaglineError, ValidationError) as exc:
         raise fail(as_ragline(exc)) from exc

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ragline.cli.context import invalid
+from ragline.cli.context import invalid, use_json
 
 Home = Annotated[
     Path | None, typer.Option("--home", help="State folder (default ./.ragline or RAGLINE_HOME).")
@@ -22,6 +22,18 @@ FilterOption = Annotated[
         "--filter", help='A metadata filter as JSON, e.g. \'{"equals": {"key": "year", "value": 2024}}\'.'
     ),
 ]
+
+Json = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Print the result as JSON on stdout, the API's own body (errors too: its error body).",
+        callback=use_json,
+        is_eager=True,
+    ),
+]
+"""Every command that prints a result takes it. Processed before the other options, so the command's
+failures print JSON too (:func:`ragline.cli.context.fail`)."""
 
 # The administration commands' spelling: the tenant is required, the state folder's help is short.
 TenantOption = Annotated[str, typer.Option("--tenant", help="Tenant id.")]

@@ -1,5 +1,6 @@
 """Terminal rendering of the commands' results: ``search``, ``hosting-search``, ``chat``, ``eval``'s
-scores, and a response model as the API's JSON. The commands' results are printed here, so each
+scores; and ``--json``'s: a response model as the API's JSON, a stream as JSON lines, an error as the
+API's error body. The commands' results are printed here, so each
 command decides what to show and this module how.
 
 It imports no command module and nothing heavy (no services, no container), so any command module
@@ -31,11 +32,12 @@ from ragline.agents.events import (
 )
 from ragline.cli.citation_marks import CitationMarks
 from ragline.cli.grounding_view import print_grounding
-from ragline.domain.api import ChunkView, HostingSearchResponse, Scores, SearchResponse
+from ragline.domain.api import ChunkView, ErrorBody, HostingSearchResponse, Scores, SearchResponse
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from ragline.errors import RaglineError
     from ragline.services.evaluation import ModeScore
 
 console = Console()
@@ -156,8 +158,21 @@ def _print_sources(numbers: dict[str, int], chunks: list[ChunkView], removed: li
 
 
 def print_json(view: BaseModel) -> None:
-    """A response model as the API answers it (camelCase, JSON-typed values), indented for reading."""
+    """A response model as the API answers it (camelCase, JSON-typed values), indented for reading:
+    ``--json``'s one document on stdout."""
     typer.echo(json.dumps(view.model_dump(mode="json", by_alias=True), indent=2))
+
+
+def print_json_lines(items: Iterable[BaseModel]) -> None:
+    """Each model on a line of its own as it comes, as a stream's ``data:`` carries it (``chat --json``:
+    the SSE events of ``POST /v1/chat``, :func:`ragline.streaming.sse`)."""
+    for item in items:
+        typer.echo(item.model_dump_json(by_alias=True))
+
+
+def print_error(exc: RaglineError) -> None:
+    """A failure as the API answers it: its one error body, ``{"error": {"code", "message", "details"}}``."""
+    print_json(ErrorBody.model_validate(exc.to_dict()))
 
 
 class ScoreRow(NamedTuple):

@@ -1,6 +1,7 @@
 """``ragline namespaces reindex``: rebuild a namespace with another embedding model or chunking, in
 this process, step by step (the same steps the ingestion queue runs on AWS), then switch and — after
-``keep_old_for`` seconds, so searches of other processes bound to it end first — drop the old."""
+``keep_old_for`` seconds, so searches of other processes bound to it end first — drop the old. The
+namespace as it ends (the API's ``NamespaceView``) goes to ``done`` (``--json`` prints it)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Callable
 
 from ragline.adapters.embedded.step_queue import RETRIED, RETRY_SECONDS, InlineStepQueue
 from ragline.config import Settings
-from ragline.domain.api import ReindexRequest
+from ragline.domain.api import NamespaceView, ReindexRequest
 from ragline.domain.generations import ReindexStep
 from ragline.services.authentication import Principal
 from ragline.wiring import Container
@@ -28,6 +29,7 @@ def run_reindex(
     parent_tokens: int | None = None,
     echo: Callable[[str], None],
     sleep: Callable[[float], None] = time.sleep,
+    done: Callable[[NamespaceView], None] | None = None,
 ) -> int:
     """0 when the new generation serves, 1 when its build failed (the old one still serves)."""
     queue = InlineStepQueue()
@@ -64,6 +66,8 @@ def run_reindex(
             if now is not None and step.kind == "build":
                 echo(f"{now.documents_done}/{now.documents_total} documents ({now.state})")
         final = c.namespaces.get(principal, namespace)
+        if done is not None:
+            done(final)
         if final.rebuild is not None and final.rebuild.state == "failed":
             echo(f"failed: {final.rebuild.error}; generation {final.generation} still serves")
             return 1

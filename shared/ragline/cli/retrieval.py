@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ragline.cli.context import as_ragline, build_container, fail, invalid
-from ragline.cli.options import FilterOption, Home, Mode, Namespace, Tenant, json_filter
+from ragline.cli.options import FilterOption, Home, Json, Mode, Namespace, Tenant, json_filter
 
 
 def ingest(
@@ -20,11 +20,13 @@ def ingest(
     create: Annotated[
         bool, typer.Option("--create", help="Create the namespace if it does not exist.")
     ] = False,
+    as_json: Json = False,
 ) -> None:
     """Parse, chunk, embed and index files; prints a summary table. Exit 1 if any file failed."""
     from ragline.cli.ingest import run_ingest
 
-    raise typer.Exit(run_ingest(build_container(home), tenant, namespace, paths, create=create))
+    c = build_container(home)
+    raise typer.Exit(run_ingest(c, tenant, namespace, paths, create=create, as_json=as_json))
 
 
 def search(
@@ -38,9 +40,10 @@ def search(
     filter_: FilterOption = None,
     home: Home = None,
     tenant: Tenant = "local",
+    as_json: Json = False,
 ) -> None:
-    """Search a namespace and print the hits with their score breakdown."""
-    from ragline.cli.output import print_hits
+    """Search a namespace and print the hits with their score breakdown (``--json``: the API's body)."""
+    from ragline.cli.output import print_hits, print_json
     from ragline.domain.api import SearchRequest
     from ragline.errors import RaglineError
     from ragline.services.authentication import Principal
@@ -56,7 +59,10 @@ def search(
         out = c.search.search(Principal.operator(tenant), namespace, request)
     except (RaglineError, ValueError) as exc:
         raise fail(as_ragline(exc)) from exc
-    print_hits(out)
+    if as_json:
+        print_json(out)
+    else:
+        print_hits(out)
 
 
 def hosting_search(
@@ -69,9 +75,10 @@ def hosting_search(
     filter_: FilterOption = None,
     home: Home = None,
     tenant: Tenant = "local",
+    as_json: Json = False,
 ) -> None:
     """The best chunks for a question: generated queries, evaluated round by round; prints the rounds."""
-    from ragline.cli.output import print_hosting_search
+    from ragline.cli.output import print_hosting_search, print_json
     from ragline.domain.api import HostingSearchRequest
     from ragline.errors import RaglineError
     from ragline.services.authentication import Principal
@@ -85,4 +92,7 @@ def hosting_search(
         out = c.hosting_search.search(Principal.operator(tenant), request)
     except (RaglineError, ValueError) as exc:
         raise fail(as_ragline(exc)) from exc
-    print_hosting_search(out)
+    if as_json:
+        print_json(out)
+    else:
+        print_hosting_search(out)

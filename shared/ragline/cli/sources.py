@@ -1,6 +1,7 @@
 """``ragline sources``: a namespace's data sources, with the same service and checks as
 ``/v1/namespaces/{ns}/sources``. A sync runs here, in this process, step by step (the steps the
-ingestion queue runs on AWS), and prints the source's status as JSON when it ends.
+ingestion queue runs on AWS), and prints the source's status as JSON when it ends. Every command prints
+the route's JSON body (``--json`` is accepted, and makes a failure the API's error body too).
 
 Credentials are read from a JSON file (``--credentials``), never from the command line (a shell's
 history and the process list would keep them); they are stored in the deployment's secret store.
@@ -15,8 +16,8 @@ from typing import Annotated, Any
 
 import typer
 
-from ragline.cli.context import fail, load_settings, made
-from ragline.cli.options import HomeOption, TenantOption
+from ragline.cli.context import fail, invalid, load_settings, made
+from ragline.cli.options import HomeOption, Json, TenantOption
 
 sources_app = typer.Typer(no_args_is_help=True, help="A namespace's data sources (websites, wikis, drives).")
 Namespace = Annotated[str, typer.Argument(help="Namespace id.")]
@@ -77,8 +78,15 @@ def _body(model: Any, value: dict[str, Any]) -> Any:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        typer.secho(f"error [invalid_request]: {where}: {first['msg']}", err=True, fg="red")
-        raise typer.Exit(2) from exc
+        raise fail(invalid(f"{where}: {first['msg']}")) from exc
+
+
+def _settings(text: str) -> Any:
+    """``--settings``'s JSON; text that is not JSON is an invalid request, not a traceback."""
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise fail(invalid(f"--settings is not JSON: {exc}")) from exc
 
 
 def _credentials(path: Path | None) -> dict[str, Any]:
@@ -87,8 +95,7 @@ def _credentials(path: Path | None) -> dict[str, Any]:
     try:
         value = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        typer.secho(f"error [invalid_request]: {path} is not a JSON file: {exc}", err=True, fg="red")
-        raise typer.Exit(2) from exc
+        raise fail(invalid(f"{path} is not a JSON file: {exc}")) from exc
     return {"credentials": value}
 
 
@@ -119,6 +126,7 @@ def sources_add(
     every: Every = None,
     sync: Annotated[bool, typer.Option("--sync/--no-sync", help="Run the first sync now.")] = True,
     home: HomeOption = None,
+    as_json: Json = False,
 ) -> None:
     """Add a data source to NAMESPACE (and run its first sync here, unless --no-sync)."""
     from ragline.domain.source_api import NewSource
@@ -128,9 +136,9 @@ def sources_add(
         given: dict[str, Any] = {"seeds": seed or [], "sitemaps": sitemap or [], "include": include or []}
         given |= {"exclude": exclude or []}
         given |= {k: v for k, v in (("maxDepth", max_depth), ("maxPages", max_pages)) if v is not None}
-        kind_settings = json.loads(settings) if settings else given
+        kind_settings = _settings(settings) if settings else given
     else:
-        kind_settings = json.loads(settings or "{}")
+        kind_settings = _settings(settings or "{}")
     value = {"kind": kind, "name": name, kind: kind_settings, "everyMinutes": every or 0}
     body = _body(NewSource, value | _credentials(credentials))
 
@@ -145,7 +153,9 @@ def sources_add(
 
 
 @sources_app.command("list")
-def sources_list(namespace: Namespace, tenant: TenantOption, home: HomeOption = None) -> None:
+def sources_list(
+    namespace: Namespace, tenant: TenantOption, home: HomeOption = None, as_json: Json = False
+) -> None:
     """The namespace's sources and where each one's sync stands."""
     from ragline.services.authentication import Principal
 
@@ -154,7 +164,11 @@ def sources_list(namespace: Namespace, tenant: TenantOption, home: HomeOption = 
 
 @sources_app.command("show")
 def sources_show(
-    namespace: Namespace, source_id: SourceId, tenant: TenantOption, home: HomeOption = None
+    namespace: Namespace,
+    source_id: SourceId,
+    tenant: TenantOption,
+    home: HomeOption = None,
+    as_json: Json = False,
 ) -> None:
     """One source's settings and status (never its credentials)."""
     from ragline.services.authentication import Principal
@@ -172,6 +186,7 @@ def sources_update(
     name: Annotated[str | None, typer.Option("--name")] = None,
     every: Every = None,
     home: HomeOption = None,
+    as_json: Json = False,
 ) -> None:
     """Change a source's name, settings, credentials or schedule."""
     from ragline.domain.source_api import SourcePatch
@@ -181,7 +196,7 @@ def sources_update(
         record = c.sources.get(tenant, namespace, source_id)
         value: dict[str, Any] = {k: v for k, v in (("name", name), ("everyMinutes", every)) if v is not None}
         if settings is not None:
-            value[record.kind] = json.loads(settings)
+            value[record.kind] = _settings(settings)
         body = _body(SourcePatch, value | _credentials(credentials))
         return c.source_service.update(Principal.operator(tenant), namespace, source_id, body)
 
@@ -195,6 +210,7 @@ def sources_sync(
     tenant: TenantOption,
     full: Annotated[bool, typer.Option("--full", help="Start over with a full listing.")] = False,
     home: HomeOption = None,
+    as_json: Json = False,
 ) -> None:
     """Sync a source now, here, and print its status when the sync ends."""
     from ragline.domain.source_api import SyncRequest
@@ -210,7 +226,11 @@ def sources_sync(
 
 @sources_app.command("remove")
 def sources_remove(
-    namespace: Namespace, source_id: SourceId, tenant: TenantOption, home: HomeOption = None
+    namespace: Namespace,
+    source_id: SourceId,
+    tenant: TenantOption,
+    home: HomeOption = None,
+    as_json: Json = False,
 ) -> None:
     """Remove a source: its credentials and schedule, then its documents, then it."""
     from ragline.services.authentication import Principal

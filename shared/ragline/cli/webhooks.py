@@ -1,5 +1,6 @@
 """``ragline webhooks``: the operator subscribes, lists and removes a tenant's webhooks (the same
-service and checks as ``/v1/webhooks``); events of a local run are delivered from its outbox."""
+service and checks as ``/v1/webhooks``), printing the route's JSON body (``--json`` is accepted, and
+makes a failure the API's error body too); events of a local run are delivered from its outbox."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from ragline.cli.context import build_container, fail
-from ragline.cli.options import HomeOption, TenantOption
+from ragline.cli.context import build_container, fail, invalid
+from ragline.cli.options import HomeOption, Json, TenantOption
 
 webhooks_app = typer.Typer(no_args_is_help=True, help="A tenant's webhooks (document and usage events).")
 
@@ -32,6 +33,7 @@ def webhooks_add(
     tenant: TenantOption,
     events: Annotated[str, typer.Option("--events", help="Comma-separated event types (default: all).")] = "",
     home: HomeOption = None,
+    as_json: Json = False,
 ) -> None:
     """Subscribe ``url``; the signing secret is printed once."""
     from ragline.domain.webhook_api import NewWebhook
@@ -40,18 +42,19 @@ def webhooks_add(
     try:
         body = NewWebhook.model_validate({"url": url, "eventTypes": types})
     except ValueError as exc:
-        typer.secho(f"error [invalid_request]: {exc}", err=True, fg="red")
-        raise typer.Exit(2) from exc
+        raise fail(invalid(str(exc))) from exc
     _run(home, tenant, lambda service, operator: service.create(operator, body))
 
 
 @webhooks_app.command("list")
-def webhooks_list(tenant: TenantOption, home: HomeOption = None) -> None:
+def webhooks_list(tenant: TenantOption, home: HomeOption = None, as_json: Json = False) -> None:
     """The tenant's webhooks (never their secrets)."""
     _run(home, tenant, lambda service, operator: service.list(operator))
 
 
 @webhooks_app.command("remove")
-def webhooks_remove(webhook_id: str, tenant: TenantOption, home: HomeOption = None) -> None:
+def webhooks_remove(
+    webhook_id: str, tenant: TenantOption, home: HomeOption = None, as_json: Json = False
+) -> None:
     """Delete a webhook: nothing more is sent to it."""
     _run(home, tenant, lambda service, operator: service.delete(operator, webhook_id))
