@@ -180,7 +180,7 @@ def _scalar(value: object, key: str) -> Scalar:
 
 
 def _kind(value: Scalar) -> str:
-    return "b" if isinstance(value, bool) else "n" if isinstance(value, float) else "s"
+    return "b" if isinstance(value, bool) else "n" if isinstance(value, int | float) else "s"
 
 
 # -- typing against a namespace's schema -----------------------------------------------------------

@@ -239,8 +239,17 @@ def test_numbers_keep_their_type_from_request_to_document_to_hit(container: Cont
     for metadata in shown:
         assert metadata == {"year": 2024, "rating": 4.5, "weight": 7.0}
         assert [type(metadata[k]) for k in ("year", "rating", "weight")] == [int, float, float], metadata
-    # And the stored chunks keep the integer too (a filter still matches it as a number)
+    # And the stored chunks keep the integer too, which a range filter still compares as a number
     assert all(type(c.metadata.attributes["year"]) is int for c in chunks(container))
+    for low, found in ((2024, True), (2024.5, False)):
+        status, body = call_rest(
+            SEARCH, container, "POST", "/v1/namespaces/docs/search",
+            resource="/v1/namespaces/{namespace}/search",
+            authorizer=authorizer_context("acme", scopes="search"),
+            body={"query": "pump", "mode": "keyword",
+                  "filter": {"greaterThanOrEquals": {"key": "year", "value": low}}},
+        )  # fmt: skip
+        assert status == 200 and bool(body["hits"]) is found, (low, body)
 
 
 def test_a_refused_patch_changes_nothing(container: Container) -> None:
