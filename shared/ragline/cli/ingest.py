@@ -107,6 +107,7 @@ def _file(outcome: BatchOutcome) -> IngestedFile:
             chunks=r.chunks,
             pages=r.pages,
             content_hash=r.content_hash,
+            notes=list(r.notes),
         )
     if isinstance(outcome.error, errors.RaglineError):
         err = IngestError(code=outcome.error.code, message=outcome.error.message)
@@ -121,6 +122,8 @@ def _print_table(report: IngestReport) -> None:
     for f in report.files:
         if f.error is None:
             status, detail = f"[green]{f.status}[/green]", escape(f.document_id or "")
+            if f.notes:  # read, but not cleanly: said beside the file, not above the table
+                detail += "".join(f"\n[yellow]{escape(note)}[/yellow]" for note in f.notes)
             table.add_row(escape(f.file), status, str(f.chunks), str(f.pages), detail)
         else:
             table.add_row(escape(f.file), f"[red]{f.error.code}[/red]", "0", "-", escape(f.error.message))

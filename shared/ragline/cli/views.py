@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from pydantic import Field
+
 from ragline.domain.api_base import ApiModel
 from ragline.domain.limits import Limits
 
@@ -34,6 +36,8 @@ class IngestedFile(ApiModel):
     chunks: int = 0
     pages: int = 0
     content_hash: str = ""
+    notes: list[str] = Field(default_factory=list)
+    """What the parsing library recovered from while reading it (``pypdf: incorrect startxref …``)."""
     error: IngestError | None = None
 
 
