@@ -32,6 +32,27 @@ CLAIMABLE_STATUSES: tuple[DocumentStatus, ...] = ("queued", "processing", "delet
 LEASED_STATUSES: tuple[DocumentStatus, ...] = ("processing", "deleting")
 """Statuses in which a worker may still be at work: the same event waits for the claim's lease."""
 S3_SOURCE = "s3://"
+API_SOURCE = "api:"
+"""The source of text sent through the API: ``api:<filename>`` (``api:`` alone before it named one)."""
+
+
+def shown_source(source: str, name: str = "") -> str:
+    """What a client is shown of where a document came from: the tenant's own name for it, never the
+    deployment's storage. A stored source stays as it is (a reindex re-reads the object it names, a
+    delete removes it); every view turns it into this, in one place.
+
+    An S3 upload is its path below ``<tenant>/<namespace>/`` — the key the tenant wrote, without
+    the bucket or the layout around it; text sent through the API is its filename (``name`` for a
+    record written before the source named one); a local path, a URL or a data source's name is shown
+    as it was given. Shown again, a shown source is itself (a replay's recorded view stays the same).
+    """
+    if source.startswith(S3_SOURCE):
+        key = source[len(S3_SOURCE) :].partition("/")[2]
+        parts = key.split("/", 2)
+        return parts[2] if len(parts) == 3 and parts[2] else name
+    if source.startswith(API_SOURCE):
+        return source[len(API_SOURCE) :] or name
+    return source
 
 
 MAX_DOCUMENT_ID_BYTES = 240
@@ -85,7 +106,8 @@ class DocumentRecord(BaseModel):
     namespace_id: str
     document_id: str
     source: str = ""
-    """``s3://bucket/key``, a local path, or ``api:`` for text sent through the API."""
+    """``s3://bucket/key``, a local path, a data source's URL or name, or ``api:<filename>`` for text
+    sent through the API: kept whole for the server's own use; clients see :func:`shown_source`."""
     status: DocumentStatus = "queued"
     sequencer: str = ""
     """The greatest (normalised) S3 sequencer that claimed this record: S3 events are ordered against
@@ -110,6 +132,11 @@ class DocumentRecord(BaseModel):
     """Bumped by every claim; stamps the chunks written under that claim (and owns the claim:
     ``complete``/``fail`` write only at it)."""
     content_hash: str = ""
+    recipe: str = ""
+    """How the served version's chunks were made from its bytes: a digest of its name and source, the
+    model, the chunking and the parsers' release (``recipe_of`` in the generation writer). With
+    ``content_hash``, the same pair means the same chunks: an unchanged re-ingest reuses them, parsing
+    and embedding nothing (``""``: unknown, a record written before it existed)."""
     version_id: str = ""
     """The version the last claim applies: its S3 object version, or the id of a local write's kept
     original (:mod:`ragline.services.originals`)."""

@@ -60,7 +60,8 @@ class ChunkMetadata(BaseModel):
 
     filename: str = ""
     source: str = ""
-    """Where the document came from: ``s3://bucket/key``, a file path, or an external id."""
+    """Where the document came from: ``s3://bucket/key``, a file path, ``api:<filename>``, or an
+    external id; what readers are shown of it is :func:`~ragline.domain.documents.shown_source`'s."""
     page: int | None = None
     heading_path: tuple[str, ...] = ()
     wider_text: str = ""

@@ -25,7 +25,7 @@ from ragline.domain.api import (
 )
 from ragline.domain.attributes import normalise
 from ragline.domain.document_metadata import sidecar_body, sidecar_of
-from ragline.domain.documents import DocumentRecord
+from ragline.domain.documents import API_SOURCE, DocumentRecord
 from ragline.domain.models import TenantScope
 from ragline.domain.s3_events import object_key_of
 from ragline.domain.tenancy import Scope
@@ -77,7 +77,7 @@ class DocumentService:
             filename=body.filename,
             data=body.text.encode(),
             document_id=body.document_id,
-            source="api:",
+            source=API_SOURCE + body.filename,  # shown as the filename (see shown_source)
             metadata=body.metadata_input(),
         )
         return self._view(principal, self._find(s, result.document_id))

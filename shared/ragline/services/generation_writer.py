@@ -9,9 +9,10 @@ recorded under an entry id of its own (``reindex#…``), once per generation and
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
-from ragline import errors
+from ragline import __version__, errors
 from ragline.documents.limits import DEFAULT_MAX_CHUNK_BYTES, Deadline
 from ragline.documents.parsers import ParsedDocument, parse_document
 from ragline.documents.strategies import Chunked, ChunkPlan, chunk_by
@@ -175,6 +176,26 @@ def stamped(chunks: list[Chunk], labels: DocumentMetadata) -> list[Chunk]:
         )
         for c in chunks
     ]
+
+
+def content_hash_of(data: bytes) -> str:
+    """A version's content hash before it is parsed: what the parse records (sha256 hex of the
+    bytes), so a re-ingest can tell unchanged bytes without parsing them."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def recipe_of(settings: WriterSettings, target: Generation, filename: str, source: str) -> str:
+    """How ``target`` makes a version's chunks from its bytes: everything :func:`parse_and_chunk`
+    reads besides them — the name and source the chunks carry, the model, the chunking, the size bound
+    and OCR — and the parsers' release (an upgrade may read a file differently). Two versions with the
+    same bytes and the same recipe have the same chunks, so the second needs no parse and no embedding."""
+    plan = target.chunk_plan(settings.chunking)
+    recognizer = type(settings.recognizer).__name__ if settings.recognizer is not None else ""
+    parts = (
+        __version__, target.space.embedder.model_id, plan.strategy, plan.chunk_tokens,
+        plan.overlap_tokens, plan.parent_tokens, settings.max_chunk_bytes, recognizer, filename, source,
+    )  # fmt: skip
+    return hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:32]
 
 
 def parse_and_chunk(

@@ -38,7 +38,7 @@ from dataclasses import replace
 from ragline import errors
 from ragline.domain.document_metadata import NO_METADATA, MetadataInput
 from ragline.domain.documents import normalise_sequencer
-from ragline.domain.models import MAX_SEQUENCE_NUMBER, RunUsage, TenantScope
+from ragline.domain.models import RunUsage, TenantScope
 from ragline.ports import (
     DocumentRegistry,
     Embedder,
@@ -48,9 +48,9 @@ from ragline.ports import (
     UsageLedger,
     VectorStoreProvider,
 )
-from ragline.services.embedding_run import EmbeddingRun, WorkerDeadline
+from ragline.services.embedding_run import WorkerDeadline
 from ragline.services.events import Announcer
-from ragline.services.generation_writer import GenerationWriter, stamped
+from ragline.services.generation_writer import GenerationWriter
 from ragline.services.generations import ModelCatalog
 from ragline.services.ingest_batch import IngestBatch
 from ragline.services.ingest_context import IngestContext, IngestSettings
@@ -199,7 +199,9 @@ class IngestService:
         )
         if not claim.granted:
             return self._pipeline.refused(claim.record, claim.reason)
-        return self._pipeline.index(claim.record, namespace, filename, data, progress, labels)
+        return self._pipeline.index(
+            claim.record, namespace, filename, data, progress, labels, settled=previous
+        )
 
     def sync_object(self, event: ObjectEvent) -> IngestResult:
         """Make the document of an S3 event match what S3 serves now (index, or remove if gone)."""
@@ -266,24 +268,12 @@ class IngestService:
         record = claim.record
         generation = self._pipeline.serving(namespace, record)
         store = generation.store()
-        try:
-            served = store.neighbors(document_id, 0, before=0, after=MAX_SEQUENCE_NUMBER)
-            run = EmbeddingRun(
-                generation.space.embedder, store.vectors(document_id), batch_size=self._context.write_batch
-            )
-            for batch in run.batches(stamped(served, labels)):
-                store.upsert(batch, generation=record.generation)
-            self._context.writer.relabel(namespace, generation.number, record, labels)
-        except errors.Superseded:
-            store.discard(document_id, generation=record.generation)
-            raise
-        except errors.RaglineError as exc:
-            self._documents.fail(record, exc.code, exc.message)  # the served version stays as it was
-            raise
+        served = self._pipeline.restamp(record, namespace, generation, store, labels)
+        assert served is not None  # no count expected: every served chunk is written
         done = record.model_copy(
             update={
                 "status": "ready",
-                "chunk_count": len(served),
+                "chunk_count": served,
                 "indexed_generation": record.generation,
                 "served_version": record.version_id,
                 "attributes": labels.attributes,
@@ -291,4 +281,4 @@ class IngestService:
             }
         )
         self._pipeline.publish(store, record, done)
-        return IngestResult(document_id, "indexed", len(served), done.pages, done.content_hash, RunUsage())
+        return IngestResult(document_id, "indexed", served, done.pages, done.content_hash, RunUsage())

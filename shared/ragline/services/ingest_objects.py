@@ -121,7 +121,7 @@ class ObjectSync:
             if claim.reason == "duplicate" and claim.record.sequencer == seq:
                 self._c.announce_again(claim.record)
             return self._pipeline.refused(claim.record, claim.reason)
-        return self._sync_claimed(claim.record, event)
+        return self._sync_claimed(claim.record, event, settled=stored)
 
     def sidecar(self, event: ObjectEvent) -> IngestResult:
         """A sidecar changed (written, replaced, deleted): its document is synced again, reading what
@@ -172,7 +172,7 @@ class ObjectSync:
         # a sidecar event that changes nothing (an old one, redelivered after later ones were applied
         # without a new version) is no new change: it settles under the one announced
         same = stored.event_id if stored.status == "ready" else ""
-        return self._sync_claimed(claim.record, doc_event, same)
+        return self._sync_claimed(claim.record, doc_event, same, settled=stored)
 
     def _sidecar_claim(self, event: ObjectEvent, stored: DocumentRecord | None) -> Claim:
         claim = self._c.documents.claim(
@@ -238,9 +238,16 @@ class ObjectSync:
         return True
 
     def _sync_claimed(
-        self, record: DocumentRecord, event: ObjectEvent, same_change: str = ""
+        self,
+        record: DocumentRecord,
+        event: ObjectEvent,
+        same_change: str = "",
+        *,
+        settled: DocumentRecord | None,
     ) -> IngestResult:
-        """The claimed document made to match S3: its object (removed if gone) and its sidecar."""
+        """The claimed document made to match S3: its object (removed if gone) and its sidecar.
+        ``settled``: the record read before the claim (its served chunks are kept when S3 serves
+        the same bytes: see :meth:`~ragline.services.ingest_pipeline.VersionPipeline.index`)."""
         scope = event.scope
         try:
             namespace = require_namespace(self._c.registry, scope.tenant_id, scope.namespace_id)
@@ -256,7 +263,7 @@ class ObjectSync:
                 self._c.registry, namespace, parse_sidecar(sidecar) if sidecar is not None else NO_METADATA
             )
             name = event.path.rsplit("/", 1)[-1]
-            return self._pipeline.index(record, namespace, name, data, None, labels, same_change)
+            return self._pipeline.index(record, namespace, name, data, None, labels, same_change, settled)
         except SETTLED:
             raise  # settled already (a bad file is `failed` with its reason; its message goes to the DLQ)
         except errors.RaglineError as exc:

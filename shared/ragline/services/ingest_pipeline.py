@@ -3,14 +3,19 @@ and the other ways a claim ends (a deletion, a rejected file, a refused claim).
 
 Chunks are written at the claim's generation, beside the served version and unseen by readers; the
 publish is the one switch that serves them (deferred to the batch's end in a batch). Vectors of chunk
-texts already stored for the document are reused, so a re-upload of the same bytes (or of an edit)
-embeds only what changed. Bad input (size, type, unreadable, empty, over the parse deadline) fails
+texts already stored for the document are reused, so an edit embeds only what changed. A version whose
+bytes and recipe (:func:`~ragline.services.generation_writer.recipe_of`) are those of the version
+served is not even parsed: the served chunks are written again at its generation, with their stored
+vectors and its metadata (:meth:`VersionPipeline.restamp`) — an unchanged re-ingest, or a relabel when
+only its metadata changed. Bad input (size, type, unreadable, empty, over the parse deadline) fails
 *before* the first chunk write; the document then serves nothing and its record ends ``failed`` with
 the reason.
 
-Each indexed version's usage (one document, its chunks and pages, the tokens actually embedded) is
+Each new version's usage (one document, its chunks and pages, the tokens actually embedded) is
 recorded in the tenant's :class:`~ragline.ports.UsageLedger` once, after its chunks are written and
-before it is published, keyed by the event that made it (see :meth:`VersionPipeline.meter`).
+before it is published, keyed by the event that made it (see :meth:`VersionPipeline.meter`). A
+version that changes nothing served, or only its metadata, records nothing: nothing was parsed or
+embedded for it (a parse that found the served chunks again records only what its chunker embedded).
 """
 
 from __future__ import annotations
@@ -24,15 +29,15 @@ from ragline.documents.parsers import ParsedDocument
 from ragline.documents.strategies import Chunked
 from ragline.domain.document_metadata import DocumentMetadata
 from ragline.domain.documents import DocumentRecord
-from ragline.domain.models import IngestUsage, RunUsage
+from ragline.domain.models import MAX_SEQUENCE_NUMBER, IngestUsage, RunUsage
 from ragline.domain.tenancy import Namespace
 from ragline.ports import VectorStore
 from ragline.services.embedding_run import EmbeddingClock, EmbeddingRun
-from ragline.services.generation_writer import parse_and_chunk, stamped
+from ragline.services.generation_writer import content_hash_of, parse_and_chunk, recipe_of, stamped
 from ragline.services.generations import Generation, serving
 from ragline.services.ingest_context import IngestContext
 from ragline.services.ingest_publish import settle
-from ragline.services.ingest_results import DOCUMENT_ERRORS, IngestResult, skipped
+from ragline.services.ingest_results import DOCUMENT_ERRORS, IngestResult, Outcome, skipped
 from ragline.services.namespaces import claim_embedding_space, require_namespace
 
 
@@ -51,12 +56,22 @@ class VersionPipeline:
         progress: Callable[[int], None] | None,
         labels: DocumentMetadata,
         same_change: str = "",
+        settled: DocumentRecord | None = None,
     ) -> IngestResult:
         """``same_change``: the change the document was last announced ready under, kept when this
-        version changes nothing of it (a sidecar event that finds content and labels as they were)."""
+        version changes nothing of it (a sidecar event that finds content and labels as they were).
+        ``settled``: the record as read just before the claim; when it served this version's bytes by
+        the same recipe, the served chunks are kept (see :meth:`_kept`)."""
         generation = self.serving(namespace, record)
         store = generation.store()
         embedder = generation.space.embedder
+        recipe = recipe_of(self._c.settings, generation, filename, record.source or filename)
+        if self._serves_these(settled, record, data, recipe):
+            kept = self._kept(record, namespace, generation, store, len(data), labels, same_change)
+            if kept is not None:
+                if progress:
+                    progress(kept.chunks)
+                return kept
         try:
             began = self._c.now()
             parsed, chunked = self._prepare(record, filename, data, generation)
@@ -78,8 +93,21 @@ class VersionPipeline:
                 if progress:
                     progress(done)
             embedded = run.embedded
-            embedded_tokens = sum(generation.space.tokenizer.count_many(embedded)) + chunked.embedded_tokens
-            self.meter(record, chunks=len(chunks), pages=parsed.pages, embedded_tokens=embedded_tokens)
+            unchanged = (
+                not embedded
+                and parsed.content_hash == record.content_hash
+                and (labels.attributes, labels.readers) == (record.attributes, record.readers)
+            )
+            if unchanged:  # the served chunks again: what the chunker embedded is all that was spent
+                usage = RunUsage(embedded_tokens=chunked.embedded_tokens)
+                self.meter(record, IngestUsage(embedded_tokens=usage.embedded_tokens))
+            else:
+                tokens = sum(generation.space.tokenizer.count_many(embedded)) + chunked.embedded_tokens
+                usage = RunUsage(embedded_tokens=tokens, pages=parsed.pages)
+                self.meter(
+                    record,
+                    IngestUsage(documents=1, chunks=len(chunks), pages=parsed.pages, embedded_tokens=tokens),
+                )
             self._c.writer.mirror(namespace, generation.number, record, filename, data, labels)
         except errors.Superseded:
             store.discard(record.document_id, generation=record.generation)
@@ -91,11 +119,6 @@ class VersionPipeline:
             store.discard(record.document_id, generation=record.generation)  # unseen: it goes
             self._c.documents.fail(record, exc.code, exc.message)  # the served version stays as it was
             raise
-        unchanged = (
-            not embedded
-            and parsed.content_hash == record.content_hash
-            and (labels.attributes, labels.readers) == (record.attributes, record.readers)
-        )
         self.publish(
             store,
             record,
@@ -104,6 +127,7 @@ class VersionPipeline:
                     "status": "ready",
                     "change": same_change if unchanged else "",
                     "content_hash": parsed.content_hash,
+                    "recipe": recipe,
                     "chunk_count": len(chunks),
                     "pages": parsed.pages,
                     "size": len(data),  # what was indexed (a removal event names no size)
@@ -114,7 +138,6 @@ class VersionPipeline:
                 }
             ),
         )
-        usage = RunUsage(embedded_tokens=embedded_tokens, pages=parsed.pages)
         return IngestResult(
             record.document_id,
             "unchanged" if unchanged else "indexed",
@@ -125,18 +148,102 @@ class VersionPipeline:
             notes=tuple(parsed.notes),
         )
 
-    def meter(self, record: DocumentRecord, *, chunks: int, pages: int, embedded_tokens: int) -> None:
+    def meter(self, record: DocumentRecord, usage: IngestUsage) -> None:
         """Record the version's indexing once, before it is published: its entry is the event that
         made it (namespace, document, sequencer), so a redelivery after a crash anywhere past this
         point re-claims the same version and records nothing more. A ledger failure raises before the
-        publish: the served version stays as it was and the event is retried."""
-        if self._c.ledger is None:
+        publish: the served version stays as it was and the event is retried. Nothing spent, nothing
+        recorded (no entry at all: the report's sums are what was done)."""
+        if self._c.ledger is None or usage == IngestUsage():
             return
         self._c.ledger.record_ingest(
-            record.tenant_id,
-            f"ingest#{record.namespace_id}#{record.document_id}#{record.event_id}",
-            IngestUsage(documents=1, chunks=chunks, pages=pages, embedded_tokens=embedded_tokens),
+            record.tenant_id, f"ingest#{record.namespace_id}#{record.document_id}#{record.event_id}", usage
         )
+
+    def _serves_these(
+        self, settled: DocumentRecord | None, record: DocumentRecord, data: bytes, recipe: str
+    ) -> bool:
+        """Whether the store serves ``data``'s chunks now: the record was ``ready`` just before this
+        claim — with no claim between, so the version it names is the one published (a claim whose
+        publish went through but whose completion failed leaves the record behind the store: never
+        trusted) — from the same bytes, by the same recipe, within today's size limit."""
+        return (
+            settled is not None
+            and settled.status == "ready"
+            and settled.serves
+            and settled.generation + 1 == record.generation
+            and settled.indexed_generation == settled.generation
+            and settled.recipe == recipe
+            and len(data) <= self._c.settings.max_document_bytes
+            and settled.content_hash == content_hash_of(data)
+        )
+
+    def _kept(
+        self,
+        record: DocumentRecord,
+        namespace: Namespace,
+        generation: Generation,
+        store: VectorStore,
+        size: int,
+        labels: DocumentMetadata,
+        same_change: str,
+    ) -> IngestResult | None:
+        """The version served is this one: its chunks written again at the claim's generation with
+        ``labels`` — ``unchanged``, or ``indexed`` when the labels are new (a relabel) — and published;
+        nothing parsed, embedded or metered. ``None`` (nothing written) when the store serves another
+        number of chunks than the record says: the version is then indexed in full."""
+        written = self.restamp(record, namespace, generation, store, labels, expected=record.chunk_count)
+        if written is None:
+            return None
+        relabelled = (labels.attributes, labels.readers) != (record.attributes, record.readers)
+        done = record.model_copy(
+            update={
+                "status": "ready",
+                "change": "" if relabelled else same_change,
+                "size": size,
+                "indexed_generation": record.generation,
+                "served_version": record.version_id,
+                "attributes": labels.attributes,
+                "readers": labels.readers,
+            }
+        )
+        self.publish(store, record, done)
+        outcome: Outcome = "indexed" if relabelled else "unchanged"
+        return IngestResult(
+            record.document_id, outcome, written, record.pages, record.content_hash, RunUsage()
+        )
+
+    def restamp(
+        self,
+        record: DocumentRecord,
+        namespace: Namespace,
+        generation: Generation,
+        store: VectorStore,
+        labels: DocumentMetadata,
+        *,
+        expected: int | None = None,
+    ) -> int | None:
+        """The chunks ``store`` serves for the document written again at the claim's generation,
+        carrying ``labels``, with their stored vectors (nothing parsed or embedded), and the same in
+        every other generation the namespace serves or builds; how many. ``expected``: the count the
+        record says it serves — ``None`` returned, nothing written, when the store serves another."""
+        document_id = record.document_id
+        try:
+            served = store.neighbors(document_id, 0, before=0, after=MAX_SEQUENCE_NUMBER)
+            if expected is not None and len(served) != expected:
+                return None
+            embedder = generation.space.embedder
+            run = EmbeddingRun(embedder, store.vectors(document_id), batch_size=self._c.write_batch)
+            for batch in run.batches(stamped(served, labels)):
+                store.upsert(batch, generation=record.generation)
+            self._c.writer.relabel(namespace, generation.number, record, labels)
+        except errors.Superseded:
+            store.discard(document_id, generation=record.generation)
+            raise
+        except errors.RaglineError as exc:
+            self._c.documents.fail(record, exc.code, exc.message)  # the served version stays as it was
+            raise
+        return len(served)
 
     def _prepare(
         self, record: DocumentRecord, filename: str, data: bytes, generation: Generation
@@ -194,6 +301,7 @@ class VersionPipeline:
                 "chunk_count": 0,
                 "pages": 0,
                 "content_hash": "",
+                "recipe": "",
                 "indexed_generation": record.generation,
                 "served_version": "",
                 "attributes": {},
@@ -226,6 +334,7 @@ class VersionPipeline:
                     "chunk_count": 0,
                     "pages": 0,
                     "content_hash": "",
+                    "recipe": "",
                     "indexed_generation": record.generation,
                     "served_version": "",
                     "attributes": {},

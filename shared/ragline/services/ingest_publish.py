@@ -30,8 +30,8 @@ def settle(store: VectorStore, documents: DocumentRegistry, done: DocumentRecord
 
 
 SERVED_FIELDS = (
-    "indexed_generation", "served_version", "content_hash", "chunk_count", "pages", "attributes",
-    "readers",
+    "indexed_generation", "served_version", "content_hash", "recipe", "chunk_count", "pages",
+    "attributes", "readers",
 )  # fmt: skip
 """What a record says of the version readers are served (a claim keeps them from the last one)."""
 

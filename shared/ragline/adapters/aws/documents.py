@@ -46,7 +46,7 @@ from ragline.domain.documents import (
 _TEXT_FIELDS = (
     "tenant_id", "namespace_id", "document_id", "source", "status", "sequencer", "origin",
     "content_hash", "version_id", "served_version", "etag", "error_code", "error_message",
-    "sidecar_sequencer", "deleted_change", "change",
+    "sidecar_sequencer", "deleted_change", "change", "recipe",
 )  # fmt: skip
 _NUMBER_FIELDS = ("generation", "size", "chunk_count", "pages", "indexed_generation", "attempts")
 _TIME_FIELDS = ("created_at", "updated_at")

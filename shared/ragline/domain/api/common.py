@@ -6,11 +6,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from ragline import errors
 from ragline.domain.api_base import ApiModel
+from ragline.domain.documents import shown_source
 from ragline.domain.filter_schema import filter_json_schema
 from ragline.domain.filters import parse_filter
 from ragline.domain.models import Chunk, RunUsage, SearchHit
@@ -67,6 +76,8 @@ class ChunkView(ApiModel):
     text: str
     filename: str = ""
     source: str = ""
+    """The tenant's own name for the document (:func:`~ragline.domain.documents.shown_source`): an S3
+    upload's path in the namespace, never the deployment's bucket."""
     page: int | None = None
     heading_path: list[str] = Field(default_factory=list)
     wider_text: str = ""
@@ -74,6 +85,13 @@ class ChunkView(ApiModel):
     """The document's metadata (its attributes; never its readers)."""
     score: float | None = None
     scores: Scores | None = None
+
+    @field_validator("source")
+    @classmethod
+    def _shown(cls, source: str, info: ValidationInfo) -> str:
+        """However the view is made — from a hit, or from a replay's result recorded before this
+        rule — the stored source is shown as the tenant's own name."""
+        return shown_source(source, str(info.data.get("filename", "")))
 
     @classmethod
     def build(cls, id: str, namespace: str, chunk: Chunk, hit: SearchHit | None) -> ChunkView:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from ragline.domain.access import MAX_GROUPS
 from ragline.domain.api.common import ApiRequest
 from ragline.domain.api_base import ApiModel
 from ragline.domain.document_metadata import MetadataInput, access_of
-from ragline.domain.documents import DocumentRecord, DocumentStatus, check_document_id
+from ragline.domain.documents import DocumentRecord, DocumentStatus, check_document_id, shown_source
 
 
 class DocumentAccess(ApiRequest):
@@ -83,6 +83,8 @@ class DocumentView(ApiModel):
     document_id: str
     status: DocumentStatus
     source: str
+    """The tenant's own name for the document (:func:`~ragline.domain.documents.shown_source`): an S3
+    upload's path in the namespace, the API text's filename, a data source's URL."""
     metadata: dict[str, Any]
     """The served version's metadata."""
     access: AccessView | None
@@ -98,6 +100,13 @@ class DocumentView(ApiModel):
     """What readers are served for the document now: this record's version (``ready``); the version
     before it, whole (a new one is being indexed, or failed for a reason outside the file — chunk and
     page counts and hash are still that version's); or nothing (never indexed, deleted, or refused)."""
+
+    @field_validator("source")
+    @classmethod
+    def _shown(cls, source: str, info: ValidationInfo) -> str:
+        """Every view of a record shows its source as the tenant's own name (a record of API text
+        written before its source named the file shows its document id)."""
+        return shown_source(source, str(info.data.get("document_id", "")))
 
     @classmethod
     def of(cls, r: DocumentRecord) -> DocumentView:
