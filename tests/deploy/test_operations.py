@@ -131,6 +131,16 @@ def test_one_node_has_no_replicas_no_zones_and_no_yellow_alarm(translated: dict[
         assert stack.function(fn).environment["RAGLINE_OPENSEARCH_SHARDS"] == "1", fn
 
 
+def test_a_domains_chunk_indexes_are_faiss_in_every_function(translated: dict[str, Any]) -> None:
+    """The engine is read when an index is created, by whichever function creates it first."""
+    from ragline.config import Settings
+
+    stack = StandInStack(translated, {})
+    for fn in lambda_functions(translated):
+        env = stack.function(fn).environment
+        assert Settings.from_env(env).opensearch_engine == "faiss", fn
+
+
 def test_growth_thresholds_reach_every_function_as_parameters_and_default_to_the_stores_own(
     translated: dict[str, Any],
 ) -> None:

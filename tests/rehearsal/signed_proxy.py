@@ -5,11 +5,14 @@ gives each function its own)."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
+from urllib.parse import urlsplit
 
 from tests.rehearsal.loopback import Answer, LoopbackProxy, Request
+from tests.support import faiss_stand_in
 
 
 class SignedCall(NamedTuple):
@@ -38,4 +41,19 @@ class SignedProxy(LoopbackProxy):
             unsigned = f'{{"message":"request is not signed with SigV4 for {self.service}"}}'.encode()
             return Answer(403, [("Content-Type", "application/json")], unsigned)
         self.calls.append(SignedCall(match.group(1), request.method, request.path, request.body))
+        if self.service == "es":
+            request = _faiss_as_lucene(request)
         return self.forward(request, drop=("authorization",))
+
+
+def _faiss_as_lucene(request: Request) -> Request:
+    """An index creation (``PUT /<index>``) with faiss fields, as the local node can take it (see
+    :mod:`tests.support.faiss_stand_in`): the template deploys faiss on a domain."""
+    path = urlsplit(request.path).path.strip("/")
+    if request.method != "PUT" or not request.body or "/" in path or path.startswith("_"):
+        return request
+    spec = json.loads(request.body)
+    if not faiss_stand_in.as_lucene(spec):
+        return request
+    body = json.dumps(spec).encode()
+    return request._replace(body=body, headers={**request.headers, "content-length": str(len(body))})

@@ -154,3 +154,30 @@ def test_the_proxy_lets_through_only_requests_signed_for_its_service() -> None:
         ("AKIAFN", "POST", "/_bulk", b"{}\n")
     ]
     assert domain.answer(signed("aoss")).status == 403 and domain.answer(signed("es")).status == 200
+
+
+def test_the_domain_proxy_creates_a_faiss_field_as_lucenes_and_passes_everything_else() -> None:
+    """The local node has no faiss library and the template deploys faiss on a domain: an index
+    creation's faiss fields become Lucene's (the encoder dropped), the length follows the body; a
+    collection's proxy and other requests are left as sent."""
+    from ragline.adapters.opensearch import requests as rq
+
+    class Kept(SignedProxy):
+        def forward(self, request: Request, *, drop: tuple[str, ...] = ()) -> Answer:
+            self.forwarded = request
+            return Answer(200, [], b"{}")
+
+    body = json.dumps(rq.index_body(8, engine="faiss")).encode()
+    create = signed("es")._replace(method="PUT", path="/ragline-chunks-m-8-g1", body=body)
+    domain = Kept("http://unused")
+    domain.answer(create)
+    sent = json.loads(domain.forwarded.body or b"")
+    lucene = rq.index_body(8)
+    assert sent["mappings"] == lucene["mappings"]
+    assert sent["settings"]["index"]["knn.advanced.approximate_threshold"] == rq.FAISS_GRAPH_THRESHOLD
+    assert domain.forwarded.headers["content-length"] == str(len(domain.forwarded.body or b""))
+    domain.answer(signed("es"))  # a _bulk: as sent
+    assert domain.forwarded.body == b"{}\n"
+    collection = Kept("http://unused", "aoss")
+    collection.answer(signed("aoss")._replace(method="PUT", path="/ragline-chunks-m-8-g1", body=body))
+    assert collection.forwarded.body == body  # the AOSS proxy behind it does its own

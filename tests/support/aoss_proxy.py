@@ -30,6 +30,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from tests.support import faiss_stand_in
+
 DOC_ID_REFUSED = "Document ID is not supported in create/index operation request"
 UNSUPPORTED = {"_refresh", "_flush", "_forcemerge", "_delete_by_query", "_update_by_query", "_reindex",
                "_cluster", "_nodes", "_tasks", "_stats", "_open", "_close", "_shrink", "_split", "_clone",
@@ -153,12 +155,11 @@ class AossProxy:
             raise Refused(400, "illegal_argument_exception", "setting [index.similarity] is not supported")
         for field in spec.get("mappings", {}).get("properties", {}).values():
             method = field.get("method") if field.get("type") == "knn_vector" else None
-            if method is not None:
-                if method.get("engine", "nmslib") in ("lucene", "nmslib"):
-                    raise Refused(
-                        400, "illegal_argument_exception", f"engine [{method.get('engine')}] is not supported"
-                    )
-                method["engine"] = "lucene"  # the node's stand-in for faiss (see the module docstring)
+            if method is not None and method.get("engine", "nmslib") in ("lucene", "nmslib"):
+                raise Refused(
+                    400, "illegal_argument_exception", f"engine [{method.get('engine')}] is not supported"
+                )
+        faiss_stand_in.as_lucene(spec)  # the node's stand-in for faiss (see the module docstring)
         settings.setdefault("index", {}).update({"refresh_interval": "-1", "number_of_replicas": 0})
         status, out = self._node(
             "PUT", target, json.dumps(spec).encode(), {"Content-Type": "application/json"}

@@ -103,6 +103,49 @@ def test_mapping_uses_lucene_hnsw_cosine_and_matches_the_checked_in_copy() -> No
     )
 
 
+def test_a_faiss_index_builds_a_16_bit_graph_once_a_segment_is_large() -> None:
+    """faiss: the same HNSW and cosine, the graph's vectors at 16 bits, no graph below the threshold
+    (a flush's small segment is searched exactly); Lucene's index has neither."""
+    faiss = rq.index_body(384, engine="faiss", hnsw=(12, 48))
+    assert faiss["mappings"]["properties"]["embedding"]["method"] == {
+        "name": "hnsw",
+        "engine": "faiss",
+        "space_type": "cosinesimil",
+        "parameters": {
+            "m": 12,
+            "ef_construction": 48,
+            "encoder": {"name": "sq", "parameters": {"type": "fp16"}},
+        },
+    }
+    assert (
+        faiss["settings"]["index"]["knn.advanced.approximate_threshold"] == rq.FAISS_GRAPH_THRESHOLD == 15_000
+    )
+    lucene = rq.index_body(384, hnsw=(12, 48))
+    assert lucene["mappings"]["properties"]["embedding"]["method"]["parameters"] == {
+        "m": 12,
+        "ef_construction": 48,
+    }
+    assert "knn.advanced.approximate_threshold" not in lucene["settings"]["index"]
+    del faiss["settings"]["index"]["knn.advanced.approximate_threshold"]
+    faiss["mappings"]["properties"]["embedding"]["method"] = lucene["mappings"]["properties"]["embedding"][
+        "method"
+    ]
+    assert faiss == lucene  # nothing else differs
+
+
+def test_the_engine_is_a_setting_and_lucene_by_default() -> None:
+    from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
+    from ragline.config import Settings
+
+    def engine(**kw: object) -> str:
+        settings = Settings(opensearch_url="http://127.0.0.1:9", **kw)  # type: ignore[arg-type]
+        provider = OpenSearchVectorStoreProvider.from_settings(settings, dimension=4, model_id="m")
+        return str(provider.chunk_index_body()["mappings"]["properties"]["embedding"]["method"]["engine"])
+
+    assert engine() == "lucene"
+    assert engine(opensearch_engine="faiss") == "faiss"
+
+
 def test_the_vector_is_stored_once_the_source_derived_from_the_vector_values() -> None:
     """Derived source keeps the JSON vector out of the stored ``_source`` and puts it back on reads;
     ``_source.excludes`` would lose it for re-ingest reuse (and keep a ``_recovery_source`` copy)."""

@@ -50,6 +50,7 @@ class ModelIndexes:
         hybrid: HybridStrategy = "msearch",
         hybrid_normalization: Normalization = NORMALIZATION,
         hnsw: tuple[int, int] = rq.HNSW,
+        engine: rq.Engine = "lucene",
         knn_candidates: int = rq.KNN_CANDIDATES,
         replicas: int = 0,
         bulk_bytes: int = rq.BULK_BYTES,
@@ -94,6 +95,7 @@ class ModelIndexes:
         self.shards = shards
         self.routing_partition_size = routing_partition_size
         self.hnsw = hnsw
+        self.engine = engine
         self.knn_candidates = knn_candidates
         self.index = index
         self.dimension = dimension
@@ -165,12 +167,13 @@ class ModelIndexes:
 
     def chunk_index_body(self, *, shards: int | None = None) -> dict[str, Any]:
         """A new chunk index as this provider makes them: its shards (``shards``: a larger generation's
-        instead), routing partition and graph."""
+        instead), routing partition, engine and graph."""
         return rq.index_body(
             self.dimension,
             shards=shards or self.shards,
             replicas=self.replicas,
             hnsw=self.hnsw,
+            engine=self.engine,
             routing_partition_size=self.routing_partition_size,
         )
 

@@ -74,6 +74,7 @@ class OpenSearchVectorStoreProvider(ModelIndexes):
             refresh=settings.opensearch_refresh,
             replicas=settings.opensearch_replicas,
             hybrid=settings.opensearch_hybrid,
+            engine=settings.opensearch_engine,
             shards=settings.opensearch_shards,
             routing_partition_size=settings.opensearch_routing_partition_size,
             placement_ttl=settings.opensearch_placement_ttl,
