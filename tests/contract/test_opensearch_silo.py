@@ -53,6 +53,14 @@ def test_a_tenant_named_by_the_setting_and_one_past_the_threshold_get_indexes_of
 ) -> None:
     p = provider
     g1 = pl.generation_index(p.index, 1)
+    made: list[tuple[str, bool]] = []
+    create = p.create_chunk_index
+
+    def recorded(name: str, *, shards: int | None = None, silo: bool = False) -> None:
+        made.append((name, silo))
+        create(name, shards=shards, silo=silo)
+
+    p.create_chunk_index = recorded  # type: ignore[method-assign]
     # Given a small tenant, a tenant named by the setting and one that grows
     _publish(p, "small", "s", 5)
     _publish(p, "bigco", "b", 3)
@@ -68,6 +76,8 @@ def test_a_tenant_named_by_the_setting_and_one_past_the_threshold_get_indexes_of
     silo = pl.silo_index(p.index, "grower")
     assert p.placements.read("grower").index == silo
     assert p.placements.read("small").index == g1
+    # and each index of its own was made as a silo (on faiss: a graph on every segment)
+    assert (silo, True) in made and (pl.silo_index(p.index, "bigco"), True) in made
     # and every tenant reads all its chunks, from where it lives
     for tenant, n in (("small", 5), ("bigco", 3), ("grower", 26)):
         store = p.scoped(TenantScope(tenant_id=tenant, namespace_id="docs"))

@@ -120,6 +120,11 @@ def test_a_faiss_index_builds_a_16_bit_graph_once_a_segment_is_large() -> None:
     assert (
         faiss["settings"]["index"]["knn.advanced.approximate_threshold"] == rq.FAISS_GRAPH_THRESHOLD == 15_000
     )
+    silo = rq.index_body(
+        384, engine="faiss", hnsw=(12, 48), silo=True
+    )  # one tenant: a graph on every segment
+    assert silo["settings"]["index"]["knn.advanced.approximate_threshold"] == 0
+    assert "knn.advanced.approximate_threshold" not in rq.index_body(384, silo=True)["settings"]["index"]
     lucene = rq.index_body(384, hnsw=(12, 48))
     assert lucene["mappings"]["properties"]["embedding"]["method"]["parameters"] == {
         "m": 12,
@@ -144,6 +149,11 @@ def test_the_engine_is_a_setting_and_lucene_by_default() -> None:
 
     assert engine() == "lucene"
     assert engine(opensearch_engine="faiss") == "faiss"
+    settings = Settings(opensearch_url="http://127.0.0.1:9", opensearch_engine="faiss")
+    provider = OpenSearchVectorStoreProvider.from_settings(settings, dimension=4, model_id="m")
+    threshold = "knn.advanced.approximate_threshold"
+    assert provider.chunk_index_body()["settings"]["index"][threshold] == rq.FAISS_GRAPH_THRESHOLD
+    assert provider.chunk_index_body(silo=True)["settings"]["index"][threshold] == 0
 
 
 def test_the_vector_is_stored_once_the_source_derived_from_the_vector_values() -> None:

@@ -81,7 +81,7 @@ class Provider(Protocol):
     @property
     def dimension(self) -> int: ...
 
-    def create_chunk_index(self, name: str, *, shards: int | None = None) -> None: ...
+    def create_chunk_index(self, name: str, *, shards: int | None = None, silo: bool = False) -> None: ...
 
 
 class Growth:
@@ -253,7 +253,7 @@ def grow(provider: Provider, growth: Growth, tenant_id: str, *, pool_wide: bool 
     moved = 0
     settled = bool(place.version) and place.moving is None  # written, and not being moved
     if settled and place.index != silo and growth.silo_due(tenant_id, place.index):
-        provider.create_chunk_index(silo, shards=1)
+        provider.create_chunk_index(silo, shards=1, silo=True)
         provider.placements.add_index(silo)
         moved = growth.move(tenant_id, silo)
     elif (

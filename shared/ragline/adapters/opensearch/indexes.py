@@ -140,12 +140,12 @@ class ModelIndexes:
                 _log.warning("index %s predates per-scope BM25: shard statistics score keywords", self.index)
             self._ready = True
 
-    def create_chunk_index(self, name: str, *, shards: int | None = None) -> None:
+    def create_chunk_index(self, name: str, *, shards: int | None = None, silo: bool = False) -> None:
         """A chunk index of the model (a pool generation or a silo) under its alias, unless it exists:
         then it gets the filter fields an index made before them lacks (idempotent; its old chunks
         read as open to everyone, without attributes). The legacy index named as the alias is not
         aliased."""
-        body = self.chunk_index_body(shards=shards)
+        body = self.chunk_index_body(shards=shards, silo=silo)
         if name != self.index:
             body["aliases"] = {self.index: {}}
         if not self._create(name, body):
@@ -165,15 +165,16 @@ class ModelIndexes:
             return False
         return True
 
-    def chunk_index_body(self, *, shards: int | None = None) -> dict[str, Any]:
+    def chunk_index_body(self, *, shards: int | None = None, silo: bool = False) -> dict[str, Any]:
         """A new chunk index as this provider makes them: its shards (``shards``: a larger generation's
-        instead), routing partition, engine and graph."""
+        instead), routing partition, engine and graph (``silo``: one tenant's, see ``index_body``)."""
         return rq.index_body(
             self.dimension,
             shards=shards or self.shards,
             replicas=self.replicas,
             hnsw=self.hnsw,
             engine=self.engine,
+            silo=silo,
             routing_partition_size=self.routing_partition_size,
         )
 

@@ -72,6 +72,7 @@ def index_body(
     hnsw: tuple[int, int] = HNSW,
     routing_partition_size: int = 1,
     engine: Engine = "lucene",
+    silo: bool = False,
 ) -> dict[str, Any]:
     """A chunk index of ``shards`` primaries, every chunk routed by its tenant (``_routing`` required):
     a tenant lives on one shard, or on ``routing_partition_size`` of them (OpenSearch adds a hash of
@@ -80,7 +81,10 @@ def index_body(
     never changes under an index's chunks. A partition needs ``number_of_routing_shards`` equal to
     the shards: with the node's default (a multiple kept for ``_split``) consecutive partition offsets
     fall on the same shard, and a partition of 2 spread nothing (measured on 2.19: 100 chunks, all on
-    one shard of 4). Growth makes a new index instead of splitting one."""
+    one shard of 4). Growth makes a new index instead of splitting one. On faiss a pool's segment gets
+    its graph at ``FAISS_GRAPH_THRESHOLD`` chunks (its tenants' filtered few in a smaller one are scored
+    exactly, cheaply); a ``silo``'s every segment gets one, since its one tenant's search would score a
+    small segment whole."""
     index: dict[str, Any] = {
         "knn": True,
         DERIVED_SOURCE: True,
@@ -90,8 +94,8 @@ def index_body(
     if routing_partition_size > 1:
         index["routing_partition_size"] = routing_partition_size
         index["number_of_routing_shards"] = shards
-    if engine == "faiss":
-        index[FAISS_THRESHOLD_SETTING] = FAISS_GRAPH_THRESHOLD
+    if engine == "faiss":  # a silo's one tenant would scan its small segments whole: a graph on each
+        index[FAISS_THRESHOLD_SETTING] = 0 if silo else FAISS_GRAPH_THRESHOLD
     return {
         "settings": {
             # refresh_interval and the merge policy stay the node's defaults (1 s, tiered): measured no
