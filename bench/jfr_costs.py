@@ -6,7 +6,8 @@ pool and, on write threads, by what the stack is doing (issue 39: naming the wri
     jcmd $(cat infra/opensearch-local/target/node.pid) JFR.stop name=w
     .venv/bin/python bench/jfr_costs.py /tmp/w.jfr
 
-A sample is counted once, under the first category (in the order of ``WORK``) one of its frames names.
+A sample is counted once, under the first category (in the order of ``WORK``) one of its frames names;
+a thread in native code counts only inside faiss (``NATIVE_GRAPH``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import subprocess
 import sys
 
 WORK = [
+    ("faiss graph (native, through k-NN's JNI)", re.compile(r"FaissService|JNIService")),
     ("HNSW graph (insert, search while building)", re.compile(r"hnsw|HnswGraph|VectorSimilarity|VectorUtil")),
     ("vector values, flat (write, read, merge)", re.compile(r"FlatVectors|KnnVectors|VectorValues")),
     ("JSON parsing (_bulk body, _source)", re.compile(r"jackson|XContentParser|JsonXContent|DocumentParser")),
@@ -28,16 +30,25 @@ WORK = [
 ]
 
 
+EVENTS = "jdk.ExecutionSample,jdk.NativeMethodSample"
+NATIVE_GRAPH = re.compile(r"FaissService|JNIService")
+"""A native-method sample counted as work: faiss building or writing a graph through k-NN's JNI (the
+execution samples see only Java frames)."""
+
+
 def main(path: str) -> int:
     text = subprocess.run(
-        ["jfr", "print", "--events", "jdk.ExecutionSample", "--stack-depth", "64", path],
+        ["jfr", "print", "--events", EVENTS, "--stack-depth", "64", path],
         check=True,
         capture_output=True,
         text=True,
     ).stdout
     pools: collections.Counter[str] = collections.Counter()
     work: collections.Counter[str] = collections.Counter()
-    for event in text.split("jdk.ExecutionSample")[1:]:
+    parts = re.split(r"jdk\.(ExecutionSample|NativeMethodSample) \{", text)[1:]
+    for kind_of, event in zip(parts[0::2], parts[1::2], strict=True):
+        if kind_of == "NativeMethodSample" and not NATIVE_GRAPH.search(event):
+            continue  # a thread waiting in native code (epoll, a lock), not working
         thread = re.search(r'sampledThread = "([^"]*)"', event)
         name = thread.group(1) if thread else "?"
         named = re.search(r"\]\[(\w+)\]\[T#\d+\]$", name)  # opensearch[node][write][T#1]

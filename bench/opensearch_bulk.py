@@ -50,6 +50,7 @@ from ragline.services.evaluation import load_beir
 ROOT = Path(__file__).parents[1]
 SCOPE = TenantScope(tenant_id="bench", namespace_id="docs")
 
+FAISS_THRESHOLD = rq.FAISS_THRESHOLD_SETTING
 SETTINGS: dict[str, dict[str, Any]] = {
     "per-document": {"publish": "single"},
     "batched": {},
@@ -71,6 +72,9 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "workers 2": {"workers": 2},
     "workers 4": {"workers": 4},
     "before": {"index": {rq.DERIVED_SOURCE: False}, "bulk": 1},
+    "faiss": {"engine": "faiss"},
+    "faiss fp32": {"engine": "faiss", "encoder": None},
+    "faiss fp32 every segment": {"engine": "faiss", "encoder": None, "index": {FAISS_THRESHOLD: 0}},
 }
 """Each setting against today's ``index_body`` with ``publish_many`` per batch (``batched``). ``no graph``
 stores the vectors without an HNSW graph (no kNN search: what the graph costs a write, by difference);
@@ -78,7 +82,10 @@ stores the vectors without an HNSW graph (no kNN search: what the graph costs a 
 sends each upsert as N concurrent ``_bulk`` requests (the provider's ``bulk_writers``; the default
 follows ``BULK_WRITERS_PER_SHARD``); ``workers N`` writes N documents at once (N ingest workers, each
 upserting and publishing its own); ``before`` is the index and write path before issue 39 (vector in
-``_source``, one ``_bulk`` at a time)."""
+``_source``, one ``_bulk`` at a time); ``faiss`` is the index a domain gets (the template's
+``RAGLINE_OPENSEARCH_ENGINE``: a graph per segment of ``FAISS_GRAPH_THRESHOLD`` chunks or more, 16-bit
+graph vectors), ``faiss fp32`` without the 16-bit encoder, ``… every segment`` with a graph on every
+flush too. faiss needs k-NN's native library on the node, which the Maven zip does not carry."""
 NODE_STATS = "store,indexing,refresh,merge,flush"
 
 
@@ -118,13 +125,16 @@ class Corpus:
 
 
 def create_index(client: Any, index: str, setting: dict[str, Any]) -> None:
-    body = rq.index_body(384, hnsw=setting.get("hnsw", rq.HNSW))
+    # faiss (the template's engine on a domain) needs the node's native library: not in the Maven zip
+    body = rq.index_body(384, hnsw=setting.get("hnsw", rq.HNSW), engine=setting.get("engine", "lucene"))
     body["settings"]["index"].update(setting.get("index", {}))
     if setting.get("graph") is False:
         del body["mappings"]["properties"][rq.VECTOR_FIELD]["method"]
-    if "encoder" in setting:
-        method = body["mappings"]["properties"][rq.VECTOR_FIELD]["method"]
-        method["parameters"]["encoder"] = copy.deepcopy(setting["encoder"])
+    if "encoder" in setting:  # None: the engine's float32 graph
+        parameters = body["mappings"]["properties"][rq.VECTOR_FIELD]["method"]["parameters"]
+        parameters.pop("encoder", None)
+        if setting["encoder"] is not None:
+            parameters["encoder"] = copy.deepcopy(setting["encoder"])
     client.indices.create(index=index, body=body)
 
 
@@ -195,6 +205,37 @@ def searches(
     return found / (10 * queries), knn_ms, hybrid_ms
 
 
+def measure(client: Any, corpus: Corpus, args: argparse.Namespace, name: str) -> list[float]:
+    """One setting written into a fresh index, then searched: its row's values."""
+    setting = SETTINGS[name]
+    index = f"bench-bulk-{uuid.uuid4().hex[:8]}"
+    create_index(client, index, setting)
+    provider = OpenSearchVectorStoreProvider(
+        client, index=index, dimension=384, bulk_writers=setting.get("bulk")
+    )
+    with Meter(provider, args.node_pid, settle=120) as m:
+        load(provider, corpus, args, setting.get("publish") == "single", setting.get("workers", 1))
+    assert provider.scoped(SCOPE).count() == args.chunks
+    stats = [v / args.chunks for v in node_stats(client, index)]
+    segments = len(client.cat.segments(index=index, format="json"))
+    if setting.get("graph") is False:
+        recall, knn_ms, hybrid_ms = float("nan"), [float("nan")], [float("nan")]
+    else:
+        recall, knn_ms, hybrid_ms = searches(provider, corpus, args.queries, args.doc_chunks)
+    if args.force_merge:  # disk per chunk without the merge state's noise (one segment)
+        client.indices.forcemerge(index=index, max_num_segments=1, request_timeout=600)
+        stats[0] = node_stats(client, index)[0] / args.chunks
+        files = client.indices.stats(index=index, metric="segments", include_segment_file_sizes=True)
+        sizes = files["_all"]["primaries"]["segments"]["file_sizes"]
+        print(f"{name}: bytes/chunk by file " + ", ".join(
+            f"{ext} {v['size_in_bytes'] / args.chunks:,.0f}" for ext, v in sorted(sizes.items())
+            if v["size_in_bytes"] > args.chunks), file=sys.stderr)  # fmt: skip
+    jvm = 1000 * m.jvm / args.chunks if m.jvm is not None else float("nan")
+    latency = [pct(knn_ms, 0.5), pct(knn_ms, 0.95), pct(hybrid_ms, 0.5), pct(hybrid_ms, 0.95)]
+    provider.drop()
+    return [args.chunks / m.wall, 1000 * m.cpu / args.chunks, jvm, segments, recall, *latency, *stats]
+
+
 def pct(ms: list[float], p: float) -> float:
     s = sorted(ms)
     return s[min(len(s) - 1, int(p * len(s)))]
@@ -211,45 +252,20 @@ def main() -> int:
     ap.add_argument("--batch-docs", type=int, default=5, help="documents per publish_many (an SQS batch)")
     ap.add_argument("--settings", default="per-document,batched,refresh -1,merge 30/tier,hnsw 16:64,sq")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--warmup", default="", help="a setting written once first, not reported (the JIT)")
     ap.add_argument("--force-merge", action="store_true", help="store bytes/chunk merged to one segment")
     ap.add_argument("--queries", type=int, default=300)
     args = ap.parse_args()
     names = [s.strip() for s in args.settings.split(",")]
     corpus = Corpus(args.chunks, args.queries, args.dataset, args.cache)
     client = build_client(Settings(opensearch_url=args.opensearch_url))
-    rows: dict[str, list[list[float]]] = {n: [] for n in names}
-    for r in range(args.rounds):
-        for name in names:
-            setting = SETTINGS[name]
-            index = f"bench-bulk-{uuid.uuid4().hex[:8]}"
-            create_index(client, index, setting)
-            provider = OpenSearchVectorStoreProvider(
-                client, index=index, dimension=384, bulk_writers=setting.get("bulk")
-            )
-            with Meter(provider, args.node_pid, settle=120) as m:
-                load(provider, corpus, args, setting.get("publish") == "single", setting.get("workers", 1))
-            assert provider.scoped(SCOPE).count() == args.chunks
-            stats = [v / args.chunks for v in node_stats(client, index)]
-            segments = len(client.cat.segments(index=index, format="json"))
-            if setting.get("graph") is False:
-                recall, knn_ms, hybrid_ms = float("nan"), [float("nan")], [float("nan")]
-            else:
-                recall, knn_ms, hybrid_ms = searches(provider, corpus, args.queries, args.doc_chunks)
-            if args.force_merge:  # disk per chunk without the merge state's noise (one segment)
-                client.indices.forcemerge(index=index, max_num_segments=1, request_timeout=600)
-                stats[0] = node_stats(client, index)[0] / args.chunks
-                files = client.indices.stats(index=index, metric="segments", include_segment_file_sizes=True)
-                sizes = files["_all"]["primaries"]["segments"]["file_sizes"]
-                print(f"{name}: bytes/chunk by file " + ", ".join(
-                    f"{ext} {v['size_in_bytes'] / args.chunks:,.0f}" for ext, v in sorted(sizes.items())
-                    if v["size_in_bytes"] > args.chunks), file=sys.stderr)  # fmt: skip
-            jvm = 1000 * m.jvm / args.chunks if m.jvm is not None else float("nan")
-            latency = [pct(knn_ms, 0.5), pct(knn_ms, 0.95), pct(hybrid_ms, 0.5), pct(hybrid_ms, 0.95)]
-            rows[name].append(
-                [args.chunks / m.wall, 1000 * m.cpu / args.chunks, jvm, segments, recall, *latency, *stats]
-            )
-            print(f"round {r + 1} {name}: {rows[name][-1]}", file=sys.stderr, flush=True)
-            provider.drop()
+    rows: dict[str, list[list[float]]] = {n: [] for n in [*names, args.warmup]}
+    plan = [(-1, args.warmup)] if args.warmup else []  # round -1: written, not reported
+    for r, name in plan + [(r, name) for r in range(args.rounds) for name in names]:
+        rows[name].append(measure(client, corpus, args, name))
+        print(f"round {r + 1} {name}: {rows[name][-1]}", file=sys.stderr, flush=True)
+        if r < 0:
+            rows[name].pop()
     print(f"{args.chunks:,} chunks in {args.doc_chunks}-chunk documents, publish per {args.batch_docs}"
           f" documents; {args.rounds} round(s), medians")  # fmt: skip
     print("| setting | chunks/s until searchable | client CPU ms/chunk | server CPU ms/chunk | segments after"

@@ -13,8 +13,9 @@ stand-ins (a seeded random projection of hashed tokens: near for passages that s
 1M texts with the offline model would take hours here). Chunks go in documents of 100, written by
 ``--writers`` threads through ``upsert`` + ``publish`` (as ingestion does) with the store's shipped
 settings (``OpenSearchVectorStoreProvider.from_settings``), so the index layout, routing and encoding
-are whatever Ragline deploys. The index is kept (``--index-prefix``) and reused by the next run of the
-same size: ``--runs`` repeats only the searches.
+are whatever Ragline deploys (``--engine faiss``: a domain's, as the template sets it; the node needs
+k-NN's native library, which the Maven zip does not carry). The index is kept (``--index-prefix``) and
+reused by the next run of the same size: ``--runs`` repeats only the searches.
 
 Searches: for each tenant size, ``--queries`` hybrid searches (k = 10, Ragline's default convex fusion,
 100 candidates per leg) of sampled tenants, each query six consecutive words of one of the tenant's own
@@ -122,12 +123,14 @@ def load(provider: OpenSearchVectorStoreProvider, plan: Plan, texts: list[str], 
     provider.refresh_now()
     searchable = time.perf_counter() - started
     cpu = (jvm_cpu_seconds(node_pid) - cpu0) if node_pid else float("nan")
-    return {
+    writes = {
         "chunks": done,
         "published_per_s": done / published,
         "searchable_per_s": done / searchable,
         "node_cpu_ms_per_chunk": 1000 * cpu / done,
     }
+    print(f"writes: {json.dumps(writes)}", flush=True)  # printed now: kept if a later step fails
+    return writes
 
 
 def queries(plan: Plan, texts: list[str], per_size: int) -> list[tuple[str, str, str]]:
@@ -299,6 +302,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--index-prefix", default="bench-scale")
     parser.add_argument("--lancedb", action="store_true")
+    parser.add_argument("--engine", choices=["lucene", "faiss"], default="lucene", help="faiss: a domain's")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     if not args.opensearch_url:
@@ -307,9 +311,14 @@ def main() -> int:
     texts = filler_text.passages(1_000_000)
     plan = Plan(args, len(texts))
     vectors = filler_text.stand_in_vectors(texts, DIM, seed=7)
-    settings = Settings(opensearch_url=args.opensearch_url, opensearch_index_prefix=args.index_prefix)
     provider = OpenSearchVectorStoreProvider.from_settings(
-        settings, dimension=DIM, model_id=f"scale-{plan.chunks}"
+        Settings(
+            opensearch_url=args.opensearch_url,
+            opensearch_index_prefix=args.index_prefix,
+            opensearch_engine=args.engine,
+        ),
+        dimension=DIM,
+        model_id=f"scale-{plan.chunks}",
     )
     provider.ensure_index()
     provider.refresh_now()
