@@ -17,8 +17,14 @@ import re
 import subprocess
 import sys
 
+EVENTS = "jdk.ExecutionSample,jdk.NativeMethodSample"
+NATIVE_GRAPH = re.compile(r"FaissService|JNIService")
+"""A native-method sample counted as work: faiss building or writing a graph through k-NN's JNI (the
+execution samples see only Java frames)."""
+
+
 WORK = [
-    ("faiss graph (native, through k-NN's JNI)", re.compile(r"FaissService|JNIService")),
+    ("faiss graph (native, through k-NN's JNI)", NATIVE_GRAPH),
     ("HNSW graph (insert, search while building)", re.compile(r"hnsw|HnswGraph|VectorSimilarity|VectorUtil")),
     ("vector values, flat (write, read, merge)", re.compile(r"FlatVectors|KnnVectors|VectorValues")),
     ("JSON parsing (_bulk body, _source)", re.compile(r"jackson|XContentParser|JsonXContent|DocumentParser")),
@@ -28,12 +34,6 @@ WORK = [
     ("translog", re.compile(r"Translog")),
     ("HTTP, transport, TLS-less netty", re.compile(r"netty|Netty")),
 ]
-
-
-EVENTS = "jdk.ExecutionSample,jdk.NativeMethodSample"
-NATIVE_GRAPH = re.compile(r"FaissService|JNIService")
-"""A native-method sample counted as work: faiss building or writing a graph through k-NN's JNI (the
-execution samples see only Java frames)."""
 
 
 def main(path: str) -> int:

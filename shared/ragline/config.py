@@ -96,10 +96,10 @@ class Settings(BaseModel):
     false refreshes only before a publish's sweep (bulk loads that refresh once at the end)."""
     opensearch_engine: Literal["lucene", "faiss"] = "lucene"
     """The vector engine of new chunk indexes: ``faiss`` on a domain (AWS deploys it: its native library
-    builds each graph once a segment has ``FAISS_GRAPH_THRESHOLD`` chunks, at half the node's CPU per
-    written chunk, with 16-bit vectors in the graph), ``lucene`` where the node has no faiss library
-    (the local node, assembled from Maven artifacts). Read when an index is created; an index keeps
-    its engine (docs/decisions.md, "Faiss on a domain")."""
+    builds a pool segment's graph once it has ``FAISS_GRAPH_THRESHOLD`` chunks, a silo's on every
+    segment, with 16-bit vectors in the graph: under half the node's CPU per pooled chunk), ``lucene``
+    where the node has no faiss library (the local node, assembled from Maven artifacts). Read when an
+    index is created; an index keeps its engine (docs/decisions.md, "Faiss on a domain")."""
     opensearch_hybrid: Literal["msearch", "concurrent", "query"] = "msearch"
     """How OpenSearch runs a hybrid search: both legs in one ``_msearch``, fused by Ragline (default:
     better nDCG@10 and latency, docs/benchmarks.md, issue 28), or ``query``: the node's own ``hybrid``
