@@ -120,6 +120,10 @@ def test_a_faiss_index_builds_a_16_bit_graph_once_a_segment_is_large() -> None:
     assert (
         faiss["settings"]["index"]["knn.advanced.approximate_threshold"] == rq.FAISS_GRAPH_THRESHOLD == 15_000
     )
+    encoder = faiss["mappings"]["properties"]["embedding"]["method"]["parameters"]["encoder"]
+    encoder["parameters"]["type"] = "x"  # a body is its own copy: the next one is untouched
+    fresh = rq.index_body(384, engine="faiss")["mappings"]["properties"]["embedding"]["method"]["parameters"]
+    assert fresh["encoder"] == {"name": "sq", "parameters": {"type": "fp16"}}
     silo = rq.index_body(
         384, engine="faiss", hnsw=(12, 48), silo=True
     )  # one tenant: a graph on every segment

@@ -8,6 +8,7 @@ infra/opensearch/chunks-index.json.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 from typing import Any, Literal
@@ -54,7 +55,7 @@ def vector_method(engine: Engine, hnsw: tuple[int, int]) -> dict[str, Any]:
     """The vector field's HNSW method on ``engine`` (cosine either way: the same scores)."""
     parameters: dict[str, Any] = {"m": hnsw[0], "ef_construction": hnsw[1]}
     if engine == "faiss":
-        parameters["encoder"] = dict(FAISS_ENCODER)
+        parameters["encoder"] = copy.deepcopy(FAISS_ENCODER)  # its nested parameters too
     return {"name": "hnsw", "engine": engine, "space_type": "cosinesimil", "parameters": parameters}
 
 
