@@ -68,11 +68,14 @@ def test_a_tenant_named_by_the_setting_and_one_past_the_threshold_get_indexes_of
     # Then the named one lives in its own index at once (its first write's growth round moved it)
     assert p.placements.read("bigco").index == pl.silo_index(p.index, "bigco")
     assert p.placements.read("grower").index == g1 and p.placements.read("small").index == g1
-    # When the growing tenant passes the threshold (20 chunks), the growth round after its next write
-    # (a round counts searchable chunks: those of a publish) moves it too
-    _publish(p, "grower", "b", 15)
+    # and one under the threshold (20 chunks) stays in the pool, whatever the node has refreshed
+    _publish(p, "grower", "b", 9)
     assert p.placements.read("grower").index == g1
-    _publish(p, "grower", "c", 1)
+    # When the growing tenant passes it, a growth round moves it too: the round after this write or
+    # the next (a round counts what the node shows: the 19 published chunks, and the 6 new ones once
+    # the node's own refresh, every second, has shown them — a race a test must not bet on)
+    _publish(p, "grower", "c", 6)
+    _publish(p, "grower", "d", 1)
     silo = pl.silo_index(p.index, "grower")
     assert p.placements.read("grower").index == silo
     assert p.placements.read("small").index == g1
@@ -99,9 +102,16 @@ def test_a_moved_tenant_is_scored_with_its_own_statistics_where_it_lives_now(
     scores equal the same chunks alone in an index of their own (red when the statistics go to the
     alias: ``_analyze`` refuses an alias of several indexes, and a search over it counts both copies)."""
     p = provider
+    # Given a tenant past the threshold in the pool, written with growth paused (a round after the
+    # first write could otherwise see its 21 chunks or not, as the node's own refresh falls)
+    interval, p.growth_interval = p.growth_interval, None
     _publish(p, "small", "s", 5)
     _publish(p, "grower", "a", 21)
     _publish(p, "grower", "b", 1)
+    assert p.placements.read("grower").index == pl.generation_index(p.index, 1)
+    # When a round runs, it moves the tenant to an index of its own
+    p.growth_interval = interval
+    assert p.grow("grower") is not None
     assert p.placements.read("grower").index == pl.silo_index(p.index, "grower")
     assert _in(p, pl.generation_index(p.index, 1), "grower") == 22  # the old copy, until the grace ends
     alone = OpenSearchVectorStoreProvider.from_settings(
