@@ -3,18 +3,17 @@ and re-ingest reuse still reads it back — exactly, on new indexes and on ones 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from numpy.typing import NDArray
 
 from ragline.adapters.opensearch import requests as rq
 from ragline.adapters.opensearch.store import OpenSearchVectorStoreProvider
 from ragline.domain.models import Chunk, TenantScope
 from ragline.services.embedding_run import EmbeddingRun
 from tests.contract.test_opensearch_store import _provider
-from tests.support.fakes import BowEmbedder
+from tests.support.fakes import CountingEmbedder
 from tests.support.vectors import DIM
 
 pytestmark = [pytest.mark.contract, pytest.mark.opensearch]
@@ -82,17 +81,6 @@ def test_an_index_keeping_vectors_in_its_source_still_serves_them(
     assert per_chunk > DIM * 4
 
 
-class CountingEmbedder(BowEmbedder):
-    """The bag-of-words embedder, recording every text it was asked to embed."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-
-    def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        self.texts += texts
-        return super().embed_documents(texts)
-
-
 def test_a_reingest_embeds_only_the_changed_texts_and_reuses_the_stored_vectors(
     provider: OpenSearchVectorStoreProvider,
 ) -> None:
@@ -107,7 +95,7 @@ def test_a_reingest_embeds_only_the_changed_texts_and_reuses_the_stored_vectors(
     again = CountingEmbedder()
     run = EmbeddingRun(again, store.vectors("bees"), batch_size=2)
     v2 = [c for b in run.batches(_chunks([*texts[:2], "Only bees die after."])) for c in b]
-    assert again.texts == ["Only bees die after."] == run.embedded
+    assert again.embedded == ["Only bees die after."] == run.embedded
     assert [c.embedding for c in v2[:2]] == [c.embedding for c in v1[:2]]
 
 

@@ -41,6 +41,17 @@ class BowEmbedder:
         return [len(t.split()) for t in texts]
 
 
+class CountingEmbedder(BowEmbedder):
+    """The bag-of-words embedder, recording every document text it embeds (every call goes through)."""
+
+    def __init__(self) -> None:
+        self.embedded: list[str] = []
+
+    def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        self.embedded.extend(texts)
+        return super().embed_documents(texts)
+
+
 Turn = list[str | tuple[str, dict[str, object]] | tuple[str, str]]
 
 

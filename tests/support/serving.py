@@ -7,15 +7,26 @@ from typing import Any
 
 from ragline.config import Settings
 from ragline.domain.access import UserContext
+from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
 
 
-def embedded_container(home: Path, step_queue: Any = None, **settings: Any) -> Container:
+def embedded_container(
+    home: Path, step_queue: Any = None, *, embedder: BowEmbedder | None = None, **settings: Any
+) -> Container:
     parts = {"step_queue": step_queue} if step_queue is not None else {}
     return Container(
-        Settings(home=home, **settings), embedder=BowEmbedder(), tokenizer=BowEmbedder(), **parts
+        Settings(home=home, **settings), embedder=embedder or BowEmbedder(), tokenizer=BowEmbedder(), **parts
     )
+
+
+def acme_docs(home: Path, *, embedder: BowEmbedder | None = None, **settings: Any) -> Container:
+    """An embedded container with the tenant ``acme`` and its namespace ``docs``."""
+    container = embedded_container(home, embedder=embedder, **settings)
+    container.tenancy.create_tenant("acme")
+    container.registry.create_namespace(new_namespace("acme", "docs"))
+    return container
 
 
 class Seen:

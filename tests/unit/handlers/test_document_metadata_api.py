@@ -11,15 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from numpy.typing import NDArray
 
 from ragline.config import Settings
 from ragline.domain.models import TenantScope
 from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
-from tests.support.fakes import BowEmbedder
+from tests.support.fakes import BowEmbedder, CountingEmbedder
 from tests.support.lambda_harness import authorizer_context, call_rest, load_handler
 
 pytestmark = pytest.mark.unit
@@ -31,16 +29,6 @@ PUMP = "# Pump\n\n" + "\n\n".join(
     f"Step {i}: prime the pump with clean water, check seal {i}, never run it dry." for i in range(60)
 )
 """Long enough for several chunks."""
-
-
-class CountingEmbedder(BowEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.embedded: list[str] = []
-
-    def embed_documents(self, texts: Any) -> NDArray[np.float32]:
-        self.embedded.extend(texts)
-        return super().embed_documents(texts)
 
 
 @pytest.fixture

@@ -9,11 +9,9 @@ from typing import Any
 
 import pytest
 
-from ragline.config import Settings
-from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
-from tests.support.fakes import BowEmbedder
 from tests.support.lambda_harness import authorizer_context, call_rest, load_handler
+from tests.support.serving import acme_docs
 
 pytestmark = pytest.mark.unit
 DOCUMENTS = load_handler("documents")
@@ -23,10 +21,7 @@ NOTE = {"filename": "notes/pump.md", "text": "# Pump\n\nPrime the pump before us
 
 @pytest.fixture
 def container(tmp_path: Path) -> Container:
-    c = Container(Settings(home=tmp_path), embedder=BowEmbedder(), tokenizer=BowEmbedder())
-    c.tenancy.create_tenant("acme")
-    c.registry.create_namespace(new_namespace("acme", "docs"))
-    return c
+    return acme_docs(tmp_path)
 
 
 def add(container: Container, body: dict[str, Any]) -> dict[str, Any]:

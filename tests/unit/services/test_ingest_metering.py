@@ -12,14 +12,13 @@ from typing import Any
 import pytest
 
 from ragline import errors
-from ragline.config import Settings
 from ragline.domain.billing import current_period
 from ragline.domain.models import IngestUsage, RunUsage, TenantScope
 from ragline.services.authentication import Principal
 from ragline.services.ingest import IngestService, IngestSettings, ObjectEvent
-from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
 from tests.support.fakes import BowEmbedder
+from tests.support.serving import acme_docs
 
 pytestmark = pytest.mark.unit
 SCOPE = TenantScope(tenant_id="acme", namespace_id="docs")
@@ -30,10 +29,7 @@ SECOND = b"# Guide\n\nPrime the pump. Open the valve slowly. Close it when the t
 
 @pytest.fixture
 def c(tmp_path: Path) -> Container:
-    container = Container(Settings(home=tmp_path), embedder=BowEmbedder(), tokenizer=BowEmbedder())
-    container.tenancy.create_tenant("acme")
-    container.registry.create_namespace(new_namespace("acme", "docs"))
-    return container
+    return acme_docs(tmp_path)
 
 
 def event(seq: str) -> ObjectEvent:

@@ -9,13 +9,10 @@ one, counted by a wrapper (not a mock: every call goes through).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from numpy.typing import NDArray
 
 from ragline import errors
 from ragline.config import Settings
@@ -23,32 +20,14 @@ from ragline.domain.api import IngestionUsage
 from ragline.domain.document_metadata import MetadataInput
 from ragline.domain.models import MAX_SEQUENCE_NUMBER, RunUsage, TenantScope
 from ragline.services.authentication import Principal
-from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
-from tests.support.fakes import BowEmbedder
+from tests.support.fakes import BowEmbedder, CountingEmbedder
+from tests.support.serving import acme_docs
 
 pytestmark = pytest.mark.unit
 SCOPE = TenantScope(tenant_id="acme", namespace_id="docs")
 FIRST = b"# Guide\n\nPrime the pump with clean water. Open the valve slowly. Close it when the tank is full."
 SECOND = FIRST + b"\n\nDrain the pump before the first frost."
-
-
-class CountingEmbedder(BowEmbedder):
-    """The bag-of-words embedder, counting the texts it embeds."""
-
-    def __init__(self) -> None:
-        self.embedded: list[str] = []
-
-    def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        self.embedded.extend(texts)
-        return super().embed_documents(texts)
-
-
-def container(home: Path, embedder: CountingEmbedder, **settings: Any) -> Container:
-    c = Container(Settings(home=home, **settings), embedder=embedder, tokenizer=BowEmbedder())
-    c.tenancy.create_tenant("acme")
-    c.registry.create_namespace(new_namespace("acme", "docs"))
-    return c
 
 
 @pytest.fixture
@@ -58,7 +37,7 @@ def embedder() -> CountingEmbedder:
 
 @pytest.fixture
 def c(tmp_path: Path, embedder: CountingEmbedder) -> Container:
-    return container(tmp_path, embedder)
+    return acme_docs(tmp_path, embedder=embedder)
 
 
 def report(c: Container) -> IngestionUsage:
@@ -97,7 +76,7 @@ def test_an_unchanged_file_is_not_even_parsed_so_a_semantic_chunker_embeds_nothi
     tmp_path: Path, embedder: CountingEmbedder
 ) -> None:
     """The semantic chunker embeds every sentence to cut: a re-parse would embed (and cost) again."""
-    c = container(tmp_path, embedder, chunking="semantic")
+    c = acme_docs(tmp_path, embedder=embedder, chunking="semantic")
     c.ingest.ingest(SCOPE, filename="guide.md", data=FIRST)
     once = report(c)
     assert once.embedded_tokens > 0 and embedder.embedded
@@ -148,7 +127,7 @@ def test_the_same_bytes_chunked_another_way_are_chunked_again_and_charged(
     tmp_path: Path, embedder: CountingEmbedder
 ) -> None:
     # Given a file ingested with 200-token chunks
-    c = container(tmp_path, embedder)
+    c = acme_docs(tmp_path, embedder=embedder)
     c.ingest.ingest(SCOPE, filename="guide.md", data=FIRST * 3)
     once = report(c)
 
@@ -182,7 +161,7 @@ class CompleteFailsOnce:
 def test_a_record_behind_the_store_is_never_taken_for_what_it_serves(tmp_path: Path) -> None:
     """A version published whose completion failed leaves the record naming the version before: the
     bytes of that one, ingested again, are indexed in full — never the served chunks kept under it."""
-    c = container(tmp_path, CountingEmbedder())
+    c = acme_docs(tmp_path, embedder=CountingEmbedder())
     c.ingest.ingest(SCOPE, filename="guide.md", data=FIRST)
     crashing = Container(
         Settings(home=tmp_path), documents=CompleteFailsOnce(c.documents), embedder=BowEmbedder()
