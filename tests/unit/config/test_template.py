@@ -87,6 +87,18 @@ def test_loader_understands_short_form_tags() -> None:
     }
 
 
+def test_a_template_is_parsed_once_per_version_of_its_file_and_each_caller_gets_a_copy(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "template.yaml"
+    path.write_text("a: !Ref X\n")
+    first = load_template(path)
+    first["a"]["Ref"] = "changed by a caller"
+    assert load_template(path) == {"a": {"Ref": "X"}}
+    path.write_text("a: !Ref Yz\n")  # a new version of the file
+    assert load_template(path) == {"a": {"Ref": "Yz"}}
+
+
 def test_layer_exists_with_python312() -> None:
     layer = RESOURCES.get(LAYER_ID)
     assert layer is not None, f"{LAYER_ID} missing from template.yaml"
