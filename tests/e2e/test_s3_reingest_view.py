@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import boto3
-import numpy as np
 import pytest
-from numpy.typing import NDArray
 
 from ragline.adapters.aws.documents import DynamoDbDocumentRegistry
 from ragline.adapters.aws.objects import S3ObjectStore
@@ -32,23 +29,12 @@ from ragline.services.namespaces import new_namespace
 from ragline.wiring import Container
 from tests.e2e.test_s3_ingestion import sqs_event
 from tests.support.cfn_tables import create_table_from_template
-from tests.support.fakes import BowEmbedder, ScriptedChatModel, Turn
+from tests.support.fakes import BowEmbedder, CountingEmbedder, ScriptedChatModel, Turn
 from tests.support.lambda_harness import authorizer_context, call_rest, load_handler
 
 pytestmark = pytest.mark.e2e
 PATH = "manuals/pump.md"
 PUMP = b"# Pump\n\nPrime the pump with clean water. Open the valve slowly. Close it when the tank is full."
-
-
-class CountingEmbedder(BowEmbedder):
-    """The bag-of-words embedder, counting the texts it embeds (every call goes through)."""
-
-    def __init__(self) -> None:
-        self.embedded: list[str] = []
-
-    def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        self.embedded.extend(texts)
-        return super().embed_documents(texts)
 
 
 class World:
