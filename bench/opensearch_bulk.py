@@ -125,7 +125,6 @@ class Corpus:
 
 
 def create_index(client: Any, index: str, setting: dict[str, Any]) -> None:
-    # faiss (the template's engine on a domain) needs the node's native library: not in the Maven zip
     body = rq.index_body(384, hnsw=setting.get("hnsw", rq.HNSW), engine=setting.get("engine", "lucene"))
     body["settings"]["index"].update(setting.get("index", {}))
     if setting.get("graph") is False:

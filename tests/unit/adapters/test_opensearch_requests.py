@@ -124,9 +124,7 @@ def test_a_faiss_index_builds_a_16_bit_graph_once_a_segment_is_large() -> None:
     encoder["parameters"]["type"] = "x"  # a body is its own copy: the next one is untouched
     fresh = rq.index_body(384, engine="faiss")["mappings"]["properties"]["embedding"]["method"]["parameters"]
     assert fresh["encoder"] == {"name": "sq", "parameters": {"type": "fp16"}}
-    silo = rq.index_body(
-        384, engine="faiss", hnsw=(12, 48), silo=True
-    )  # one tenant: a graph on every segment
+    silo = rq.index_body(384, engine="faiss", silo=True)  # one tenant: a graph on every segment
     assert silo["settings"]["index"]["knn.advanced.approximate_threshold"] == 0
     assert "knn.advanced.approximate_threshold" not in rq.index_body(384, silo=True)["settings"]["index"]
     lucene = rq.index_body(384, hnsw=(12, 48))

@@ -95,7 +95,7 @@ def index_body(
     if routing_partition_size > 1:
         index["routing_partition_size"] = routing_partition_size
         index["number_of_routing_shards"] = shards
-    if engine == "faiss":  # a silo's one tenant would scan its small segments whole: a graph on each
+    if engine == "faiss":
         index[FAISS_THRESHOLD_SETTING] = 0 if silo else FAISS_GRAPH_THRESHOLD
     return {
         "settings": {
